@@ -1,0 +1,38 @@
+# wattsched — the two commands of the README, and the slower targets.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: install demo test test-slow bench replay clean
+
+$(STAMP): setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# pybatsim 4.0.0a0 pins pyzmq<23, which has no Python 3.11 wheel: install it without its
+	# dependencies; setup.cfg lists its real run-time dependencies with a current pyzmq.
+	$(PY) -m pip install -q --no-deps pybatsim==4.0.0a0
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)  ## EASY backfilling on the 16-host Taurus platform, embedded simulator
+	$(VENV)/bin/wattsched run platforms/taurus_16.xml workloads/demo_taurus16.json \
+		-s easy-backfill -e results/demo/easy
+	$(VENV)/bin/wattsched plot results/demo/easy
+
+test: $(STAMP)  ## the CI suite (slow reproductions excluded)
+	$(VENV)/bin/pytest -q
+
+test-slow: $(STAMP)  ## paper reproductions and large-scale runs
+	$(VENV)/bin/pytest -q -m slow
+
+replay: $(STAMP)  ## replay every recording of real Batsim
+	$(VENV)/bin/wattsched replay tests/fixtures/batsim-reference/*/
+
+bench: $(STAMP)  ## simulator and scheduler benchmarks (figures for the README)
+	$(PY) benchmarks/bench_simulator.py
+
+clean:
+	rm -rf $(VENV) results .pytest_cache .hypothesis

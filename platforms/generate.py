@@ -1,0 +1,175 @@
+"""Generate SimGrid 4.1 platforms of Taurus nodes (energy-budget paper, table I; DESIGN §4).
+
+Two forms, both accepted by real Batsim 4.2.1 (they copy the ``batsim-reference`` fixtures):
+
+* **cluster** (default, the shipped ``taurus_*.xml``): a root zone ``AS0`` (routing ``Full``) holding a
+  ``master_zone`` (``Vivaldi``) with the ``master_host`` (100 Mf, ``wattage_per_state="100:100"``), one
+  SimGrid ``<cluster id="taurus">`` whose hosts are ``<prefix>0 .. <prefix>(n-1)``, and a backbone link with
+  a ``zoneRoute`` from the master zone to the cluster. Every link has latency 0 and bandwidth 1e300 B/s
+  so Batsim's internal messages take no simulated time (``cluster-platform`` scenario, behaviours 34-36).
+  The file stays a few KB whatever the size (80,640 flat hosts would weigh 63 MB in this form).
+* **flat** (``cluster=False``): one ``Vivaldi`` zone, the master host and one ``<host>`` element per node,
+  all at coordinates ``0 0 0``, like ``dvfs-energy/platform.xml``.
+
+Each compute host carries the 16 Taurus pstates of :data:`energy_models.taurus.TAURUS` (13 DVFS, sleep,
+virtual switch-off, virtual switch-on), ``wattage_per_state`` ``idle:full`` per pstate, ``wattage_off``
+and ``sleep_pstates="13:14:15"``. Numbers are written with Python's shortest round-trip ``repr`` (exponent
+without padding: ``1e-9Mf``), which reproduces the reference strings character for character.
+
+Batsim numbers hosts in byte order of their names (behaviour 1): ``taurus-0, taurus-1, taurus-10, ...``.
+
+CLI: ``python -m platforms.generate --hosts 1152 -o platforms/taurus_1152.xml [--flat]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from energy_models.taurus import TAURUS, TaurusNode
+from wattsched.errors import OptionError, WattschedError
+
+__all__ = [
+    "format_number",
+    "speed_attribute",
+    "wattage_per_state_attribute",
+    "taurus_platform_xml",
+    "main",
+]
+
+_HEADER = (
+    "<?xml version='1.0'?>\n"
+    '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+    '<platform version="4.1">\n'
+)
+_FOOTER = "</platform>\n"
+_ZERO_COST = 'bw="1e300Bps" lat="0s"'
+
+
+def format_number(value: float) -> str:
+    """Shortest round-trip decimal of ``value``, exponent unpadded (``1e-09`` → ``1e-9``)."""
+    text = repr(float(value))
+    return re.sub(r"e([+-])0*(\d)", lambda m: "e" + ("-" if m.group(1) == "-" else "") + m.group(2), text)
+
+
+def speed_attribute(node: TaurusNode = TAURUS) -> str:
+    """The ``speed`` attribute of a compute host: every pstate speed with its unit, comma-separated."""
+    return ", ".join(f"{format_number(p.speed_value)}{p.speed_unit}" for p in node.pstates)
+
+
+def wattage_per_state_attribute(node: TaurusNode = TAURUS) -> str:
+    """The ``wattage_per_state`` property: ``idle:full`` per pstate, comma-separated."""
+    return ", ".join(f"{format_number(p.idle_w)}:{format_number(p.full_w)}" for p in node.pstates)
+
+
+def _energy_props(node: TaurusNode, indent: str) -> str:
+    sleep = f"{node.sleep_pstate}:{node.switch_off_pstate}:{node.switch_on_pstate}"
+    return (
+        f'{indent}<prop id="wattage_per_state" value="{wattage_per_state_attribute(node)}" />\n'
+        f'{indent}<prop id="wattage_off" value="{format_number(node.off_w)}" />\n'
+        f'{indent}<prop id="sleep_pstates" value="{sleep}" />\n'
+    )
+
+
+def _master_host(indent: str) -> str:
+    return (
+        f'{indent}<host id="master_host" coordinates="0 0 0" speed="100Mf">\n'
+        f'{indent}  <prop id="wattage_per_state" value="100:100" />\n'
+        f"{indent}</host>\n"
+    )
+
+
+def taurus_platform_xml(
+    nb_hosts: int,
+    *,
+    prefix: str = "taurus-",
+    suffix: str = "",
+    cluster: bool = True,
+    node: TaurusNode = TAURUS,
+) -> str:
+    """SimGrid 4.1 XML of ``nb_hosts`` Taurus nodes plus Batsim's ``master_host``.
+
+    Args:
+        nb_hosts: number of compute hosts (≥ 1).
+        prefix: host names are ``f"{prefix}{i}{suffix}"`` for i in 0..nb_hosts-1.
+        suffix: see ``prefix`` (cluster and flat forms alike).
+        cluster: write one SimGrid ``<cluster>`` (a few KB) rather than one ``<host>`` per node.
+        node: the node model whose pstates are written.
+
+    Raises:
+        OptionError: ``nb_hosts`` < 1 or a prefix/suffix that cannot appear in an XML attribute.
+    """
+    if isinstance(nb_hosts, bool) or not isinstance(nb_hosts, int) or nb_hosts < 1:
+        raise OptionError(f"number of hosts must be a positive integer, got {nb_hosts!r}")
+    for name, text in (("prefix", prefix), ("suffix", suffix)):
+        if any(c in text for c in "<>&\"' \t\n"):
+            raise OptionError(f"host name {name} {text!r} must not contain spaces, quotes or <>&")
+    if f"{prefix}0{suffix}" == "master_host":
+        raise OptionError("host names must differ from 'master_host'")
+
+    speed = speed_attribute(node)
+    form = "SimGrid <cluster>" if cluster else "flat hosts"
+    comment = (
+        f"<!-- {nb_hosts} Taurus-calibrated hosts ({form}, energy-budget paper table I + Batsim's DVFS "
+        f"pstates) + master_host; generated by platforms/generate.py -->\n"
+    )
+    if not cluster:
+        hosts = "".join(
+            f'  <host id="{prefix}{i}{suffix}" coordinates="0 0 0" speed="{speed}" pstate="0">\n'
+            + _energy_props(node, "    ")
+            + "  </host>\n"
+            for i in range(nb_hosts)
+        )
+        body = '<zone id="AS0" routing="Vivaldi">\n' + _master_host("  ") + hosts + "</zone>\n"
+        return _HEADER + comment + body + _FOOTER
+
+    body = (
+        '<zone id="AS0" routing="Full">\n'
+        '  <zone id="master_zone" routing="Vivaldi">\n'
+        + _master_host("    ")
+        + "  </zone>\n"
+        f'  <cluster id="taurus" prefix="{prefix}" suffix="{suffix}" radical="0-{nb_hosts - 1}" '
+        'router_id="taurus_router"\n'
+        f'           {_ZERO_COST} speed="{speed}">\n'
+        + _energy_props(node, "    ")
+        + "  </cluster>\n"
+        '  <link id="backbone" bandwidth="1e300Bps" latency="0s" sharing_policy="FATPIPE" />\n'
+        '  <zoneRoute src="master_zone" dst="taurus" gw_src="master_host" gw_dst="taurus_router">'
+        '<link_ctn id="backbone" /></zoneRoute>\n'
+        "</zone>\n"
+    )
+    return _HEADER + comment + body + _FOOTER
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m platforms.generate --hosts N [-o file.xml] [--flat] [--prefix P]``; returns the exit code."""
+    parser = argparse.ArgumentParser(
+        prog="python -m platforms.generate",
+        description="Write a SimGrid 4.1 platform of Taurus nodes (energy-budget paper, table I).",
+    )
+    parser.add_argument("--hosts", type=int, required=True, help="number of compute hosts")
+    parser.add_argument("-o", "--output", type=Path, help="output file (default: standard output)")
+    parser.add_argument("--flat", action="store_true", help="one <host> per node instead of a <cluster>")
+    parser.add_argument("--prefix", default="taurus-", help="host name prefix (default: taurus-)")
+    parser.add_argument("--suffix", default="", help="host name suffix (default: none)")
+    args = parser.parse_args(argv)
+    try:
+        xml = taurus_platform_xml(args.hosts, prefix=args.prefix, suffix=args.suffix, cluster=not args.flat)
+        if args.output is None:
+            sys.stdout.write(xml)
+        else:
+            try:
+                args.output.write_text(xml, encoding="utf-8")
+            except OSError as exc:
+                raise OptionError(f"cannot write {args.output}: {exc.strerror}") from exc
+    except WattschedError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""Placement: which idle hosts a job gets (a piece shared by every backfilling rule).
+
+Three allocators, each a small :class:`Allocator` with a name:
+
+- ``first-fit`` (:func:`first_fit_contiguous`): the lowest-id interval of free hosts that is long enough,
+  its first ``n`` ids. This is the placement of pybatsim's ``easyBackfill`` (it scans its free intervals
+  in id order and takes the first long enough), except that pybatsim sometimes takes the *last* ``n`` ids
+  of that interval (after a job end merged two free spaces, its ``allocSmallestResFirst`` flag flips), so
+  the two do not always pick the same hosts.
+- ``best-fit`` (:func:`best_fit_contiguous`): the shortest free interval that is long enough (lowest id
+  among equals), its first ``n`` ids.
+- ``non-contiguous`` (:func:`first_fit`): the ``n`` lowest free ids, whatever the gaps.
+
+**Contiguous allocation may fail with enough hosts free**: with free hosts ``"0-1 4-5"`` a 3-host job
+does not fit. The allocator then returns ``None`` and the job waits like a job that lacks hosts
+(FCFS blocks behind it, EASY computes its reservation from the hosts running jobs will free).
+
+:meth:`Allocator.reserve` chooses the concrete hosts of EASY's reservation for the head job (see
+:mod:`schedulers.backfill`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from procset import ProcSet
+
+AllocateFn = Callable[[ProcSet, int], "ProcSet | None"]
+
+
+def first_fit_contiguous(free: ProcSet, n: int) -> ProcSet | None:
+    """The first ``n`` ids of the lowest-id free interval holding at least ``n`` hosts, or ``None``."""
+    if n <= 0:
+        raise ValueError(f"cannot allocate {n} hosts")
+    for itv in free.intervals():
+        if itv.sup - itv.inf + 1 >= n:
+            return ProcSet((itv.inf, itv.inf + n - 1))
+    return None
+
+
+def best_fit_contiguous(free: ProcSet, n: int) -> ProcSet | None:
+    """The first ``n`` ids of the shortest free interval holding at least ``n`` hosts (lowest id
+    among equally short ones), or ``None``."""
+    if n <= 0:
+        raise ValueError(f"cannot allocate {n} hosts")
+    best = None
+    best_len = 0
+    for itv in free.intervals():
+        length = itv.sup - itv.inf + 1
+        if length >= n and (best is None or length < best_len):
+            best, best_len = itv, length
+            if length == n:
+                break
+    if best is None:
+        return None
+    return ProcSet((best.inf, best.inf + n - 1))
+
+
+def first_fit(free: ProcSet, n: int) -> ProcSet | None:
+    """The ``n`` lowest free ids (non-contiguous), or ``None`` when fewer than ``n`` hosts are free."""
+    if n <= 0:
+        raise ValueError(f"cannot allocate {n} hosts")
+    if len(free) < n:
+        return None
+    picked = []
+    missing = n
+    for itv in free.intervals():
+        length = itv.sup - itv.inf + 1
+        if length >= missing:
+            picked.append((itv.inf, itv.inf + missing - 1))
+            break
+        picked.append((itv.inf, itv.sup))
+        missing -= length
+    return ProcSet(*picked)
+
+
+def _lowest(hosts: ProcSet, n: int) -> ProcSet:
+    """The ``n`` lowest ids of ``hosts`` (all of them when it has fewer)."""
+    k = min(n, len(hosts))
+    if k <= 0:
+        return ProcSet()
+    picked = first_fit(hosts, k)
+    assert picked is not None
+    return picked
+
+
+@dataclass(frozen=True)
+class Allocator:
+    """A named placement rule.
+
+    Attributes:
+        name: option value that selects it (``"first-fit"``, ``"best-fit"``, ``"non-contiguous"``).
+        allocate: ``allocate(free, n)`` → ``n`` hosts taken from ``free``, or ``None`` if they do not fit.
+        contiguous: whether allocations are single intervals.
+    """
+
+    name: str
+    allocate: AllocateFn
+    contiguous: bool
+
+    def __call__(self, free: ProcSet, n: int) -> ProcSet | None:
+        return self.allocate(free, n)
+
+    def reserve(self, free_now: ProcSet, free_then: ProcSet, n: int) -> ProcSet | None:
+        """Hosts to reserve for a job that will start when ``free_then`` (⊇ ``free_now``) is free.
+
+        Contiguous: the allocator's own choice in ``free_then``. Non-contiguous: hosts that are not
+        free now first (lowest ids), then the lowest free ones, so that the hosts left out of the
+        reservation number ``|free_then| - n``: a concrete reservation then allows exactly as much
+        backfilling as EASY's classical count of "extra" processors.
+        """
+        if self.contiguous:
+            return self.allocate(free_then, n)
+        if len(free_then) < n:
+            return None
+        later = free_then - free_now
+        taken = _lowest(later, n)
+        if len(taken) < n:
+            taken = taken | _lowest(free_now, n - len(taken))
+        return taken
+
+
+FIRST_FIT = Allocator("first-fit", first_fit_contiguous, contiguous=True)
+BEST_FIT = Allocator("best-fit", best_fit_contiguous, contiguous=True)
+NON_CONTIGUOUS = Allocator("non-contiguous", first_fit, contiguous=False)
+
+#: Allocators by option value, default first.
+ALLOCATORS: dict[str, Allocator] = {a.name: a for a in (FIRST_FIT, BEST_FIT, NON_CONTIGUOUS)}

@@ -1,0 +1,200 @@
+"""The policy scheduler: five small pieces composed over one :class:`~schedulers.state.ClusterView`.
+
+:class:`PolicyScheduler` is pure Python: it is told what happened (``on_*`` methods, in the order Batsim
+reports it) and asked what to do (:meth:`PolicyScheduler.schedule`), and it keeps the view up to date,
+assuming that every decision it returns is applied (Batsim applies a reply's events at once). It knows
+nothing of pybatsim or JSON: :mod:`schedulers.adapter` drives it, and tests drive it directly.
+
+A pass (:meth:`PolicyScheduler.schedule`) returns, in this order: the rejections of jobs submitted since
+the last pass (jobs asking for no host or for more hosts than the machine has, as pybatsim's
+``easyBackfill`` does), then the starts chosen by the backfilling rule (head first, then backfilled jobs
+in queue order), each preceded by a :class:`~schedulers.state.SetPState` when the frequency choice wants
+another pstate than the hosts have, then the power manager's decisions.
+
+Example::
+
+    policy = PolicyScheduler(order=fcfs, backfill=easy_backfill, allocator=FIRST_FIT)
+    policy.start(nb_hosts=16)
+    policy.on_submitted(QueuedJob("w0!1", res=4, walltime_s=100.0, subtime_s=0.0))
+    policy.schedule()          # [StartJob("w0!1", ProcSet((0, 3)))]
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Iterable
+
+from procset import ProcSet
+
+from schedulers.admission import AdmissionConstraint, NoConstraint
+from schedulers.allocation import FIRST_FIT, Allocator
+from schedulers.backfill import Backfill
+from schedulers.frequency import FrequencyChoice, TopFrequency
+from schedulers.order import QueueOrder
+from schedulers.power import NoPowerManager, PowerManager
+from schedulers.state import (
+    ClusterView,
+    Decision,
+    JobState,
+    QueuedJob,
+    RejectJob,
+    RunningJob,
+    SetPState,
+    StartJob,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class PolicyScheduler:
+    """A scheduler made of a queue order, a backfilling rule, an allocator, an admission constraint,
+    a power manager and a frequency choice.
+
+    Args:
+        order: queue order (:mod:`schedulers.order`).
+        backfill: backfilling rule (:mod:`schedulers.backfill`).
+        allocator: placement (:mod:`schedulers.allocation`), first-fit contiguous by default.
+        admission: admission constraint, none by default.
+        power: power manager, none by default.
+        frequency: frequency choice, top frequency by default.
+        sleep_pstates: pstates in which a host is asleep (the power manager's business; empty when hosts
+            are never switched off).
+        name: name for logs, e.g. the preset name.
+    """
+
+    def __init__(
+        self,
+        *,
+        order: QueueOrder,
+        backfill: Backfill,
+        allocator: Allocator = FIRST_FIT,
+        admission: AdmissionConstraint | None = None,
+        power: PowerManager | None = None,
+        frequency: FrequencyChoice | None = None,
+        sleep_pstates: Iterable[int] = (),
+        name: str = "custom",
+    ) -> None:
+        self.name = name
+        self.order = order
+        self.backfill = backfill
+        self.allocator = allocator
+        self.admission = admission if admission is not None else NoConstraint()
+        self.power = power if power is not None else NoPowerManager()
+        self.frequency = frequency if frequency is not None else TopFrequency()
+        self.sleep_pstates = frozenset(sleep_pstates)
+        self._view: ClusterView | None = None
+        self._queue: dict[str, QueuedJob] = {}  # arrival order
+        self._waiting_rejects: list[RejectJob] = []
+
+    def __repr__(self) -> str:
+        return (
+            f"PolicyScheduler({self.name}: order={self.order.name}, backfill={self.backfill.__name__}, "
+            f"allocation={self.allocator.name}, admission={self.admission.name}, "
+            f"power={self.power.name}, frequency={self.frequency.name})"
+        )
+
+    # ----------------------------------------------------------------- state
+    @property
+    def view(self) -> ClusterView:
+        """The machine as the policy sees it (after :meth:`start`)."""
+        if self._view is None:
+            raise RuntimeError("PolicyScheduler.start() was not called (no SIMULATION_BEGINS yet)")
+        return self._view
+
+    @property
+    def queue(self) -> list[QueuedJob]:
+        """Waiting jobs in arrival order."""
+        return list(self._queue.values())
+
+    def start(self, nb_hosts: int, now_s: float = 0.0) -> None:
+        """The simulation begins on ``nb_hosts`` idle computation hosts at pstate 0."""
+        self._view = ClusterView.idle_machine(nb_hosts, now_s)
+        self._queue.clear()
+        self._waiting_rejects.clear()
+
+    def set_time(self, now_s: float) -> None:
+        """The clock of the message being handled."""
+        self.view.now_s = now_s
+
+    # ----------------------------------------------------------------- events
+    def on_submitted(self, job: QueuedJob) -> None:
+        """A job arrives; it is rejected at the next pass if it asks for no host or more than exist."""
+        view = self.view
+        if job.res <= 0 or job.res > view.nb_hosts:
+            logger.info("rejecting %s: asks for %d hosts, the machine has %d", job.id, job.res, view.nb_hosts)
+            self._waiting_rejects.append(RejectJob(job.id))
+            return
+        if job.id in self._queue or job.id in view.running:
+            raise ValueError(f"job {job.id!r} submitted twice")
+        self._queue[job.id] = job
+
+    def on_completed(self, job_id: str, state: JobState | str = JobState.COMPLETED_SUCCESSFULLY) -> None:
+        """A job ended (any final state): its hosts become free."""
+        view = self.view
+        running = view.running.pop(job_id, None)
+        if running is not None:
+            view.free = view.free | running.alloc
+        elif self._queue.pop(job_id, None) is None:
+            logger.warning("completion of unknown job %s (%s) ignored", job_id, state)
+
+    def on_pstate_changed(self, hosts: ProcSet, pstate: int) -> None:
+        """Batsim applied a pstate to ``hosts`` (RESOURCE_STATE_CHANGED): DVFS done, or a switch ended."""
+        view = self.view
+        for host in hosts:
+            view.pstates[host] = pstate
+        transitioning = hosts & (view.switching | view.off)
+        view.switching = view.switching - hosts
+        if pstate in self.sleep_pstates:
+            view.off = view.off | hosts
+            view.free = view.free - hosts
+        else:
+            view.off = view.off - hosts
+            view.free = view.free | transitioning
+
+    def on_energy(self, energy_j: float) -> None:
+        """Batsim answered a QUERY: energy consumed since the start, in joules."""
+        self.view.energy_j = energy_j
+
+    def on_call(self) -> None:
+        """A REQUESTED_CALL arrived (the pass that follows is where policies act on it)."""
+
+    # ----------------------------------------------------------------- decisions
+    def schedule(self) -> list[Decision]:
+        """One scheduling pass; the returned decisions are taken as applied."""
+        view = self.view
+        decisions: list[Decision] = list(self._waiting_rejects)
+        self._waiting_rejects.clear()
+        if self._queue:
+            ordered = self.order.sort(self._queue.values(), view)
+            for start in self.backfill(ordered, view, self.allocator, self.admission):
+                decisions.extend(self._start(start))
+        waiting = self.order.sort(self._queue.values(), view) if self._queue else []
+        for decision in self.power.decide(waiting, view):
+            if isinstance(decision, SetPState):
+                self._switching(decision)
+            decisions.append(decision)
+        return decisions
+
+    def _start(self, start: StartJob) -> list[Decision]:
+        view = self.view
+        job = self._queue.pop(start.job_id)
+        out: list[Decision] = []
+        pstate = self.frequency.pstate_for(job, start.alloc, view)
+        if pstate is not None:
+            differ = ProcSet(*(h for h in start.alloc if view.pstates[h] != pstate))
+            if differ:
+                out.append(SetPState(differ, pstate))
+                for host in differ:
+                    view.pstates[host] = pstate
+        out.append(start)
+        view.free = view.free - start.alloc
+        view.running[job.id] = RunningJob(job.id, start.alloc, view.now_s, job.expected_end_s(view.now_s))
+        return out
+
+    def _switching(self, decision: SetPState) -> None:
+        """Bookkeeping of a power manager's request: sleep or wake-up requests put hosts in transition."""
+        view = self.view
+        if decision.pstate in self.sleep_pstates or not decision.hosts.isdisjoint(view.off):
+            view.switching = view.switching | decision.hosts
+            view.free = view.free - decision.hosts
+            view.off = view.off - decision.hosts

@@ -1,0 +1,198 @@
+"""Named schedulers: each preset is one line of composition plus its validated options.
+
+A :class:`Preset` names a queue order, a backfilling rule, an allocator, an admission constraint, a power
+manager and a frequency choice. A slot holds either a piece, an :class:`Option` (the piece is chosen by
+that option's value, e.g. ``allocation``), or a :class:`FromOptions` factory (for pieces with parameters
+or state, built fresh for each run from the validated options). :func:`build` validates user options
+(unknown name, wrong type, out-of-range value → :class:`~wattsched.errors.OptionError` with the valid
+options on one line) and returns a fresh :class:`~schedulers.core.PolicyScheduler`.
+
+Presets:
+
+- ``fcfs``: first come, first served, no backfilling.
+- ``easy-backfill``: EASY backfilling (Lifka 1995; energy-budget paper §II, Algorithm 1).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from schedulers.admission import NoConstraint
+from schedulers.allocation import ALLOCATORS
+from schedulers.backfill import Backfill, easy_backfill, fcfs_no_backfill
+from schedulers.core import PolicyScheduler
+from schedulers.frequency import TopFrequency
+from schedulers.order import QueueOrder, fcfs
+from schedulers.power import NoPowerManager
+from wattsched.errors import OptionError
+
+Options = Mapping[str, Any]
+
+_TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+
+
+@dataclass(frozen=True)
+class Option:
+    """One scheduler option.
+
+    Attributes:
+        name: key in the JSON options.
+        type: ``str``, ``int``, ``float`` or ``bool`` (an ``int`` is accepted for ``float``; ``bool`` is
+            never accepted for numbers).
+        default: value when absent.
+        choices: allowed values; when they map to pieces, the option can fill a preset slot.
+        min, max: inclusive range for numbers.
+        help: one line for ``wattsched schedulers`` and the docs.
+    """
+
+    name: str
+    type: type
+    default: Any
+    choices: Mapping[str, Any] | None = None
+    min: float | None = None
+    max: float | None = None
+    help: str = ""
+
+    def describe(self) -> str:
+        """Short form for error messages: ``allocation (first-fit|best-fit|non-contiguous, default first-fit)``."""
+        if self.choices is not None:
+            allowed = "|".join(self.choices)
+        elif self.min is not None or self.max is not None:
+            lo = "-inf" if self.min is None else f"{self.min:g}"
+            hi = "inf" if self.max is None else f"{self.max:g}"
+            allowed = f"{self.type.__name__} in [{lo}, {hi}]"
+        else:
+            allowed = self.type.__name__
+        return f"{self.name} ({allowed}, default {_show(self.default)})"
+
+    def check(self, value: Any, preset: str, valid: str) -> Any:
+        """``value`` converted to the option's type, or :class:`OptionError`."""
+        ok = isinstance(value, self.type) and not (self.type is not bool and isinstance(value, bool))
+        if self.type is float and isinstance(value, int) and not isinstance(value, bool):
+            value, ok = float(value), True
+        if not ok:
+            raise OptionError(
+                f"option '{self.name}' of {preset} must be {_TYPE_NAMES.get(self.type, self.type.__name__)}, "
+                f"got {_got(value)}; valid options: {valid}"
+            )
+        if self.choices is not None and value not in self.choices:
+            raise OptionError(
+                f"option '{self.name}' of {preset} must be one of {'|'.join(self.choices)}, got {_got(value)}; "
+                f"valid options: {valid}"
+            )
+        if (self.min is not None and value < self.min) or (self.max is not None and value > self.max):
+            raise OptionError(
+                f"option '{self.name}' of {preset} is out of range, got {_got(value)}; valid options: {valid}"
+            )
+        return value
+
+
+def _got(value: Any) -> str:
+    """A user's value as JSON (``"5"`` is a string, ``5`` a number)."""
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value)
+
+
+@dataclass(frozen=True)
+class FromOptions:
+    """A slot filled by ``factory(options)`` at build time (pieces with parameters or state)."""
+
+    factory: Callable[[Options], Any]
+
+
+ALLOCATION = Option(
+    "allocation",
+    str,
+    "first-fit",
+    choices=ALLOCATORS,
+    help="host placement: lowest contiguous interval (first-fit, like pybatsim's easyBackfill), "
+    "smallest contiguous interval (best-fit), or lowest free ids (non-contiguous)",
+)
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named scheduler: the composition of the five policy slots and its options."""
+
+    name: str
+    description: str
+    reference: str
+    order: QueueOrder | Option | FromOptions
+    backfill: Backfill | Option | FromOptions
+    allocation: Any = ALLOCATION
+    admission: Any = FromOptions(lambda options: NoConstraint())
+    power: Any = FromOptions(lambda options: NoPowerManager())
+    frequency: Any = FromOptions(lambda options: TopFrequency())
+    extra_options: tuple[Option, ...] = field(default=())
+
+    @property
+    def options(self) -> tuple[Option, ...]:
+        """Every option of the preset: the option-chosen slots first, then the extra ones."""
+        slots = (self.order, self.backfill, self.allocation, self.admission, self.power, self.frequency)
+        return tuple(s for s in slots if isinstance(s, Option)) + self.extra_options
+
+    def describe_options(self) -> str:
+        """``allocation (first-fit|best-fit|non-contiguous, default first-fit), ...`` or ``none``."""
+        return ", ".join(o.describe() for o in self.options) or "none"
+
+    def validate(self, options: Options | None) -> dict[str, Any]:
+        """Every option with its value (defaults filled in); :class:`OptionError` on a bad one."""
+        if options is None:
+            options = {}
+        valid = self.describe_options()
+        if not isinstance(options, Mapping):
+            raise OptionError(f"options of {self.name} must be a JSON object, got {_got(options)}; valid options: {valid}")
+        known = {o.name: o for o in self.options}
+        for key in options:
+            if key not in known:
+                raise OptionError(f"unknown option '{key}' for {self.name}; valid options: {valid}")
+        return {name: opt.check(options[name], self.name, valid) if name in options else opt.default
+                for name, opt in known.items()}
+
+    def build(self, options: Options | None = None) -> PolicyScheduler:
+        """A fresh policy scheduler with these options."""
+        values = self.validate(options)
+
+        def fill(slot: Any) -> Any:
+            if isinstance(slot, Option):
+                slot = slot.choices[values[slot.name]]  # type: ignore[index]
+            if isinstance(slot, FromOptions):
+                slot = slot.factory(values)
+            return slot
+
+        return PolicyScheduler(
+            order=fill(self.order),
+            backfill=fill(self.backfill),
+            allocator=fill(self.allocation),
+            admission=fill(self.admission),
+            power=fill(self.power),
+            frequency=fill(self.frequency),
+            name=self.name,
+        )
+
+
+PRESETS: dict[str, Preset] = {p.name: p for p in (
+    Preset("fcfs", "first come, first served, no backfilling", "baseline", order=fcfs, backfill=fcfs_no_backfill),
+    Preset("easy-backfill", "EASY backfilling, one reservation for the head job",
+           "Lifka 1995; energy-budget paper §II, Algorithm 1", order=fcfs, backfill=easy_backfill),
+)}
+
+
+def build(name: str, options: Options | None = None) -> PolicyScheduler:
+    """The policy scheduler of preset ``name`` with ``options``; :class:`OptionError` if either is bad."""
+    preset = PRESETS.get(name)
+    if preset is None:
+        raise OptionError(f"unknown scheduler '{name}'; presets: {', '.join(PRESETS)}")
+    return preset.build(options)

@@ -1,0 +1,161 @@
+"""The small state every policy piece reads, and the decisions a policy returns.
+
+Policy code (queue orders, backfilling, admission constraints, power managers, frequency choices) is plain
+Python over these types and knows nothing of pybatsim or of the Batsim JSON protocol; only
+:mod:`schedulers.adapter` translates between the two (DESIGN §5).
+
+- :class:`QueuedJob` is a waiting job as the scheduler knows it at submission.
+- :class:`RunningJob` is a started job with its expected end (start + walltime, ``inf`` without walltime).
+- :class:`ClusterView` is the mutable picture the core (:class:`schedulers.core.PolicyScheduler`) keeps up
+  to date: clock, idle computation hosts, running jobs, hosts off or switching, pstates, energy.
+- :data:`Decision` is one of :class:`StartJob`, :class:`RejectJob`, :class:`SetPState`,
+  :class:`CallMeLater`, :class:`QueryEnergy`; the adapter turns each into one Batsim event.
+
+Host sets are :class:`procset.ProcSet` (string form ``"0-3 7 9-10"``, as in the protocol). A ProcSet
+is mutable: policy code never mutates a set it did not create (it uses ``|`` and ``-``, which copy).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping, Union
+
+from procset import ProcSet
+
+INF = math.inf
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+class JobState(enum.Enum):
+    """Final state of a job, as Batsim reports it in JOB_COMPLETED (README behaviour 13-18)."""
+
+    COMPLETED_SUCCESSFULLY = "COMPLETED_SUCCESSFULLY"
+    COMPLETED_FAILED = "COMPLETED_FAILED"
+    COMPLETED_WALLTIME_REACHED = "COMPLETED_WALLTIME_REACHED"
+    COMPLETED_KILLED = "COMPLETED_KILLED"
+    REJECTED = "REJECTED"
+    UNKNOWN = "UNKNOWN"
+
+    @classmethod
+    def parse(cls, name: str) -> "JobState":
+        """The state named ``name``, or :attr:`UNKNOWN` for a name Batsim 4 does not define."""
+        try:
+            return cls(name)
+        except ValueError:
+            return cls.UNKNOWN
+
+
+@dataclass(frozen=True)
+class QueuedJob:
+    """A submitted job waiting to start.
+
+    Attributes:
+        id: Batsim job id, ``"w0!12"``.
+        res: number of hosts requested.
+        walltime_s: requested time in seconds; ``None`` when the workload gives none (never killed,
+            and treated as infinitely long by backfilling).
+        subtime_s: submission time in seconds.
+        profile: profile name.
+        user: submitting user when the workload says (``"user"`` field), else ``None``.
+        extra: every other field of the workload entry (read-only), for policies that need more.
+    """
+
+    id: str
+    res: int
+    walltime_s: float | None
+    subtime_s: float
+    profile: str = ""
+    user: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, compare=False, repr=False)
+
+    def expected_end_s(self, start_s: float) -> float:
+        """When the job ends at the latest if started at ``start_s``: start + walltime, or ``inf``."""
+        return INF if self.walltime_s is None else start_s + self.walltime_s
+
+
+@dataclass(frozen=True)
+class RunningJob:
+    """A started job: its hosts and its expected end (start + walltime, ``inf`` without walltime)."""
+
+    id: str
+    alloc: ProcSet
+    start_s: float
+    expected_end_s: float
+
+
+@dataclass
+class ClusterView:
+    """What the policy pieces see of the machine; kept up to date by the core.
+
+    Attributes:
+        now_s: current simulated time.
+        nb_hosts: number of computation hosts; their ids are ``0 .. nb_hosts-1``.
+        free: idle computation hosts that can run a job now (not running one, not off, not switching).
+        running: started jobs by id.
+        off: hosts asleep (switched off by a power manager).
+        switching: hosts in a switch-off/switch-on transition.
+        pstates: current pstate of every host, by host id (0 at start).
+        energy_j: last consumed energy reported by Batsim (ANSWER), ``None`` before the first one.
+    """
+
+    now_s: float
+    nb_hosts: int
+    free: ProcSet
+    running: dict[str, RunningJob] = field(default_factory=dict)
+    off: ProcSet = field(default_factory=ProcSet)
+    switching: ProcSet = field(default_factory=ProcSet)
+    pstates: list[int] = field(default_factory=list)
+    energy_j: float | None = None
+
+    @classmethod
+    def idle_machine(cls, nb_hosts: int, now_s: float = 0.0) -> "ClusterView":
+        """A machine of ``nb_hosts`` idle hosts at pstate 0, nothing running."""
+        free = ProcSet((0, nb_hosts - 1)) if nb_hosts > 0 else ProcSet()
+        return cls(now_s=now_s, nb_hosts=nb_hosts, free=free, pstates=[0] * nb_hosts)
+
+    @property
+    def all_hosts(self) -> ProcSet:
+        """Every computation host."""
+        return ProcSet((0, self.nb_hosts - 1)) if self.nb_hosts > 0 else ProcSet()
+
+
+@dataclass(frozen=True)
+class StartJob:
+    """Run job ``job_id`` on hosts ``alloc`` now (EXECUTE_JOB)."""
+
+    job_id: str
+    alloc: ProcSet
+
+
+@dataclass(frozen=True)
+class RejectJob:
+    """Reject job ``job_id`` (REJECT_JOB)."""
+
+    job_id: str
+
+
+@dataclass(frozen=True)
+class SetPState:
+    """Put ``hosts`` into ``pstate`` (SET_RESOURCE_STATE): DVFS, switch off or switch on."""
+
+    hosts: ProcSet
+    pstate: int
+
+
+@dataclass(frozen=True)
+class CallMeLater:
+    """Ask Batsim for a REQUESTED_CALL at ``at_s`` (CALL_ME_LATER)."""
+
+    at_s: float
+
+
+@dataclass(frozen=True)
+class QueryEnergy:
+    """Ask Batsim for the energy consumed so far (QUERY consumed_energy); the answer comes as ANSWER."""
+
+
+Decision = Union[StartJob, RejectJob, SetPState, CallMeLater, QueryEnergy]

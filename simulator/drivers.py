@@ -1,0 +1,136 @@
+"""The two ways to drive one :class:`~simulator.engine.Simulation`: in-process and over ZeroMQ.
+
+- :func:`run_inprocess` calls a pybatsim ``BatsimScheduler`` directly through pybatsim's own
+  ``Batsim`` class, with an in-memory stand-in for its ZeroMQ socket: no sockets, no JSON, the same
+  callbacks in the same order as over the wire. This is the fast default.
+- :func:`run_zmq` is a Batsim stand-in: it connects as REQ to a scheduler's REP endpoint, like
+  ``batsim -s tcp://...``, so an unmodified scheduler process (``pybatsim easy-backfill``,
+  ``wattsched serve`` or any Batsim 4 client) runs against the embedded simulator.
+
+Messages are handed to an in-process scheduler as Python objects shared with the engine (job
+entries, host properties): schedulers must treat them as read-only, as pybatsim's do.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+from unittest import mock
+
+from simulator.engine import Simulation
+from wattsched.errors import ProtocolError, WattschedError
+
+log = logging.getLogger(__name__)
+
+#: Called after every Batsim message with (simulated time in s, jobs finished or rejected, total jobs).
+ProgressCallback = Callable[[float, int, int], None]
+
+
+@dataclass
+class RunStats:
+    """Wall-clock figures of one run (``_schedule.csv``'s ``scheduling_time``/``simulation_time``)."""
+
+    simulation_time_s: float
+    scheduling_time_s: float
+    messages: int
+    events: int
+
+
+class _InMemorySocket:
+    """What pybatsim's ``Batsim`` needs of its ``NetworkHandler``: one message in, one reply out."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.inbox: dict | None = None
+        self.outbox: dict | None = None
+
+    def bind(self) -> None:
+        pass
+
+    def recv(self, blocking: bool = False) -> dict | None:
+        msg, self.inbox = self.inbox, None
+        return msg
+
+    def send(self, msg: dict) -> None:
+        self.outbox = msg
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_done(sim: Simulation) -> int:
+    return len(sim.jobs_rows)
+
+
+def run_inprocess(sim: Simulation, scheduler: Any, *, progress: ProgressCallback | None = None) -> RunStats:
+    """Run ``sim`` to its end with a pybatsim ``BatsimScheduler`` instance, in this process."""
+    from pybatsim.batsim import batsim as pybatsim_batsim
+
+    socket = _InMemorySocket()
+    t0 = time.perf_counter()
+    sched_s = 0.0
+    socket.inbox = sim.start()
+    total = len(sim.workload.jobs)
+    with mock.patch.object(pybatsim_batsim, "NetworkHandler", lambda *a, **k: socket):
+        t = time.perf_counter()
+        bs = pybatsim_batsim.Batsim(scheduler, "inprocess://", -1)
+        sched_s += time.perf_counter() - t
+    while True:
+        reply = socket.outbox
+        if reply is None:
+            raise ProtocolError("the scheduler did not reply to Batsim's message")
+        socket.outbox = None
+        msg = sim.step(reply)
+        if msg is None:
+            break
+        if progress is not None:
+            progress(sim.now_s, _progress_done(sim), total)
+        socket.inbox = msg
+        t = time.perf_counter()
+        bs.do_next_event()
+        sched_s += time.perf_counter() - t
+    return RunStats(time.perf_counter() - t0, sched_s, sim.nb_messages, sim.nb_events)
+
+
+def run_zmq(sim: Simulation, endpoint: str, *, progress: ProgressCallback | None = None,
+            timeout_s: float | None = None) -> RunStats:
+    """Run ``sim`` against a scheduler process listening (REP) on ``endpoint``, as Batsim does.
+
+    Args:
+        endpoint: e.g. ``tcp://127.0.0.1:28000``.
+        timeout_s: give up when the scheduler does not answer within this many seconds
+            (None: wait forever, like Batsim).
+    """
+    import zmq
+
+    ctx = zmq.Context.instance()
+    sock = ctx.socket(zmq.REQ)
+    sock.setsockopt(zmq.LINGER, 0)
+    if timeout_s is not None:
+        sock.setsockopt(zmq.RCVTIMEO, int(timeout_s * 1000))
+    sock.connect(endpoint)
+    t0 = time.perf_counter()
+    sched_s = 0.0
+    total = len(sim.workload.jobs)
+    try:
+        msg: dict | None = sim.start()
+        while msg is not None:
+            t = time.perf_counter()
+            sock.send_string(json.dumps(msg))
+            try:
+                raw = sock.recv_string()
+            except zmq.Again:
+                raise WattschedError(f"the scheduler at {endpoint} did not answer within {timeout_s} s") from None
+            sched_s += time.perf_counter() - t
+            try:
+                reply = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise ProtocolError(f"the scheduler at {endpoint} sent invalid JSON: {exc}") from None
+            msg = sim.step(reply)
+            if progress is not None and msg is not None:
+                progress(sim.now_s, _progress_done(sim), total)
+    finally:
+        sock.close()
+    return RunStats(time.perf_counter() - t0, sched_s, sim.nb_messages, sim.nb_events)

@@ -1,0 +1,862 @@
+"""The embedded Batsim 4 engine: a discrete-event simulation that speaks the Batsim protocol.
+
+The engine is message-level: :meth:`Simulation.start` returns Batsim's first message
+(``SIMULATION_BEGINS``) and :meth:`Simulation.step` takes the scheduler's reply and returns Batsim's
+next message, until the reply to ``SIMULATION_ENDS``. Both back ends (in-process and ZeroMQ) drive
+this one object. Every rule it follows is a numbered behaviour of
+``tests/fixtures/batsim-reference/README.md`` (recordings of real Batsim 4.2.1); the comments cite
+them as "(B12)".
+
+Scale: host states live in numpy arrays touched only through the slices of the hosts an event
+concerns; platform power is kept as a running sum (idle part + dynamic part of running tasks) and
+energy is integrated once per state change, so the cost of an event does not grow with the number
+of hosts it does not touch.
+
+Event order inside one simulated time (B7-B12, B37): *timers* (job submissions, requested calls)
+come first in the order their wait began, then *completions* (job ends, walltime ends, switch ends)
+in the order their executions started. Results of a reply (ANSWER, DVFS acknowledgements, kills)
+are sent in the next message with the same ``now`` (B8).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import math
+import os
+import time as _wallclock
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any, Iterator
+
+import numpy as np
+from procset import ProcSet
+
+from simulator.platform import Platform
+from simulator.workload import ComposedProfile, DelayProfile, Job, ParallelProfile, Workload
+from wattsched.errors import ProtocolError
+
+log = logging.getLogger(__name__)
+
+BATSIM_VERSION = "v4.2.1"
+#: Batsim's epsilon for the execution time of a zero-work job in ``_jobs.csv`` (B17).
+ZERO_JOB_EXECUTION_S = 1e-5
+
+_BATSIM_CONFIG = {
+    "redis-enabled": False,
+    "redis-hostname": "127.0.0.1",
+    "redis-port": 6379,
+    "redis-prefix": "default",
+    "profiles-forwarded-on-submission": False,
+    "dynamic-jobs-enabled": False,
+    "dynamic-jobs-acknowledged": False,
+    "profile-reuse-enabled": False,
+    "sched-config": "",
+    "forward-unknown-events": False,
+}
+
+
+def r6(value: float) -> float:
+    """A double as Batsim prints it (``%f``, B4), parsed back."""
+    return float(f"{value:.6f}")
+
+
+class MachineState(IntEnum):
+    """Host states of ``_machine_states.csv`` and of ``time_<state>`` in ``_schedule.csv``."""
+
+    IDLE = 0
+    COMPUTING = 1
+    SLEEPING = 2
+    SWITCHING_ON = 3
+    SWITCHING_OFF = 4
+    UNAVAILABLE = 5
+
+
+class JobStatus(IntEnum):
+    PENDING = -1  # not submitted yet
+    SUBMITTED = 0
+    RUNNING = 1
+    DONE = 2
+    REJECTED = 3
+
+
+_TIMER, _COMPLETION = 0, 1
+
+
+def procset_ids(ps: ProcSet) -> np.ndarray:
+    """Host ids of an interval set as an int array (one arange per interval)."""
+    parts = [np.arange(a, b + 1, dtype=np.int64) for a, b in ps.intervals()]
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+
+
+@dataclass
+class _Leaf:
+    """One executable part of a profile tree, with the composed ancestors that lead to it."""
+
+    profile: DelayProfile | ParallelProfile
+    path: tuple[tuple[str, int], ...]  # (composed profile name, current_task_index) from the root
+    ret: int
+
+
+def _flatten(profile: Any, path: tuple[tuple[str, int], ...] = ()) -> list[_Leaf]:
+    """Composed profiles run ``seq`` ``repeat`` times, parts back to back (B22)."""
+    if isinstance(profile, ComposedProfile):
+        leaves: list[_Leaf] = []
+        for it in range(profile.repeat):
+            for pos, part in enumerate(profile.seq):
+                leaves.extend(_flatten(part, path + ((profile.name, it * len(profile.seq) + pos),)))
+        if profile.ret and leaves and leaves[-1].ret == 0:
+            leaves[-1].ret = profile.ret
+        return leaves
+    return [_Leaf(profile, path, getattr(profile, "ret", 0))]
+
+
+@dataclass(eq=False)
+class _RunJob:
+    """Run-time state of one job."""
+
+    job: Job
+    status: JobStatus = JobStatus.PENDING
+    alloc: ProcSet | None = None
+    alloc_str: str = ""
+    hosts: np.ndarray | None = None
+    start_s: float = 0.0
+    end_s: float = 0.0
+    start_seq: int = 0
+    wall_end_s: float = math.inf
+    leaves: list[_Leaf] = field(default_factory=list)
+    leaf_idx: int = 0
+    # current task
+    is_parallel: bool = False
+    task_t0_s: float = 0.0
+    remains: float = 0.0  # fraction of the parallel task left, or seconds of delay left
+    rate: float = 0.0  # fraction per second of the parallel task
+    flops: np.ndarray | None = None
+    delay_s: float = 0.0
+    delay_start_s: float = 0.0
+    dyn_w: float = 0.0  # (full - idle) x load summed over the job's hosts
+    first_dyn_w: float = 0.0  # the part of dyn_w of the job's first host
+    idle_w: float = 0.0  # idle power of the job's hosts at their pstates
+    energy_j: float = 0.0
+    energy_t_s: float = 0.0
+    version: int = 0
+    final_state: str = ""
+    return_code: int = 0
+    metadata: str | None = None
+    zero_work: bool = False
+
+
+@dataclass(eq=False)
+class _Switch:
+    """A SET_RESOURCE_STATE request with hosts still in transition (B23)."""
+
+    resources: str
+    target: int
+    pending: int  # number of host groups not finished yet
+
+
+class Simulation:
+    """Batsim 4.2.1 as a message-level state machine (see module docstring).
+
+    Args:
+        platform: compute hosts and their power states.
+        workload: jobs and profiles (one static workload, named as in ``workload.name``).
+        workload_label: what ``SIMULATION_BEGINS.workloads`` shows for the workload (Batsim sends
+            the absolute path of the file).
+    """
+
+    def __init__(self, platform: Platform, workload: Workload, *, workload_label: str | None = None) -> None:
+        self.platform = platform
+        self.workload = workload
+        self.workload_label = workload_label or os.path.abspath(workload.path)
+        n = len(platform.hosts)
+        self.nb_hosts = n
+        models = list(platform.models)
+        model_pos = {id(m): i for i, m in enumerate(models)}
+        nps = max(m.nb_pstates for m in models)
+        self._speed = np.full((len(models), nps), np.nan)
+        self._idle = np.zeros((len(models), nps))
+        self._full = np.zeros((len(models), nps))
+        for i, m in enumerate(models):
+            k = m.nb_pstates
+            self._speed[i, :k] = m.speeds_flops
+            self._idle[i, :k] = m.idle_w
+            self._full[i, :k] = m.full_w
+        self._models = models
+        self.model_of = np.array([model_pos[id(h.model)] for h in platform.hosts], dtype=np.int32)
+        self._single_model = len(models) == 1
+        self.pstate = np.array([h.initial_pstate for h in platform.hosts], dtype=np.int32)
+        self.mstate = np.zeros(n, dtype=np.int8)
+        self.last_change_s = np.zeros(n)
+        self.job_of_host = np.full(n, -1, dtype=np.int64)
+        self.state_counts = np.zeros(len(MachineState), dtype=np.int64)
+        self.state_counts[MachineState.IDLE] = n
+        self.state_time_s = np.zeros(len(MachineState))
+
+        self.now_s = 0.0
+        self.energy_j = 0.0
+        self.wattmin_w = float(self._idle[self.model_of, self.pstate].sum())
+        self.dyn_w = 0.0
+        # time of the last energy reading of every host (a CSV row or a QUERY): see _start_leaf
+        self._last_reading_s = 0.0
+
+        self.jobs: dict[str, _RunJob] = {j.id: _RunJob(j) for j in workload.jobs}
+        self._job_index: dict[str, int] = {}
+        self._job_list: list[_RunJob] = []
+        for j in workload.jobs:
+            self._job_index[j.id] = len(self._job_list)
+            self._job_list.append(self.jobs[j.id])
+        self._sub_groups = [
+            (t, list(group)) for t, group in itertools.groupby(workload.jobs, key=lambda j: j.subtime_s)
+        ]
+        self._sub_next = 0
+        self._heap: list[tuple[float, int, int, int, str, Any]] = []
+        self._seq = itertools.count()
+        self._order = itertools.count()
+        self._out: list[dict] = []
+        self._notify_deferred = False  # NOTIFY opens the next message (B11)
+        self._notify_initial: int | None = None  # t=0: NOTIFY follows the reply's results, see B7/B11
+        self._submitter_done = not self._sub_groups
+        self._phase = "init"  # init -> first-reply -> running -> ending -> ended
+        self._nb_running = 0
+        self._nb_switching = 0
+        self._nb_waiting_calls = 0
+        self._first_submission_energy_j: float | None = None
+        self._last_completion: tuple[float, float] | None = None
+        self.nb_grouped_switches = 0
+        self.nb_machine_switches = 0
+        self._wall_start = _wallclock.perf_counter()
+        self._sched_wall_s = 0.0
+        self._last_message_wall: float | None = None
+        # output rows
+        self.jobs_rows: list[_RunJob] = []
+        self.energy_rows: list[tuple[float, float, str, float]] = []
+        self.machine_rows: list[tuple[float, int, int, int, int, int]] = []
+        self.pstate_rows: list[tuple[float, str, int]] = []
+        for p in sorted(set(self.pstate.tolist())):
+            self.pstate_rows.append((0.0, str(ProcSet(*np.flatnonzero(self.pstate == p).tolist())), p))
+        self.nb_messages = 0
+        self.nb_events = 0
+
+    # ------------------------------------------------------------------ public protocol
+
+    def start(self) -> dict:
+        """Batsim's first message: ``SIMULATION_BEGINS`` alone (B2, B7)."""
+        if self._phase != "init":
+            raise ProtocolError("start() called twice")
+        resources = [
+            {
+                "id": h.id,
+                "name": h.name,
+                "state": "idle",
+                "properties": h.properties,
+                "zone_properties": h.zone_properties,
+            }
+            for h in self.platform.hosts
+        ]
+        data = {
+            "nb_resources": self.nb_hosts,
+            "nb_compute_resources": self.nb_hosts,
+            "nb_storage_resources": 0,
+            "allow_compute_sharing": False,
+            "allow_storage_sharing": True,
+            "config": dict(_BATSIM_CONFIG),
+            "compute_resources": resources,
+            "storage_resources": [],
+            "workloads": {self.workload.name: self.workload_label},
+            "profiles": {self.workload.name: self.workload.profiles_json},
+        }
+        self._phase = "first-reply"
+        return self._message([self._event("SIMULATION_BEGINS", data)])
+
+    def step(self, reply: dict) -> dict | None:
+        """Apply the scheduler's reply and return Batsim's next message (None once ended)."""
+        if self._phase == "ending":
+            self._phase = "ended"
+            return None
+        if self._phase in ("init", "ended"):
+            raise ProtocolError("no Batsim message is waiting for a reply")
+        self._apply_reply(reply)
+        return self._next_message()
+
+    @property
+    def ended(self) -> bool:
+        return self._phase in ("ending", "ended")
+
+    # ------------------------------------------------------------------ messages
+
+    def _event(self, type_: str, data: dict) -> dict:
+        return {"timestamp": r6(self.now_s), "type": type_, "data": data}
+
+    def _message(self, events: list[dict]) -> dict:
+        now = r6(self.now_s)
+        for e in events:
+            e["timestamp"] = now
+        self.nb_messages += 1
+        self.nb_events += len(events)
+        self._last_message_wall = _wallclock.perf_counter()
+        return {"now": now, "events": events}
+
+    def _next_message(self) -> dict:
+        events: list[dict] = []
+        if self._notify_deferred:
+            self._notify_deferred = False
+            events.append(self._event("NOTIFY", {"type": "no_more_static_job_to_submit"}))
+        if self._out:
+            events.extend(self._out)
+            self._out = []
+        if self._notify_initial is not None:
+            self._notify_initial = None
+            self._notify_deferred = True
+        if events:
+            return self._message(events)
+        while self._heap:
+            t = self._heap[0][0]
+            batch = self._pop_batch(t)
+            if batch:
+                return self._message(batch)
+        self._check_nothing_left()
+        self._phase = "ending"
+        return self._message([self._event("SIMULATION_ENDS", {})])
+
+    def _check_nothing_left(self) -> None:
+        waiting = [rj.job.id for rj in self._job_list if rj.status <= JobStatus.SUBMITTED]
+        if waiting:
+            shown = ", ".join(waiting[:5]) + (f" and {len(waiting) - 5} more" if len(waiting) > 5 else "")
+            raise ProtocolError(
+                f"deadlock at t={self.now_s:.6f}: nothing is left to happen but {len(waiting)} job(s) "
+                f"were never started nor rejected by the scheduler ({shown})"
+            )
+
+    def _pop_batch(self, t: float) -> list[dict]:
+        """All Batsim-side events at time ``t``: timers then completions (B9, B37)."""
+        self._advance(max(t, self.now_s))
+        events: list[dict] = []
+        last_sub = -1
+        notify = False
+        while self._heap and self._heap[0][0] <= t:
+            _, _, _, version, kind, payload = heapq.heappop(self._heap)
+            if kind == "submit":
+                events.extend(self._submit_due())
+                last_sub = len(events) - 1
+                notify = self._submitter_done
+            elif kind == "call":
+                self._nb_waiting_calls -= 1
+                events.append(self._event("REQUESTED_CALL", {}))
+            elif kind == "job":
+                rj: _RunJob = payload
+                if version != rj.version or rj.status != JobStatus.RUNNING:
+                    continue
+                ev = self._job_event(rj)
+                if ev is not None:
+                    events.append(ev)
+            elif kind == "switch":
+                ev = self._switch_done(*payload)
+                if ev is not None:
+                    events.append(ev)
+        if notify:
+            if last_sub < len(events) - 1:
+                events.append(self._event("NOTIFY", {"type": "no_more_static_job_to_submit"}))
+            else:
+                self._notify_deferred = True
+        return events
+
+    def _push(self, t: float, phase: int, order: int, version: int, kind: str, payload: Any) -> None:
+        heapq.heappush(self._heap, (t, phase, order, version, kind, payload))
+
+    # ------------------------------------------------------------------ submissions
+
+    def _submit_due(self) -> list[dict]:
+        """Submit every job of the current subtime (B6, B10) and wait for the next one."""
+        t, group = self._sub_groups[self._sub_next]
+        self._sub_next += 1
+        if self._first_submission_energy_j is None:
+            self._first_submission_energy_j = self.energy_j
+        for j in group:
+            self.jobs[j.id].status = JobStatus.SUBMITTED
+        events = [self._event("JOB_SUBMITTED", {"job_id": j.id, "job": j.entry}) for j in group]
+        self._wait_next_submission()
+        return events
+
+    def _wait_next_submission(self) -> None:
+        if self._sub_next < len(self._sub_groups):
+            self._push(self._sub_groups[self._sub_next][0], _TIMER, next(self._seq), 0, "submit", None)
+        else:
+            self._submitter_done = True
+
+    # ------------------------------------------------------------------ time and energy
+
+    def _advance(self, t: float) -> None:
+        if t > self.now_s:
+            self.energy_j += (self.wattmin_w + self.dyn_w) * (t - self.now_s)
+            self.now_s = t
+
+    def _host_sum(self, table: np.ndarray, hosts: np.ndarray, pstates: np.ndarray | None = None) -> float:
+        ps = self.pstate[hosts] if pstates is None else pstates
+        if self._single_model:
+            return float(table[0, ps].sum())
+        return float(table[self.model_of[hosts], ps].sum())
+
+    def _set_machine_state(self, hosts: np.ndarray, new: MachineState) -> None:
+        old = self.mstate[hosts]
+        dt = self.now_s - self.last_change_s[hosts]
+        k = len(MachineState)
+        self.state_time_s += np.bincount(old, weights=dt, minlength=k)
+        self.state_counts -= np.bincount(old, minlength=k)
+        self.state_counts[new] += len(hosts)
+        self.mstate[hosts] = new
+        self.last_change_s[hosts] = self.now_s
+
+    def _set_pstate(self, hosts: np.ndarray, pstate: int) -> None:
+        before = self._host_sum(self._idle, hosts)
+        self.pstate[hosts] = pstate
+        self.wattmin_w += self._host_sum(self._idle, hosts) - before
+
+    def _energy_row(self, kind: str) -> None:
+        self._last_reading_s = self.now_s
+        self.energy_rows.append((self.now_s, self.energy_j, kind, self.wattmin_w))
+
+    def _machine_row(self) -> None:
+        c = self.state_counts
+        self.machine_rows.append(
+            (
+                self.now_s,
+                int(c[MachineState.SLEEPING]),
+                int(c[MachineState.SWITCHING_ON]),
+                int(c[MachineState.SWITCHING_OFF]),
+                int(c[MachineState.IDLE]),
+                int(c[MachineState.COMPUTING]),
+            )
+        )
+
+    # ------------------------------------------------------------------ the scheduler's reply
+
+    def _apply_reply(self, reply: dict) -> None:
+        if not isinstance(reply, dict) or "now" not in reply or "events" not in reply:
+            raise ProtocolError("the scheduler's reply must be an object with 'now' and 'events'")
+        try:
+            reply_now = float(reply["now"])
+        except (TypeError, ValueError):
+            raise ProtocolError(f"reply field 'now' is not a number: {reply['now']!r}") from None
+        events = reply["events"]
+        if not isinstance(events, list):
+            raise ProtocolError("reply field 'events' must be a list")
+        first = self._phase == "first-reply"
+        for i, ev in enumerate(events):
+            if first and i == 1:
+                self._initial_submissions()
+            self._apply_event(ev)
+        if first:
+            if len(events) <= 1:
+                self._initial_submissions()
+            self._phase = "running"
+            if self._notify_initial is not None:
+                # B11: NOTIFY shares the message only when something followed the last submission
+                if len(self._out) > self._notify_initial:
+                    self._out.append(self._event("NOTIFY", {"type": "no_more_static_job_to_submit"}))
+                    self._notify_initial = None
+        self._advance(reply_now)
+
+    def _initial_submissions(self) -> None:
+        """t=0 submissions ride after the results of the first reply event (B7)."""
+        if self._sub_groups and self._sub_groups[0][0] <= self.now_s:
+            subs = self._submit_due()
+            self._out.extend(subs)
+            if self._submitter_done:
+                self._notify_initial = len(self._out)
+        else:
+            self._wait_next_submission()
+        self._phase = "running"
+
+    def _apply_event(self, ev: Any) -> None:
+        if not isinstance(ev, dict) or "type" not in ev:
+            raise ProtocolError(f"malformed event in the scheduler's reply: {ev!r}")
+        ts = ev.get("timestamp", self.now_s)
+        try:
+            ts = float(ts)
+        except (TypeError, ValueError):
+            raise ProtocolError(f"{ev['type']}: field 'timestamp' is not a number: {ts!r}") from None
+        self._advance(ts)  # B5: applied at its timestamp, never in the past
+        data = ev.get("data") or {}
+        handler = self._HANDLERS.get(ev["type"])
+        if handler is None:
+            raise ProtocolError(
+                f"unknown or unsupported event type {ev['type']!r} from the scheduler "
+                f"(supported: {', '.join(sorted(self._HANDLERS))})"
+            )
+        handler(self, data)
+
+    def _get_job(self, data: dict, etype: str) -> _RunJob:
+        jid = data.get("job_id")
+        rj = self.jobs.get(jid)
+        if rj is None:
+            raise ProtocolError(f"{etype}: field 'job_id': unknown job {jid!r}")
+        return rj
+
+    def _on_execute(self, data: dict) -> None:
+        rj = self._get_job(data, "EXECUTE_JOB")
+        if rj.status != JobStatus.SUBMITTED:
+            raise ProtocolError(f"EXECUTE_JOB: job {rj.job.id} cannot start: it is {rj.status.name.lower()}")
+        try:
+            alloc = ProcSet.from_str(str(data["alloc"]))
+        except (KeyError, ValueError) as exc:
+            raise ProtocolError(f"EXECUTE_JOB {rj.job.id}: field 'alloc' is not an interval set: {exc}") from None
+        if len(alloc) != rj.job.res:
+            raise ProtocolError(
+                f"EXECUTE_JOB {rj.job.id}: field 'alloc' has {len(alloc)} hosts but the job requests {rj.job.res}"
+            )
+        if alloc.max >= self.nb_hosts or alloc.min < 0:
+            raise ProtocolError(f"EXECUTE_JOB {rj.job.id}: field 'alloc' names hosts beyond 0-{self.nb_hosts - 1}")
+        hosts = procset_ids(alloc)
+        busy = hosts[self.mstate[hosts] != MachineState.IDLE]
+        if len(busy):
+            h = int(busy[0])
+            raise ProtocolError(
+                f"EXECUTE_JOB {rj.job.id}: host {h} ({self.platform.hosts[h].name}) is "
+                f"{MachineState(int(self.mstate[h])).name.lower()}, not idle"
+            )
+        rj.status = JobStatus.RUNNING
+        rj.alloc = alloc
+        rj.alloc_str = str(alloc)
+        rj.hosts = hosts
+        rj.start_s = self.now_s
+        rj.start_seq = next(self._order)
+        rj.energy_t_s = self.now_s
+        rj.idle_w = self._host_sum(self._idle, hosts)
+        wall = rj.job.walltime_s
+        rj.wall_end_s = self.now_s + wall if wall is not None else math.inf
+        rj.leaves = _flatten(self.workload.profiles[rj.job.profile])
+        rj.leaf_idx = 0
+        self.job_of_host[hosts] = self._job_index[rj.job.id]
+        self._set_machine_state(hosts, MachineState.COMPUTING)
+        self._nb_running += 1
+        self._energy_row("s")
+        self._machine_row()
+        self._start_leaf(rj)
+
+    def _on_reject(self, data: dict) -> None:
+        rj = self._get_job(data, "REJECT_JOB")
+        if rj.status != JobStatus.SUBMITTED:
+            raise ProtocolError(f"REJECT_JOB: job {rj.job.id} cannot be rejected: it is {rj.status.name.lower()}")
+        rj.status = JobStatus.REJECTED
+        rj.final_state = "REJECTED"
+        rj.end_s = self.now_s
+        self.jobs_rows.append(rj)
+
+    def _on_kill(self, data: dict) -> None:
+        ids = data.get("job_ids")
+        if not isinstance(ids, list):
+            raise ProtocolError("KILL_JOB: field 'job_ids' must be a list of job ids")
+        progress: dict[str, Any] = {}
+        for jid in ids:
+            rj = self._get_job({"job_id": jid}, "KILL_JOB")
+            if rj.status in (JobStatus.PENDING, JobStatus.SUBMITTED):
+                raise ProtocolError(f"KILL_JOB: job {jid} cannot be killed: it has not started")
+            if rj.status != JobStatus.RUNNING:
+                continue  # already finished: nothing to kill
+            self._update_task_progress(rj)
+            progress[jid] = self._progress_tree(rj)
+            rc = -2 if rj.is_parallel else -1  # B15
+            self._end_job(rj, "COMPLETED_KILLED", rc)
+        self._out.append(self._event("JOB_KILLED", {"job_ids": list(ids), "job_progress": progress}))
+
+    def _on_call_me_later(self, data: dict) -> None:
+        try:
+            t = float(data["timestamp"])
+        except (KeyError, TypeError, ValueError):
+            raise ProtocolError("CALL_ME_LATER: field 'timestamp' must be a number") from None
+        self._nb_waiting_calls += 1
+        self._push(max(t, self.now_s), _TIMER, next(self._seq), 0, "call", None)
+
+    def _on_query(self, data: dict) -> None:
+        requests = data.get("requests")
+        if not isinstance(requests, dict) or set(requests) - {"consumed_energy"} or not requests:
+            raise ProtocolError(f"QUERY: field 'requests' must be {{'consumed_energy': {{}}}}, got {requests!r}")
+        self._last_reading_s = self.now_s
+        self._out.append(self._event("ANSWER", {"consumed_energy": r6(self.energy_j)}))  # B26
+
+    def _on_metadata(self, data: dict) -> None:
+        rj = self._get_job(data, "SET_JOB_METADATA")
+        rj.metadata = str(data.get("metadata", ""))
+
+    def _on_notify(self, data: dict) -> None:
+        kind = data.get("type")
+        if kind not in ("registration_finished", "continue_registration"):
+            raise ProtocolError(f"NOTIFY: field 'type': unsupported value {kind!r}")
+
+    def _on_set_state(self, data: dict) -> None:
+        try:
+            res = ProcSet.from_str(str(data["resources"]))
+            target = int(data["state"])
+        except (KeyError, ValueError, TypeError):
+            raise ProtocolError(
+                f"SET_RESOURCE_STATE: fields 'resources' (interval set) and 'state' (pstate) are required, got {data!r}"
+            ) from None
+        if len(res) == 0 or res.max >= self.nb_hosts or res.min < 0:
+            raise ProtocolError(f"SET_RESOURCE_STATE: field 'resources' {data['resources']!r} is outside 0-{self.nb_hosts - 1}")
+        hosts = procset_ids(res)
+        resources = str(res)
+        models = {int(m) for m in np.unique(self.model_of[hosts])}
+        to_sleep = [self._models[m].sleep_pstate == target for m in models]
+        if any(to_sleep) and not all(to_sleep):
+            raise ProtocolError(f"SET_RESOURCE_STATE {resources}: state {target} is a sleep pstate for some hosts only")
+        for m in models:
+            model = self._models[m]
+            if not (model.is_computation(target) or model.sleep_pstate == target):
+                raise ProtocolError(
+                    f"SET_RESOURCE_STATE {resources}: field 'state' {target} is not a computation or sleep pstate "
+                    f"of host model with {model.nb_pstates} pstates"
+                )
+        states = self.mstate[hosts]
+        sleeping = target == self._models[next(iter(models))].sleep_pstate
+        allowed = (MachineState.IDLE,) if sleeping else (MachineState.IDLE, MachineState.COMPUTING, MachineState.SLEEPING)
+        bad = hosts[~np.isin(states, allowed)]
+        if len(bad):
+            h = int(bad[0])
+            raise ProtocolError(
+                f"SET_RESOURCE_STATE {resources} -> {target}: host {h} ({self.platform.hosts[h].name}) is "
+                f"{MachineState(int(self.mstate[h])).name.lower()}"
+                + (" (only idle hosts can be switched off)" if sleeping else " (wait for its RESOURCE_STATE_CHANGED)")
+            )
+        self.nb_grouped_switches += 1
+        self.nb_machine_switches += len(hosts)
+        self._energy_row("p")  # B30: before the change
+        self.pstate_rows.append((self.now_s, resources, -2 if sleeping else -1))  # B31
+        if sleeping:
+            groups = [(hosts, MachineState.SWITCHING_OFF)]
+        else:
+            asleep = states == MachineState.SLEEPING
+            groups = [(hosts[asleep], MachineState.SWITCHING_ON), (hosts[~asleep], None)]
+        timed: list[tuple[np.ndarray, float]] = []
+        dvfs_hosts = np.empty(0, dtype=np.int64)
+        for hs, new_state in groups:
+            if len(hs) == 0:
+                continue
+            if new_state is None:
+                dvfs_hosts = hs
+                continue
+            for m in np.unique(self.model_of[hs]):
+                model = self._models[int(m)]
+                hm = hs[self.model_of[hs] == m] if not self._single_model else hs
+                virtual = model.switch_off_pstate if sleeping else model.switch_on_pstate
+                if virtual is None:
+                    raise ProtocolError(f"SET_RESOURCE_STATE {resources}: hosts have no sleep_pstates to switch through")
+                self._set_pstate(hm, virtual)
+                self._set_machine_state(hm, new_state)
+                self.dyn_w += self._host_sum(self._full, hm) - self._host_sum(self._idle, hm)
+                timed.append((hm, 1.0 / model.speeds_flops[virtual]))
+        if len(dvfs_hosts):
+            self._dvfs(dvfs_hosts, target)
+        self._machine_row()  # B32: one row per request applied
+        if timed:
+            sw = _Switch(resources, target, len(timed))
+            self._nb_switching += 1
+            order = next(self._order)
+            for hm, duration in timed:
+                self._push(self.now_s + duration, _COMPLETION, order, 0, "switch", (sw, hm))
+        else:  # pure DVFS: acknowledged in the next message (B8, B23)
+            self._energy_row("p")
+            self.pstate_rows.append((self.now_s, resources, target))
+            self._out.append(self._event("RESOURCE_STATE_CHANGED", {"resources": resources, "state": str(target)}))
+
+    def _switch_done(self, sw: _Switch, hosts: np.ndarray) -> dict | None:
+        self.dyn_w -= self._host_sum(self._full, hosts) - self._host_sum(self._idle, hosts)
+        off = self.mstate[hosts[0]] == MachineState.SWITCHING_OFF
+        target_state = MachineState.SLEEPING if off else MachineState.IDLE
+        self._set_pstate(hosts, sw.target)
+        self._set_machine_state(hosts, target_state)
+        sw.pending -= 1
+        if sw.pending:
+            return None
+        self._nb_switching -= 1
+        self._energy_row("p")  # B30: after the change
+        self._machine_row()
+        self.pstate_rows.append((self.now_s, sw.resources, sw.target))
+        return self._event("RESOURCE_STATE_CHANGED", {"resources": sw.resources, "state": str(sw.target)})
+
+    def _dvfs(self, hosts: np.ndarray, target: int) -> None:
+        """Instantaneous pstate change, also under running jobs (B24)."""
+        jobs = np.unique(self.job_of_host[hosts])
+        running = [self._job_list[int(j)] for j in jobs if j >= 0]
+        for rj in running:
+            self._account_job_energy(rj)
+            self._update_task_progress(rj)
+        self._set_pstate(hosts, target)
+        for rj in running:
+            rj.idle_w = self._host_sum(self._idle, rj.hosts)
+            if rj.is_parallel:
+                self._set_task_rate(rj)
+                self._schedule_job_event(rj)
+
+    # ------------------------------------------------------------------ job execution
+
+    def _account_job_energy(self, rj: _RunJob) -> None:
+        rj.energy_j += (rj.idle_w + rj.dyn_w) * (self.now_s - rj.energy_t_s)
+        rj.energy_t_s = self.now_s
+
+    def _update_task_progress(self, rj: _RunJob) -> None:
+        dt = self.now_s - rj.task_t0_s
+        if rj.is_parallel:
+            rj.remains = max(0.0, rj.remains - rj.rate * dt)
+        else:
+            rj.remains = max(0.0, rj.remains - dt)
+        rj.task_t0_s = self.now_s
+
+    def _set_task_rate(self, rj: _RunJob) -> None:
+        """A multi-host task advances at the pace of its slowest host (B20)."""
+        hosts = rj.hosts
+        flops = rj.flops
+        speeds = self._speed[self.model_of[hosts], self.pstate[hosts]] if not self._single_model else self._speed[0, self.pstate[hosts]]
+        with np.errstate(divide="ignore"):
+            times = flops / speeds
+        t_max = float(times.max())
+        self.dyn_w -= rj.dyn_w
+        if t_max <= 0.0:
+            rj.rate = math.inf
+            rj.dyn_w = rj.first_dyn_w = 0.0
+        else:
+            rj.rate = 1.0 / t_max
+            load = times / t_max
+            if self._single_model:
+                span = self._full[0, self.pstate[hosts]] - self._idle[0, self.pstate[hosts]]
+            else:
+                m, p = self.model_of[hosts], self.pstate[hosts]
+                span = self._full[m, p] - self._idle[m, p]
+            per_host = span * load
+            rj.dyn_w = float(per_host.sum())
+            rj.first_dyn_w = float(per_host[0])
+        self.dyn_w += rj.dyn_w
+
+    def _start_leaf(self, rj: _RunJob) -> None:
+        """Start the current part of a job.
+
+        SimGrid's energy plugin bills a host lazily: at each reading (a CSV row or a QUERY, which
+        read every host), at the end of an execution and before a pstate change, the time since the
+        host's previous reading is billed at the power *of that moment*. A compute part that starts
+        after a delay part inside a job (a composed profile) reads only the host its actor runs on
+        (the first of the allocation), so on the other hosts the delay's time since the last
+        reading is billed at the compute power (recorded by real Batsim, ``composed-profiles``:
+        10.39 s x 51.92 W for the second host of job 6 between 195 s and 235 s).
+        """
+        leaf = rj.leaves[rj.leaf_idx].profile
+        rj.task_t0_s = self.now_s
+        self._account_job_energy(rj)
+        if isinstance(leaf, ParallelProfile):
+            after_delay = rj.leaf_idx > 0 and not rj.is_parallel
+            rj.is_parallel = True
+            rj.remains = 1.0
+            rj.flops = np.asarray(leaf.flops_per_host(len(rj.hosts)), dtype=float)
+            if rj.flops.shape == ():
+                rj.flops = np.full(len(rj.hosts), float(rj.flops))
+            self._set_task_rate(rj)
+            if after_delay:
+                unread_w = rj.dyn_w - rj.first_dyn_w
+                extra_j = unread_w * (self.now_s - max(rj.delay_start_s, self._last_reading_s))
+                self.energy_j += extra_j
+                rj.energy_j += extra_j
+        else:
+            rj.delay_start_s = self.now_s
+            rj.is_parallel = False
+            self.dyn_w -= rj.dyn_w
+            rj.dyn_w = 0.0  # B21: a delay does not load the CPU
+            rj.remains = leaf.delay_s
+            rj.delay_s = leaf.delay_s
+        self._schedule_job_event(rj)
+
+    def _task_end_s(self, rj: _RunJob) -> float:
+        if rj.is_parallel:
+            return self.now_s if rj.rate == math.inf else rj.task_t0_s + rj.remains / rj.rate
+        return rj.task_t0_s + rj.remains
+
+    def _schedule_job_event(self, rj: _RunJob) -> None:
+        end = self._task_end_s(rj)
+        # B14: a compute task ending exactly at the walltime succeeds; a delay reaching it is cut
+        walltime = end > rj.wall_end_s if rj.is_parallel else end >= rj.wall_end_s
+        t = rj.wall_end_s if walltime else end
+        rj.version += 1
+        self._push(t, _COMPLETION, rj.start_seq, rj.version, "job", rj)
+
+    def _job_event(self, rj: _RunJob) -> dict | None:
+        end = self._task_end_s(rj)
+        walltime = end > rj.wall_end_s if rj.is_parallel else end >= rj.wall_end_s
+        if walltime:
+            self._update_task_progress(rj)
+            return self._end_job(rj, "COMPLETED_WALLTIME_REACHED", -1, emit=True)
+        leaf = rj.leaves[rj.leaf_idx]
+        if leaf.ret:
+            return self._end_job(rj, "COMPLETED_FAILED", leaf.ret, emit=True)  # B16
+        rj.leaf_idx += 1
+        if rj.leaf_idx < len(rj.leaves):
+            self._start_leaf(rj)
+            return None
+        return self._end_job(rj, "COMPLETED_SUCCESSFULLY", 0, emit=True)
+
+    def _end_job(self, rj: _RunJob, state: str, rc: int, *, emit: bool = False) -> dict | None:
+        self._account_job_energy(rj)
+        self.dyn_w -= rj.dyn_w
+        rj.dyn_w = 0.0
+        rj.status = JobStatus.DONE
+        rj.final_state = state
+        rj.return_code = rc
+        rj.end_s = self.now_s
+        rj.zero_work = rj.end_s == rj.start_s
+        rj.version += 1
+        hosts = rj.hosts
+        self.job_of_host[hosts] = -1
+        self._set_machine_state(hosts, MachineState.IDLE)
+        self._nb_running -= 1
+        self._energy_row("e")
+        self._machine_row()
+        self.jobs_rows.append(rj)
+        self._last_completion = (self.now_s, self.energy_j)
+        ev = self._event(
+            "JOB_COMPLETED",
+            {"job_id": rj.job.id, "job_state": state, "return_code": rc, "alloc": rj.alloc_str},
+        )
+        rj.flops = None
+        if emit:
+            return ev
+        self._out.append(ev)
+        return None
+
+    def _progress_tree(self, rj: _RunJob) -> dict:
+        """JOB_KILLED progress: leaf ``{profile_name, progress}`` under composed nodes (B15)."""
+        leaf = rj.leaves[rj.leaf_idx]
+        if rj.is_parallel:
+            done = 1.0 - rj.remains
+        else:
+            done = (rj.delay_s - rj.remains) / rj.delay_s if rj.delay_s > 0 else 1.0
+        node: dict = {"profile_name": leaf.profile.name, "progress": r6(done)}
+        for name, index in reversed(leaf.path):
+            node = {"profile_name": name, "current_task_index": index, "current_task": node}
+        return node
+
+    _HANDLERS = {
+        "EXECUTE_JOB": _on_execute,
+        "REJECT_JOB": _on_reject,
+        "KILL_JOB": _on_kill,
+        "CALL_ME_LATER": _on_call_me_later,
+        "QUERY": _on_query,
+        "SET_RESOURCE_STATE": _on_set_state,
+        "SET_JOB_METADATA": _on_metadata,
+        "NOTIFY": _on_notify,
+    }
+
+    # ------------------------------------------------------------------ summaries for outputs
+
+    @property
+    def consumed_joules(self) -> float:
+        """Batsim's ``consumed_joules``: from the first submission to the last job end (B29)."""
+        if self._last_completion is None or self._first_submission_energy_j is None:
+            return 0.0
+        return self._last_completion[1] - self._first_submission_energy_j
+
+    @property
+    def makespan_s(self) -> float:
+        return self._last_completion[0] if self._last_completion else 0.0
+
+    def iter_jobs(self) -> Iterator[_RunJob]:
+        return iter(self.jobs_rows)

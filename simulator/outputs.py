@@ -1,0 +1,186 @@
+"""Batsim's five output files, written from a finished :class:`~simulator.engine.Simulation`.
+
+File names, headers, row order and number formats copy Batsim 4.2.1 (behaviours 28-33 of
+``tests/fixtures/batsim-reference/README.md``), quirks included, so that tools written for Batsim
+read ours unchanged: ``consumed_joules`` stops at the last job end, ``time_<state>`` misses each
+host's open interval after its last change, ``mean_slowdown`` is unbounded and counts rejected jobs
+as 0. Our own metrics (``wattsched.metrics``) are computed correctly from these files.
+
+All five files are written to temporary names first and renamed at the end: a failed run leaves no
+half-written output.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+from simulator.engine import BATSIM_VERSION, ZERO_JOB_EXECUTION_S, MachineState, Simulation
+
+OUTPUT_SUFFIXES = ("jobs", "schedule", "machine_states", "consumed_energy", "pstate_changes")
+
+JOBS_HEADER = (
+    "job_id,workload_name,profile,submission_time,requested_number_of_resources,requested_time,success,"
+    "final_state,starting_time,execution_time,finish_time,waiting_time,turnaround_time,stretch,"
+    "allocated_resources,consumed_energy,metadata"
+)
+
+
+def _f(x: float) -> str:
+    return f"{x:f}"
+
+
+def _g(x: float) -> str:
+    return f"{x:g}"
+
+
+def _bare_id(job_id: str) -> str:
+    return job_id.split("!", 1)[1] if "!" in job_id else job_id
+
+
+def jobs_lines(sim: Simulation) -> list[str]:
+    """``_jobs.csv``: one row per job in completion order, rejections at rejection time (B28)."""
+    lines = [JOBS_HEADER]
+    wl = sim.workload.name
+    for rj in sim.iter_jobs():
+        job = rj.job
+        req_time = _f(job.walltime_s) if job.walltime_s is not None else "-1.000000"
+        meta = f'"{rj.metadata}"' if rj.metadata is not None else '""'
+        head = f"{_bare_id(job.id)},{wl},{job.profile},{_f(job.subtime_s)},{job.res},{req_time}"
+        if rj.final_state == "REJECTED":
+            lines.append(f"{head},0,REJECTED,,,,,,,,,{meta}")
+            continue
+        execution = rj.end_s - rj.start_s
+        finish = rj.end_s
+        if rj.zero_work:  # B17
+            execution = ZERO_JOB_EXECUTION_S
+            finish = rj.start_s + ZERO_JOB_EXECUTION_S
+        waiting = rj.start_s - job.subtime_s
+        turnaround = finish - job.subtime_s
+        success = 1 if rj.final_state == "COMPLETED_SUCCESSFULLY" else 0
+        lines.append(
+            f"{head},{success},{rj.final_state},{_f(rj.start_s)},{_f(execution)},{_f(finish)},{_f(waiting)},"
+            f"{_f(turnaround)},{_f(turnaround / execution)},{rj.alloc_str},{_f(rj.energy_j)},{meta}"
+        )
+    return lines
+
+
+def schedule_values(sim: Simulation, *, scheduling_time_s: float = 0.0, simulation_time_s: float = 0.0) -> dict[str, str]:
+    """``_schedule.csv`` values, keys sorted alphabetically (B29)."""
+    rows = list(sim.iter_jobs())
+    finished = [rj for rj in rows if rj.final_state != "REJECTED"]
+    nb_jobs = len(rows)
+    stretch, turnaround, waiting = [], [], []
+    for rj in finished:
+        execution = ZERO_JOB_EXECUTION_S if rj.zero_work else rj.end_s - rj.start_s
+        finish = rj.start_s + execution
+        turnaround.append(finish - rj.job.subtime_s)
+        waiting.append(rj.start_s - rj.job.subtime_s)
+        stretch.append(turnaround[-1] / execution)
+    success = sum(1 for rj in finished if rj.final_state == "COMPLETED_SUCCESSFULLY")
+
+    def mean(xs: list[float]) -> float:
+        return sum(xs) / nb_jobs if nb_jobs else 0.0
+
+    t = sim.state_time_s
+    values = {
+        "batsim_version": BATSIM_VERSION,
+        "consumed_joules": _f(sim.consumed_joules),
+        "makespan": _f(sim.makespan_s),
+        "max_slowdown": _f(max(stretch, default=0.0)),
+        "max_turnaround_time": _f(max(turnaround, default=0.0)),
+        "max_waiting_time": _f(max(waiting, default=0.0)),
+        "mean_slowdown": _f(mean(stretch)),
+        "mean_turnaround_time": _f(mean(turnaround)),
+        "mean_waiting_time": _f(mean(waiting)),
+        "nb_computing_machines": str(sim.nb_hosts),
+        "nb_grouped_switches": str(sim.nb_grouped_switches),
+        "nb_jobs": str(nb_jobs),
+        "nb_jobs_finished": str(len(finished)),
+        "nb_jobs_killed": str(len(finished) - success),
+        "nb_jobs_rejected": str(nb_jobs - len(finished)),
+        "nb_jobs_success": str(success),
+        "nb_machine_switches": str(sim.nb_machine_switches),
+        "scheduling_time": _f(scheduling_time_s),
+        "simulation_time": _f(simulation_time_s),
+        "success_rate": _f(success / nb_jobs if nb_jobs else 0.0),
+        "time_computing": _f(t[MachineState.COMPUTING]),
+        "time_idle": _f(t[MachineState.IDLE]),
+        "time_sleeping": _f(t[MachineState.SLEEPING]),
+        "time_switching_off": _f(t[MachineState.SWITCHING_OFF]),
+        "time_switching_on": _f(t[MachineState.SWITCHING_ON]),
+        "time_unavailable": _f(t[MachineState.UNAVAILABLE]),
+    }
+    return dict(sorted(values.items()))
+
+
+def schedule_lines(sim: Simulation, **times: float) -> list[str]:
+    values = schedule_values(sim, **times)
+    return [",".join(values), ",".join(values.values())]
+
+
+def consumed_energy_lines(sim: Simulation) -> list[str]:
+    """``_consumed_energy.csv``: s/e/p rows, cumulative joules, ``epower`` from the previous row (B30)."""
+    lines = ["time,energy,event_type,wattmin,epower"]
+    prev = (0.0, 0.0)  # Batsim's first epower is measured from t=0, E=0
+    for t, e, kind, wattmin in sim.energy_rows:
+        if t == prev[0]:
+            epower = "NA"
+        else:
+            epower = _f((e - prev[1]) / (t - prev[0]))
+        lines.append(f"{_f(t)},{_f(e)},{kind},{_f(wattmin)},{epower}")
+        prev = (t, e)
+    return lines
+
+
+def machine_states_lines(sim: Simulation) -> list[str]:
+    """``_machine_states.csv``, times printed with ``%g`` (B32, B33)."""
+    lines = ["time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing"]
+    lines.extend(f"{_g(t)},{a},{b},{c},{d},{e}" for t, a, b, c, d, e in sim.machine_rows)
+    return lines
+
+
+def pstate_changes_lines(sim: Simulation) -> list[str]:
+    """``_pstate_changes.csv``: initial pstates, then -1/-2 at request and target at completion (B31)."""
+    lines = ["time,machine_id,new_pstate"]
+    lines.extend(f"{_g(t)},{hosts},{p}" for t, hosts, p in sim.pstate_rows)
+    return lines
+
+
+def output_paths(prefix: str | os.PathLike) -> dict[str, Path]:
+    """``{"jobs": Path("<prefix>_jobs.csv"), ...}``."""
+    prefix = str(prefix)
+    return {name: Path(f"{prefix}_{name}.csv") for name in OUTPUT_SUFFIXES}
+
+
+def write_outputs(sim: Simulation, prefix: str | os.PathLike, *, scheduling_time_s: float = 0.0,
+                  simulation_time_s: float = 0.0) -> dict[str, Path]:
+    """Write the five files for ``prefix`` atomically; returns their paths."""
+    builders: dict[str, Callable[[], list[str]]] = {
+        "jobs": lambda: jobs_lines(sim),
+        "schedule": lambda: schedule_lines(
+            sim, scheduling_time_s=scheduling_time_s, simulation_time_s=simulation_time_s
+        ),
+        "machine_states": lambda: machine_states_lines(sim),
+        "consumed_energy": lambda: consumed_energy_lines(sim),
+        "pstate_changes": lambda: pstate_changes_lines(sim),
+    }
+    paths = output_paths(prefix)
+    directory = paths["jobs"].parent
+    directory.mkdir(parents=True, exist_ok=True)
+    temps: dict[str, str] = {}
+    try:
+        for name, build in builders.items():
+            fd, tmp = tempfile.mkstemp(prefix=f".{paths[name].name}.", dir=directory)
+            temps[name] = tmp
+            with os.fdopen(fd, "w", newline="") as fh:
+                fh.write("\n".join(build()) + "\n")
+        for name, tmp in temps.items():
+            os.replace(tmp, paths[name])
+    finally:
+        for tmp in temps.values():
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    return paths

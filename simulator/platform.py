@@ -1,0 +1,459 @@
+"""Load a SimGrid platform XML (format version 4.x) the way Batsim 4.2.1 sees it.
+
+Only what the embedded simulator needs is read: compute hosts (``<host>`` and ``<cluster>``), their
+pstate speeds, ``wattage_per_state`` / ``wattage_off`` / ``sleep_pstates`` properties, and the
+``<prop>``s of the zones that enclose them. The network (links, routes, routers, backbones ...) is
+ignored: the platforms we simulate have zero-cost networks (see DESIGN.md §4 and behaviours 34-36 of
+``tests/fixtures/batsim-reference/README.md``).
+
+Rules reproduced from real Batsim (behaviours 1, 2, 34, 35):
+
+* compute host ids follow the byte-wise order of host names (not the XML order), over all compute
+  hosts whatever their zone or cluster;
+* the master host (property ``role="master"``, else the host named ``master_host``) gets no id;
+* ``properties`` = ``{"role": ""}`` then the host's own ``<prop>``s (a cluster's ``<prop>``s for its
+  hosts); ``zone_properties`` = the union of the ``<prop>``s of every enclosing zone from the root down,
+  inner values overriding outer ones, a ``<cluster>`` being a zone of its own.
+
+Performance note: the hosts of one ``<cluster>`` share one :class:`HostModel` and share the *same*
+``properties`` and ``zone_properties`` dict objects. Treat ``Host.properties`` and
+``Host.zone_properties`` as read-only: mutating one would change every host of its cluster.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+from wattsched.errors import InputError
+
+__all__ = ["HostModel", "Host", "Platform", "load_platform", "parse_speed_list", "parse_radical"]
+
+log = logging.getLogger(__name__)
+
+
+# --------------------------------------------------------------------------------------------------
+# Data model
+# --------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class HostModel:
+    """Speed and power table of a host kind; one object shared by all hosts with identical tables."""
+
+    speeds_flops: tuple[float, ...]
+    idle_w: tuple[float, ...]
+    full_w: tuple[float, ...]
+    wattage_off_w: float | None = None
+    sleep_pstate: int | None = None
+    switch_off_pstate: int | None = None
+    switch_on_pstate: int | None = None
+
+    @property
+    def nb_pstates(self) -> int:
+        return len(self.speeds_flops)
+
+    @property
+    def has_sleep(self) -> bool:
+        return self.sleep_pstate is not None
+
+    def is_computation(self, pstate: int) -> bool:
+        """True when ``pstate`` exists and is neither the sleep pstate nor a transition pstate."""
+        if not isinstance(pstate, int) or isinstance(pstate, bool):
+            return False
+        if pstate < 0 or pstate >= len(self.speeds_flops):
+            return False
+        return pstate not in (self.sleep_pstate, self.switch_off_pstate, self.switch_on_pstate)
+
+    @property
+    def computation_pstates(self) -> tuple[int, ...]:
+        return tuple(p for p in range(self.nb_pstates) if self.is_computation(p))
+
+
+@dataclass(slots=True)
+class Host:
+    """A compute host. ``properties``/``zone_properties`` may be shared between hosts: do not mutate."""
+
+    id: int
+    name: str
+    model: HostModel
+    initial_pstate: int
+    properties: dict[str, str] = field(default_factory=dict)
+    zone_properties: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Platform:
+    path: str
+    hosts: list[Host]
+    master_name: str | None
+    models: list[HostModel]
+
+    @property
+    def nb_hosts(self) -> int:
+        return len(self.hosts)
+
+    def host_by_name(self, name: str) -> Host:
+        index = getattr(self, "_by_name", None)
+        if index is None:
+            index = {h.name: h for h in self.hosts}
+            object.__setattr__(self, "_by_name", index)
+        return index[name]
+
+
+# --------------------------------------------------------------------------------------------------
+# Small parsers (public: handy for tests and other loaders)
+# --------------------------------------------------------------------------------------------------
+_SPEED_UNITS: dict[str, float] = {}
+for _prefix, _mult in (("", 1.0), ("k", 1e3), ("M", 1e6), ("G", 1e9), ("T", 1e12), ("P", 1e15),
+                       ("E", 1e18), ("Z", 1e21), ("Y", 1e24)):
+    _SPEED_UNITS[_prefix + "f"] = _mult
+    _SPEED_UNITS[_prefix + "flops"] = _mult
+_SPEED_UNITS[""] = 1.0  # bare number: flop/s (SimGrid warns but accepts it)
+
+_NUMBER_UNIT = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z]*)\s*$")
+
+
+def _speed_value(text: str) -> float:
+    """One speed with its unit -> flop/s; raises ValueError with a readable reason."""
+    m = _NUMBER_UNIT.match(text)
+    if m is None:
+        raise ValueError(f"cannot read speed {text.strip()!r}")
+    number, unit = m.groups()
+    try:
+        mult = _SPEED_UNITS[unit]
+    except KeyError:
+        raise ValueError(
+            f"unknown speed unit {unit!r} in {text.strip()!r} (use f, kf, Mf, Gf, Tf, Pf, Ef, Zf, Yf)"
+        ) from None
+    value = float(number) * mult
+    if not value > 0.0 or value == float("inf"):
+        raise ValueError(f"speed {text.strip()!r} must be a positive number of flop/s")
+    return value
+
+
+def parse_speed_list(text: str) -> tuple[float, ...]:
+    """``"100Mf, 50Mf, 1e-9Mf"`` -> speeds in flop/s, one per pstate. Raises ValueError."""
+    parts = text.split(",")
+    if not text.strip() or any(not p.strip() for p in parts):
+        raise ValueError(f"empty speed in {text!r}")
+    return tuple(_speed_value(p) for p in parts)
+
+
+_RADICAL_ITEM = re.compile(r"^(\d+)(?:-(\d+))?$")
+
+
+def parse_radical(text: str) -> list[int]:
+    """``"0-11"`` or ``"0,2-3,9"`` -> the list of values, in the order written. Raises ValueError."""
+    values: list[int] = []
+    for part in text.split(","):
+        m = _RADICAL_ITEM.match(part.strip())
+        if m is None:
+            raise ValueError(f"bad item {part.strip()!r} in radical {text!r} (expected N or N-M)")
+        lo = int(m.group(1))
+        hi = int(m.group(2)) if m.group(2) is not None else lo
+        if hi < lo:
+            raise ValueError(f"empty range {part.strip()!r} in radical {text!r}")
+        values.extend(range(lo, hi + 1))
+    return values
+
+
+def _parse_wattages(text: str, nb_pstates: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """``"idle:full, ..."`` (or SimGrid 3.32's ``"idle:one_core:full"``) -> (idle, full). ValueError."""
+    entries = text.split(",")
+    if len(entries) != nb_pstates:
+        raise ValueError(f"{len(entries)} entries for {nb_pstates} pstates (one 'idle:full' per pstate)")
+    idle: list[float] = []
+    full: list[float] = []
+    for i, entry in enumerate(entries):
+        values = entry.split(":")
+        if len(values) not in (2, 3):
+            raise ValueError(f"entry {i} {entry.strip()!r} is not 'idle:full'")
+        try:
+            numbers = [float(v) for v in values]
+        except ValueError:
+            raise ValueError(f"entry {i} {entry.strip()!r} is not numeric") from None
+        if any(not (n >= 0.0) or n == float("inf") for n in numbers):
+            raise ValueError(f"entry {i} {entry.strip()!r} must hold finite non-negative watts")
+        idle.append(numbers[0])
+        full.append(numbers[-1])
+    return tuple(idle), tuple(full)
+
+
+# --------------------------------------------------------------------------------------------------
+# Loader
+# --------------------------------------------------------------------------------------------------
+_ZONE_TAGS = ("zone", "AS")
+_UNSUPPORTED_HOST_TAGS = {
+    "cabinet": "<cabinet> is not supported: write its hosts as a <cluster> or <host>s",
+    "peer": "<peer> is not supported: write it as a <host> in a Vivaldi zone",
+}
+_ALLOWED_ROLES = ("", "compute_node", "compute")
+
+
+class _Loader:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        # (name, properties, zone_properties, model, initial pstate) of each compute host
+        self.compute: list[tuple[str, dict, dict, HostModel, int]] = []
+        self._master_host_elem: tuple | None = None
+        self.masters_by_role: list[str] = []
+        self.master_host_seen = False
+        self.names: set[str] = set()
+        self._model_cache: dict[tuple, HostModel] = {}
+        self._models_by_value: dict[HostModel, HostModel] = {}
+
+    # -- errors ------------------------------------------------------------------------------------
+    def error(self, where: str, problem: str) -> InputError:
+        return InputError(self.path, where, problem)
+
+    # -- helpers -----------------------------------------------------------------------------------
+    def own_props(self, elem: ET.Element, where: str) -> dict[str, str]:
+        props: dict[str, str] = {}
+        for child in elem:
+            if child.tag == "prop":
+                key = child.get("id")
+                value = child.get("value")
+                if key is None:
+                    raise self.error(f"{where}.prop", "<prop> has no 'id' attribute")
+                if value is None:
+                    raise self.error(f"{where}.prop '{key}'", "<prop> has no 'value' attribute")
+                props[key] = value
+        return props
+
+    def model_for(self, where: str, speed: str | None, props: dict[str, str]) -> HostModel:
+        wattage = props.get("wattage_per_state")
+        off = props.get("wattage_off")
+        sleep = props.get("sleep_pstates")
+        key = (speed, wattage, off, sleep)
+        cached = self._model_cache.get(key)
+        if cached is not None:
+            return cached
+        if speed is None:
+            raise self.error(f"{where}.speed", "missing 'speed' attribute")
+        try:
+            speeds = parse_speed_list(speed)
+        except ValueError as e:
+            raise self.error(f"{where}.speed", str(e)) from None
+        n = len(speeds)
+        if wattage is None:
+            log.warning("%s: %s has no wattage_per_state property: counted as 0 W", self.path, where)
+            idle = full = (0.0,) * n
+        else:
+            try:
+                idle, full = _parse_wattages(wattage, n)
+            except ValueError as e:
+                raise self.error(f"{where}.wattage_per_state", str(e)) from None
+        off_w: float | None = None
+        if off is not None:
+            try:
+                off_w = float(off)
+            except ValueError:
+                raise self.error(f"{where}.wattage_off", f"{off!r} is not a number") from None
+            if not off_w >= 0.0:
+                raise self.error(f"{where}.wattage_off", f"{off!r} must be non-negative")
+        sleep_p = off_p = on_p = None
+        if sleep is not None:
+            parts = sleep.split(":")
+            try:
+                if len(parts) != 3:
+                    raise ValueError
+                sleep_p, off_p, on_p = (int(p) for p in parts)
+            except ValueError:
+                raise self.error(
+                    f"{where}.sleep_pstates", f"{sleep!r} is not 'sleep:switch_off:switch_on' (3 integers)"
+                ) from None
+            for label, p in (("sleep", sleep_p), ("switch_off", off_p), ("switch_on", on_p)):
+                if not 0 <= p < n:
+                    raise self.error(
+                        f"{where}.sleep_pstates", f"{label} pstate {p} does not exist (host has {n} pstates)"
+                    )
+            if sleep_p in (off_p, on_p):
+                raise self.error(
+                    f"{where}.sleep_pstates", f"sleep pstate {sleep_p} is also a transition pstate"
+                )
+        model = HostModel(speeds, idle, full, off_w, sleep_p, off_p, on_p)
+        model = self._models_by_value.setdefault(model, model)
+        self._model_cache[key] = model
+        return model
+
+    def check_core(self, elem: ET.Element, where: str) -> None:
+        core = elem.get("core")
+        if core is None:
+            return
+        try:
+            n = int(core)
+        except ValueError:
+            raise self.error(f"{where}.core", f"{core!r} is not an integer") from None
+        if n != 1:
+            raise self.error(f"{where}.core", f"core={n}: multi-core hosts are not supported (use core=1)")
+
+    def check_initial_pstate(self, elem: ET.Element, where: str, model: HostModel) -> int:
+        text = elem.get("pstate", "0")
+        try:
+            p = int(text)
+        except ValueError:
+            raise self.error(f"{where}.pstate", f"{text!r} is not an integer") from None
+        if not 0 <= p < model.nb_pstates:
+            raise self.error(f"{where}.pstate", f"initial pstate {p} does not exist ({model.nb_pstates} pstates)")
+        if not model.is_computation(p):
+            raise self.error(f"{where}.pstate", f"initial pstate {p} is a sleep or transition pstate")
+        return p
+
+    def add_name(self, name: str, where: str) -> None:
+        if name in self.names:
+            raise self.error(where, f"duplicate host name {name!r}")
+        self.names.add(name)
+
+    def role_of(self, props: dict[str, str], where: str) -> str:
+        role = props.get("role", "")
+        if role == "storage":
+            raise self.error(f"{where}.role", "storage hosts are not supported")
+        if role != "master" and role not in _ALLOWED_ROLES:
+            raise self.error(f"{where}.role", f"unknown role {role!r} (expected master or compute_node)")
+        return role
+
+    # -- elements ----------------------------------------------------------------------------------
+    def host(self, elem: ET.Element, zone_props: dict[str, str]) -> None:
+        name = elem.get("id")
+        if name is None:
+            raise self.error("<host>", "missing 'id' attribute")
+        where = f"host '{name}'"
+        self.add_name(name, where)
+        own = self.own_props(elem, where)
+        role = self.role_of(own, where)
+        if role == "master":
+            self.masters_by_role.append(name)
+            return
+        if name == "master_host":
+            self.master_host_seen = True
+            # Kept aside: it is the master unless another host has role="master".
+            self._master_host_elem = (elem, own, zone_props)
+            return
+        self.add_compute(elem, name, where, own, zone_props)
+
+    def add_compute(self, elem, name, where, own, zone_props) -> None:
+        self.check_core(elem, where)
+        model = self.model_for(where, elem.get("speed"), own)
+        pstate = self.check_initial_pstate(elem, where, model)
+        properties = {"role": ""}
+        properties.update(own)
+        self.compute.append((name, properties, zone_props, model, pstate))
+
+    def cluster(self, elem: ET.Element, zone_props: dict[str, str]) -> None:
+        cid = elem.get("id")
+        where = f"cluster '{cid}'" if cid is not None else "<cluster>"
+        if cid is None:
+            raise self.error(where, "missing 'id' attribute")
+        for attr in ("prefix", "radical", "speed"):
+            if elem.get(attr) is None:
+                raise self.error(f"{where}.{attr}", f"missing '{attr}' attribute")
+        prefix, suffix = elem.get("prefix"), elem.get("suffix", "")
+        try:
+            radical = parse_radical(elem.get("radical"))
+        except ValueError as e:
+            raise self.error(f"{where}.radical", str(e)) from None
+        own = self.own_props(elem, where)
+        role = self.role_of(own, where)
+        if role == "master":
+            raise self.error(f"{where}.role", "a cluster cannot be the master host")
+        self.check_core(elem, where)
+        model = self.model_for(where, elem.get("speed"), own)
+        pstate = self.check_initial_pstate(elem, where, model)
+        properties = {"role": ""}
+        properties.update(own)
+        inner_zone = dict(zone_props)
+        inner_zone.update(own)
+        new_names = [f"{prefix}{v}{suffix}" for v in radical]
+        new_set = set(new_names)
+        if len(new_set) != len(new_names):
+            seen: set[str] = set()
+            dup = next(n for n in new_names if n in seen or seen.add(n))
+            raise self.error(f"{where}.radical", f"duplicate host name {dup!r}")
+        clash = self.names.intersection(new_set)
+        if clash:
+            raise self.error(where, f"duplicate host name {min(clash)!r}")
+        self.names.update(new_set)
+        append = self.compute.append
+        for n in new_names:
+            append((n, properties, inner_zone, model, pstate))
+
+    def zone(self, elem: ET.Element, zone_props: dict[str, str]) -> None:
+        own = self.own_props(elem, f"zone '{elem.get('id')}'")
+        if own:
+            merged = dict(zone_props)
+            merged.update(own)
+        else:
+            merged = zone_props
+        self.children(elem, merged)
+
+    def children(self, elem: ET.Element, zone_props: dict[str, str]) -> None:
+        for child in elem:
+            tag = child.tag
+            if tag == "host":
+                self.host(child, zone_props)
+            elif tag == "cluster":
+                self.cluster(child, zone_props)
+            elif tag in _ZONE_TAGS:
+                self.zone(child, zone_props)
+            elif tag in _UNSUPPORTED_HOST_TAGS:
+                raise self.error(f"<{tag} id='{child.get('id')}'>", _UNSUPPORTED_HOST_TAGS[tag])
+            # everything else (link, route, router, backbone, zoneRoute, config, prop, ...) is ignored
+
+
+def _check_version(path: str, root: ET.Element) -> None:
+    if root.tag != "platform":
+        raise InputError(path, f"<{root.tag}>", "root element must be <platform version=\"4.1\">")
+    version = root.get("version")
+    if version is None:
+        raise InputError(path, "platform.version", "missing 'version' attribute (expected 4.1)")
+    try:
+        major = int(version.split(".")[0])
+    except ValueError:
+        raise InputError(path, "platform.version", f"{version!r} is not a version number") from None
+    if major != 4:
+        raise InputError(path, "platform.version", f"version {version!r} is not supported (expected 4.1)")
+
+
+def load_platform(path: str | os.PathLike) -> Platform:
+    """Read a SimGrid platform file; raise :class:`InputError` on anything Batsim would refuse."""
+    path = os.fspath(path)
+    try:
+        tree = ET.parse(path)
+    except ET.ParseError as e:
+        line, col = e.position
+        raise InputError(path, f"line {line}", f"malformed XML ({e})") from None
+    except OSError as e:
+        raise InputError(path, "", f"cannot read platform file ({e.strerror or e})") from None
+    root = tree.getroot()
+    _check_version(path, root)
+
+    loader = _Loader(path)
+    loader.children(root, {})
+
+    master: str | None
+    if len(loader.masters_by_role) > 1:
+        raise InputError(path, f"host '{loader.masters_by_role[1]}'.role",
+                         f"several master hosts ({', '.join(loader.masters_by_role)})")
+    if loader.masters_by_role:
+        master = loader.masters_by_role[0]
+        if loader.master_host_seen:
+            # 'master_host' is an ordinary compute host when another host has role="master".
+            elem, own, zone_props = loader._master_host_elem
+            loader.add_compute(elem, "master_host", "host 'master_host'", own, zone_props)
+    elif loader.master_host_seen:
+        master = "master_host"
+    else:
+        master = None
+
+    compute = loader.compute
+    if not compute:
+        raise InputError(path, "platform", "no compute host (every host is the master or missing)")
+    # Python compares str by code point, which is the byte order of their UTF-8 encoding.
+    compute.sort(key=lambda entry: entry[0])
+    hosts = [Host(i, name, model, pstate, props, zprops)
+             for i, (name, props, zprops, model, pstate) in enumerate(compute)]
+    # models are deduplicated by value while loading, so equal models are the same object
+    models = list(dict.fromkeys(h.model for h in hosts))
+    return Platform(path=path, hosts=hosts, master_name=master, models=models)

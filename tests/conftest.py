@@ -1,0 +1,21 @@
+"""Shared fixtures: the recordings of real Batsim and small builders of protocol messages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+REFERENCE = FIXTURES / "batsim-reference"
+SCENARIOS = sorted(p.name for p in REFERENCE.iterdir() if (p / "messages.jsonl").exists())
+
+
+@pytest.fixture
+def reference() -> Path:
+    return REFERENCE
+
+
+def reply(now: float, *events: tuple[str, dict]) -> dict:
+    """A scheduler reply with every event stamped ``now`` (what pybatsim sends)."""
+    return {"now": now, "events": [{"timestamp": now, "type": t, "data": d} for t, d in events]}

@@ -1,0 +1,308 @@
+"""The pybatsim adapter (schedulers/adapter.py), driven through pybatsim's real ``Batsim`` class with an
+in-memory network instead of ZeroMQ."""
+
+from __future__ import annotations
+
+import heapq
+import json
+import logging
+import re
+from pathlib import Path
+
+import pytest
+from procset import ProcSet
+from pybatsim.batsim.batsim import Batsim, BatsimScheduler
+from pybatsim.cmdline import get_scheduler_by_name
+from pybatsim.plugin import find_ambiguous_scheduler_names, find_plugin_schedulers
+
+from schedulers.adapter import PRESET_CLASSES, EasyBackfill, Fcfs, WattschedScheduler, load_scheduler
+from schedulers.presets import PRESETS
+from wattsched.errors import OptionError
+
+RECORDING = Path(__file__).parent / "fixtures" / "batsim-reference" / "pybatsim-easy" / "messages.jsonl"
+
+
+# ----------------------------------------------------------------- in-memory Batsim
+class ScriptedNetwork:
+    """Stands for pybatsim's NetworkHandler: ``recv`` pops prepared messages, ``send`` records replies
+    (through JSON, as on the wire)."""
+
+    def __init__(self, messages):
+        self.inbox = list(messages)
+        self.sent: list[dict] = []
+
+    def recv(self, blocking=False):
+        return self.inbox.pop(0) if self.inbox else None
+
+    def send(self, msg):
+        self.sent.append(json.loads(json.dumps(msg)))
+
+    def close(self):
+        pass
+
+
+class InMemoryBatsim(Batsim):
+    """pybatsim's Batsim with ``network`` replaced; the rest of ``__init__`` as in pybatsim."""
+
+    def __init__(self, scheduler, network):
+        self.logger = logging.getLogger("in-memory-batsim")
+        self.running_simulation = False
+        self.network = network
+        self.event_publisher = None
+        self.jobs = {}
+        for counter in ("submitted_from_batsim", "submitted_from_scheduler", "submitted", "killed", "rejected",
+                        "scheduled", "in_submission", "completed", "successful", "failed", "timeout"):
+            setattr(self, f"nb_jobs_{counter}", 0)
+        self.jobs_manually_changed = set()
+        self.no_more_static_jobs = False
+        self.no_more_external_events = False
+        self.use_storage_controller = False
+        self.scheduler = scheduler
+        scheduler.bs = self
+        self._read_bat_msg()
+        scheduler.onAfterBatsimInit()
+
+
+def recording():
+    return [json.loads(line) for line in RECORDING.read_text().splitlines()]
+
+
+def begins(nb_hosts: int = 16) -> dict:
+    """The recorded SIMULATION_BEGINS (first line), optionally with fewer hosts."""
+    msg = recording()[0]["message"]
+    data = msg["events"][0]["data"]
+    data["compute_resources"] = data["compute_resources"][:nb_hosts]
+    data["nb_resources"] = data["nb_compute_resources"] = nb_hosts
+    return msg
+
+
+def submitted(now: float, job_id: str, res: int, walltime: float | None = None, **extra) -> dict:
+    job = {"id": job_id, "subtime": now, "res": res, "profile": "p", **extra}
+    if walltime is not None:
+        job["walltime"] = walltime
+    return {"timestamp": now, "type": "JOB_SUBMITTED", "data": {"job_id": job_id, "job": job}}
+
+
+def drive(scheduler: BatsimScheduler, messages: list[dict]) -> list[dict]:
+    """Feed ``messages`` one by one; return the replies."""
+    network = ScriptedNetwork(messages)
+    bs = InMemoryBatsim(scheduler, network)
+    while network.inbox:
+        bs.do_next_event()
+    return network.sent
+
+
+def assert_well_formed(request: dict, reply: dict) -> None:
+    assert reply["now"] == request["now"] and type(reply["now"]) is type(request["now"])
+    for event in reply["events"]:
+        assert event["timestamp"] == request["now"]
+        assert event["type"] in {"EXECUTE_JOB", "REJECT_JOB", "SET_RESOURCE_STATE", "CALL_ME_LATER", "QUERY"}
+        if event["type"] == "EXECUTE_JOB":
+            alloc = event["data"]["alloc"]
+            assert re.fullmatch(r"\d+(-\d+)?( \d+(-\d+)?)*", alloc)
+            assert str(ProcSet.from_str(alloc)) == alloc
+
+
+# ----------------------------------------------------------------- against the pybatsim-easy recording
+@pytest.mark.parametrize("per_event", [False, True])
+def test_replies_match_pybatsim_easy_until_allocations_differ(per_event):
+    lines = recording()
+    batsim = [line["message"] for line in lines if line["from"] == "batsim"]
+    replies_recorded = [line["message"] for line in lines if line["from"] == "scheduler"]
+    # messages 1..33: our first-fit and pybatsim's free-space allocator agree; at line 36 pybatsim puts
+    # w0!7 on 3-11 (the end of the merged free space) where first-fit takes 0-8
+    count = 17
+    scheduler = EasyBackfill({})
+    scheduler.per_event = per_event
+    replies = drive(scheduler, batsim[:count])
+    for request, reply in zip(batsim, replies):
+        assert_well_formed(request, reply)
+    assert replies == replies_recorded[:count]
+    assert [e["data"]["alloc"] for r in replies for e in r["events"]] == ["0-14", "15", "0-11", "12-13", "14-15",
+                                                                         "12-13"]
+
+
+def test_wide_job_rejected_in_the_reply_to_its_submission():
+    now = 1318.000001
+    replies = drive(EasyBackfill({}), [
+        begins(16),
+        {"now": now, "events": [submitted(now, "w0!15", 20, 245.0), submitted(now, "w0!16", 2, 10.0),
+                                submitted(now, "w0!17", 0, 10.0)]},
+    ])
+    assert replies[0] == {"now": 0.0, "events": []}
+    assert replies[1] == {"now": now, "events": [
+        {"timestamp": now, "type": "REJECT_JOB", "data": {"job_id": "w0!15"}},
+        {"timestamp": now, "type": "REJECT_JOB", "data": {"job_id": "w0!17"}},
+        {"timestamp": now, "type": "EXECUTE_JOB", "data": {"job_id": "w0!16", "alloc": "0-1"}},
+    ]}
+
+
+def test_every_other_batsim_event_is_handled():
+    now = 10.5
+    replies = drive(Fcfs({"allocation": "non-contiguous"}), [
+        begins(4),
+        {"now": 1.0, "events": [submitted(1.0, "w0!1", 2, None, user="alice", extra_field=3)]},
+        {"now": now, "events": [
+            {"timestamp": now, "type": "RESOURCE_STATE_CHANGED", "data": {"resources": "2-3", "state": "5"}},
+            {"timestamp": now, "type": "ANSWER", "data": {"consumed_energy": 1234.5}},
+            {"timestamp": now, "type": "REQUESTED_CALL", "data": {}},
+            {"timestamp": now, "type": "NOTIFY", "data": {"type": "no_more_static_job_to_submit"}},
+            {"timestamp": now, "type": "JOB_COMPLETED", "data": {"job_id": "w0!1", "job_state": "COMPLETED_KILLED",
+                                                                  "return_code": -2, "alloc": "0-1"}},
+            {"timestamp": now, "type": "JOB_KILLED", "data": {"job_ids": ["w0!1"], "job_progress": {
+                "w0!1": {"profile_name": "p", "progress": 0.5}}}},
+        ]},
+        {"now": now, "events": [{"timestamp": now, "type": "SIMULATION_ENDS", "data": {}}]},
+    ])
+    assert replies[1]["events"] == [
+        {"timestamp": 1.0, "type": "EXECUTE_JOB", "data": {"job_id": "w0!1", "alloc": "0-1"}}]
+    assert replies[2:] == [{"now": now, "events": []}, {"now": now, "events": []}]
+
+
+def test_no_callback_raises_not_implemented():
+    scheduler = EasyBackfill({})
+    drive(scheduler, [begins(4)])
+    scheduler.onJobsKilled([])
+    scheduler.onMachinePStateChanged((0, 1), "3")
+    assert scheduler.policy.view.pstates == [3, 3, 0, 0]
+    scheduler.onReportEnergyConsumed(12.5)
+    assert scheduler.policy.view.energy_j == 12.5
+    scheduler.onRequestedCall()
+    scheduler.onJobMessage(0.0, type("J", (), {"id": "x"})(), "hello")
+    scheduler.onAddResources(ProcSet(5))
+    scheduler.onRemoveResources(ProcSet(5))
+    scheduler.onNotifyEventMachineUnavailable(ProcSet(1))
+    scheduler.onNotifyEventMachineAvailable(ProcSet(1))
+    scheduler.onNotifyGenericEvent({"type": "x"})
+    scheduler.onDatasetArrivedOnStorage("d", 0, 1)
+    scheduler.onDataTransferNotTerminated("d", 0, 1)
+    scheduler.onNoMoreJobsInWorkloads()
+    scheduler.onSimulationEnds()
+    with pytest.raises(RuntimeError, match="-t -1"):
+        scheduler.onDeadlock()
+
+
+# ----------------------------------------------------------------- closed loop with a tiny Batsim
+class TinyBatsim(ScriptedNetwork):
+    """Answers the scheduler like Batsim would for delay-like jobs: submissions at their subtime,
+    completions at start + min(runtime, walltime), same-time submissions before completions, then
+    SIMULATION_ENDS. Checks that no host is double-booked."""
+
+    def __init__(self, nb_hosts, jobs):
+        super().__init__([])
+        self.nb_hosts, self.jobs = nb_hosts, jobs
+        self.events = [(j["subtime"], 0, k, "submit", j["id"]) for k, j in enumerate(jobs.values())]
+        heapq.heapify(self.events)
+        self.seq = len(jobs)
+        self.busy = ProcSet()
+        self.allocs, self.rejected, self.requests = {}, set(), [begins(nb_hosts)]
+        self.ended = False
+
+    def recv(self, blocking=False):
+        if not self.requests:
+            if not self.events:
+                assert not self.ended
+                self.ended = True
+                now = self.requests_now
+                self.requests.append({"now": now, "events": [{"timestamp": now, "type": "SIMULATION_ENDS",
+                                                             "data": {}}]})
+            else:
+                now, events = self.events[0][0], []
+                while self.events and self.events[0][0] == now:
+                    _, _, _, kind, job_id = heapq.heappop(self.events)
+                    if kind == "submit":
+                        job = dict(self.jobs[job_id])
+                        job.pop("runtime")
+                        events.append({"timestamp": now, "type": "JOB_SUBMITTED",
+                                       "data": {"job_id": job_id, "job": job}})
+                    else:
+                        self.busy = self.busy - self.allocs[job_id]
+                        events.append({"timestamp": now, "type": "JOB_COMPLETED", "data": {
+                            "job_id": job_id, "job_state": "COMPLETED_SUCCESSFULLY", "return_code": 0,
+                            "alloc": str(self.allocs[job_id])}})
+                self.requests.append({"now": now, "events": events})
+        self.last_request = self.requests.pop(0)
+        self.requests_now = self.last_request["now"]
+        return self.last_request
+
+    def send(self, msg):
+        super().send(msg)
+        assert_well_formed(self.last_request, self.sent[-1])
+        now = msg["now"]
+        for event in msg["events"]:
+            job_id = event["data"].get("job_id")
+            if event["type"] == "REJECT_JOB":
+                self.rejected.add(job_id)
+            elif event["type"] == "EXECUTE_JOB":
+                alloc = ProcSet.from_str(event["data"]["alloc"])
+                job = self.jobs[job_id]
+                assert alloc.isdisjoint(self.busy) and len(alloc) == job["res"]
+                self.busy = self.busy | alloc
+                self.allocs[job_id] = alloc
+                end = now + min(job["runtime"], job.get("walltime", float("inf")))
+                self.seq += 1
+                heapq.heappush(self.events, (end, 1, self.seq, "complete", job_id))
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_closed_loop_every_job_runs_or_is_rejected(name):
+    specs = [(0.0, 3, 100.0, 80.0), (0.0, 4, 50.0, 50.0), (0.1 + 0.2, 2, 30.0, 10.0), (5.0, 9, 10.0, 10.0),
+             (7.0, 1, None, 12.0), (8.0, 4, 20.0, 5.0), (8.0, 2, 500.0, 400.0), (60.0, 8, 10.0, 1.0)]
+    jobs = {}
+    for k, (sub, res, wall, runtime) in enumerate(specs):
+        job = {"id": f"w0!{k}", "subtime": sub, "res": res, "profile": "p", "runtime": runtime, "user": "u"}
+        if wall is not None:
+            job["walltime"] = wall
+        jobs[job["id"]] = job
+    network = TinyBatsim(8, jobs)
+    bs = InMemoryBatsim(load_scheduler(name, {}), network)
+    bs.start()
+    assert network.ended
+    assert network.rejected == {"w0!3"}
+    assert set(network.allocs) | network.rejected == set(jobs)
+    assert network.sent[-1]["events"] == []
+
+
+# ----------------------------------------------------------------- registration and loading
+def test_presets_are_registered_for_pybatsim():
+    plugins = dict(find_plugin_schedulers())
+    assert set(PRESET_CLASSES) == set(PRESETS)
+    for name, cls in PRESET_CLASSES.items():
+        assert plugins[name] is cls and cls.preset == name
+    assert find_ambiguous_scheduler_names() == {}
+    assert isinstance(get_scheduler_by_name("easy-backfill", options={"allocation": "best-fit"}), EasyBackfill)
+
+
+def test_load_scheduler_by_name_entry_point_and_module():
+    easy = load_scheduler("easy-backfill", {"allocation": "best-fit"})
+    assert isinstance(easy, EasyBackfill) and easy.policy.allocator.name == "best-fit"
+    assert type(load_scheduler("backfill-easy", {})).__module__ == "pybatsim.schedulers.easyBackfill"
+    assert type(load_scheduler("schedulers.adapter:Fcfs", {})) is Fcfs
+    assert type(load_scheduler("pybatsim.schedulers.easyBackfill", {})).__name__ == "EasyBackfill"
+    generic = WattschedScheduler({}, preset="fcfs")
+    assert generic.policy.name == "fcfs"
+
+
+def test_load_scheduler_from_a_file(tmp_path):
+    path = tmp_path / "my_sched.py"
+    path.write_text(
+        "from pybatsim.batsim.batsim import BatsimScheduler\n"
+        "class First(BatsimScheduler):\n    pass\n"
+        "class Second(BatsimScheduler):\n    pass\n"
+    )
+    assert type(load_scheduler(str(path), {"a": 1})).__name__ == "First"
+    second = load_scheduler(f"{path}:Second", {"a": 1})
+    assert type(second).__name__ == "Second" and second.options == {"a": 1}
+
+
+def test_load_scheduler_errors():
+    with pytest.raises(OptionError, match="unknown scheduler 'nope'; presets: fcfs, easy-backfill"):
+        load_scheduler("nope", {})
+    with pytest.raises(OptionError, match="no file"):
+        load_scheduler("missing/sched.py", {})
+    with pytest.raises(OptionError, match="cannot import"):
+        load_scheduler("no_such_package.module", {})
+    with pytest.raises(OptionError, match="no BatsimScheduler subclass 'Nope'"):
+        load_scheduler("schedulers.adapter:Nope", {})
+    with pytest.raises(OptionError, match="unknown option 'alloc' for easy-backfill"):
+        load_scheduler("easy-backfill", {"alloc": "best-fit"})

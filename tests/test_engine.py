@@ -1,0 +1,176 @@
+"""The embedded engine on hand-built conversations: protocol errors and edge cases."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from simulator.engine import Simulation
+from simulator.platform import load_platform
+from simulator.workload import load_workload
+from tests.conftest import REFERENCE, reply
+from wattsched.errors import ProtocolError
+
+PLATFORM = REFERENCE / "dvfs-energy" / "platform.xml"  # 4 Taurus hosts with sleep pstates
+
+
+def make_sim(tmp_path: Path, jobs: list[dict], profiles: dict | None = None) -> Simulation:
+    profiles = profiles or {"c1": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}}
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"nb_res": 4, "jobs": jobs, "profiles": profiles}))
+    return Simulation(load_platform(PLATFORM), load_workload(path))
+
+
+def job(i: int, subtime: float = 0, res: int = 1, walltime: float | None = 100, profile: str = "c1") -> dict:
+    j = {"id": i, "subtime": subtime, "res": res, "profile": profile}
+    if walltime is not None:
+        j["walltime"] = walltime
+    return j
+
+
+def types(msg: dict) -> list[str]:
+    return [e["type"] for e in msg["events"]]
+
+
+def test_simple_run_to_the_end(tmp_path) -> None:
+    sim = make_sim(tmp_path, [job(1)])
+    assert types(sim.start()) == ["SIMULATION_BEGINS"]
+    msg = sim.step(reply(0))
+    assert types(msg) == ["JOB_SUBMITTED", "NOTIFY"] or types(msg) == ["JOB_SUBMITTED"]
+    msg = sim.step(reply(0, ("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "2"})))
+    while "JOB_COMPLETED" not in types(msg):
+        msg = sim.step(reply(msg["now"]))
+    assert msg["now"] == 10.0  # 1e9 flops at 100 Mflop/s
+    end = sim.step(reply(msg["now"]))
+    assert types(end) == ["SIMULATION_ENDS"]
+    assert sim.step(reply(end["now"])) is None
+    # 10 s at 190.738 W on host 2, 95 W on the three others
+    assert sim.energy_j == pytest.approx(10 * (190.738 + 3 * 95))
+
+
+def _submitted(tmp_path, jobs):
+    sim = make_sim(tmp_path, jobs)
+    sim.start()
+    msg = sim.step(reply(0))
+    if types(msg) == ["NOTIFY"]:
+        msg = sim.step(reply(0))
+    return sim
+
+
+def test_allocating_a_busy_host_is_an_error(tmp_path) -> None:
+    sim = _submitted(tmp_path, [job(1), job(2)])
+    with pytest.raises(ProtocolError, match=r"EXECUTE_JOB w0!2: host 1 \(host1\) is computing, not idle"):
+        sim.step(reply(0, ("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "1"}),
+                          ("EXECUTE_JOB", {"job_id": "w0!2", "alloc": "1"})))
+
+
+def test_allocating_a_sleeping_host_is_an_error(tmp_path) -> None:
+    sim = make_sim(tmp_path, [job(1, subtime=50)])
+    sim.start()
+    msg = sim.step(reply(0, ("SET_RESOURCE_STATE", {"resources": "3", "state": "13"})))
+    assert types(msg) == ["RESOURCE_STATE_CHANGED"] and msg["now"] == 6.1
+    msg = sim.step(reply(msg["now"]))
+    assert types(msg)[0] == "JOB_SUBMITTED"
+    with pytest.raises(ProtocolError, match=r"host 3 \(host3\) is sleeping, not idle"):
+        sim.step(reply(msg["now"], ("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "3"})))
+
+
+def test_allocating_a_switching_host_is_an_error(tmp_path) -> None:
+    sim = _submitted(tmp_path, [job(1)])
+    with pytest.raises(ProtocolError, match="switching_off, not idle"):
+        sim.step(reply(0, ("SET_RESOURCE_STATE", {"resources": "0-1", "state": "13"}),
+                          ("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "1"})))
+
+
+def test_wrong_allocation_size_is_an_error(tmp_path) -> None:
+    sim = _submitted(tmp_path, [job(1, res=2)])
+    with pytest.raises(ProtocolError, match="field 'alloc' has 1 hosts but the job requests 2"):
+        sim.step(reply(0, ("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "1"})))
+
+
+def test_allocation_beyond_the_platform_is_an_error(tmp_path) -> None:
+    sim = _submitted(tmp_path, [job(1)])
+    with pytest.raises(ProtocolError, match="beyond 0-3"):
+        sim.step(reply(0, ("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "7"})))
+
+
+def test_unknown_event_is_an_error(tmp_path) -> None:
+    sim = _submitted(tmp_path, [job(1)])
+    with pytest.raises(ProtocolError, match="unknown or unsupported event type 'EXECUTE_JOBS'"):
+        sim.step(reply(0, ("EXECUTE_JOBS", {"job_id": "w0!1", "alloc": "1"})))
+
+
+def test_unknown_job_is_an_error(tmp_path) -> None:
+    sim = _submitted(tmp_path, [job(1)])
+    with pytest.raises(ProtocolError, match="unknown job 'w0!9'"):
+        sim.step(reply(0, ("REJECT_JOB", {"job_id": "w0!9"})))
+
+
+def test_job_started_twice_is_an_error(tmp_path) -> None:
+    sim = _submitted(tmp_path, [job(1)])
+    with pytest.raises(ProtocolError, match="cannot start: it is running"):
+        sim.step(reply(0, ("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0"}),
+                          ("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "1"})))
+
+
+def test_job_started_before_its_submission_is_an_error(tmp_path) -> None:
+    sim = _submitted(tmp_path, [job(1), job(2, subtime=100)])
+    with pytest.raises(ProtocolError, match="w0!2 cannot start: it is pending"):
+        sim.step(reply(0, ("EXECUTE_JOB", {"job_id": "w0!2", "alloc": "0"})))
+
+
+def test_switching_off_a_computing_host_is_an_error(tmp_path) -> None:
+    sim = _submitted(tmp_path, [job(1)])
+    with pytest.raises(ProtocolError, match="only idle hosts can be switched off"):
+        sim.step(reply(0, ("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0"}),
+                          ("SET_RESOURCE_STATE", {"resources": "0", "state": "13"})))
+
+
+def test_virtual_pstate_request_is_an_error(tmp_path) -> None:
+    sim = _submitted(tmp_path, [job(1)])
+    with pytest.raises(ProtocolError, match="not a computation or sleep pstate"):
+        sim.step(reply(0, ("SET_RESOURCE_STATE", {"resources": "0", "state": "14"})))
+
+
+def test_deadlock_names_the_forgotten_jobs(tmp_path) -> None:
+    sim = _submitted(tmp_path, [job(1), job(2)])
+    with pytest.raises(ProtocolError, match=r"deadlock .* 1 job\(s\) were never started nor rejected by the scheduler \(w0!2\)"):
+        msg = sim.step(reply(0, ("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0"})))
+        while msg is not None:
+            msg = sim.step(reply(msg["now"]))
+
+
+def test_simulation_waits_for_pending_calls(tmp_path) -> None:
+    """B12: the end waits for every CALL_ME_LATER, even after the last job."""
+    sim = _submitted(tmp_path, [job(1)])
+    msg = sim.step(reply(0, ("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0"}), ("CALL_ME_LATER", {"timestamp": 500})))
+    seen = []
+    while msg is not None:
+        seen.append((msg["now"], types(msg)))
+        msg = sim.step(reply(msg["now"]))
+    assert (500.0, ["REQUESTED_CALL"]) in seen
+    assert seen[-1] == (500.0, ["SIMULATION_ENDS"])
+
+
+def test_job_without_walltime_is_never_killed(tmp_path) -> None:
+    sim = make_sim(tmp_path, [job(1, walltime=None)], {"c1": {"type": "parallel_homogeneous", "cpu": 1e12, "com": 0}})
+    sim.start()
+    sim.step(reply(0))
+    msg = sim.step(reply(0, ("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0"})))
+    while "JOB_COMPLETED" not in types(msg):
+        msg = sim.step(reply(msg["now"]))
+    assert msg["now"] == 10000.0
+    assert msg["events"][-1]["data"]["job_state"] == "COMPLETED_SUCCESSFULLY"
+
+
+def test_dvfs_on_a_sleeping_host_boots_it(tmp_path) -> None:
+    sim = make_sim(tmp_path, [job(1, subtime=1000)])
+    sim.start()
+    msg = sim.step(reply(0, ("SET_RESOURCE_STATE", {"resources": "0-3", "state": "13"})))
+    assert msg["now"] == 6.1
+    msg = sim.step(reply(6.1, ("SET_RESOURCE_STATE", {"resources": "0-3", "state": "5"})))
+    assert types(msg) == ["RESOURCE_STATE_CHANGED"]
+    assert msg["now"] == round(6.1 + 151.52, 6)
+    assert msg["events"][0]["data"] == {"resources": "0-3", "state": "5"}

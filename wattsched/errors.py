@@ -1,0 +1,36 @@
+"""User-facing errors: one line that names the file and the field.
+
+Every error a user can cause (bad XML, bad JSON, unknown scheduler, bad option, impossible job) is raised
+as a :class:`WattschedError`; the CLI catches it once and prints ``str(error)`` on one line.
+"""
+
+from __future__ import annotations
+
+
+class WattschedError(Exception):
+    """Base of every error whose message is meant for the user as it is."""
+
+
+class InputError(WattschedError):
+    """Bad input file: the message names the file, the field (or element, job, profile) and the problem.
+
+    Args:
+        source: the file (or option set) the bad value comes from.
+        field: where in it, e.g. ``"job 'w0!3'.walltime"`` or ``"host 'node-2'.speed"``.
+        problem: what is wrong, in words a user understands.
+    """
+
+    def __init__(self, source: object, field: str, problem: str) -> None:
+        self.source = str(source)
+        self.field = field
+        self.problem = problem
+        where = f"{self.source}: {field}" if field else self.source
+        super().__init__(f"{where}: {problem}")
+
+
+class OptionError(WattschedError):
+    """Bad scheduler option or command-line value."""
+
+
+class ProtocolError(WattschedError):
+    """A scheduler sent something Batsim would refuse (busy host, unknown event, ...)."""

@@ -1,0 +1,447 @@
+"""Metrics of a finished run, as pure functions of Batsim's output DataFrames (evalys style).
+
+One definition for each metric of DESIGN.md §7, used by every study:
+
+* **bounded slowdown** of a job: ``max(1, (wait + run) / max(run, τ))``, τ = 10 s by default
+  (:func:`bounded_slowdowns`); AVEbsld is its mean over the jobs that ran;
+* **utilization**: ``Σ procs · run`` clipped to a window ``[t0, t1]``, divided by ``hosts · (t1 − t0)``;
+  the default window is ``[first submission, makespan]`` (:func:`utilization`);
+* **makespan**: last completion time of a job that ran (:func:`makespan_s`);
+* **mean waiting time** over the jobs that ran (:func:`mean_waiting_time_s`);
+* **total energy**: platform energy up to the last row of ``consumed_energy.csv`` (:func:`total_energy_j`);
+* **energy inside a window** ``[t0, t1]`` from the cumulative energy rows, linear between rows because
+  the platform power is constant between two rows (:func:`energy_in_window_j`);
+* **energy relative to the window's all-computing maximum**: window energy / (max_power_w · (t1 − t0))
+  (:func:`relative_window_energy`);
+* **per-user mean stretch**, stretch = (wait + run) / run, when a user is known for the jobs
+  (:func:`per_user_mean_stretch`);
+* **jobs started**, jobs per ``final_state``, jobs rejected (:func:`final_state_counts`).
+
+Rejected jobs (``final_state`` REJECTED, empty time fields) are left out of every time metric but
+counted in ``nb_jobs`` and ``nb_jobs_rejected``.
+
+Where these differ from Batsim's own ``<prefix>_schedule.csv`` (do not mix the two):
+
+* Batsim's ``mean_slowdown``/``max_slowdown`` use the **unbounded** slowdown (turnaround / execution,
+  the ``stretch`` column of jobs.csv), and its ``mean_*`` values divide by ``nb_jobs`` **including
+  rejected jobs counted as 0**; ours are bounded and averaged over the jobs that ran.
+* Batsim's ``consumed_joules`` = E(last job completion) − E(first job submission): it starts at the
+  first submission and stops at the last completion, while a run goes on until its last switch or
+  pending call. Our ``total_energy_j`` starts at t = 0 and ends at the last row of
+  ``consumed_energy.csv`` (the last job start/end or switch); ``window_energy_j`` covers exactly the
+  window, extrapolating past the last row at the platform's idle/sleep power (that row's ``wattmin``:
+  after the last event no job runs and no switch is pending).
+* Batsim's ``time_<state>`` values omit the open interval after each machine's last change; we do
+  not use them.
+
+Usage::
+
+    metrics = compute_metrics("results/out", window=(0.0, 3600.0), max_power_w=16 * 190.738)
+    print(format_table(metrics))
+    Path("metrics.json").write_text(metrics_to_json(metrics))
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import sys
+from collections.abc import Mapping, Sequence
+from io import StringIO
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import pandas as pd
+
+from wattsched.errors import InputError
+from wattsched.outputs_io import BatsimOutputs, load_outputs
+
+__all__ = [
+    "DEFAULT_TAU_S",
+    "bounded_slowdowns",
+    "compute_metrics",
+    "energy_at_j",
+    "energy_in_window_j",
+    "final_state_counts",
+    "format_table",
+    "jobs_that_ran",
+    "load_workload_users",
+    "makespan_s",
+    "mean_bounded_slowdown",
+    "mean_waiting_time_s",
+    "metrics_to_json",
+    "per_user_mean_stretch",
+    "relative_window_energy",
+    "total_energy_j",
+    "utilization",
+]
+
+logger = logging.getLogger(__name__)
+
+#: τ of the bounded slowdown, seconds (DESIGN.md §7).
+DEFAULT_TAU_S: Final[float] = 10.0
+REJECTED: Final[str] = "REJECTED"
+
+Window = tuple[float, float]
+Metrics = dict[str, float | int]
+
+
+# --------------------------------------------------------------------------------------------- jobs
+def jobs_that_ran(jobs: pd.DataFrame) -> pd.DataFrame:
+    """The jobs that were started (not rejected): those with a ``starting_time``."""
+    ran = (jobs["final_state"] != REJECTED) & jobs["starting_time"].notna()
+    return jobs[ran]
+
+
+def final_state_counts(jobs: pd.DataFrame) -> dict[str, int]:
+    """Number of jobs per ``final_state`` (``{"COMPLETED_SUCCESSFULLY": 8, "REJECTED": 1, ...}``)."""
+    return {str(state): int(count) for state, count in jobs["final_state"].value_counts(sort=False).items()}
+
+
+def bounded_slowdowns(jobs: pd.DataFrame, tau_s: float = DEFAULT_TAU_S) -> pd.Series:
+    """Bounded slowdown ``max(1, (wait + run) / max(run, τ))`` of each job that ran, indexed by job_id.
+
+    Args:
+        jobs: a jobs.csv frame (:func:`wattsched.outputs_io.read_jobs`).
+        tau_s: τ in seconds; runs shorter than τ count as τ.
+    """
+    if tau_s <= 0:
+        raise ValueError(f"tau_s must be positive, got {tau_s}")
+    ran = jobs_that_ran(jobs)
+    wait, run = ran["waiting_time"], ran["execution_time"]
+    values = np.maximum(1.0, (wait + run) / np.maximum(run, tau_s))
+    return pd.Series(values.to_numpy(dtype=float), index=ran["job_id"].to_numpy(), name="bounded_slowdown")
+
+
+def mean_bounded_slowdown(jobs: pd.DataFrame, tau_s: float = DEFAULT_TAU_S) -> float:
+    """AVEbsld: mean bounded slowdown over the jobs that ran (NaN when none ran)."""
+    values = bounded_slowdowns(jobs, tau_s)
+    return float(values.mean()) if len(values) else math.nan
+
+
+def makespan_s(jobs: pd.DataFrame) -> float:
+    """Completion time of the last job that ran, seconds (NaN when none ran).
+
+    Equals Batsim's ``makespan`` key; like Batsim, measured from t = 0, not from the first submission.
+    """
+    ran = jobs_that_ran(jobs)
+    return float(ran["finish_time"].max()) if len(ran) else math.nan
+
+
+def mean_waiting_time_s(jobs: pd.DataFrame) -> float:
+    """Mean waiting time of the jobs that ran, seconds (Batsim's ``mean_waiting_time`` also averages
+    the rejected jobs as 0)."""
+    ran = jobs_that_ran(jobs)
+    return float(ran["waiting_time"].mean()) if len(ran) else math.nan
+
+
+def default_window(jobs: pd.DataFrame) -> Window:
+    """``[first submission, makespan]``, the window of every windowed metric when none is given."""
+    first = jobs["submission_time"].min()
+    return (float(first) if pd.notna(first) else 0.0, makespan_s(jobs))
+
+
+def utilization(jobs: pd.DataFrame, nb_hosts: int, window: Window | None = None) -> float:
+    """Σ procs · run inside the window / (hosts · window length).
+
+    Args:
+        jobs: a jobs.csv frame.
+        nb_hosts: number of compute hosts of the platform.
+        window: ``(t0_s, t1_s)``; default ``[first submission, makespan]``.
+
+    Returns:
+        A fraction in [0, 1] (NaN for an empty window or when no job ran with the default window).
+    """
+    if nb_hosts <= 0:
+        raise ValueError(f"nb_hosts must be positive, got {nb_hosts}")
+    t0, t1 = window if window is not None else default_window(jobs)
+    if not t1 > t0:
+        return math.nan
+    ran = jobs_that_ran(jobs)
+    start = ran["starting_time"].clip(lower=t0, upper=t1)
+    end = ran["finish_time"].clip(lower=t0, upper=t1)
+    busy = float((ran["requested_number_of_resources"] * (end - start)).sum())
+    return busy / (nb_hosts * (t1 - t0))
+
+
+# --------------------------------------------------------------------------------------- per user
+def load_workload_users(workload: str | Path | Mapping[str, Any]) -> dict[str, str]:
+    """Map job ids (bare, as in jobs.csv) to users from a Batsim workload with ``user`` (or ``user_id``)
+    fields on its jobs.
+
+    Args:
+        workload: the workload JSON path or its parsed content.
+
+    Raises:
+        InputError: unreadable JSON or no ``jobs`` list.
+    """
+    source = str(workload) if isinstance(workload, (str, Path)) else "<workload>"
+    if isinstance(workload, (str, Path)):
+        try:
+            content = json.loads(Path(workload).read_text(encoding="utf-8"))
+        except OSError as error:
+            raise InputError(source, "", f"cannot read the workload ({error.strerror})") from error
+        except json.JSONDecodeError as error:
+            raise InputError(source, f"line {error.lineno}", f"not valid JSON ({error.msg})") from error
+    else:
+        content = workload
+    jobs = content.get("jobs") if isinstance(content, Mapping) else None
+    if not isinstance(jobs, list):
+        raise InputError(source, "jobs", "missing or not a list")
+    users: dict[str, str] = {}
+    for job in jobs:
+        if not isinstance(job, Mapping) or "id" not in job:
+            continue
+        user = job.get("user", job.get("user_id"))
+        if user is not None:
+            users[str(job["id"]).split("!")[-1]] = str(user)
+    return users
+
+
+def per_user_mean_stretch(jobs: pd.DataFrame, users: Mapping[str, str] | None = None) -> dict[str, float]:
+    """Mean stretch ``(wait + run) / run`` per user over the jobs that ran.
+
+    Args:
+        jobs: a jobs.csv frame; its ``user`` column is used when present.
+        users: job_id → user (:func:`load_workload_users`), used when jobs has no ``user`` column.
+
+    Returns:
+        ``{user: mean stretch}``; empty when no user is known for any job (Batsim's jobs.csv has no
+        user column).
+    """
+    ran = jobs_that_ran(jobs)
+    if "user" in ran.columns:
+        owner = ran["user"].astype(str)
+    elif users:
+        owner = ran["job_id"].map(lambda job_id: users.get(str(job_id)))
+    else:
+        return {}
+    run = ran["execution_time"]
+    stretch = (ran["waiting_time"] + run) / run
+    frame = pd.DataFrame({"user": owner, "stretch": stretch}).dropna(subset=["user"])
+    return {str(user): float(value) for user, value in frame.groupby("user")["stretch"].mean().items()}
+
+
+# ------------------------------------------------------------------------------------------ energy
+def _energy_curve(energy: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct row times and the cumulative energy at each (last row of a time wins)."""
+    if energy.empty:
+        raise ValueError("the consumed_energy frame has no rows")
+    curve = energy.groupby("time", sort=True)["energy"].last()
+    return curve.index.to_numpy(dtype=float), curve.to_numpy(dtype=float)
+
+
+def total_energy_j(energy: pd.DataFrame) -> float:
+    """Energy of the compute hosts from t = 0 to the last row of consumed_energy.csv, joules."""
+    _, energies = _energy_curve(energy)
+    return float(energies[-1])
+
+
+def energy_at_j(energy: pd.DataFrame, time_s: float) -> float:
+    """Cumulative platform energy at ``time_s``, joules.
+
+    Linear between rows (the platform power is constant between two rows, behaviour 30). Before
+    t = 0 it is 0. After the last row it grows at that row's ``wattmin`` (after the last event no job
+    runs and no switch is pending, so every host draws its idle or sleep power): this reproduces
+    Batsim's ANSWER at the end of a run that outlives its last job (``dvfs-energy``, t = 500).
+    """
+    times, energies = _energy_curve(energy)
+    if time_s <= 0.0:
+        return 0.0
+    if time_s <= times[-1]:
+        return float(np.interp(time_s, np.concatenate(([0.0], times)), np.concatenate(([0.0], energies))))
+    tail_power_w = 0.0
+    if "wattmin" in energy.columns and pd.notna(energy["wattmin"].iloc[-1]):
+        tail_power_w = float(energy["wattmin"].iloc[-1])
+    else:
+        logger.warning("no wattmin column: energy after the last row (t=%g) counted as 0", times[-1])
+    return float(energies[-1] + tail_power_w * (time_s - times[-1]))
+
+
+def energy_in_window_j(energy: pd.DataFrame, window: Window) -> float:
+    """Energy consumed by the compute hosts during ``[t0, t1]``, joules (see :func:`energy_at_j`)."""
+    t0, t1 = window
+    if t1 < t0:
+        raise ValueError(f"window end {t1} is before its start {t0}")
+    return energy_at_j(energy, t1) - energy_at_j(energy, t0)
+
+
+def relative_window_energy(energy: pd.DataFrame, window: Window, max_power_w: float) -> float:
+    """Window energy divided by the window's all-computing maximum ``max_power_w · (t1 − t0)``.
+
+    Args:
+        max_power_w: platform power when every compute host computes at its top pstate, watts
+            (e.g. 16 × 190.738 W for 16 Taurus nodes).
+    """
+    t0, t1 = window
+    if max_power_w <= 0 or not t1 > t0:
+        return math.nan
+    return energy_in_window_j(energy, window) / (max_power_w * (t1 - t0))
+
+
+# ------------------------------------------------------------------------------------- all of them
+def _nb_hosts_from_schedule(outputs: BatsimOutputs) -> int:
+    if outputs.schedule is None or "nb_computing_machines" not in outputs.schedule:
+        raise InputError(
+            outputs.source("schedule"),
+            "nb_computing_machines",
+            "unknown number of hosts: no schedule output with this key, give nb_hosts",
+        )
+    try:
+        return int(float(outputs.schedule["nb_computing_machines"]))
+    except ValueError as error:
+        raise InputError(outputs.source("schedule"), "nb_computing_machines", "not a number") from error
+
+
+def _state_key(state: str) -> str:
+    return "nb_jobs_" + "".join(c if c.isalnum() else "_" for c in state.lower())
+
+
+def compute_metrics(
+    outputs_path: str | Path | BatsimOutputs,
+    *,
+    tau_s: float = DEFAULT_TAU_S,
+    window: Window | None = None,
+    nb_hosts: int | None = None,
+    workload: str | Path | Mapping[str, Any] | None = None,
+    max_power_w: float | None = None,
+) -> Metrics:
+    """Every metric of DESIGN.md §7 for one run.
+
+    Args:
+        outputs_path: folder, prefix path (``results/out``) or loaded outputs.
+        tau_s: τ of the bounded slowdown, seconds.
+        window: ``(t0_s, t1_s)`` of utilization and window energy; default ``[first submission, makespan]``.
+        nb_hosts: compute hosts; default ``nb_computing_machines`` of schedule.csv.
+        workload: Batsim workload (path or content) whose jobs carry ``user``: enables per-user stretch.
+        max_power_w: all-computing platform power, watts: enables ``window_energy_relative``.
+
+    Returns:
+        A flat ``{name: number}`` dict, units in the names: ``nb_jobs``, ``nb_jobs_started``,
+        ``nb_jobs_rejected``, ``nb_jobs_<final state>``, ``makespan_s``, ``mean_waiting_time_s``,
+        ``mean_bounded_slowdown``, ``max_bounded_slowdown``, ``utilization``, ``window_start_s``,
+        ``window_end_s``, ``nb_hosts``, ``mean_stretch``; with consumed_energy.csv ``total_energy_j``,
+        ``window_energy_j`` (and ``window_energy_relative``); per user ``mean_stretch_user_<user>``.
+        Undefined values (no job ran) are NaN.
+
+    Raises:
+        InputError: a missing file or column, or no way to know the number of hosts.
+    """
+    outputs = load_outputs(outputs_path)
+    jobs = outputs.jobs
+    hosts = nb_hosts if nb_hosts is not None else _nb_hosts_from_schedule(outputs)
+    win = window if window is not None else default_window(jobs)
+    ran = jobs_that_ran(jobs)
+    counts = final_state_counts(jobs)
+    slowdowns = bounded_slowdowns(jobs, tau_s)
+
+    metrics: Metrics = {
+        "nb_jobs": len(jobs),
+        "nb_jobs_started": len(ran),
+        "nb_jobs_rejected": counts.get(REJECTED, 0),
+    }
+    for state in sorted(counts):
+        metrics[_state_key(state)] = counts[state]
+    run = ran["execution_time"]
+    metrics.update(
+        {
+            "makespan_s": makespan_s(jobs),
+            "mean_waiting_time_s": mean_waiting_time_s(jobs),
+            "mean_bounded_slowdown": float(slowdowns.mean()) if len(slowdowns) else math.nan,
+            "max_bounded_slowdown": float(slowdowns.max()) if len(slowdowns) else math.nan,
+            "mean_stretch": float(((ran["waiting_time"] + run) / run).mean()) if len(ran) else math.nan,
+            "nb_hosts": hosts,
+            "window_start_s": float(win[0]),
+            "window_end_s": float(win[1]),
+            "utilization": utilization(jobs, hosts, win),
+        }
+    )
+    if outputs.consumed_energy is not None and not outputs.consumed_energy.empty:
+        energy = outputs.consumed_energy
+        metrics["total_energy_j"] = total_energy_j(energy)
+        valid_window = not (math.isnan(win[0]) or math.isnan(win[1])) and win[1] >= win[0]
+        metrics["window_energy_j"] = energy_in_window_j(energy, win) if valid_window else math.nan
+        if max_power_w is not None:
+            metrics["window_energy_relative"] = (
+                relative_window_energy(energy, win, max_power_w) if valid_window else math.nan
+            )
+    else:
+        logger.info("no consumed_energy output: energy metrics skipped")
+    users = load_workload_users(workload) if workload is not None else None
+    per_user = per_user_mean_stretch(jobs, users)
+    if workload is not None and not per_user:
+        logger.warning("the workload gives no user for the jobs that ran: per-user stretch skipped")
+    for user in sorted(per_user):
+        metrics[f"mean_stretch_user_{user}"] = per_user[user]
+    return metrics
+
+
+# ------------------------------------------------------------------------------------------ output
+def _format_value(value: float | int) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return str(value)
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if math.isnan(value):
+        return "n/a"
+    return f"{value:.6g}" if abs(value) < 1e6 else f"{value:.0f}"
+
+
+def format_table(metrics: Mapping[str, float | int], title: str = "wattsched metrics") -> str:
+    """The metrics as a two-column text table (rendered with rich, without colours)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    table.add_column("metric", style="bold")
+    table.add_column("value", justify="right")
+    for name, value in metrics.items():
+        table.add_row(name, _format_value(value))
+    buffer = StringIO()
+    Console(file=buffer, width=80, color_system=None, force_terminal=False).print(table)
+    return buffer.getvalue()
+
+
+def metrics_to_json(metrics: Mapping[str, float | int]) -> str:
+    """The metrics as a JSON object (NaN written as ``null``), keys in their order."""
+
+    def clean(value: float | int) -> float | int | None:
+        if isinstance(value, (int, np.integer)):
+            return int(value)
+        return None if math.isnan(value) else float(value)
+
+    return json.dumps({name: clean(value) for name, value in metrics.items()}, indent=2) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m wattsched.metrics OUTPUTS [--json] [--window T0 T1] ...``: print the metrics."""
+    parser = argparse.ArgumentParser(prog="python -m wattsched.metrics", description=main.__doc__)
+    parser.add_argument("outputs", help="output folder or prefix, e.g. results/out")
+    parser.add_argument("--tau", type=float, default=DEFAULT_TAU_S, help="τ of the bounded slowdown, s")
+    parser.add_argument("--window", type=float, nargs=2, metavar=("T0", "T1"), help="window, s")
+    parser.add_argument("--nb-hosts", type=int, help="compute hosts (default: from schedule.csv)")
+    parser.add_argument("--workload", help="workload JSON with job users, for per-user stretch")
+    parser.add_argument("--max-power", type=float, help="all-computing platform power, W")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    args = parser.parse_args(argv)
+    try:
+        metrics = compute_metrics(
+            args.outputs,
+            tau_s=args.tau,
+            window=tuple(args.window) if args.window else None,
+            nb_hosts=args.nb_hosts,
+            workload=args.workload,
+            max_power_w=args.max_power,
+        )
+    except InputError as error:
+        sys.stderr.write(f"error: {error}\n")
+        return 2
+    sys.stdout.write(metrics_to_json(metrics) if args.json else format_table(metrics))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,290 @@
+"""Batsim output files: find them on disk and read them into DataFrames, columns by name.
+
+A Batsim run with export prefix ``results/out`` writes five CSV files (behaviours 28-33 of
+``tests/fixtures/batsim-reference/README.md``)::
+
+    results/out_jobs.csv             one row per job, in completion order (required here)
+    results/out_schedule.csv         one row of aggregated values, keys sorted
+    results/out_machine_states.csv   host counts per state after each change
+    results/out_consumed_energy.csv  cumulative platform energy at each job start/end and switch
+    results/out_pstate_changes.csv   pstate requests and their completions
+
+The embedded simulator writes the same files. Use :func:`find_outputs` to locate them from a folder or a
+prefix, the ``read_*`` functions to load one file, or :func:`load_outputs` to load them all::
+
+    outputs = load_outputs("results/out")
+    outputs.jobs["waiting_time"].mean()
+
+Every reader checks that the columns it needs are present and raises
+:class:`~wattsched.errors.InputError` naming the file and the column otherwise.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import pandas as pd
+
+from wattsched.errors import InputError
+
+__all__ = [
+    "OUTPUT_KINDS",
+    "BatsimOutputs",
+    "find_outputs",
+    "load_outputs",
+    "read_consumed_energy",
+    "read_jobs",
+    "read_machine_states",
+    "read_pstate_changes",
+    "read_schedule",
+]
+
+logger = logging.getLogger(__name__)
+
+#: The five output kinds, as in ``<prefix>_<kind>.csv``.
+OUTPUT_KINDS: Final[tuple[str, ...]] = (
+    "jobs",
+    "schedule",
+    "machine_states",
+    "consumed_energy",
+    "pstate_changes",
+)
+
+#: Columns each reader needs (files may hold more; extra columns are kept).
+JOBS_COLUMNS: Final[tuple[str, ...]] = (
+    "job_id",
+    "submission_time",
+    "requested_number_of_resources",
+    "final_state",
+    "starting_time",
+    "execution_time",
+    "finish_time",
+    "waiting_time",
+    "allocated_resources",
+)
+SCHEDULE_COLUMNS: Final[tuple[str, ...]] = ()
+MACHINE_STATES_COLUMNS: Final[tuple[str, ...]] = (
+    "time",
+    "nb_sleeping",
+    "nb_switching_on",
+    "nb_switching_off",
+    "nb_idle",
+    "nb_computing",
+)
+CONSUMED_ENERGY_COLUMNS: Final[tuple[str, ...]] = ("time", "energy")
+PSTATE_CHANGES_COLUMNS: Final[tuple[str, ...]] = ("time", "machine_id", "new_pstate")
+
+_JOBS_FLOAT_COLUMNS: Final[tuple[str, ...]] = (
+    "submission_time",
+    "requested_time",
+    "starting_time",
+    "execution_time",
+    "finish_time",
+    "waiting_time",
+    "turnaround_time",
+    "stretch",
+    "consumed_energy",
+)
+_JOBS_TEXT_COLUMNS: Final[tuple[str, ...]] = (
+    "job_id",
+    "workload_name",
+    "profile",
+    "final_state",
+    "allocated_resources",
+    "metadata",
+)
+
+_SUFFIX: Final[str] = "_jobs.csv"
+
+
+def find_outputs(path: str | Path, prefix: str | None = None) -> dict[str, Path]:
+    """Locate the output files of one run.
+
+    Args:
+        path: a folder holding exactly one ``<prefix>_jobs.csv`` (or several, with ``prefix`` given),
+            a prefix path such as ``results/out``, or the path of a ``<prefix>_jobs.csv`` file.
+        prefix: the export prefix inside the folder ``path``, e.g. ``"out"``.
+
+    Returns:
+        ``{kind: path}`` for each kind of :data:`OUTPUT_KINDS` whose file exists; ``"jobs"`` is always
+        present.
+
+    Raises:
+        InputError: the folder has no ``*_jobs.csv``, several of them and no ``prefix``, or the prefix
+            names no jobs file.
+    """
+    path = Path(path)
+    if path.is_dir():
+        folder = path
+        if prefix is None:
+            candidates = sorted(folder.glob(f"*{_SUFFIX}"))
+            if not candidates:
+                raise InputError(folder, "", "no Batsim output found (no '<prefix>_jobs.csv' file in this folder)")
+            if len(candidates) > 1:
+                names = ", ".join(c.name for c in candidates)
+                raise InputError(
+                    folder, "", f"several Batsim outputs ({names}): give the export prefix, e.g. 'folder/out'"
+                )
+            prefix = candidates[0].name[: -len(_SUFFIX)]
+    elif path.name.endswith(_SUFFIX) and prefix is None:
+        folder, prefix = path.parent, path.name[: -len(_SUFFIX)]
+    else:
+        if prefix is not None:
+            raise InputError(path, "", "not a folder (a prefix was given, so a folder was expected)")
+        folder, prefix = path.parent, path.name
+    found = {
+        kind: folder / f"{prefix}_{kind}.csv" for kind in OUTPUT_KINDS if (folder / f"{prefix}_{kind}.csv").is_file()
+    }
+    if "jobs" not in found:
+        raise InputError(folder, f"{prefix}{_SUFFIX}", "missing: no Batsim jobs output for this prefix")
+    logger.debug("outputs of prefix %r in %s: %s", prefix, folder, sorted(found))
+    return found
+
+
+def _read_csv(path: Path, required: tuple[str, ...], **kwargs: object) -> pd.DataFrame:
+    """Read a CSV file and check that its header has the ``required`` columns."""
+    try:
+        frame = pd.read_csv(path, **kwargs)  # type: ignore[arg-type]
+    except FileNotFoundError as error:
+        raise InputError(path, "", "file not found") from error
+    except pd.errors.EmptyDataError as error:
+        raise InputError(path, "header", "empty file, a CSV header was expected") from error
+    except (pd.errors.ParserError, ValueError, UnicodeDecodeError) as error:
+        raise InputError(path, "", f"not a readable CSV file ({error})") from error
+    for column in required:
+        if column not in frame.columns:
+            raise InputError(path, f"column '{column}'", "missing from the header")
+    return frame
+
+
+def _to_float(frame: pd.DataFrame, path: Path, columns: tuple[str, ...]) -> None:
+    """Convert the ``columns`` present in ``frame`` to floats in place (empty or ``NA`` → NaN)."""
+    for column in columns:
+        if column not in frame.columns:
+            continue
+        try:
+            frame[column] = pd.to_numeric(frame[column], errors="raise").astype(float)
+        except (ValueError, TypeError) as error:
+            raise InputError(path, f"column '{column}'", f"not a number ({error})") from error
+
+
+def read_jobs(path: str | Path) -> pd.DataFrame:
+    """Read ``<prefix>_jobs.csv``.
+
+    Text columns (``job_id``, ``profile``, ``final_state``, ``allocated_resources``, ``metadata``...)
+    stay strings, empty ones become ``""``; time and energy columns are floats, NaN for rejected jobs
+    (their time/energy/allocation fields are empty, behaviour 18).
+
+    Raises:
+        InputError: naming the file and the column when a required column is missing or not numeric.
+    """
+    path = Path(path)
+    dtypes = {column: str for column in _JOBS_TEXT_COLUMNS}
+    frame = _read_csv(path, JOBS_COLUMNS, dtype=dtypes, keep_default_na=False, na_values={})
+    for column in _JOBS_TEXT_COLUMNS:
+        if column in frame.columns:
+            frame[column] = frame[column].fillna("").astype(str)
+    numeric = tuple(c for c in _JOBS_FLOAT_COLUMNS if c in frame.columns)
+    for column in numeric:
+        frame[column] = frame[column].replace({"": None, "NA": None})
+    _to_float(frame, path, numeric)
+    _to_float(frame, path, ("requested_number_of_resources", "success"))
+    return frame
+
+
+def read_schedule(path: str | Path) -> dict[str, str]:
+    """Read ``<prefix>_schedule.csv`` (a header and one row) as ``{key: text value}``.
+
+    Values stay text (``batsim_version`` is ``v4.2.1``); convert the keys you use with ``float``.
+
+    Raises:
+        InputError: the file has no data row.
+    """
+    path = Path(path)
+    frame = _read_csv(path, SCHEDULE_COLUMNS, dtype=str, keep_default_na=False)
+    if len(frame) < 1:
+        raise InputError(path, "row 1", "missing: the schedule file has a header but no values")
+    if len(frame) > 1:
+        logger.warning("%s: %d data rows, only the first is used", path, len(frame))
+    return {str(key): str(value) for key, value in frame.iloc[0].items()}
+
+
+def read_machine_states(path: str | Path) -> pd.DataFrame:
+    """Read ``<prefix>_machine_states.csv`` (time printed with ``%g``, counts as integers)."""
+    path = Path(path)
+    frame = _read_csv(path, MACHINE_STATES_COLUMNS)
+    _to_float(frame, path, ("time",))
+    for column in MACHINE_STATES_COLUMNS[1:]:
+        try:
+            frame[column] = pd.to_numeric(frame[column], errors="raise").astype(int)
+        except (ValueError, TypeError) as error:
+            raise InputError(path, f"column '{column}'", f"not an integer count ({error})") from error
+    return frame
+
+
+def read_consumed_energy(path: str | Path) -> pd.DataFrame:
+    """Read ``<prefix>_consumed_energy.csv``: ``time`` (s), cumulative ``energy`` (J), ``event_type``,
+    ``wattmin`` (W) and ``epower`` (W, NaN where Batsim printed ``NA``)."""
+    path = Path(path)
+    frame = _read_csv(path, CONSUMED_ENERGY_COLUMNS, dtype={"event_type": str})
+    _to_float(frame, path, ("time", "energy", "wattmin", "epower"))
+    return frame
+
+
+def read_pstate_changes(path: str | Path) -> pd.DataFrame:
+    """Read ``<prefix>_pstate_changes.csv``: ``time`` (s), ``machine_id`` (interval string such as
+    ``"0-1"``) and ``new_pstate`` (-1/-2 mark a pending switch, behaviour 31)."""
+    path = Path(path)
+    frame = _read_csv(path, PSTATE_CHANGES_COLUMNS, dtype={"machine_id": str})
+    _to_float(frame, path, ("time",))
+    _to_float(frame, path, ("new_pstate",))
+    frame["new_pstate"] = frame["new_pstate"].astype(int)
+    return frame
+
+
+@dataclass(frozen=True)
+class BatsimOutputs:
+    """The files of one run, loaded. Missing optional files are ``None``.
+
+    Attributes:
+        paths: ``{kind: path}`` as returned by :func:`find_outputs`.
+        jobs: ``<prefix>_jobs.csv`` (:func:`read_jobs`).
+        schedule: ``<prefix>_schedule.csv`` as ``{key: text}`` (:func:`read_schedule`).
+        machine_states: ``<prefix>_machine_states.csv``.
+        consumed_energy: ``<prefix>_consumed_energy.csv``.
+        pstate_changes: ``<prefix>_pstate_changes.csv``.
+    """
+
+    paths: dict[str, Path]
+    jobs: pd.DataFrame
+    schedule: dict[str, str] | None = None
+    machine_states: pd.DataFrame | None = None
+    consumed_energy: pd.DataFrame | None = None
+    pstate_changes: pd.DataFrame | None = None
+
+    def source(self, kind: str) -> str:
+        """The path of the file of ``kind`` as text, for error messages (``"<kind> output"`` if absent)."""
+        return str(self.paths.get(kind, f"<{kind} output>"))
+
+
+def load_outputs(path: str | Path | BatsimOutputs, prefix: str | None = None) -> BatsimOutputs:
+    """Find (:func:`find_outputs`) and read every output file of a run.
+
+    Args:
+        path: folder, prefix path or jobs file; an already loaded :class:`BatsimOutputs` is returned as is.
+        prefix: export prefix when ``path`` is a folder holding several runs.
+    """
+    if isinstance(path, BatsimOutputs):
+        return path
+    paths = find_outputs(path, prefix)
+    return BatsimOutputs(
+        paths=paths,
+        jobs=read_jobs(paths["jobs"]),
+        schedule=read_schedule(paths["schedule"]) if "schedule" in paths else None,
+        machine_states=read_machine_states(paths["machine_states"]) if "machine_states" in paths else None,
+        consumed_energy=read_consumed_energy(paths["consumed_energy"]) if "consumed_energy" in paths else None,
+        pstate_changes=read_pstate_changes(paths["pstate_changes"]) if "pstate_changes" in paths else None,
+    )

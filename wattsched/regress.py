@@ -1,0 +1,378 @@
+"""Golden regression: compare a run's Batsim output files with stored golden ones, readably.
+
+A golden folder holds the five output CSVs of a reference run (``<prefix>_jobs.csv``, ``_schedule.csv``,
+``_machine_states.csv``, ``_consumed_energy.csv``, ``_pstate_changes.csv``). :func:`compare_outputs`
+lists every :class:`Difference`, :func:`format_report` turns them into a short text a person can read,
+and :func:`update_golden` regenerates the golden files from a run::
+
+    diffs = compare_outputs("results/out", "tests/golden/easy")
+    print(format_report(diffs))       # out_jobs.csv: job 7: starting_time 120.000000 (golden) → 130.000000 (run)
+    update_golden("results/out", "tests/golden/easy")
+
+or from a shell: ``python -m wattsched.regress RUN GOLDEN [--update]``.
+
+Comparison rules (DESIGN.md §8: times exact, energy to 1e-6 relative):
+
+* ``jobs.csv``: rows keyed by ``job_id`` (``workload!job_id`` when several workloads); missing and
+  extra jobs are reported, then every column of the common jobs; a different completion order is
+  reported once.
+* ``schedule.csv``: key by key, ignoring the wall-clock ``scheduling_time`` and ``simulation_time``.
+* ``machine_states.csv``, ``pstate_changes.csv``, ``consumed_energy.csv``: row by row. Rows are aligned
+  on their exact columns (a deleted or inserted row shows as one missing/extra row, not as a shift of
+  every following row), then compared column by column.
+* Values are compared as numbers when both parse (``0`` equals ``0.000000``), else as text. Energy and
+  power columns (``consumed_energy``, ``consumed_joules``, ``energy``, ``epower``, ``wattmin``) match
+  within ``rel_tol_energy`` (or ``abs_tol_energy``, the 1e-6 resolution of Batsim's ``%f``); every other
+  value, times included, must be equal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import difflib
+import logging
+import math
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from wattsched.errors import InputError
+from wattsched.outputs_io import OUTPUT_KINDS, find_outputs
+
+__all__ = [
+    "ENERGY_COLUMNS",
+    "IGNORED_SCHEDULE_KEYS",
+    "Difference",
+    "compare_outputs",
+    "format_report",
+    "update_golden",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Columns compared within the energy tolerance.
+ENERGY_COLUMNS: Final[frozenset[str]] = frozenset(
+    {"consumed_energy", "consumed_joules", "energy", "epower", "wattmin"}
+)
+#: Wall-clock keys of schedule.csv, never equal between two runs.
+IGNORED_SCHEDULE_KEYS: Final[frozenset[str]] = frozenset({"scheduling_time", "simulation_time"})
+#: Resolution of Batsim's ``%f`` numbers.
+DEFAULT_ABS_TOL_ENERGY: Final[float] = 1e-6
+
+_MISSING: Final[str] = "(missing)"
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One difference between a run and its golden outputs.
+
+    Attributes:
+        file: the output file name, e.g. ``out_jobs.csv``.
+        where: the row: ``"job 7"``, ``"row 12 (time 450.000000)"``, ``"header"``, ``""`` for schedule keys.
+        golden: the golden value (or row, or ``"(missing)"``).
+        actual: the run's value (or row, or ``"(missing)"``).
+        column: the column or key, ``""`` when the whole row or file differs.
+    """
+
+    file: str
+    where: str
+    golden: str
+    actual: str
+    column: str = ""
+
+    def __str__(self) -> str:
+        parts = [self.file]
+        if self.where:
+            parts.append(self.where)
+        location = ": ".join(parts)
+        column = f"{self.column} " if self.column else ""
+        return f"{location}: {column}{_show(self.golden)} (golden) → {_show(self.actual)} (run)"
+
+
+def _show(value: str) -> str:
+    return value if value != "" else "(empty)"
+
+
+# ------------------------------------------------------------------------------------------ reading
+def _read_rows(path: Path) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of a CSV file, as text."""
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            rows = list(csv.reader(handle))
+    except OSError as error:
+        raise InputError(path, "", f"cannot read ({error.strerror})") from error
+    except (csv.Error, UnicodeDecodeError) as error:
+        raise InputError(path, "", f"not a readable CSV file ({error})") from error
+    if not rows:
+        raise InputError(path, "header", "empty file, a CSV header was expected")
+    header, body = rows[0], [row for row in rows[1:] if row]
+    for number, row in enumerate(body, start=2):
+        if len(row) != len(header):
+            raise InputError(path, f"line {number}", f"{len(row)} fields for {len(header)} columns")
+    return header, body
+
+
+# ---------------------------------------------------------------------------------------- comparing
+@dataclass(frozen=True)
+class _Tolerance:
+    rel_energy: float
+    abs_energy: float
+
+    def same(self, column: str, golden: str, actual: str) -> bool:
+        """Whether two cell texts are equal under the rules of the module docstring."""
+        if golden == actual:
+            return True
+        try:
+            golden_value, actual_value = float(golden), float(actual)
+        except ValueError:
+            return False
+        if math.isnan(golden_value) and math.isnan(actual_value):
+            return True
+        if column in ENERGY_COLUMNS:
+            return math.isclose(golden_value, actual_value, rel_tol=self.rel_energy, abs_tol=self.abs_energy)
+        return golden_value == actual_value
+
+
+def _compare_header(name: str, golden: list[str], actual: list[str]) -> tuple[list[Difference], list[str]]:
+    """Differences of column sets, and the columns both files have (in golden order)."""
+    diffs = [Difference(name, "header", "present", _MISSING, column) for column in golden if column not in actual]
+    diffs += [Difference(name, "header", _MISSING, "present", column) for column in actual if column not in golden]
+    return diffs, [column for column in golden if column in actual]
+
+
+def _compare_cells(
+    name: str, where: str, columns: list[str], golden: dict[str, str], actual: dict[str, str], tol: _Tolerance
+) -> list[Difference]:
+    return [
+        Difference(name, where, golden[column], actual[column], column)
+        for column in columns
+        if not tol.same(column, golden[column], actual[column])
+    ]
+
+
+def _job_keys(header: list[str], rows: list[list[str]], path: Path) -> list[str]:
+    if "job_id" not in header:
+        raise InputError(path, "column 'job_id'", "missing from the header")
+    job = header.index("job_id")
+    if "workload_name" in header:
+        workload = header.index("workload_name")
+        if len({row[workload] for row in rows}) > 1:
+            return [f"{row[workload]}!{row[job]}" for row in rows]
+    return [row[job] for row in rows]
+
+
+def _compare_jobs(name: str, golden_path: Path, run_path: Path, tol: _Tolerance) -> list[Difference]:
+    golden_header, golden_rows = _read_rows(golden_path)
+    run_header, run_rows = _read_rows(run_path)
+    diffs, columns = _compare_header(name, golden_header, run_header)
+    golden_keys = _job_keys(golden_header, golden_rows, golden_path)
+    run_keys = _job_keys(run_header, run_rows, run_path)
+    golden_jobs = {key: dict(zip(golden_header, row)) for key, row in zip(golden_keys, golden_rows)}
+    run_jobs = {key: dict(zip(run_header, row)) for key, row in zip(run_keys, run_rows)}
+    for key in golden_keys:
+        if key not in run_jobs:
+            diffs.append(Difference(name, f"job {key}", "present", _MISSING))
+    for key in run_keys:
+        if key not in golden_jobs:
+            diffs.append(Difference(name, f"job {key}", _MISSING, "present"))
+    columns = [column for column in columns if column != "job_id"]
+    for key in golden_keys:
+        if key in run_jobs:
+            diffs += _compare_cells(name, f"job {key}", columns, golden_jobs[key], run_jobs[key], tol)
+    common_golden = [key for key in golden_keys if key in run_jobs]
+    common_run = [key for key in run_keys if key in golden_jobs]
+    if common_golden != common_run:
+        position = next(i for i, (g, r) in enumerate(zip(common_golden, common_run)) if g != r)
+        diffs.append(
+            Difference(name, f"completion order, position {position + 1}",
+                       f"job {common_golden[position]}", f"job {common_run[position]}")
+        )
+    return diffs
+
+
+def _compare_schedule(name: str, golden_path: Path, run_path: Path, tol: _Tolerance) -> list[Difference]:
+    golden_header, golden_rows = _read_rows(golden_path)
+    run_header, run_rows = _read_rows(run_path)
+    golden = dict(zip(golden_header, golden_rows[0])) if golden_rows else {}
+    actual = dict(zip(run_header, run_rows[0])) if run_rows else {}
+    diffs: list[Difference] = []
+    for key in golden_header:
+        if key in IGNORED_SCHEDULE_KEYS:
+            continue
+        if key not in actual:
+            diffs.append(Difference(name, "", golden.get(key, ""), _MISSING, key))
+        elif key not in golden:
+            diffs.append(Difference(name, "", _MISSING, actual[key], key))
+        elif not tol.same(key, golden[key], actual[key]):
+            diffs.append(Difference(name, "", golden[key], actual[key], key))
+    for key in run_header:
+        if key not in golden_header and key not in IGNORED_SCHEDULE_KEYS:
+            diffs.append(Difference(name, "", _MISSING, actual.get(key, ""), key))
+    return diffs
+
+
+def _compare_rows(name: str, golden_path: Path, run_path: Path, tol: _Tolerance) -> list[Difference]:
+    golden_header, golden_rows = _read_rows(golden_path)
+    run_header, run_rows = _read_rows(run_path)
+    diffs, columns = _compare_header(name, golden_header, run_header)
+    golden_dicts = [dict(zip(golden_header, row)) for row in golden_rows]
+    run_dicts = [dict(zip(run_header, row)) for row in run_rows]
+    exact = [column for column in columns if column not in ENERGY_COLUMNS]
+
+    def align_key(row: dict[str, str]) -> tuple[str, ...]:
+        return tuple(row[column] for column in exact)
+
+    def where(number: int, row: dict[str, str]) -> str:
+        return f"row {number + 1} (time {row['time']})" if "time" in row else f"row {number + 1}"
+
+    matcher = difflib.SequenceMatcher(
+        None, [align_key(r) for r in golden_dicts], [align_key(r) for r in run_dicts], autojunk=False
+    )
+    for tag, g0, g1, r0, r1 in matcher.get_opcodes():
+        paired = min(g1 - g0, r1 - r0) if tag == "replace" else (g1 - g0 if tag == "equal" else 0)
+        for offset in range(paired):
+            golden_row, run_row = golden_dicts[g0 + offset], run_dicts[r0 + offset]
+            diffs += _compare_cells(name, where(g0 + offset, golden_row), columns, golden_row, run_row, tol)
+        for number in range(g0 + paired, g1):
+            diffs.append(Difference(name, where(number, golden_dicts[number]), ",".join(golden_rows[number]), _MISSING))
+        for number in range(r0 + paired, r1):
+            diffs.append(Difference(name, f"row {number + 1} of run", _MISSING, ",".join(run_rows[number])))
+    return diffs
+
+
+def compare_outputs(
+    run: str | Path,
+    golden: str | Path,
+    *,
+    rel_tol_energy: float = 1e-6,
+    abs_tol_energy: float = DEFAULT_ABS_TOL_ENERGY,
+) -> list[Difference]:
+    """Every difference between a run's output files and the golden ones.
+
+    Args:
+        run: the run's outputs: folder or prefix path (:func:`wattsched.outputs_io.find_outputs`).
+        golden: the golden outputs, same forms.
+        rel_tol_energy: relative tolerance on energy and power columns.
+        abs_tol_energy: absolute tolerance on them, joules or watts (Batsim prints 6 decimals).
+
+    Returns:
+        The differences, file by file in the order jobs, schedule, machine_states, consumed_energy,
+        pstate_changes; empty when the run matches.
+
+    Raises:
+        InputError: a folder without outputs, or an unreadable CSV file.
+    """
+    run_paths = find_outputs(run)
+    golden_paths = find_outputs(golden)
+    tol = _Tolerance(rel_tol_energy, abs_tol_energy)
+    diffs: list[Difference] = []
+    for kind in OUTPUT_KINDS:
+        golden_path, run_path = golden_paths.get(kind), run_paths.get(kind)
+        if golden_path is None and run_path is None:
+            continue
+        name = (golden_path or run_path).name  # type: ignore[union-attr]
+        if run_path is None:
+            diffs.append(Difference(name, "file", "present", _MISSING))
+            continue
+        if golden_path is None:
+            diffs.append(Difference(name, "file", _MISSING, "present"))
+            continue
+        if kind == "jobs":
+            diffs += _compare_jobs(name, golden_path, run_path, tol)
+        elif kind == "schedule":
+            diffs += _compare_schedule(name, golden_path, run_path, tol)
+        else:
+            diffs += _compare_rows(name, golden_path, run_path, tol)
+    logger.debug("%d differences between %s and golden %s", len(diffs), run, golden)
+    return diffs
+
+
+def format_report(diffs: Sequence[Difference], limit: int = 20) -> str:
+    """The first ``limit`` differences, one a line, then ``... and N more``."""
+    if not diffs:
+        return "no differences"
+    noun = "difference" if len(diffs) == 1 else "differences"
+    lines = [f"{len(diffs)} {noun}:"]
+    lines += [f"  {diff}" for diff in diffs[:limit]]
+    if len(diffs) > limit:
+        lines.append(f"  ... and {len(diffs) - limit} more")
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------------------- updating
+def _copy_atomically(source: Path, target: Path) -> None:
+    handle, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(handle)
+    try:
+        shutil.copyfile(source, tmp_name)
+        os.replace(tmp_name, target)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+
+
+def update_golden(run: str | Path, golden: str | Path, *, prefix: str | None = None) -> list[Path]:
+    """Copy a run's output files into the golden folder, each atomically.
+
+    Args:
+        run: the run's outputs: folder or prefix path.
+        golden: the golden folder (created when missing).
+        prefix: the golden files' prefix; default the prefix of the golden files already there, else
+            the run's prefix.
+
+    Returns:
+        The golden files written. Golden files of kinds the run did not write are removed.
+    """
+    run_paths = find_outputs(run)
+    folder = Path(golden)
+    if folder.exists() and not folder.is_dir():
+        raise InputError(folder, "", "the golden location must be a folder")
+    folder.mkdir(parents=True, exist_ok=True)
+    if prefix is None:
+        try:
+            prefix = find_outputs(folder)["jobs"].name[: -len("_jobs.csv")]
+        except InputError:
+            prefix = run_paths["jobs"].name[: -len("_jobs.csv")]
+    written: list[Path] = []
+    for kind in OUTPUT_KINDS:
+        target = folder / f"{prefix}_{kind}.csv"
+        if kind in run_paths:
+            _copy_atomically(run_paths[kind], target)
+            written.append(target)
+        elif target.exists():
+            target.unlink()
+            logger.info("removed %s: the run wrote no %s output", target, kind)
+    logger.info("golden %s updated from %s (%d files)", folder, run, len(written))
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m wattsched.regress RUN GOLDEN [--update]``: print the differences (exit 1 if any)."""
+    parser = argparse.ArgumentParser(prog="python -m wattsched.regress", description=main.__doc__)
+    parser.add_argument("run", help="the run's outputs: folder or prefix (results/out)")
+    parser.add_argument("golden", help="the golden outputs: folder or prefix")
+    parser.add_argument("--update", action="store_true", help="copy the run's files over the golden ones")
+    parser.add_argument("--limit", type=int, default=20, help="differences shown (default 20)")
+    parser.add_argument("--rel-tol", type=float, default=1e-6, help="relative tolerance on energy")
+    args = parser.parse_args(argv)
+    try:
+        if args.update:
+            for path in update_golden(args.run, args.golden):
+                sys.stdout.write(f"updated {path}\n")
+            return 0
+        diffs = compare_outputs(args.run, args.golden, rel_tol_energy=args.rel_tol)
+    except InputError as error:
+        sys.stderr.write(f"error: {error}\n")
+        return 2
+    sys.stdout.write(format_report(diffs, args.limit) + "\n")
+    return 1 if diffs else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
