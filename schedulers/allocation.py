@@ -22,57 +22,81 @@ does not fit. The allocator then returns ``None`` and the job waits like a job t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterable, Sequence, Union
 
 from procset import ProcSet
 
-AllocateFn = Callable[[ProcSet, int], "ProcSet | None"]
+from wattsched.hostsets import interval
+
+#: Free hosts as a ProcSet, or as its sorted disjoint ``(inf, sup)`` intervals (what EASY's
+#: reservation builds without paying for a ProcSet).
+FreeHosts = Union[ProcSet, Sequence[tuple[int, int]]]
+AllocateFn = Callable[[FreeHosts, int], "ProcSet | None"]
 
 
-def first_fit_contiguous(free: ProcSet, n: int) -> ProcSet | None:
+def _intervals(free: FreeHosts) -> Iterable[tuple[int, int]]:
+    return free.intervals() if isinstance(free, ProcSet) else free
+
+
+def first_fit_contiguous(free: FreeHosts, n: int) -> ProcSet | None:
     """The first ``n`` ids of the lowest-id free interval holding at least ``n`` hosts, or ``None``."""
     if n <= 0:
         raise ValueError(f"cannot allocate {n} hosts")
-    for itv in free.intervals():
-        if itv.sup - itv.inf + 1 >= n:
-            return ProcSet((itv.inf, itv.inf + n - 1))
+    for inf, sup in _intervals(free):
+        if sup - inf + 1 >= n:
+            return interval(inf, inf + n - 1)
     return None
 
 
-def best_fit_contiguous(free: ProcSet, n: int) -> ProcSet | None:
+def best_fit_contiguous(free: FreeHosts, n: int) -> ProcSet | None:
     """The first ``n`` ids of the shortest free interval holding at least ``n`` hosts (lowest id
     among equally short ones), or ``None``."""
     if n <= 0:
         raise ValueError(f"cannot allocate {n} hosts")
-    best = None
+    best_inf = None
     best_len = 0
-    for itv in free.intervals():
-        length = itv.sup - itv.inf + 1
-        if length >= n and (best is None or length < best_len):
-            best, best_len = itv, length
+    for inf, sup in _intervals(free):
+        length = sup - inf + 1
+        if length >= n and (best_inf is None or length < best_len):
+            best_inf, best_len = inf, length
             if length == n:
                 break
-    if best is None:
+    if best_inf is None:
         return None
-    return ProcSet((best.inf, best.inf + n - 1))
+    return interval(best_inf, best_inf + n - 1)
 
 
-def first_fit(free: ProcSet, n: int) -> ProcSet | None:
+def first_fit(free: FreeHosts, n: int) -> ProcSet | None:
     """The ``n`` lowest free ids (non-contiguous), or ``None`` when fewer than ``n`` hosts are free."""
     if n <= 0:
         raise ValueError(f"cannot allocate {n} hosts")
-    if len(free) < n:
-        return None
     picked = []
     missing = n
-    for itv in free.intervals():
-        length = itv.sup - itv.inf + 1
+    for inf, sup in _intervals(free):  # stops after n hosts: cheap on fragmented sets
+        length = sup - inf + 1
         if length >= missing:
-            picked.append((itv.inf, itv.inf + missing - 1))
+            picked.append((inf, inf + missing - 1))
+            missing = 0
             break
-        picked.append((itv.inf, itv.sup))
+        picked.append((inf, sup))
         missing -= length
-    return ProcSet(*picked)
+    if missing:
+        return None
+    return union_of_intervals(picked)
+
+
+def union_of_intervals(intervals: Sequence[tuple[int, int]]) -> ProcSet:
+    """The ProcSet of sorted disjoint ``(inf, sup)`` intervals, built by balanced unions
+    (``ProcSet(*many)`` merges one interval at a time, which is quadratic)."""
+    sets = [ProcSet(itv) for itv in intervals]
+    if not sets:
+        return ProcSet()
+    while len(sets) > 1:
+        paired = [sets[k] | sets[k + 1] for k in range(0, len(sets) - 1, 2)]
+        if len(sets) % 2:
+            paired.append(sets[-1])
+        sets = paired
+    return sets[0]
 
 
 def _lowest(hosts: ProcSet, n: int) -> ProcSet:
@@ -99,10 +123,10 @@ class Allocator:
     allocate: AllocateFn
     contiguous: bool
 
-    def __call__(self, free: ProcSet, n: int) -> ProcSet | None:
+    def __call__(self, free: FreeHosts, n: int) -> ProcSet | None:
         return self.allocate(free, n)
 
-    def reserve(self, free_now: ProcSet, free_then: ProcSet, n: int) -> ProcSet | None:
+    def reserve(self, free_now: ProcSet, free_then: FreeHosts, n: int) -> ProcSet | None:
         """Hosts to reserve for a job that will start when ``free_then`` (⊇ ``free_now``) is free.
 
         Contiguous: the allocator's own choice in ``free_then``. Non-contiguous: hosts that are not
@@ -112,6 +136,8 @@ class Allocator:
         """
         if self.contiguous:
             return self.allocate(free_then, n)
+        if not isinstance(free_then, ProcSet):
+            free_then = union_of_intervals(free_then)
         if len(free_then) < n:
             return None
         later = free_then - free_now

@@ -32,15 +32,18 @@ attempt that fails costs one scan of the free intervals at most once per width b
 
 from __future__ import annotations
 
+import heapq
+from itertools import islice
 import math
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from procset import ProcSet
 
 from schedulers.admission import AdmissionConstraint
 from schedulers.allocation import Allocator
-from schedulers.state import ClusterView, QueuedJob, RunningJob, StartJob
+from wattsched.hostsets import minus, size
+from schedulers.state import ClusterView, QueuedJob, RunningJob, StartJob, end_key as _end_key
 
 INF = math.inf
 
@@ -60,7 +63,7 @@ def head_reservation(
     head: QueuedJob,
     now_s: float,
     free: ProcSet,
-    running: Sequence[RunningJob],
+    running: Iterable[RunningJob],
     allocator: Allocator,
 ) -> Reservation | None:
     """EASY's reservation for ``head``: the shadow time and the hosts it will get then.
@@ -69,7 +72,8 @@ def head_reservation(
         head: the first waiting job.
         now_s: current time; the reservation starts now if the head fits on ``free``.
         free: hosts free now.
-        running: running jobs **sorted by expected end**.
+        running: running jobs **sorted by expected end** (any iterable: it is consumed only until the
+            head fits).
         allocator: the placement rule (its :meth:`~Allocator.reserve` picks the hosts).
 
     Returns:
@@ -77,29 +81,39 @@ def head_reservation(
         (hosts off or switching: a power manager must act first).
     """
     n = head.res
-    count = len(free)
+    count = size(free)
     if count >= n:
         hosts = allocator.reserve(free, free, n)
         if hosts is not None:
             return Reservation(head.id, now_s, hosts)
-    pending: list[ProcSet] = []
-    free_then: ProcSet | None = None
-    i, nb_running = 0, len(running)
-    while i < nb_running:
-        end_s = running[i].expected_end_s
-        while i < nb_running and running[i].expected_end_s == end_s:
-            alloc = running[i].alloc
-            count += len(alloc)
-            if free_then is None:
-                pending.append(alloc)
-            else:
-                free_then = free_then | alloc
-            i += 1
-        if count < n:
+    # free intervals by first and by last host, merged as running jobs end (allocations are disjoint)
+    by_inf: dict[int, int] = {}
+    by_sup: dict[int, int] = {}
+    longest = 0
+    for itv in free.intervals():
+        by_inf[itv.inf], by_sup[itv.sup] = itv.sup, itv.inf
+        longest = max(longest, itv.sup - itv.inf + 1)
+    contiguous = allocator.contiguous
+    ending = iter(running)
+    job = next(ending, None)
+    while job is not None:
+        end_s = job.expected_end_s
+        while job is not None and job.expected_end_s == end_s:
+            for itv in job.alloc.intervals():
+                inf, sup = itv.inf, itv.sup
+                if inf - 1 in by_sup:
+                    inf = by_sup.pop(inf - 1)
+                    del by_inf[inf]
+                if sup + 1 in by_inf:
+                    sup = by_inf.pop(sup + 1)
+                    del by_sup[sup]
+                by_inf[inf], by_sup[sup] = sup, inf
+                longest = max(longest, sup - inf + 1)
+                count += itv.sup - itv.inf + 1
+            job = next(ending, None)
+        if count < n or (contiguous and longest < n):
             continue
-        if free_then is None:
-            free_then = ProcSet(free, *pending)
-        hosts = allocator.reserve(free, free_then, n)
+        hosts = allocator.reserve(free, sorted(by_inf.items()), n)
         if hosts is not None:
             return Reservation(head.id, end_s, hosts)
     return None
@@ -115,7 +129,7 @@ def _fcfs_phase(
     """Start queue jobs in order while the first one fits; return the index of the head and the
     hosts still free."""
     free = view.free
-    count = len(free)
+    count = size(free)
     i = 0
     for job in queue:
         if count == 0 or job.res > count:
@@ -125,7 +139,7 @@ def _fcfs_phase(
             break
         admission.on_start(job, alloc, view)
         starts.append(StartJob(job.id, alloc))
-        free = free - alloc
+        free = minus(free, alloc)
         count -= job.res
         i += 1
     return i, free
@@ -160,26 +174,27 @@ def easy_backfill(
     """
     starts: list[StartJob] = []
     i, free = _fcfs_phase(queue, view, allocator, admission, starts)
-    if i >= len(queue) - 1 or len(free) == 0:
+    if i >= len(queue) - 1 or not free:
         return starts  # no waiting job behind the head, or nothing free to backfill on
     now_s = view.now_s
     head = queue[i]
     started = {s.job_id: s.alloc for s in starts}
-    running = list(view.running.values())
-    for job in queue[:i]:
-        running.append(RunningJob(job.id, started[job.id], now_s, job.expected_end_s(now_s)))
-    running.sort(key=lambda r: r.expected_end_s)
+    just_started = sorted(
+        (RunningJob(job.id, started[job.id], now_s, job.expected_end_s(now_s)) for job in queue[:i]),
+        key=_end_key,
+    )
+    running = heapq.merge(view.running_by_end, just_started, key=_end_key) if just_started else view.running_by_end
     reservation = head_reservation(head, now_s, free, running, allocator)
     if reservation is None:
         shadow_s, extra = INF, free  # the head cannot start with the hosts that are on
     else:
-        shadow_s, extra = reservation.start_s, free - reservation.hosts
+        shadow_s, extra = reservation.start_s, minus(free, reservation.hosts)
         admission.reserve_head(head, shadow_s, reservation.hosts, view)
-    free_count, extra_count = len(free), len(extra)
+    free_count, extra_count = size(free), size(extra)
     contiguous = allocator.contiguous
     # smallest width known not to fit in `free` / `extra` (both only shrink during the pass)
     no_fit_free = no_fit_extra = free_count + 1
-    for job in queue[i + 1:]:
+    for job in islice(queue, i + 1, None):
         n = job.res
         if n > free_count or n >= no_fit_free:
             if free_count == 0:
@@ -204,11 +219,11 @@ def easy_backfill(
             continue
         admission.on_start(job, alloc, view)
         starts.append(StartJob(job.id, alloc))
-        free = free - alloc
+        free = minus(free, alloc)
         free_count -= n
         if not extra.isdisjoint(alloc):
-            extra = extra - alloc
-            extra_count = len(extra)
+            extra = minus(extra, alloc)
+            extra_count = size(extra)
     if reservation is not None:
         admission.release_head()
     return starts

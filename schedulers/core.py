@@ -25,10 +25,12 @@ import logging
 from typing import Iterable
 
 from procset import ProcSet
+from sortedcontainers import SortedKeyList
 
 from schedulers.admission import AdmissionConstraint, NoConstraint
 from schedulers.allocation import FIRST_FIT, Allocator
 from schedulers.backfill import Backfill
+from wattsched.hostsets import minus, plus
 from schedulers.frequency import FrequencyChoice, TopFrequency
 from schedulers.order import QueueOrder
 from schedulers.power import NoPowerManager, PowerManager
@@ -84,7 +86,12 @@ class PolicyScheduler:
         self.sleep_pstates = frozenset(sleep_pstates)
         self._view: ClusterView | None = None
         self._queue: dict[str, QueuedJob] = {}  # arrival order
+        # static orders (FCFS): the queue kept sorted by (key, arrival number), no sort per pass
+        self._static = bool(getattr(order, "static", False))
+        self._arrival: dict[str, int] = {}
+        self._sorted: SortedKeyList = SortedKeyList(key=self._sorted_key)
         self._waiting_rejects: list[RejectJob] = []
+        self._pstates_changed = False  # some host left pstate 0 (else TopFrequency needs no check)
 
     def __repr__(self) -> str:
         return (
@@ -110,6 +117,8 @@ class PolicyScheduler:
         """The simulation begins on ``nb_hosts`` idle computation hosts at pstate 0."""
         self._view = ClusterView.idle_machine(nb_hosts, now_s)
         self._queue.clear()
+        self._arrival.clear()
+        self._sorted.clear()
         self._waiting_rejects.clear()
 
     def set_time(self, now_s: float) -> None:
@@ -127,19 +136,23 @@ class PolicyScheduler:
         if job.id in self._queue or job.id in view.running:
             raise ValueError(f"job {job.id!r} submitted twice")
         self._queue[job.id] = job
+        if self._static:
+            self._arrival[job.id] = len(self._arrival)
+            self._sorted.add(job)
 
     def on_completed(self, job_id: str, state: JobState | str = JobState.COMPLETED_SUCCESSFULLY) -> None:
         """A job ended (any final state): its hosts become free."""
         view = self.view
-        running = view.running.pop(job_id, None)
+        running = view.remove_running(job_id)
         if running is not None:
-            view.free = view.free | running.alloc
-        elif self._queue.pop(job_id, None) is None:
+            view.free = plus(view.free, running.alloc)
+        elif self._dequeue(job_id) is None:
             logger.warning("completion of unknown job %s (%s) ignored", job_id, state)
 
     def on_pstate_changed(self, hosts: ProcSet, pstate: int) -> None:
         """Batsim applied a pstate to ``hosts`` (RESOURCE_STATE_CHANGED): DVFS done, or a switch ended."""
         view = self.view
+        self._pstates_changed = True
         for host in hosts:
             view.pstates[host] = pstate
         transitioning = hosts & (view.switching | view.off)
@@ -164,11 +177,16 @@ class PolicyScheduler:
         view = self.view
         decisions: list[Decision] = list(self._waiting_rejects)
         self._waiting_rejects.clear()
-        if self._queue:
-            ordered = self.order.sort(self._queue.values(), view)
+        if self._static:
+            ordered = self._sorted
+        else:
+            ordered = self.order.sort(self._queue.values(), view) if self._queue else []
+        if ordered:
             for start in self.backfill(ordered, view, self.allocator, self.admission):
                 decisions.extend(self._start(start))
-        waiting = self.order.sort(self._queue.values(), view) if self._queue else []
+        if isinstance(self.power, NoPowerManager):
+            return decisions
+        waiting = list(self._sorted) if self._static else [job for job in ordered if job.id in self._queue]
         for decision in self.power.decide(waiting, view):
             if isinstance(decision, SetPState):
                 self._switching(decision)
@@ -177,19 +195,30 @@ class PolicyScheduler:
 
     def _start(self, start: StartJob) -> list[Decision]:
         view = self.view
-        job = self._queue.pop(start.job_id)
+        job = self._dequeue(start.job_id)
         out: list[Decision] = []
         pstate = self.frequency.pstate_for(job, start.alloc, view)
-        if pstate is not None:
+        if pstate is not None and (pstate != 0 or self._pstates_changed):
             differ = ProcSet(*(h for h in start.alloc if view.pstates[h] != pstate))
             if differ:
+                self._pstates_changed = True
                 out.append(SetPState(differ, pstate))
                 for host in differ:
                     view.pstates[host] = pstate
         out.append(start)
-        view.free = view.free - start.alloc
-        view.running[job.id] = RunningJob(job.id, start.alloc, view.now_s, job.expected_end_s(view.now_s))
+        view.free = minus(view.free, start.alloc)
+        view.add_running(RunningJob(job.id, start.alloc, view.now_s, job.expected_end_s(view.now_s)))
         return out
+
+    def _sorted_key(self, job: QueuedJob) -> tuple:
+        return (self.order.static_key(job), self._arrival[job.id])
+
+    def _dequeue(self, job_id: str) -> QueuedJob | None:
+        job = self._queue.pop(job_id, None)
+        if job is not None and self._static:
+            self._sorted.remove(job)
+            del self._arrival[job_id]
+        return job
 
     def _switching(self, decision: SetPState) -> None:
         """Bookkeeping of a power manager's request: sleep or wake-up requests put hosts in transition."""

@@ -24,6 +24,7 @@ from types import MappingProxyType
 from typing import Any, Mapping, Union
 
 from procset import ProcSet
+from sortedcontainers import SortedKeyList
 
 INF = math.inf
 
@@ -87,6 +88,10 @@ class RunningJob:
     expected_end_s: float
 
 
+def end_key(job: "RunningJob") -> tuple[float, float, str]:
+    return (job.expected_end_s, job.start_s, job.id)
+
+
 @dataclass
 class ClusterView:
     """What the policy pieces see of the machine; kept up to date by the core.
@@ -110,6 +115,19 @@ class ClusterView:
     switching: ProcSet = field(default_factory=ProcSet)
     pstates: list[int] = field(default_factory=list)
     energy_j: float | None = None
+    #: ``running`` sorted by expected end (then start order), kept up to date by the core with
+    #: :meth:`add_running` / :meth:`remove_running` so that EASY never re-sorts it.
+    running_by_end: SortedKeyList = field(default_factory=lambda: SortedKeyList(key=end_key))
+
+    def add_running(self, job: RunningJob) -> None:
+        self.running[job.id] = job
+        self.running_by_end.add(job)
+
+    def remove_running(self, job_id: str) -> RunningJob | None:
+        job = self.running.pop(job_id, None)
+        if job is not None:
+            self.running_by_end.remove(job)
+        return job
 
     @classmethod
     def idle_machine(cls, nb_hosts: int, now_s: float = 0.0) -> "ClusterView":

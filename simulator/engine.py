@@ -36,6 +36,7 @@ from procset import ProcSet
 from simulator.platform import Platform
 from simulator.workload import ComposedProfile, DelayProfile, Job, ParallelProfile, Workload
 from wattsched.errors import ProtocolError
+from wattsched.hostsets import parse as parse_hosts
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +93,18 @@ def procset_ids(ps: ProcSet) -> np.ndarray:
     return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
 
 
+def host_index(ps: ProcSet) -> slice | np.ndarray:
+    """A numpy indexer of the hosts of ``ps``: a slice (a view, no copy) for one interval."""
+    itvs = ps._itvs if hasattr(ps, "_itvs") else list(ps.intervals())
+    if len(itvs) == 1:
+        return slice(itvs[0][0], itvs[0][1] + 1)
+    return procset_ids(ps)
+
+
+def first_host(index: slice | np.ndarray) -> int:
+    return index.start if isinstance(index, slice) else int(index[0])
+
+
 @dataclass
 class _Leaf:
     """One executable part of a profile tree, with the composed ancestors that lead to it."""
@@ -122,7 +135,8 @@ class _RunJob:
     status: JobStatus = JobStatus.PENDING
     alloc: ProcSet | None = None
     alloc_str: str = ""
-    hosts: np.ndarray | None = None
+    hosts: slice | np.ndarray | None = None
+    nb_hosts: int = 0
     start_s: float = 0.0
     end_s: float = 0.0
     start_seq: int = 0
@@ -134,7 +148,7 @@ class _RunJob:
     task_t0_s: float = 0.0
     remains: float = 0.0  # fraction of the parallel task left, or seconds of delay left
     rate: float = 0.0  # fraction per second of the parallel task
-    flops: np.ndarray | None = None
+    flops: float | np.ndarray = 0.0  # per host: one value (homogeneous) or one per host
     delay_s: float = 0.0
     delay_start_s: float = 0.0
     dyn_w: float = 0.0  # (full - idle) x load summed over the job's hosts
@@ -189,6 +203,11 @@ class Simulation:
         self.model_of = np.array([model_pos[id(h.model)] for h in platform.hosts], dtype=np.int32)
         self._single_model = len(models) == 1
         self.pstate = np.array([h.initial_pstate for h in platform.hosts], dtype=np.int32)
+        # hosts per pstate: when a single-model platform has all its hosts at one pstate (the usual
+        # case without DVFS or shutdown), a job's speed and power need no per-host lookup
+        self._pstate_hosts: dict[int, int] = {
+            int(p): int(c) for p, c in zip(*np.unique(self.pstate, return_counts=True))
+        }
         self.mstate = np.zeros(n, dtype=np.int8)
         self.last_change_s = np.zeros(n)
         self.job_of_host = np.full(n, -1, dtype=np.int64)
@@ -394,24 +413,48 @@ class Simulation:
             self.energy_j += (self.wattmin_w + self.dyn_w) * (t - self.now_s)
             self.now_s = t
 
-    def _host_sum(self, table: np.ndarray, hosts: np.ndarray, pstates: np.ndarray | None = None) -> float:
-        ps = self.pstate[hosts] if pstates is None else pstates
+    def _uniform_pstate(self) -> int | None:
+        """The pstate of every host when they all share it on a single-model platform."""
+        if self._single_model and len(self._pstate_hosts) == 1:
+            return next(iter(self._pstate_hosts))
+        return None
+
+    def _host_sum(self, table: np.ndarray, hosts: slice | np.ndarray, n: int | None = None) -> float:
+        """Σ over ``hosts`` of ``table[model, pstate]`` (``n``: number of hosts, for the fast path)."""
+        p = self._uniform_pstate()
+        if p is not None and n is not None:
+            return n * float(table[0, p])
         if self._single_model:
-            return float(table[0, ps].sum())
-        return float(table[self.model_of[hosts], ps].sum())
+            return float(table[0, self.pstate[hosts]].sum())
+        return float(table[self.model_of[hosts], self.pstate[hosts]].sum())
 
-    def _set_machine_state(self, hosts: np.ndarray, new: MachineState) -> None:
-        old = self.mstate[hosts]
-        dt = self.now_s - self.last_change_s[hosts]
-        k = len(MachineState)
-        self.state_time_s += np.bincount(old, weights=dt, minlength=k)
-        self.state_counts -= np.bincount(old, minlength=k)
-        self.state_counts[new] += len(hosts)
+    def _set_machine_state(self, hosts: slice | np.ndarray, n: int, new: MachineState,
+                           old: MachineState | None = None) -> None:
+        """Hosts change state; ``time_<state>`` accumulates only then (B29). ``old``: the state all
+        of them are known to be in (skips a per-state count)."""
+        now = self.now_s
+        if old is not None:
+            self.state_time_s[old] += n * now - float(self.last_change_s[hosts].sum())
+            self.state_counts[old] -= n
+        else:
+            olds = self.mstate[hosts]
+            k = len(MachineState)
+            self.state_time_s += np.bincount(olds, weights=now - self.last_change_s[hosts], minlength=k)
+            self.state_counts -= np.bincount(olds, minlength=k)
+        self.state_counts[new] += n
         self.mstate[hosts] = new
-        self.last_change_s[hosts] = self.now_s
+        self.last_change_s[hosts] = now
 
-    def _set_pstate(self, hosts: np.ndarray, pstate: int) -> None:
+    def _set_pstate(self, hosts: slice | np.ndarray, pstate: int) -> None:
+        olds, counts = np.unique(self.pstate[hosts], return_counts=True)
         before = self._host_sum(self._idle, hosts)
+        for p, c in zip(olds.tolist(), counts.tolist()):
+            left = self._pstate_hosts[p] - c
+            if left:
+                self._pstate_hosts[p] = left
+            else:
+                del self._pstate_hosts[p]
+        self._pstate_hosts[pstate] = self._pstate_hosts.get(pstate, 0) + int(counts.sum())
         self.pstate[hosts] = pstate
         self.wattmin_w += self._host_sum(self._idle, hosts) - before
 
@@ -501,7 +544,7 @@ class Simulation:
         if rj.status != JobStatus.SUBMITTED:
             raise ProtocolError(f"EXECUTE_JOB: job {rj.job.id} cannot start: it is {rj.status.name.lower()}")
         try:
-            alloc = ProcSet.from_str(str(data["alloc"]))
+            alloc = parse_hosts(str(data["alloc"]))
         except (KeyError, ValueError) as exc:
             raise ProtocolError(f"EXECUTE_JOB {rj.job.id}: field 'alloc' is not an interval set: {exc}") from None
         if len(alloc) != rj.job.res:
@@ -510,10 +553,11 @@ class Simulation:
             )
         if alloc.max >= self.nb_hosts or alloc.min < 0:
             raise ProtocolError(f"EXECUTE_JOB {rj.job.id}: field 'alloc' names hosts beyond 0-{self.nb_hosts - 1}")
-        hosts = procset_ids(alloc)
-        busy = hosts[self.mstate[hosts] != MachineState.IDLE]
-        if len(busy):
-            h = int(busy[0])
+        hosts = host_index(alloc)
+        n = rj.job.res
+        states = self.mstate[hosts]
+        if states.any():  # MachineState.IDLE == 0
+            h = int(procset_ids(alloc)[np.flatnonzero(states)[0]])
             raise ProtocolError(
                 f"EXECUTE_JOB {rj.job.id}: host {h} ({self.platform.hosts[h].name}) is "
                 f"{MachineState(int(self.mstate[h])).name.lower()}, not idle"
@@ -522,16 +566,17 @@ class Simulation:
         rj.alloc = alloc
         rj.alloc_str = str(alloc)
         rj.hosts = hosts
+        rj.nb_hosts = n
         rj.start_s = self.now_s
         rj.start_seq = next(self._order)
         rj.energy_t_s = self.now_s
-        rj.idle_w = self._host_sum(self._idle, hosts)
+        rj.idle_w = self._host_sum(self._idle, hosts, n)
         wall = rj.job.walltime_s
         rj.wall_end_s = self.now_s + wall if wall is not None else math.inf
         rj.leaves = _flatten(self.workload.profiles[rj.job.profile])
         rj.leaf_idx = 0
         self.job_of_host[hosts] = self._job_index[rj.job.id]
-        self._set_machine_state(hosts, MachineState.COMPUTING)
+        self._set_machine_state(hosts, n, MachineState.COMPUTING, MachineState.IDLE)
         self._nb_running += 1
         self._energy_row("s")
         self._machine_row()
@@ -589,7 +634,7 @@ class Simulation:
 
     def _on_set_state(self, data: dict) -> None:
         try:
-            res = ProcSet.from_str(str(data["resources"]))
+            res = parse_hosts(str(data["resources"]))
             target = int(data["state"])
         except (KeyError, ValueError, TypeError):
             raise ProtocolError(
@@ -645,7 +690,7 @@ class Simulation:
                 if virtual is None:
                     raise ProtocolError(f"SET_RESOURCE_STATE {resources}: hosts have no sleep_pstates to switch through")
                 self._set_pstate(hm, virtual)
-                self._set_machine_state(hm, new_state)
+                self._set_machine_state(hm, len(hm), new_state)
                 self.dyn_w += self._host_sum(self._full, hm) - self._host_sum(self._idle, hm)
                 timed.append((hm, 1.0 / model.speeds_flops[virtual]))
         if len(dvfs_hosts):
@@ -667,7 +712,7 @@ class Simulation:
         off = self.mstate[hosts[0]] == MachineState.SWITCHING_OFF
         target_state = MachineState.SLEEPING if off else MachineState.IDLE
         self._set_pstate(hosts, sw.target)
-        self._set_machine_state(hosts, target_state)
+        self._set_machine_state(hosts, len(hosts), target_state)
         sw.pending -= 1
         if sw.pending:
             return None
@@ -686,7 +731,7 @@ class Simulation:
             self._update_task_progress(rj)
         self._set_pstate(hosts, target)
         for rj in running:
-            rj.idle_w = self._host_sum(self._idle, rj.hosts)
+            rj.idle_w = self._host_sum(self._idle, rj.hosts, rj.nb_hosts)
             if rj.is_parallel:
                 self._set_task_rate(rj)
                 self._schedule_job_event(rj)
@@ -706,26 +751,33 @@ class Simulation:
         rj.task_t0_s = self.now_s
 
     def _set_task_rate(self, rj: _RunJob) -> None:
-        """A multi-host task advances at the pace of its slowest host (B20)."""
-        hosts = rj.hosts
+        """A multi-host task advances at the pace of its slowest host (B20): rate = min speed/flops,
+        and a host computing ``f`` of the slowest host's ``T`` is loaded ``f / (T x speed)``."""
+        self.dyn_w -= rj.dyn_w
         flops = rj.flops
-        speeds = self._speed[self.model_of[hosts], self.pstate[hosts]] if not self._single_model else self._speed[0, self.pstate[hosts]]
+        p = self._uniform_pstate()
+        if p is not None and not isinstance(flops, np.ndarray):
+            span = float(self._full[0, p] - self._idle[0, p])
+            if flops <= 0.0:
+                rj.rate, rj.dyn_w, rj.first_dyn_w = math.inf, 0.0, 0.0
+            else:
+                rj.rate = float(self._speed[0, p]) / flops
+                rj.dyn_w, rj.first_dyn_w = rj.nb_hosts * span, span
+            self.dyn_w += rj.dyn_w
+            return
+        hosts = rj.hosts
+        ps = self.pstate[hosts]
+        models = 0 if self._single_model else self.model_of[hosts]
+        speeds = self._speed[models, ps]
         with np.errstate(divide="ignore"):
             times = flops / speeds
-        t_max = float(times.max())
-        self.dyn_w -= rj.dyn_w
+        t_max = float(np.max(times))
         if t_max <= 0.0:
-            rj.rate = math.inf
-            rj.dyn_w = rj.first_dyn_w = 0.0
+            rj.rate, rj.dyn_w, rj.first_dyn_w = math.inf, 0.0, 0.0
         else:
             rj.rate = 1.0 / t_max
-            load = times / t_max
-            if self._single_model:
-                span = self._full[0, self.pstate[hosts]] - self._idle[0, self.pstate[hosts]]
-            else:
-                m, p = self.model_of[hosts], self.pstate[hosts]
-                span = self._full[m, p] - self._idle[m, p]
-            per_host = span * load
+            per_host = (self._full[models, ps] - self._idle[models, ps]) * (times / t_max)
+            per_host = np.broadcast_to(per_host, (rj.nb_hosts,))
             rj.dyn_w = float(per_host.sum())
             rj.first_dyn_w = float(per_host[0])
         self.dyn_w += rj.dyn_w
@@ -748,9 +800,15 @@ class Simulation:
             after_delay = rj.leaf_idx > 0 and not rj.is_parallel
             rj.is_parallel = True
             rj.remains = 1.0
-            rj.flops = np.asarray(leaf.flops_per_host(len(rj.hosts)), dtype=float)
-            if rj.flops.shape == ():
-                rj.flops = np.full(len(rj.hosts), float(rj.flops))
+            if leaf.kind == "parallel_homogeneous":
+                rj.flops = float(leaf.cpu)
+            elif leaf.kind == "parallel_homogeneous_total":
+                rj.flops = float(leaf.cpu) / rj.nb_hosts
+            else:
+                try:
+                    rj.flops = np.asarray(leaf.flops_per_host(rj.nb_hosts), dtype=float)
+                except ValueError as exc:
+                    raise ProtocolError(f"EXECUTE_JOB {rj.job.id}: {exc}") from None
             self._set_task_rate(rj)
             if after_delay:
                 unread_w = rj.dyn_w - rj.first_dyn_w
@@ -806,7 +864,7 @@ class Simulation:
         rj.version += 1
         hosts = rj.hosts
         self.job_of_host[hosts] = -1
-        self._set_machine_state(hosts, MachineState.IDLE)
+        self._set_machine_state(hosts, rj.nb_hosts, MachineState.IDLE, MachineState.COMPUTING)
         self._nb_running -= 1
         self._energy_row("e")
         self._machine_row()
@@ -816,7 +874,7 @@ class Simulation:
             "JOB_COMPLETED",
             {"job_id": rj.job.id, "job_state": state, "return_code": rc, "alloc": rj.alloc_str},
         )
-        rj.flops = None
+        rj.flops = 0.0
         if emit:
             return ev
         self._out.append(ev)

@@ -36,7 +36,7 @@ def machine(nb_hosts: int, now_s: float = 0.0, running: tuple = ()) -> ClusterVi
     view = ClusterView.idle_machine(nb_hosts, now_s)
     for job_id, hosts, end_s in running:
         alloc = ps(hosts)
-        view.running[job_id] = RunningJob(job_id, alloc, 0.0, end_s)
+        view.add_running(RunningJob(job_id, alloc, 0.0, end_s))
         view.free = view.free - alloc
     return view
 

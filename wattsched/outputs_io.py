@@ -187,11 +187,10 @@ def read_jobs(path: str | Path) -> pd.DataFrame:
     for column in _JOBS_TEXT_COLUMNS:
         if column in frame.columns:
             frame[column] = frame[column].fillna("").astype(str)
-    numeric = tuple(c for c in _JOBS_FLOAT_COLUMNS if c in frame.columns)
+    numeric = tuple(c for c in (*_JOBS_FLOAT_COLUMNS, "requested_number_of_resources", "success") if c in frame.columns)
     for column in numeric:
         frame[column] = frame[column].replace({"": None, "NA": None})
     _to_float(frame, path, numeric)
-    _to_float(frame, path, ("requested_number_of_resources", "success"))
     return frame
 
 

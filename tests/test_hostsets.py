@@ -1,0 +1,43 @@
+"""The fast host-set operations equal procset's own."""
+
+from hypothesis import given, strategies as st
+from procset import ProcSet
+
+from wattsched.hostsets import minus, parse, plus, size
+
+intervals = st.lists(st.tuples(st.integers(0, 60), st.integers(0, 8)), max_size=12)
+
+
+def as_procset(pairs) -> ProcSet:
+    return ProcSet(*[(a, a + d) for a, d in pairs])
+
+
+@given(intervals, intervals)
+def test_minus_plus_and_size_equal_procset(x, y) -> None:
+    a, b = as_procset(x), as_procset(y)
+    assert minus(a, b) == a - b
+    assert plus(a, b) == a | b
+    assert size(a) == len(a)
+    assert list(minus(a, b).intervals()) == list((a - b).intervals())
+    assert list(plus(a, b).intervals()) == list((a | b).intervals())
+
+
+def test_examples() -> None:
+    free = ProcSet((0, 9), (20, 29))
+    assert minus(free, ProcSet((3, 5))) == ProcSet((0, 2), (6, 9), (20, 29))
+    assert plus(free, ProcSet((10, 19))) == ProcSet((0, 29))
+    assert str(plus(ProcSet(), ProcSet(4))) == "4"
+
+
+@given(intervals)
+def test_parse_equals_procset_parser(x) -> None:
+    a = as_procset(x)
+    assert list(parse(str(a)).intervals()) == list(a.intervals())
+
+
+def test_parse_non_canonical_and_bad_strings() -> None:
+    assert parse("5 3-4 0") == ProcSet((0, 0), (3, 5))
+    assert parse("2-3 3-6") == ProcSet((2, 6))
+    import pytest
+    with pytest.raises(ValueError):
+        parse("1-x")
