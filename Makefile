@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test test-slow bench replay clean
+.PHONY: install demo test test-slow bench replay golden clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,8 +31,12 @@ test-slow: $(STAMP)  ## paper reproductions and large-scale runs
 replay: $(STAMP)  ## replay every recording of real Batsim
 	$(VENV)/bin/wattsched replay tests/fixtures/batsim-reference/*/
 
-bench: $(STAMP)  ## simulator and scheduler benchmarks (figures for the README)
+bench: $(STAMP)  ## simulator and scheduler benchmarks (figures for the README, ~10 min)
 	$(PY) benchmarks/bench_simulator.py
+	$(PY) benchmarks/bench_scheduler.py
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .hypothesis
+
+golden: $(STAMP)  ## regenerate the golden outputs of every preset (review the diff before committing)
+	$(PY) -m tests.test_golden --update

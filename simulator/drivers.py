@@ -64,8 +64,13 @@ def _progress_done(sim: Simulation) -> int:
     return len(sim.jobs_rows)
 
 
-def run_inprocess(sim: Simulation, scheduler: Any, *, progress: ProgressCallback | None = None) -> RunStats:
-    """Run ``sim`` to its end with a pybatsim ``BatsimScheduler`` instance, in this process."""
+def run_inprocess(sim: Simulation, scheduler: Any, *, progress: ProgressCallback | None = None,
+                  max_messages: int | None = None) -> RunStats:
+    """Run ``sim`` to its end with a pybatsim ``BatsimScheduler`` instance, in this process.
+
+    ``max_messages`` stops after that many Batsim messages (for benchmarks of decision costs; the
+    simulation is then unfinished and has no meaningful outputs).
+    """
     from pybatsim.batsim import batsim as pybatsim_batsim
 
     socket = _InMemorySocket()
@@ -83,7 +88,7 @@ def run_inprocess(sim: Simulation, scheduler: Any, *, progress: ProgressCallback
             raise ProtocolError("the scheduler did not reply to Batsim's message")
         socket.outbox = None
         msg = sim.step(reply)
-        if msg is None:
+        if msg is None or (max_messages is not None and sim.nb_messages >= max_messages):
             break
         if progress is not None:
             progress(sim.now_s, _progress_done(sim), total)

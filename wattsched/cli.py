@@ -196,7 +196,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 
     metrics = compute_metrics(args.outputs, tau_s=args.tau, window=args.window,
                               workload=args.workload, max_power_w=args.max_power)
-    print(metrics_to_json(metrics) if args.json else format_table(metrics, title=str(args.outputs)))
+    print(metrics_to_json(metrics) if args.json else format_table(metrics, title=Path(args.outputs).name))
     return 0
 
 

@@ -1,0 +1,394 @@
+"""A sweep: many runs of the embedded simulator in parallel, resumable, one metrics row per run.
+
+A :class:`Run` is everything one simulation needs (platform, workload, scheduler name and options, output
+prefix) plus how to measure it (metrics window, all-computing power, extra named windows) and free
+``tags`` copied into its row (machine, algorithm, budget...). :func:`run_sweep` executes a list of runs
+with a :class:`concurrent.futures.ProcessPoolExecutor` (one simulation per process, in-process scheduler,
+:func:`simulator.drivers.run_inprocess`), each writing Batsim's five CSV files to its own prefix, and
+returns a :class:`pandas.DataFrame` with one row per run, in the order of the list:
+
+* **Resumable**: a run whose five output files exist is not simulated again (``status`` ``skipped``) unless
+  ``force``; its metrics are read from the files. Outputs are written atomically
+  (:func:`simulator.outputs.write_outputs`), so an interrupted sweep leaves no half-written run.
+* **Robust**: a run that fails (unknown scheduler, bad option, bad input, crash of its process) gets
+  ``status`` ``failed`` and a one-line ``error``; the others go on. :func:`failed_runs` lists them and
+  the CLI exits with status 1 when there is any.
+* **Progress**: a rich progress bar over runs and over simulated jobs (live, from the workers).
+
+Metrics are :func:`wattsched.metrics.compute_metrics` (τ, window and ``max_power_w`` from the run) plus,
+for each extra window ``name``: ``<name>_energy_j``, ``<name>_utilization`` and
+``<name>_nb_jobs_started`` (jobs whose start time falls in ``[t0, t1)``).
+
+Usage::
+
+    runs = [Run("easy", "p.xml", "w.json", "easy-backfill", {}, "out/easy"),
+            Run("fcfs", "p.xml", "w.json", "fcfs", {}, "out/fcfs")]
+    frame = run_sweep(runs, workers=2, csv_path="out/metrics.csv")
+
+CLI: ``python -m experiments.sweep runs.json -o metrics.csv [-j N] [--force]`` where ``runs.json`` is a
+list of objects with the fields of :class:`Run`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import queue as queue_module
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from wattsched.errors import OptionError, WattschedError
+
+__all__ = ["Run", "run_sweep", "execute_run", "outputs_exist", "failed_runs", "load_runs", "main"]
+
+logger = logging.getLogger(__name__)
+
+Window = tuple[float, float]
+#: (run name, jobs done) reported while a run simulates.
+JobsCallback = Callable[[str, int], None]
+
+STATUS_DONE = "done"
+STATUS_SKIPPED = "skipped"
+STATUS_FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One simulation of a sweep.
+
+    Attributes:
+        name: unique name of the run (row key, progress and error messages).
+        platform: SimGrid platform XML path.
+        workload: Batsim workload JSON path.
+        scheduler: a name :func:`schedulers.adapter.load_scheduler` accepts (``easy-backfill``).
+        options: the scheduler's JSON options.
+        prefix: output prefix; the run writes ``<prefix>_jobs.csv`` etc.
+        window: ``(t0_s, t1_s)`` of utilization and window energy (default: first submission → makespan).
+        max_power_w: all-computing platform power, enables ``window_energy_relative``.
+        tau_s: τ of the bounded slowdown, seconds.
+        extra_windows: named windows measured too (``{"budget": (172800, 432000)}``).
+        tags: free values copied into the run's row (machine, algorithm, budget...).
+    """
+
+    name: str
+    platform: str
+    workload: str
+    scheduler: str
+    options: Mapping[str, Any]
+    prefix: str
+    window: Window | None = None
+    max_power_w: float | None = None
+    tau_s: float = 10.0
+    extra_windows: Mapping[str, Window] = field(default_factory=dict)
+    tags: Mapping[str, Any] = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------------------------------ one run
+def outputs_exist(prefix: str | os.PathLike) -> bool:
+    """True when the five Batsim output files of ``prefix`` exist."""
+    from simulator.outputs import output_paths
+
+    return all(path.exists() for path in output_paths(prefix).values())
+
+
+def one_line_error(error: BaseException) -> str:
+    """``error`` on one line: its message for user errors, ``Type: message`` otherwise."""
+    text = str(error) if isinstance(error, WattschedError) else f"{type(error).__name__}: {error}"
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__
+
+
+def _simulate(run: Run, on_jobs: JobsCallback | None) -> None:
+    from schedulers.adapter import load_scheduler
+    from simulator.drivers import run_inprocess
+    from simulator.engine import Simulation
+    from simulator.outputs import write_outputs
+    from simulator.platform import load_platform
+    from simulator.workload import load_workload
+
+    scheduler = load_scheduler(run.scheduler, dict(run.options))
+    sim = Simulation(load_platform(run.platform), load_workload(run.workload))
+    progress = None
+    if on_jobs is not None:
+        last = [-1, 0.0]
+
+        def progress(now_s: float, done: int, total: int) -> None:
+            now = time.monotonic()
+            if done != last[0] and (now - last[1] > 0.25 or done == total):
+                last[0], last[1] = done, now
+                on_jobs(run.name, done)
+
+    stats = run_inprocess(sim, scheduler, progress=progress)
+    write_outputs(sim, run.prefix, scheduling_time_s=stats.scheduling_time_s,
+                  simulation_time_s=stats.simulation_time_s)
+    if on_jobs is not None:
+        on_jobs(run.name, len(sim.jobs_rows))
+
+
+def run_metrics(run: Run) -> dict[str, float | int]:
+    """Metrics of a finished run from its output files (module docstring)."""
+    from wattsched.metrics import compute_metrics, energy_in_window_j, jobs_that_ran, utilization
+    from wattsched.outputs_io import load_outputs
+
+    outputs = load_outputs(run.prefix)
+    metrics = dict(compute_metrics(outputs, tau_s=run.tau_s, window=run.window, max_power_w=run.max_power_w))
+    hosts = int(metrics["nb_hosts"])
+    started = jobs_that_ran(outputs.jobs)["starting_time"]
+    for name, (t0, t1) in run.extra_windows.items():
+        energy = outputs.consumed_energy
+        metrics[f"{name}_energy_j"] = (energy_in_window_j(energy, (t0, t1))
+                                       if energy is not None and not energy.empty else math.nan)
+        metrics[f"{name}_utilization"] = utilization(outputs.jobs, hosts, (t0, t1))
+        metrics[f"{name}_nb_jobs_started"] = int(((started >= t0) & (started < t1)).sum())
+    return metrics
+
+
+def execute_run(run: Run, *, force: bool = False, on_jobs: JobsCallback | None = None) -> dict[str, Any]:
+    """Simulate ``run`` (unless its outputs exist and not ``force``) and measure it; never raises.
+
+    Returns:
+        ``{"name", "status", "error", "wall_s", **metrics}`` with status ``done``, ``skipped`` or
+        ``failed`` (then ``error`` is one line and there are no metrics).
+    """
+    t0 = time.perf_counter()
+    row: dict[str, Any] = {"name": run.name, "status": STATUS_DONE, "error": ""}
+    try:
+        if not force and outputs_exist(run.prefix):
+            row["status"] = STATUS_SKIPPED
+        else:
+            _simulate(run, on_jobs)
+        row.update(run_metrics(run))
+    except Exception as error:  # noqa: BLE001 - a failing run must not stop the sweep
+        logger.debug("run %s failed", run.name, exc_info=True)
+        row["status"], row["error"] = STATUS_FAILED, one_line_error(error)
+    row["wall_s"] = time.perf_counter() - t0
+    return row
+
+
+def _worker(run: Run, force: bool, jobs_queue: Any) -> dict[str, Any]:
+    """Process-pool entry: :func:`execute_run` with progress sent through a manager queue."""
+    on_jobs = None
+    if jobs_queue is not None:
+        def on_jobs(name: str, done: int) -> None:
+            jobs_queue.put((name, done))
+    return execute_run(run, force=force, on_jobs=on_jobs)
+
+
+# ------------------------------------------------------------------------------------------ a sweep
+def _check_runs(runs: Sequence[Run]) -> None:
+    for attr in ("name", "prefix"):
+        seen: set[str] = set()
+        for run in runs:
+            value = str(getattr(run, attr))
+            if value in seen:
+                raise OptionError(f"two runs of the sweep have the same {attr} '{value}'")
+            seen.add(value)
+
+
+def _workload_jobs(path: str, cache: dict[str, int]) -> int:
+    """Number of jobs of a workload file (0 when unreadable: the run itself will report why)."""
+    if path not in cache:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                cache[path] = len(json.load(fh).get("jobs", []))
+        except (OSError, ValueError, AttributeError):
+            cache[path] = 0
+    return cache[path]
+
+
+def _base_row(run: Run, nb_jobs: int) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "name": run.name,
+        "scheduler": run.scheduler,
+        "options": json.dumps(dict(run.options), sort_keys=True),
+        "platform": run.platform,
+        "workload": run.workload,
+        "prefix": run.prefix,
+        "workload_nb_jobs": nb_jobs,
+    }
+    row.update(run.tags)
+    return row
+
+
+def _progress(show: bool):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn("{task.description:<14}"), BarColumn(), MofNCompleteColumn(),
+                    TextColumn("{task.fields[note]}"), TimeElapsedColumn(),
+                    disable=not show, transient=False)
+
+
+def run_sweep(
+    runs: Sequence[Run],
+    *,
+    workers: int | None = None,
+    force: bool = False,
+    csv_path: str | os.PathLike | None = None,
+    show_progress: bool | None = None,
+) -> pd.DataFrame:
+    """Execute ``runs`` and return one row per run (module docstring), saved to ``csv_path`` if given.
+
+    Args:
+        runs: the runs; names and prefixes must be unique.
+        workers: processes (default ``os.cpu_count()``); 1 runs everything in this process.
+        force: simulate again runs whose outputs exist.
+        csv_path: where to write the frame as CSV.
+        show_progress: draw the progress bar (default: when stderr is a terminal).
+
+    Raises:
+        OptionError: duplicate names or prefixes, or ``workers`` < 1. Failing runs do not raise.
+    """
+    _check_runs(runs)
+    workers = (os.cpu_count() or 1) if workers is None else workers
+    if workers < 1:
+        raise OptionError(f"workers must be at least 1, got {workers}")
+    if show_progress is None:
+        show_progress = sys.stderr.isatty()
+    cache: dict[str, int] = {}
+    jobs_of = {run.name: _workload_jobs(run.workload, cache) for run in runs}
+    results: dict[str, dict[str, Any]] = {}
+    done_jobs: dict[str, int] = {run.name: 0 for run in runs}
+
+    with _progress(show_progress) as bar:
+        runs_task = bar.add_task("runs", total=len(runs), note="")
+        jobs_task = bar.add_task("simulated jobs", total=sum(jobs_of.values()), note="")
+
+        def on_jobs(name: str, done: int) -> None:
+            done_jobs[name] = done
+            bar.update(jobs_task, completed=sum(done_jobs.values()))
+
+        def finish(row: dict[str, Any]) -> None:
+            results[row["name"]] = row
+            on_jobs(row["name"], jobs_of[row["name"]])
+            failures = sum(r["status"] == STATUS_FAILED for r in results.values())
+            bar.update(runs_task, advance=1, note=f"{failures} failed" if failures else "")
+            if row["status"] == STATUS_FAILED:
+                logger.info("run %s failed: %s", row["name"], row["error"])
+
+        if workers == 1 or len(runs) <= 1:
+            for run in runs:
+                finish(execute_run(run, force=force, on_jobs=on_jobs))
+        else:
+            _run_pool(runs, workers, force, on_jobs, finish)
+
+    rows = [{**_base_row(run, jobs_of[run.name]), **results[run.name]} for run in runs]
+    frame = pd.DataFrame(rows)
+    if csv_path is not None:
+        Path(csv_path).parent.mkdir(parents=True, exist_ok=True)
+        frame.to_csv(csv_path, index=False)
+    return frame
+
+
+def _run_pool(runs: Sequence[Run], workers: int, force: bool, on_jobs: JobsCallback,
+              finish: Callable[[dict[str, Any]], None]) -> None:
+    import multiprocessing
+
+    with multiprocessing.Manager() as manager:
+        jobs_queue = manager.Queue()
+
+        def drain() -> None:
+            while True:
+                try:
+                    name, done = jobs_queue.get_nowait()
+                except queue_module.Empty:
+                    return
+                on_jobs(name, done)
+
+        with ProcessPoolExecutor(max_workers=min(workers, len(runs))) as pool:
+            pending: dict[Future, Run] = {pool.submit(_worker, run, force, jobs_queue): run for run in runs}
+            while pending:
+                finished, _ = wait(pending, timeout=0.3, return_when=FIRST_COMPLETED)
+                drain()
+                for future in finished:
+                    run = pending.pop(future)
+                    try:
+                        row = future.result()
+                    except Exception as error:  # noqa: BLE001 - e.g. BrokenProcessPool: the process died
+                        row = {"name": run.name, "status": STATUS_FAILED, "error": one_line_error(error),
+                               "wall_s": math.nan}
+                    finish(row)
+            drain()
+
+
+def failed_runs(frame: pd.DataFrame) -> list[tuple[str, str]]:
+    """``(name, error)`` of every failed run of a sweep's frame."""
+    failed = frame[frame["status"] == STATUS_FAILED]
+    return [(str(n), str(e)) for n, e in zip(failed["name"], failed["error"])]
+
+
+# ---------------------------------------------------------------------------------------------- CLI
+def load_runs(path: str | os.PathLike) -> list[Run]:
+    """Runs from a JSON list of objects with :class:`Run`'s fields.
+
+    Raises:
+        OptionError: unreadable file, not a list, or an entry with missing or unknown fields.
+    """
+    try:
+        content = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise OptionError(f"{path}: cannot read the runs ({error})") from None
+    if not isinstance(content, list):
+        raise OptionError(f"{path}: expected a JSON list of runs")
+    runs = []
+    for i, entry in enumerate(content):
+        try:
+            entry = dict(entry)
+            for key in ("window",):
+                if entry.get(key) is not None:
+                    entry[key] = tuple(entry[key])
+            if "extra_windows" in entry:
+                entry["extra_windows"] = {k: tuple(v) for k, v in entry["extra_windows"].items()}
+            runs.append(Run(**entry))
+        except (TypeError, ValueError, AttributeError) as error:
+            raise OptionError(f"{path}: run {i}: {error}") from None
+    return runs
+
+
+def runs_to_json(runs: Sequence[Run]) -> str:
+    """The inverse of :func:`load_runs`."""
+    return json.dumps([{**asdict(r), "options": dict(r.options)} for r in runs], indent=2)
+
+
+def report_failures(frame: pd.DataFrame, stream: Any = None) -> int:
+    """Print one line per failed run on ``stream`` (stderr); returns the number of failures."""
+    stream = stream or sys.stderr
+    failures = failed_runs(frame)
+    for name, error in failures:
+        stream.write(f"run {name} failed: {error}\n")
+    return len(failures)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m experiments.sweep runs.json -o metrics.csv [-j N] [--force]``; exit 1 if a run failed."""
+    parser = argparse.ArgumentParser(prog="python -m experiments.sweep", description=main.__doc__)
+    parser.add_argument("runs", help="JSON list of runs (fields of experiments.sweep.Run)")
+    parser.add_argument("-o", "--output", default="sweep.csv", help="metrics CSV (default sweep.csv)")
+    parser.add_argument("-j", "--workers", type=int, default=None, help="processes (default: CPU count)")
+    parser.add_argument("--force", action="store_true", help="simulate runs whose outputs already exist")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
+    try:
+        frame = run_sweep(load_runs(args.runs), workers=args.workers, force=args.force,
+                          csv_path=args.output, show_progress=not args.quiet and sys.stderr.isatty())
+    except WattschedError as error:
+        sys.stderr.write(f"error: {error}\n")
+        return 2
+    counts = frame["status"].value_counts().to_dict()
+    sys.stdout.write(f"{len(frame)} runs ({', '.join(f'{v} {k}' for k, v in counts.items())}); "
+                     f"metrics in {args.output}\n")
+    return 1 if report_failures(frame) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

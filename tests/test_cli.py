@@ -1,0 +1,135 @@
+"""The ``wattsched`` command as a user meets it: help, runs, and one-line errors without outputs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from wattsched.cli import build_parser, main
+
+ROOT = Path(__file__).resolve().parent.parent
+PLATFORM = str(ROOT / "platforms" / "taurus_16.xml")
+WORKLOAD = str(ROOT / "workloads" / "demo_taurus16.json")
+REFERENCE = ROOT / "tests" / "fixtures" / "batsim-reference"
+
+
+def commands() -> list[str]:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    return list(sub.choices)
+
+
+@pytest.mark.parametrize("command", ["run", "replay", "serve", "schedulers", "metrics", "plot", "regress"])
+def test_every_command_has_documented_help(command: str, capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main([command, "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "usage: wattsched " + command in out
+    assert len(out.splitlines()) > 5
+
+
+def test_main_help_lists_the_commands(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for command in ("run", "replay", "serve", "schedulers", "metrics", "plot", "regress"):
+        assert command in out
+
+
+def test_run_writes_outputs_and_prints_metrics(tmp_path, capsys) -> None:
+    prefix = tmp_path / "res" / "easy"
+    assert main(["run", PLATFORM, WORKLOAD, "-s", "easy-backfill", "-e", str(prefix), "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "mean_bounded_slowdown" in out and "utilization" in out
+    for name in ("jobs", "schedule", "machine_states", "consumed_energy", "pstate_changes"):
+        assert Path(f"{prefix}_{name}.csv").exists()
+
+
+def test_run_json_metrics(tmp_path, capsys) -> None:
+    assert main(["run", PLATFORM, WORKLOAD, "-s", "fcfs", "-e", str(tmp_path / "o"), "-q", "--json"]) == 0
+    metrics = json.loads(capsys.readouterr().out)
+    assert metrics["nb_jobs"] == 210
+
+
+def _fails_cleanly(args: list[str], tmp_path: Path, capsys, *needles: str) -> str:
+    prefix = tmp_path / "out" / "run"
+    code = main(args + ["-e", str(prefix), "-q"])
+    err = capsys.readouterr().err
+    assert code == 2
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("wattsched: error: ")
+    assert "Traceback" not in err
+    for needle in needles:
+        assert needle in lines[0]
+    assert not list(tmp_path.rglob("*.csv")), "a failed run must not leave output files"
+    return lines[0]
+
+
+def test_unknown_scheduler(tmp_path, capsys) -> None:
+    _fails_cleanly(["run", PLATFORM, WORKLOAD, "-s", "easy-backfil"], tmp_path, capsys,
+                   "unknown scheduler 'easy-backfil'", "easy-backfill")
+
+
+def test_bad_option_value(tmp_path, capsys) -> None:
+    _fails_cleanly(["run", PLATFORM, WORKLOAD, "-o", '{"allocation": "worst-fit"}'], tmp_path, capsys,
+                   "allocation", "first-fit")
+
+
+def test_malformed_options_json(tmp_path, capsys) -> None:
+    _fails_cleanly(["run", PLATFORM, WORKLOAD, "-o", "{bad"], tmp_path, capsys, "not valid JSON")
+
+
+def test_missing_platform_file(tmp_path, capsys) -> None:
+    _fails_cleanly(["run", str(tmp_path / "nope.xml"), WORKLOAD], tmp_path, capsys, "nope.xml")
+
+
+def test_malformed_workload(tmp_path, capsys) -> None:
+    bad = tmp_path / "w.json"
+    bad.write_text('{"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "p"}], "profiles": {}}')
+    _fails_cleanly(["run", PLATFORM, str(bad)], tmp_path, capsys, "w.json", "'p'")
+
+
+def test_misbehaving_scheduler_leaves_no_outputs(tmp_path, capsys) -> None:
+    sched = tmp_path / "greedy.py"
+    sched.write_text(
+        "from pybatsim.batsim.batsim import BatsimScheduler\n"
+        "from procset import ProcSet\n"
+        "class Greedy(BatsimScheduler):\n"
+        "    def onJobSubmission(self, job):\n"
+        "        job.allocation = ProcSet((0, job.requested_resources - 1))\n"
+        "        self.bs.execute_jobs([job])\n"
+        "    def onJobCompletion(self, job):\n"
+        "        pass\n"
+    )
+    _fails_cleanly(["run", PLATFORM, WORKLOAD, "-s", f"{sched}:Greedy"], tmp_path, capsys,
+                   "EXECUTE_JOB", "not idle")
+
+
+def test_replay_exit_codes(tmp_path, capsys) -> None:
+    assert main(["replay", str(REFERENCE / "fcfs-compute")]) == 0
+    folder = tmp_path / "fcfs-compute"
+    shutil.copytree(REFERENCE / "fcfs-compute", folder)
+    jobs = folder / "out_jobs.csv"
+    jobs.write_text(jobs.read_text().replace("9536.900000", "9536.990000"))
+    assert main(["replay", str(folder)]) == 1
+    out = capsys.readouterr().out
+    assert "out_jobs.csv line" in out and "consumed_energy" in out
+
+
+def test_schedulers_lists_presets(capsys) -> None:
+    assert main(["schedulers"]) == 0
+    out = capsys.readouterr().out
+    assert "easy-backfill" in out and "allocation" in out and "first-fit" in out
+
+
+def test_metrics_and_plot_on_real_batsim_outputs(tmp_path, capsys) -> None:
+    assert main(["metrics", str(REFERENCE / "pybatsim-easy"), "--json"]) == 0
+    metrics = json.loads(capsys.readouterr().out)
+    assert metrics["nb_jobs"] == 80
+    assert main(["plot", str(REFERENCE / "pybatsim-easy"), "-d", str(tmp_path)]) == 0
+    assert {p.name for p in tmp_path.glob("*.png")} == {"gantt.png", "power.png", "machine_states.png"}

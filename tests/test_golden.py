@@ -1,0 +1,95 @@
+"""Golden regression: every scheduler preset on small fixed inputs must reproduce its stored outputs.
+
+The golden files live in ``tests/golden/<preset>/<input>/out_*.csv``. After an intended change of
+behaviour, regenerate them with ``make golden`` (``python -m tests.test_golden --update``) and review
+the diff of the CSV files in the commit.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from schedulers.adapter import load_scheduler
+from schedulers.presets import PRESETS
+from simulator.drivers import run_inprocess
+from simulator.engine import Simulation
+from simulator.outputs import write_outputs
+from simulator.platform import load_platform
+from simulator.workload import load_workload
+from wattsched.regress import compare_outputs, format_report, update_golden
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = Path(__file__).resolve().parent / "golden"
+REFERENCE = Path(__file__).resolve().parent / "fixtures" / "batsim-reference"
+
+#: Small fixed inputs: (platform, workload).
+INPUTS = {
+    "taurus16-demo": (ROOT / "platforms" / "taurus_16.xml", ROOT / "workloads" / "demo_taurus16.json"),
+    "taurus16-random150": (REFERENCE / "long-shutdown-fcfs" / "platform.xml",
+                           REFERENCE / "long-shutdown-fcfs" / "workload.json"),
+}
+
+#: Options of presets that need some (an energy budget, a window, ...); others run with defaults.
+OPTIONS: dict[str, dict] = {}
+
+
+def run_case(preset: str, input_name: str, prefix: Path, options: dict | None = None) -> None:
+    platform, workload = INPUTS[input_name]
+    sim = Simulation(load_platform(platform), load_workload(workload))
+    run_inprocess(sim, load_scheduler(preset, OPTIONS.get(preset, {}) if options is None else options))
+    write_outputs(sim, prefix)
+
+
+CASES = [(p, i) for p in sorted(PRESETS) for i in sorted(INPUTS)]
+
+
+@pytest.mark.parametrize("preset,input_name", CASES)
+def test_preset_matches_golden(preset: str, input_name: str, tmp_path) -> None:
+    golden = GOLDEN / preset / input_name
+    assert (golden / "out_jobs.csv").exists(), f"no golden outputs for {preset}/{input_name}: run 'make golden'"
+    run_case(preset, input_name, tmp_path / "out")
+    diffs = compare_outputs(tmp_path / "out", golden / "out")
+    assert not diffs, format_report(diffs)
+
+
+def test_a_changed_decision_gives_a_readable_diff(tmp_path) -> None:
+    run_case("easy-backfill", "taurus16-demo", tmp_path / "out", {"allocation": "best-fit"})
+    diffs = compare_outputs(tmp_path / "out", GOLDEN / "easy-backfill" / "taurus16-demo" / "out")
+    assert diffs
+    report = format_report(diffs, limit=5)
+    first = str(diffs[0])
+    assert first.startswith("out_jobs.csv: job ")
+    assert "(golden) →" in first and "(run)" in first
+    assert "more" in report or len(diffs) <= 5
+
+
+def test_wattsched_regress_exit_codes(tmp_path, capsys) -> None:
+    from wattsched.cli import main
+
+    golden = GOLDEN / "fcfs" / "taurus16-demo" / "out"
+    run_case("fcfs", "taurus16-demo", tmp_path / "same")
+    assert main(["regress", str(tmp_path / "same"), str(golden)]) == 0
+    run_case("easy-backfill", "taurus16-demo", tmp_path / "other")
+    assert main(["regress", str(tmp_path / "other"), str(golden)]) == 1
+    out = capsys.readouterr().out
+    assert "out_jobs.csv: job" in out
+
+
+def update_all() -> None:
+    for preset, input_name in CASES:
+        with tempfile.TemporaryDirectory() as tmp:
+            run_case(preset, input_name, Path(tmp) / "out")
+            target = GOLDEN / preset / input_name
+            target.mkdir(parents=True, exist_ok=True)
+            update_golden(Path(tmp) / "out", target)
+            print(f"golden {preset}/{input_name} written")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--update"]:
+        sys.exit("usage: python -m tests.test_golden --update")
+    update_all()
