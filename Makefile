@@ -40,3 +40,6 @@ clean:
 
 golden: $(STAMP)  ## regenerate the golden outputs of every preset (review the diff before committing)
 	$(PY) -m tests.test_golden --update
+
+reproduce-energy-budget: $(STAMP)  ## energy-budget paper §V: report + figures 2-5 (reduced size; FULL=1 for the paper's)
+	$(PY) -m experiments.energy_budget --out results/energy-budget $(if $(FULL),--full,)

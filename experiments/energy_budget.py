@@ -113,9 +113,10 @@ MACHINES: tuple[Machine, ...] = (
     Machine("Curie", "curie", 80640),
 )
 
-#: Reduced size (the default): every machine at this fraction of its hosts, one synthetic week each.
-#: Measured on 2 cores: see the module's README section in report.md ("Size").
-REDUCED_SCALE = 1 / 16
+#: Reduced size (the default): hosts per machine, one full synthetic week each. SDSC-Blue and MetaCentrum
+#: at 1/8 of their size, Curie at 1/64 (its week has ~4,500 jobs at 1/8, the two others together ~1,700);
+#: see ``choose_machines`` and the measured wall time in report.md.
+REDUCED_HOSTS: Mapping[str, int] = {"sdsc-blue": 144, "metacentrum": 420, "curie": 1260}
 
 
 @dataclass(frozen=True)
@@ -325,7 +326,7 @@ def calibrate_inputs(inputs: list[MachineInputs], out: Path, *, seed: int, worke
             util = row.get("utilization", math.nan)
             notes[inp.machine.key].append(f"load {inp.load:.2f} → EASY utilization {util:.3f}"
                                           if inp.load is not None else f"EASY utilization {util:.3f}")
-            logger.warning("%s (%d hosts): %s", inp.machine.name, inp.nb_hosts, notes[inp.machine.key][-1])
+            logger.info("%s (%d hosts): %s", inp.machine.name, inp.nb_hosts, notes[inp.machine.key][-1])
             if inp.load is not None and not util > MIN_EASY_UTILIZATION and inp.load + step <= max_load + 1e-9:
                 current[i] = synthetic_inputs(inp.machine, inp.nb_hosts, out / "inputs", seed=seed,
                                               load=round(inp.load + step, 2))
@@ -548,7 +549,7 @@ def write_report(frame: pd.DataFrame, path: str | Path, *, inputs: Sequence[Mach
         lines += [check_utilization_order(part).markdown(), check_shutdown_lowers_bsld(part).markdown()]
         for metric in METRICS:
             table = metric_table(part, metric)
-            if table.empty:
+            if table.empty or table.isna().all().all():
                 continue
             fig = f" (figure {metric.figure}: `{_figure_name(machine, metric)}`)" if metric.figure else ""
             lines += [f"### {metric.title}{fig}", "", _markdown(table, metric.fmt)]
@@ -634,16 +635,21 @@ def choose_machines(full: bool, names: Sequence[str] | None, scale: float | None
     if unknown:
         raise OptionError(f"unknown machine(s) {', '.join(sorted(unknown))}; machines: "
                           + ", ".join(m.key for m in MACHINES))
-    if scale is None:
-        scale = 1.0 if full else REDUCED_SCALE
-    if not 0 < scale <= 1:
+    if scale is not None and not 0 < scale <= 1:
         raise OptionError(f"--scale must be in (0, 1], got {scale}")
-    sizes = [(m, max(16, round(m.nb_hosts * scale))) for m in chosen]
-    desc = ", ".join(f"{m.name} {n} hosts" for m, n in sizes)
-    if scale == 1.0:
-        return sizes, f"full size ({desc}), one week each."
-    return sizes, (f"reduced: every machine at {scale:g} of its hosts ({desc}), one full week each "
-                   "(window and budgets as in the paper); `--full` (make FULL=1) runs the paper's sizes.")
+    if scale is None and not full:
+        sizes = [(m, REDUCED_HOSTS[m.key]) for m in chosen]
+        how = "reduced: " + ", ".join(f"{m.name} {n} of {m.nb_hosts} hosts (1/{m.nb_hosts / n:.0f})"
+                                      for m, n in sizes)
+    else:
+        scale = 1.0 if scale is None else scale
+        sizes = [(m, max(16, round(m.nb_hosts * scale))) for m in chosen]
+        desc = ", ".join(f"{m.name} {n} hosts" for m, n in sizes)
+        if scale == 1.0:
+            return sizes, f"full size ({desc}), one week each."
+        how = f"reduced: every machine at {scale:g} of its hosts ({desc})"
+    return sizes, (how + "; one full week each, window and budgets as in the paper; `--full` (make FULL=1) "
+                   "runs the paper's sizes.")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -651,8 +657,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments.energy_budget", description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="results/energy-budget", help="output folder")
     parser.add_argument("--full", action="store_true", help="the paper's machine sizes (1,152, 3,356, 80,640)")
-    parser.add_argument("--scale", type=float, help=f"fraction of each machine's hosts (default {REDUCED_SCALE:g}, "
-                                                    "1 with --full)")
+    parser.add_argument("--scale", type=float, help="fraction of each machine's hosts (default: the reduced sizes "
+                        + ", ".join(f"{k} {v}" for k, v in REDUCED_HOSTS.items()) + "; 1 with --full)")
     parser.add_argument("--machines", help="comma-separated subset of " + ",".join(m.key for m in MACHINES))
     parser.add_argument("--swf", action="append", default=[], metavar="NAME=PATH[:START_S]",
                         help="use one week of this SWF trace for machine NAME (at its full size)")

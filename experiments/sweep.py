@@ -322,8 +322,12 @@ def _run_pool(runs: Sequence[Run], workers: int, force: bool, on_jobs: JobsCallb
 
 def failed_runs(frame: pd.DataFrame) -> list[tuple[str, str]]:
     """``(name, error)`` of every failed run of a sweep's frame."""
+    if "status" not in frame:
+        return []
     failed = frame[frame["status"] == STATUS_FAILED]
-    return [(str(n), str(e)) for n, e in zip(failed["name"], failed["error"])]
+    names = failed["name"] if "name" in failed else failed.index.to_series()
+    errors = failed["error"] if "error" in failed else pd.Series([""] * len(failed))
+    return [(str(n), str(e)) for n, e in zip(names, errors)]
 
 
 # ---------------------------------------------------------------------------------------------- CLI

@@ -144,10 +144,10 @@ def taurus_platform_xml(
     return _HEADER + comment + body + _FOOTER
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     """``python -m platforms.generate --hosts N [-o file.xml] [--flat] [--prefix P]``; returns the exit code."""
     parser = argparse.ArgumentParser(
-        prog="python -m platforms.generate",
+        prog=prog or "python -m platforms.generate",
         description="Write a SimGrid 4.1 platform of Taurus nodes (energy-budget paper, table I).",
     )
     parser.add_argument("--hosts", type=int, required=True, help="number of compute hosts")

@@ -90,7 +90,9 @@ class WattschedScheduler(BatsimScheduler):
 
     # ------------------------------------------------------------ simulation
     def onSimulationBegins(self) -> None:
-        self.policy.start(int(self.bs.nb_compute_resources), float(self.bs.time()))
+        resources = getattr(self.bs, "compute_resources", None) or {}
+        properties = [dict(resources[k].get("properties") or {}) for k in sorted(resources)]
+        self.policy.start(int(self.bs.nb_compute_resources), float(self.bs.time()), properties)
         self._running = True
 
     def onSimulationEnds(self) -> None:
@@ -139,6 +141,8 @@ class WattschedScheduler(BatsimScheduler):
 
     def onNoMoreJobsInWorkloads(self) -> None:
         logger.info("no more static jobs to submit")
+        if self._running:
+            self.policy.on_no_more_jobs()
 
     def onAddResources(self, to_add: ProcSet) -> None:
         logger.warning("ADD_RESOURCES %s ignored (dynamic resources are not supported)", to_add)

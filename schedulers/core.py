@@ -9,7 +9,20 @@ A pass (:meth:`PolicyScheduler.schedule`) returns, in this order: the rejections
 the last pass (jobs asking for no host or for more hosts than the machine has, as pybatsim's
 ``easyBackfill`` does), then the starts chosen by the backfilling rule (head first, then backfilled jobs
 in queue order), each preceded by a :class:`~schedulers.state.SetPState` when the frequency choice wants
-another pstate than the hosts have, then the power manager's decisions.
+another pstate than the hosts have, then the power manager's decisions, then the admission constraint's
+own requests (monitoring calls and energy queries of an energy budget).
+
+**Optional hooks** (looked up with ``getattr``, so that pieces without them keep working):
+
+- admission constraint: ``on_platform(nb_hosts, properties)`` at SIMULATION_BEGINS (may raise
+  :class:`~wattsched.errors.OptionError` when the platform lacks what the options name);
+  ``advance(view, now_s)`` before the clock moves (the state still describes the elapsed interval);
+  ``on_energy(energy_j, view)`` on ANSWER; ``on_call()`` on REQUESTED_CALL; ``begin_pass(queue, view)``
+  before each pass; ``decisions(queue, view)`` after it (e.g. :class:`~schedulers.state.CallMeLater`,
+  :class:`~schedulers.state.QueryEnergy`).
+- power manager: ``bind(policy)`` at construction; ``on_platform(nb_hosts, properties)`` and
+  ``sleep_pstate`` (which pstate means "asleep"); ``pending_hosts(view)``: hosts that are off or switching
+  as pseudo running jobs ending when they can be on (EASY's reservation then accounts for boot time).
 
 Example::
 
@@ -22,7 +35,8 @@ Example::
 from __future__ import annotations
 
 import logging
-from typing import Iterable
+from dataclasses import replace
+from typing import Any, Iterable, Mapping, Sequence
 
 from procset import ProcSet
 from sortedcontainers import SortedKeyList
@@ -92,6 +106,9 @@ class PolicyScheduler:
         self._sorted: SortedKeyList = SortedKeyList(key=self._sorted_key)
         self._waiting_rejects: list[RejectJob] = []
         self._pstates_changed = False  # some host left pstate 0 (else TopFrequency needs no check)
+        bind = getattr(self.power, "bind", None)
+        if bind is not None:
+            bind(self)
 
     def __repr__(self) -> str:
         return (
@@ -113,16 +130,32 @@ class PolicyScheduler:
         """Waiting jobs in arrival order."""
         return list(self._queue.values())
 
-    def start(self, nb_hosts: int, now_s: float = 0.0) -> None:
-        """The simulation begins on ``nb_hosts`` idle computation hosts at pstate 0."""
+    def start(self, nb_hosts: int, now_s: float = 0.0, properties: Sequence[Mapping[str, Any]] | None = None) -> None:
+        """The simulation begins on ``nb_hosts`` idle computation hosts at pstate 0.
+
+        Args:
+            properties: the platform ``properties`` of each compute host (SIMULATION_BEGINS), when known;
+                the admission constraint and the power manager check their options against them.
+        """
         self._view = ClusterView.idle_machine(nb_hosts, now_s)
+        self._view.host_properties = list(properties or [])
+        for piece in (self.admission, self.power):
+            hook = getattr(piece, "on_platform", None)
+            if hook is not None:
+                hook(nb_hosts, self._view.host_properties)
+        sleep = getattr(self.power, "sleep_pstate", None)
+        if sleep is not None:
+            self.sleep_pstates = self.sleep_pstates | {sleep}
         self._queue.clear()
         self._arrival.clear()
         self._sorted.clear()
         self._waiting_rejects.clear()
 
     def set_time(self, now_s: float) -> None:
-        """The clock of the message being handled."""
+        """The clock of the message being handled (called before its events are applied)."""
+        advance = getattr(self.admission, "advance", None)
+        if advance is not None:
+            advance(self.view, now_s)
         self.view.now_s = now_s
 
     # ----------------------------------------------------------------- events
@@ -167,9 +200,25 @@ class PolicyScheduler:
     def on_energy(self, energy_j: float) -> None:
         """Batsim answered a QUERY: energy consumed since the start, in joules."""
         self.view.energy_j = energy_j
+        hook = getattr(self.admission, "on_energy", None)
+        if hook is not None:
+            hook(energy_j, self.view)
 
     def on_call(self) -> None:
         """A REQUESTED_CALL arrived (the pass that follows is where policies act on it)."""
+        hook = getattr(self.admission, "on_call", None)
+        if hook is not None:
+            hook()
+
+    def on_no_more_jobs(self) -> None:
+        """Batsim will submit no more static job (NOTIFY no_more_static_job_to_submit)."""
+        self.view.no_more_jobs = True
+
+    @property
+    def work_done(self) -> bool:
+        """No job will come, none waits, none runs: periodic wake-ups must stop (DESIGN §3)."""
+        view = self.view
+        return view.no_more_jobs and not self._queue and not view.running
 
     # ----------------------------------------------------------------- decisions
     def schedule(self) -> list[Decision]:
@@ -181,17 +230,38 @@ class PolicyScheduler:
             ordered = self._sorted
         else:
             ordered = self.order.sort(self._queue.values(), view) if self._queue else []
+        begin = getattr(self.admission, "begin_pass", None)
+        if begin is not None:
+            begin(ordered, view)
         if ordered:
-            for start in self.backfill(ordered, view, self.allocator, self.admission):
+            for start in self.backfill(ordered, self._backfill_view(view), self.allocator, self.admission):
                 decisions.extend(self._start(start))
-        if isinstance(self.power, NoPowerManager):
+        own = getattr(self.admission, "decisions", None)
+        if isinstance(self.power, NoPowerManager) and own is None:
             return decisions
         waiting = list(self._sorted) if self._static else [job for job in ordered if job.id in self._queue]
-        for decision in self.power.decide(waiting, view):
-            if isinstance(decision, SetPState):
-                self._switching(decision)
-            decisions.append(decision)
+        if not isinstance(self.power, NoPowerManager):
+            for decision in self.power.decide(waiting, view):
+                if isinstance(decision, SetPState):
+                    self._switching(decision)
+                decisions.append(decision)
+        if own is not None:
+            decisions.extend(own(waiting, view))
         return decisions
+
+    def _backfill_view(self, view: ClusterView) -> ClusterView:
+        """The view the backfilling rule sees: with a power manager that switches hosts off, hosts off or
+        switching appear as pseudo running jobs that end when they can be on (boot time included), so that
+        EASY's reservation for the head job accounts for boot time. Only ``running_by_end`` differs."""
+        pending = getattr(self.power, "pending_hosts", None)
+        if pending is None or not (view.off or view.switching):
+            return view
+        pseudo = pending(view)
+        if not pseudo:
+            return view
+        merged = SortedKeyList(view.running_by_end, key=view.running_by_end.key)
+        merged.update(pseudo)
+        return replace(view, running_by_end=merged)
 
     def _start(self, start: StartJob) -> list[Decision]:
         view = self.view

@@ -105,6 +105,11 @@ class ClusterView:
         switching: hosts in a switch-off/switch-on transition.
         pstates: current pstate of every host, by host id (0 at start).
         energy_j: last consumed energy reported by Batsim (ANSWER), ``None`` before the first one.
+        no_more_jobs: Batsim said no more static job will be submitted (NOTIFY
+            ``no_more_static_job_to_submit``); with an empty queue and nothing running, the work is done
+            and periodic wake-ups must stop (DESIGN §3).
+        host_properties: the platform ``properties`` of every compute host (SIMULATION_BEGINS), by host id;
+            empty when Batsim sent none.
     """
 
     now_s: float
@@ -115,6 +120,8 @@ class ClusterView:
     switching: ProcSet = field(default_factory=ProcSet)
     pstates: list[int] = field(default_factory=list)
     energy_j: float | None = None
+    no_more_jobs: bool = False
+    host_properties: list[Mapping[str, Any]] = field(default_factory=list)
     #: ``running`` sorted by expected end (then start order), kept up to date by the core with
     #: :meth:`add_running` / :meth:`remove_running` so that EASY never re-sorts it.
     running_by_end: SortedKeyList = field(default_factory=lambda: SortedKeyList(key=end_key))

@@ -133,3 +133,13 @@ def test_metrics_and_plot_on_real_batsim_outputs(tmp_path, capsys) -> None:
     assert metrics["nb_jobs"] == 80
     assert main(["plot", str(REFERENCE / "pybatsim-easy"), "-d", str(tmp_path)]) == 0
     assert {p.name for p in tmp_path.glob("*.png")} == {"gantt.png", "power.png", "machine_states.png"}
+
+
+def test_tool_commands(tmp_path, capsys) -> None:
+    assert main(["synth", "--hosts", "8", "--seed", "1", "--days", "1", "-o", str(tmp_path / "w.json")]) == 0
+    assert json.loads((tmp_path / "w.json").read_text())["jobs"]
+    assert main(["platform", "--hosts", "8", "-o", str(tmp_path / "p.xml")]) == 0
+    assert main(["run", str(tmp_path / "p.xml"), str(tmp_path / "w.json"), "-e", str(tmp_path / "o"), "-q"]) == 0
+    with pytest.raises(SystemExit):
+        main(["swf", "--help"])
+    assert "usage: wattsched swf" in capsys.readouterr().out

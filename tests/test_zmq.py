@@ -86,3 +86,25 @@ def test_our_preset_launched_by_pybatsim_equals_wattsched_run(tmp_path) -> None:
     run_over_zmq("easy-backfill", tmp_path / "zmq")
     run_here(load_scheduler("easy-backfill", {}), tmp_path / "inproc")
     same_outputs(tmp_path / "zmq", tmp_path / "inproc")
+
+
+def test_wattsched_serve_and_run_connect(tmp_path) -> None:
+    """`wattsched serve` waits for a Batsim; `wattsched run --connect` is one (the CLI both ways)."""
+    from schedulers.adapter import load_scheduler
+    from wattsched.cli import main
+
+    endpoint = free_endpoint()
+    wattsched = Path(sys.executable).parent / "wattsched"
+    proc = subprocess.Popen([str(wattsched), "serve", "easy-backfill", "-s", endpoint],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert main(["run", str(PLATFORM), str(WORKLOAD), "--connect", endpoint, "-e", str(tmp_path / "zmq"),
+                     "-q", "--json"]) == 0
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, out
+    assert "simulation ended" in out
+    run_here(load_scheduler("easy-backfill", {}), tmp_path / "inproc")
+    same_outputs(tmp_path / "zmq", tmp_path / "inproc")

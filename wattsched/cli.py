@@ -226,11 +226,11 @@ def cmd_regress(args: argparse.Namespace) -> int:
     return 1 if diffs else 0
 
 
-def cmd_tool(args: argparse.Namespace) -> int:
+def run_tool(name: str, argv: Sequence[str]) -> int:
     import importlib
 
-    module = importlib.import_module(args.tool_module)
-    return int(module.main(args.tool_args) or 0)
+    module = importlib.import_module(TOOLS[name][0])
+    return int(module.main(list(argv), prog=f"wattsched {name}") or 0)
 
 
 # ------------------------------------------------------------------------------------------- parser
@@ -320,18 +320,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=20)
     p.set_defaults(func=cmd_regress)
 
-    for name, module, text in (
-        ("synth", "workloads.synthetic", "generate a seeded synthetic HPC week (Lublin-Feitelson style)"),
-        ("swf", "workloads.swf", "convert an SWF trace (Parallel Workloads Archive) to a Batsim workload"),
-        ("platform", "platforms.generate", "generate a Taurus-calibrated SimGrid platform of any size"),
-    ):
-        p = sub.add_parser(name, help=text, add_help=False, description=text)
-        p.add_argument("tool_args", nargs=argparse.REMAINDER)
-        p.set_defaults(func=cmd_tool, tool_module=module)
+    for name, (module, text) in TOOLS.items():
+        # listed for --help; main() hands their arguments to the tool's own parser
+        sub.add_parser(name, help=text + f" (see 'wattsched {name} --help')", add_help=False)
     return parser
 
 
+#: Subcommands that are the command lines of the workload and platform tools.
+TOOLS = {
+    "synth": ("workloads.synthetic", "generate a seeded synthetic HPC week (Lublin-Feitelson style)"),
+    "swf": ("workloads.swf", "convert an SWF trace (Parallel Workloads Archive) to a Batsim workload"),
+    "platform": ("platforms.generate", "generate a Taurus-calibrated SimGrid platform of any size"),
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in TOOLS:
+        try:
+            return run_tool(argv[0], argv[1:])
+        except WattschedError as exc:
+            print(f"wattsched {argv[0]}: error: {exc}", file=sys.stderr)
+            return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     level = [logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)]

@@ -267,10 +267,10 @@ def swf_to_batsim(
     return {"nb_res": nb_res, "jobs": jobs, "profiles": profiles, "meta": meta}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     """``python -m workloads.swf trace.swf -o w.json --speed 100e6 ...``; returns the exit code."""
     parser = argparse.ArgumentParser(
-        prog="python -m workloads.swf", description="Convert an SWF trace into a Batsim JSON workload."
+        prog=prog or "python -m workloads.swf", description="Convert an SWF trace into a Batsim JSON workload."
     )
     parser.add_argument("swf", type=Path, help="input .swf trace")
     parser.add_argument("-o", "--output", type=Path, help="output .json (default: standard output)")

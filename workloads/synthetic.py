@@ -279,10 +279,10 @@ def synthetic_week(
     return {"nb_res": nb_hosts, "jobs": job_list, "profiles": profiles, "meta": meta}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     """``python -m workloads.synthetic --hosts N --seed S [-o week.json] ...``; returns the exit code."""
     parser = argparse.ArgumentParser(
-        prog="python -m workloads.synthetic",
+        prog=prog or "python -m workloads.synthetic",
         description="Write a seeded synthetic HPC workload (Lublin-Feitelson style) as Batsim JSON.",
     )
     parser.add_argument("--hosts", type=int, required=True, help="machine size")

@@ -1,0 +1,161 @@
+"""experiments.energy_budget: the run matrix of the paper's §V, the report and its ordering checks."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from experiments.energy_budget import (
+    ALGORITHMS, BUDGETS, EASY, WINDOW_S, Algorithm, Machine, MachineInputs, available_algorithms, build_runs,
+    check_shutdown_lowers_bsld, check_utilization_order, choose_machines, plot_figures, run_experiment,
+    split_swf, variant, write_report,
+)
+from wattsched.errors import OptionError
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = Machine("Tiny", "tiny", 16)
+
+
+def tiny_inputs() -> MachineInputs:
+    return MachineInputs(TINY, 16, str(ROOT / "platforms" / "taurus_16.xml"),
+                         str(ROOT / "workloads" / "demo_taurus16.json"), "demo", 210)
+
+
+# ----------------------------------------------------------------------------------------- the runs
+def test_run_matrix_is_algorithms_times_shutdown_times_budgets_plus_easy(tmp_path: Path) -> None:
+    runs = build_runs([tiny_inputs()], tmp_path)
+    assert len(runs) == 1 + len(ALGORITHMS) * 2 * len(BUDGETS) == 49
+    assert len({r.name for r in runs}) == len({r.prefix for r in runs}) == 49
+    easy = runs[0]
+    assert (easy.scheduler, dict(easy.options), easy.tags["algorithm"]) == ("easy-backfill", {}, "EASY")
+    budgeted = runs[1:]
+    assert {r.scheduler for r in budgeted} == {"energy-bud", "reduce-pc", "powercap"}
+    assert sorted({r.tags["budget_percent"] for r in budgeted}) == [30, 49, 50, 60, 70, 80, 90, 100]
+    for run in budgeted:
+        opts = run.options
+        assert (opts["window_start_s"], opts["window_end_s"]) == (2 * 86400.0, 5 * 86400.0) == WINDOW_S
+        assert opts["shutdown"] is run.tags["shutdown"]
+        assert opts["budget_fraction"] == pytest.approx(
+            100 / 203.12 if run.tags["budget_percent"] == 49 else run.tags["budget_percent"] / 100)
+        assert run.tags["budget_j"] == pytest.approx(16 * 203.12 * 3 * 86400 * opts["budget_fraction"])
+        assert run.tags["variant"] == variant(run.tags["algorithm"], opts["shutdown"])
+    for run in runs:  # metrics over the week, budget window measured too
+        assert run.window == (0.0, 7 * 86400.0)
+        assert run.max_power_w == pytest.approx(16 * 190.738)
+        assert run.extra_windows["budget"] == WINDOW_S and run.tau_s == 10.0
+    per_cell = pd.Series([(r.tags["algorithm"], r.tags["shutdown"]) for r in budgeted]).value_counts()
+    assert set(per_cell) == {len(BUDGETS)} and len(per_cell) == 6
+
+
+def test_missing_presets_are_left_out() -> None:
+    have, missing = available_algorithms(ALGORITHMS, {"easy-backfill": 1, "energy-bud": 1})
+    assert [a.name for a in have] == ["energyBud"]
+    assert [a.name for a in missing] == ["reducePC", "powercap"]
+    runs = build_runs([tiny_inputs()], "out", have)
+    assert len(runs) == 1 + 2 * len(BUDGETS)
+
+
+def test_sizes_and_swf_specs() -> None:
+    sizes, note = choose_machines(False, None, None)
+    assert [n for _, n in sizes] == [144, 420, 1260] and note.startswith("reduced")
+    sizes, note = choose_machines(True, ["curie"], None)
+    assert [(m.name, n) for m, n in sizes] == [("Curie", 80640)] and note.startswith("full size")
+    with pytest.raises(OptionError, match="unknown machine"):
+        choose_machines(False, ["nope"], None)
+    assert split_swf("a/b.swf:86400") == ("a/b.swf", 86400.0)
+    assert split_swf("a/b.swf") == ("a/b.swf", None)
+
+
+# --------------------------------------------------------------------------------------- the report
+def fake_results(machine: str = "SDSC-Blue") -> pd.DataFrame:
+    """Every variant at every budget; utilization energyBud > reducePC > powercap; SHUT lowers AVEbsld."""
+    base = {"energyBud": 0.80, "reducePC": 0.75, "powercap": 0.70}
+    rows = [{"machine": machine, "nb_hosts": 144, "status": "done", "algorithm": "EASY", "variant": "EASY",
+             "shutdown": False, "budget_percent": 100, "budget_j": math.inf, "utilization": 0.82,
+             "mean_bounded_slowdown": 50.0, "window_energy_relative": 0.9, "week_nb_jobs_started": 600,
+             "budget_nb_jobs_started": 300}]
+    for algo, u in base.items():
+        for shut in (False, True):
+            for b in BUDGETS:
+                rows.append({
+                    "machine": machine, "nb_hosts": 144, "status": "done", "algorithm": algo,
+                    "variant": variant(algo, shut), "shutdown": shut, "budget_percent": b.percent,
+                    "budget_j": 1e9 * b.fraction, "budget_energy_j": 0.9e9 * b.fraction,
+                    "utilization": u * (0.5 + b.fraction / 2) + (0.01 if shut else 0.0),
+                    "mean_bounded_slowdown": (100.0 - b.percent) + (-5.0 if shut else 0.0) + 10,
+                    "window_energy_relative": 0.4 + 0.4 * b.fraction, "week_nb_jobs_started": 400 + b.percent,
+                    "budget_nb_jobs_started": 100 + b.percent,
+                })
+    frame = pd.DataFrame(rows)
+    frame["budget_energy_over_b"] = frame["budget_energy_j"] / frame["budget_j"].replace(math.inf, float("nan"))
+    return frame
+
+
+def test_report_tables_and_figures(tmp_path: Path) -> None:
+    frame = fake_results()
+    path = write_report(frame, tmp_path / "report.md", wall_s=65.0, size_note="reduced: test")
+    text = path.read_text()
+    assert "## SDSC-Blue (144 hosts)" in text
+    assert "| budget | energyBud IDLE | energyBud SHUT | reducePC IDLE | reducePC SHUT | powercap IDLE | " \
+           "powercap SHUT | EASY |" in text
+    assert "| 100 % | 0.800 | 0.810 | 0.750 | 0.760 | 0.700 | 0.710 | 0.820 |" in text  # utilization row
+    assert "| 49 % |" in text and "| 30 % |" in text
+    assert "### AVEbsld (τ = 10 s), all jobs" in text and "### Energy inside the window / budget B" in text
+    assert "Missing algorithms" not in text and "**Wall time**: 65 s" in text
+    paths = plot_figures(frame, tmp_path)
+    assert sorted(p.name for p in paths) == ["sdsc-blue_fig2_utilization.png", "sdsc-blue_fig3_avebsld.png",
+                                             "sdsc-blue_fig4_energy.png", "sdsc-blue_fig5_jobs_started.png"]
+    assert all(p.stat().st_size > 5000 and p.read_bytes()[:4] == b"\x89PNG" for p in paths)
+
+
+def test_orderings_hold_on_a_case_where_they_hold(tmp_path: Path) -> None:
+    frame = fake_results()
+    util = check_utilization_order(frame)
+    assert util.status == "holds" and "14" in util.summary and not util.violations
+    bsld = check_shutdown_lowers_bsld(frame)
+    assert bsld.status == "holds" and "lower at 8 of 8 budgets" in bsld.summary
+    text = write_report(frame, tmp_path / "report.md").read_text()
+    assert "utilization at budgets below 100 %**: **holds**" in text
+    assert "lowers energyBud's AVEbsld**: **holds**" in text
+
+
+def test_orderings_fail_with_numbers_where_they_fail(tmp_path: Path) -> None:
+    frame = fake_results()
+    bad = (frame["variant"] == "reducePC SHUT") & (frame["budget_percent"] == 70)
+    frame.loc[bad, "utilization"] = 0.99
+    at100 = (frame["algorithm"] == "powercap") & (frame["budget_percent"] == 100)
+    frame.loc[at100, "utilization"] = 0.99  # 100 % is outside the claim
+    shut = frame["variant"] == "energyBud SHUT"
+    frame.loc[shut, "mean_bounded_slowdown"] += 20.0  # shutdown now raises AVEbsld everywhere
+    util = check_utilization_order(frame)
+    assert util.status == "fails" and util.summary.startswith("in 1 of 14")
+    assert any("| SHUT | 70 % |" in row and "0.9900" in row for row in util.violations)
+    bsld = check_shutdown_lowers_bsld(frame)
+    assert bsld.status == "fails" and "lower at 0 of 8 budgets" in bsld.summary
+    assert len(bsld.violations) == 2 + 8
+    text = write_report(frame, tmp_path / "report.md").read_text()
+    assert "**fails**" in text and "| SHUT | 70 % |" in text and "| 30 % | 80.00 | 95.00 | +18.8 % |" in text
+
+
+def test_missing_algorithms_are_stated_and_never_filled(tmp_path: Path) -> None:
+    frame = fake_results()
+    frame = frame[frame["algorithm"].isin(["EASY", "energyBud"])]
+    missing = [a for a in ALGORITHMS if a.name != "energyBud"]
+    text = write_report(frame, tmp_path / "report.md", missing=missing).read_text()
+    assert "**Missing algorithms**: the presets `reduce-pc` (reducePC), `powercap` (powercap)" in text
+    assert "reducePC IDLE" not in text and "powercap SHUT" not in text
+    assert "**not checked**. no results for reducePC, powercap." in text
+
+
+def test_end_to_end_tiny_machine(tmp_path: Path) -> None:
+    """Inputs, EASY load calibration, sweep, results.csv, report and figures on a 16-host machine."""
+    result = run_experiment(tmp_path, [(TINY, 16)], algorithms=(), workers=1)
+    assert (tmp_path / "results.csv").exists() and (tmp_path / "report.md").exists()
+    assert list(result.frame["algorithm"]) == [EASY.name]
+    assert result.frame["utilization"].iloc[0] > 0.70 or "load 1.3" in result.notes[0]
+    text = (tmp_path / "report.md").read_text()
+    assert "| Tiny | 16 | synthetic week" in text
+    assert (tmp_path / "tiny_fig2_utilization.png").exists()
