@@ -327,6 +327,8 @@ def calibrate_inputs(inputs: list[MachineInputs], out: Path, *, seed: int, worke
             notes[inp.machine.key].append(f"load {inp.load:.2f} → EASY utilization {util:.3f}"
                                           if inp.load is not None else f"EASY utilization {util:.3f}")
             logger.info("%s (%d hosts): %s", inp.machine.name, inp.nb_hosts, notes[inp.machine.key][-1])
+            if not util > MIN_EASY_UTILIZATION and (inp.load is None or inp.load + step > max_load + 1e-9):
+                notes[inp.machine.key][-1] += " (not above 70 %: less busy than the paper's weeks)"
             if inp.load is not None and not util > MIN_EASY_UTILIZATION and inp.load + step <= max_load + 1e-9:
                 current[i] = synthetic_inputs(inp.machine, inp.nb_hosts, out / "inputs", seed=seed,
                                               load=round(inp.load + step, 2))

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from energy_models.taurus import TAURUS, TaurusNode
 from wattsched.errors import OptionError, WattschedError
+from wattsched.fileio import emit_text
 
 __all__ = [
     "format_number",
@@ -158,13 +159,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         xml = taurus_platform_xml(args.hosts, prefix=args.prefix, suffix=args.suffix, cluster=not args.flat)
-        if args.output is None:
-            sys.stdout.write(xml)
-        else:
-            try:
-                args.output.write_text(xml, encoding="utf-8")
-            except OSError as exc:
-                raise OptionError(f"cannot write {args.output}: {exc.strerror}") from exc
+        emit_text(xml, args.output)
     except WattschedError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

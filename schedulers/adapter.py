@@ -15,7 +15,8 @@ backfill a job that a same-time submission would have blocked). Both are valid B
 on the whole message sees the complete state at that instant. Set the class attribute
 ``per_event = True`` to react per event like pybatsim does.
 
-One class per preset (:class:`Fcfs`, :class:`EasyBackfill`) is registered under the
+One class per preset (:class:`Fcfs`, :class:`EasyBackfill`, :class:`EnergyBud`, :class:`ReducePC`,
+:class:`Powercap`) is registered under the
 ``pybatsim.schedulers`` entry point (``setup.cfg``), so ``pybatsim easy-backfill -o '{...}' -t -1`` runs
 it; pybatsim instantiates ``cls(options)``. :func:`load_scheduler` finds any scheduler by preset name,
 entry-point name, module path or file path.
@@ -201,8 +202,27 @@ class EasyBackfill(WattschedScheduler):
     preset = "easy-backfill"
 
 
+class EnergyBud(WattschedScheduler):
+    """Preset ``energy-bud`` for pybatsim: energyBud (energy-budget paper §IV-B, Algorithm 2)."""
+
+    preset = "energy-bud"
+
+
+class ReducePC(WattschedScheduler):
+    """Preset ``reduce-pc`` for pybatsim: reducePC (energy-budget paper §IV-D)."""
+
+    preset = "reduce-pc"
+
+
+class Powercap(WattschedScheduler):
+    """Preset ``powercap`` for pybatsim: EASY under the powercap B / (te − ts) (energy-budget paper §V-C)."""
+
+    preset = "powercap"
+
+
 #: The pybatsim class of every preset (registered in setup.cfg under ``pybatsim.schedulers``).
-PRESET_CLASSES: dict[str, type[WattschedScheduler]] = {cls.preset: cls for cls in (Fcfs, EasyBackfill)}  # type: ignore[misc]
+PRESET_CLASSES: dict[str, type[WattschedScheduler]] = {  # type: ignore[misc]
+    cls.preset: cls for cls in (Fcfs, EasyBackfill, EnergyBud, ReducePC, Powercap)}
 
 
 def _unknown(spec: str, why: str = "") -> OptionError:

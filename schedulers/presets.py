@@ -11,6 +11,13 @@ Presets:
 
 - ``fcfs``: first come, first served, no backfilling.
 - ``easy-backfill``: EASY backfilling (Lifka 1995; energy-budget paper §II, Algorithm 1).
+- ``energy-bud``: EASY + energy budget, energyBud (energy-budget paper §IV-B, Algorithm 2).
+- ``reduce-pc``: EASY + energy budget, reducePC (energy-budget paper §IV-D).
+- ``powercap``: EASY under the powercap ``B / (te − ts)`` inside the window (energy-budget paper §V-C).
+
+The three budget presets share :data:`BUDGET_OPTIONS` (budget, window, monitoring period, estimates P̃,
+``shutdown`` for opportunistic shutdown, ``sleep_pstate``); without ``budget_j`` / ``budget_fraction`` the
+budget is unlimited and the schedule is EASY's.
 """
 
 from __future__ import annotations
@@ -20,12 +27,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from schedulers.admission import NoConstraint
+from schedulers.budget import EnergyBudget, PowerModel, Powercap
 from schedulers.allocation import ALLOCATORS
 from schedulers.backfill import Backfill, easy_backfill, fcfs_no_backfill
 from schedulers.core import PolicyScheduler
 from schedulers.frequency import TopFrequency
 from schedulers.order import QueueOrder, fcfs
-from schedulers.power import NoPowerManager
+from schedulers.power import NoPowerManager, OpportunisticShutdown
 from wattsched.errors import OptionError
 
 Options = Mapping[str, Any]
@@ -183,10 +191,53 @@ class Preset:
         )
 
 
+BUDGET_OPTIONS: tuple[Option, ...] = (
+    Option("budget_j", float, None, help="energy budget B in joules over the window (absent: unlimited, plain EASY)"),
+    Option("budget_fraction", float, None,
+           help="B as a fraction of the window's all-computing energy, hosts × P̃comp × window (paper: 1.0 … 0.3)"),
+    Option("window_start_s", float, 0.0, help="start ts of the budget window, in seconds"),
+    Option("window_end_s", float, None, help="end te of the budget window, in seconds (required with a budget)"),
+    Option("monitoring_period_s", float, 600.0, help="period of the monitoring stage that queries the energy (> 0)"),
+    Option("estimated_idle_w", float, 100.0, help="P̃idle: estimated power of an idle host, in watts"),
+    Option("estimated_comp_w", float, 203.12, help="P̃comp: estimated power of a computing host, in watts"),
+    Option("shutdown", bool, False, help="opportunistic shutdown: switch idle hosts off, boot them for the head job"),
+    Option("sleep_pstate", int, None, help="sleep pstate for shutdown (default: the platform's sleep_pstates, else 13)"),
+)
+
+
+def _budget_kwargs(options: Options) -> dict[str, Any]:
+    for name in ("estimated_idle_w", "estimated_comp_w"):
+        if not options[name] > 0:
+            raise OptionError(f"option '{name}' must be > 0, got {options[name]}")
+    return dict(
+        budget_j=options["budget_j"], budget_fraction=options["budget_fraction"],
+        window_start_s=options["window_start_s"], window_end_s=options["window_end_s"],
+        monitoring_period_s=options["monitoring_period_s"], shutdown=options["shutdown"],
+        sleep_pstate=options["sleep_pstate"],
+        power=PowerModel(est_idle_w=options["estimated_idle_w"], est_comp_w=options["estimated_comp_w"]),
+    )
+
+
+def _shutdown(options: Options) -> Any:
+    return OpportunisticShutdown(options["sleep_pstate"]) if options["shutdown"] else NoPowerManager()
+
+
 PRESETS: dict[str, Preset] = {p.name: p for p in (
     Preset("fcfs", "first come, first served, no backfilling", "baseline", order=fcfs, backfill=fcfs_no_backfill),
     Preset("easy-backfill", "EASY backfilling, one reservation for the head job",
            "Lifka 1995; energy-budget paper §II, Algorithm 1", order=fcfs, backfill=easy_backfill),
+    Preset("energy-bud", "EASY with an energy budget: energyBud (energy reservation of the head job)",
+           "energy-budget paper §IV-B, Algorithm 2", order=fcfs, backfill=easy_backfill,
+           admission=FromOptions(lambda o: EnergyBudget("energy-bud", **_budget_kwargs(o))),
+           power=FromOptions(_shutdown), extra_options=BUDGET_OPTIONS),
+    Preset("reduce-pc", "EASY with an energy budget: reducePC (the head's energy lowers the power rate)",
+           "energy-budget paper §IV-D", order=fcfs, backfill=easy_backfill,
+           admission=FromOptions(lambda o: EnergyBudget("reduce-pc", **_budget_kwargs(o))),
+           power=FromOptions(_shutdown), extra_options=BUDGET_OPTIONS),
+    Preset("powercap", "EASY under the powercap B / (te - ts) inside the window",
+           "energy-budget paper §V-C", order=fcfs, backfill=easy_backfill,
+           admission=FromOptions(lambda o: Powercap(**_budget_kwargs(o))),
+           power=FromOptions(_shutdown), extra_options=BUDGET_OPTIONS),
 )}
 
 

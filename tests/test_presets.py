@@ -24,7 +24,7 @@ def test_presets_compose_the_pieces():
 
 
 def test_every_preset_is_documented():
-    assert set(PRESETS) == {"fcfs", "easy-backfill"}
+    assert set(PRESETS) == {"fcfs", "easy-backfill", "energy-bud", "reduce-pc", "powercap"}
     for name, preset in PRESETS.items():
         assert preset.name == name and preset.description and preset.reference
         for option in preset.options:

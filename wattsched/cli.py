@@ -110,10 +110,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             task = bar.add_task("sim", total=len(workload.jobs), sim_time="0")
             last = [-1]
 
-            def callback(now_s: float, done: int, total: int) -> None:
+            def show_progress(now_s: float, done: int, total: int) -> None:
                 if done != last[0] or sim.nb_messages % 200 == 0:
                     last[0] = done
                     bar.update(task, completed=done, sim_time=_format_sim_time(now_s))
+
+            callback = show_progress
 
         if args.connect is None:
             stats = run_inprocess(sim, scheduler, progress=callback)

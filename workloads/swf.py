@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from wattsched.errors import InputError, OptionError, WattschedError
+from wattsched.fileio import emit_text
 
 __all__ = ["SWF_FIELDS", "SwfJob", "read_swf", "swf_to_batsim", "profile_name", "main"]
 
@@ -292,13 +293,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
             procs_per_host=args.procs_per_host,
         )
         text = json.dumps(workload, indent=1) + "\n"
-        if args.output is None:
-            sys.stdout.write(text)
-        else:
-            try:
-                args.output.write_text(text, encoding="utf-8")
-            except OSError as exc:
-                raise OptionError(f"cannot write {args.output}: {exc.strerror}") from exc
+        emit_text(text, args.output)
     except WattschedError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

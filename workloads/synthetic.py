@@ -62,6 +62,7 @@ from typing import Any
 import numpy as np
 
 from wattsched.errors import OptionError, WattschedError
+from wattsched.fileio import emit_text
 from workloads.swf import profile_name
 
 __all__ = ["SyntheticModel", "DEFAULT_MODEL", "WALLTIME_GRID_S", "synthetic_week", "offered_load", "main"]
@@ -308,13 +309,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
             speed_flops=args.speed, users=args.users, model=model,
         )
         text = json.dumps(workload, indent=1) + "\n"
-        if args.output is None:
-            sys.stdout.write(text)
-        else:
-            try:
-                args.output.write_text(text, encoding="utf-8")
-            except OSError as exc:
-                raise OptionError(f"cannot write {args.output}: {exc.strerror}") from exc
+        emit_text(text, args.output)
     except WattschedError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

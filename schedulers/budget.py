@@ -1,0 +1,568 @@
+"""Energy-budget admission constraints: energyBud, reducePC and the powercap baseline (third policy slot).
+
+Energy-budget paper (Glesser et al., "energy-budget-backfilling"), §IV and §V-C; DESIGN §5. During the
+window ``[ts, te)`` the platform may consume at most ``B`` joules. Outside the window every constraint
+here admits everything, so the schedule is plain EASY there.
+
+**energyBud** (:class:`EnergyBudget`, ``mode="energy-bud"``; §IV-B, Algorithm 2):
+
+- Rule 1: energy becomes available at ``R = B / (te − ts)`` J/s (:attr:`EnergyBudget.rate_w`).
+- The counter ``Cea`` (:attr:`EnergyBudget.cea_j`) = energy made available since ``ts`` − energy consumed
+  since ``ts``. At every call of the algorithm it is advanced by ``R·Δt`` minus the consumption since the
+  previous call, *overestimated* by counting computing hosts at P̃comp, idle ones at P̃idle, and hosts
+  asleep or switching at their platform wattage (§IV-C1, :meth:`EnergyBudget.advance`).
+- Monitoring stage every ``monitoring_period_s`` (§IV-C1): a QUERY of the consumed energy, and on its
+  ANSWER ``Cea ← R·(t − ts) − (E(t) − E(ts))``, the available energy minus the energy really consumed
+  (:meth:`EnergyBudget.on_energy`); the algorithm also runs then (the pass after the ANSWER).
+- Rule 2, no energy debt: a job starts only if the balance stays ≥ 0 at every instant from now to ``te``,
+  counting the energy still to be released (``R`` J/s) and the estimated future consumption of the whole
+  cluster: running jobs at P̃comp until start + walltime, the new job likewise, then their hosts idle
+  (P̃idle) or, with opportunistic shutdown, switching off and asleep; hosts asleep or in transition at
+  their platform wattage (:meth:`EnergyBudget.can_start`). The balance is piecewise linear, so its
+  minimum is checked at the breakpoints (exact, :func:`min_balance`).
+- Algorithm 2, line "Reserve energy in the future for firstJob": while EASY backfills, the head job's
+  energy ``J`` (its hosts at P̃comp over ``[q, q + walltime) ∩ [ts, te)`` minus their baseline, ``q`` its
+  reservation time) is subtracted from ``Cea`` (:meth:`EnergyBudget.reserve_head`), and released at the
+  line "Remove the energy reservation" (:meth:`EnergyBudget.release_head`).
+
+**reducePC** (``mode="reduce-pc"``, §IV-D): the head's energy is not subtracted from ``Cea``; the number of
+joules made available per second is lowered by ``J / (q − now)`` during ``[now, q)``: a backfilled job
+must keep the balance ≥ 0 with that lowered rate **and**, as under a powercap, keep the estimated
+platform power ≤ ``R − J / (q − now)`` until ``q`` (it cannot use the saved energy). When ``q ≤ now``
+(the head waits for energy, not hosts) the reservation is subtracted as in energyBud.
+
+**powercap** (:class:`Powercap`, §V-C): EASY where a job whose run meets the window starts only if
+``P̃platform = n_idle·P̃idle + n_comp·P̃comp`` (every non-computing host counted idle, as the paper does)
+stays ≤ ``B / (te − ts)``.
+
+With ``B = ∞`` nothing is checked and no call is made: the schedule is exactly EASY's.
+
+Wake-ups: CALL_ME_LATER at ``ts``, at every monitoring stage inside the window and at ``te`` (so that jobs
+waiting for energy start at the end of the window), never once the work is done (NOTIFY
+no_more_static_job_to_submit, empty queue, nothing running: DESIGN §3).
+
+The energies of boots and shutdowns (:class:`PowerModel`) come from the platform's ``wattage_per_state``
+and ``sleep_pstates`` when SIMULATION_BEGINS gives them, else from table I; durations from table I.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import math
+from dataclasses import dataclass, replace
+from typing import Any, Mapping, Sequence
+
+from procset import ProcSet
+
+from energy_models.taurus import TAURUS
+from schedulers.admission import AdmissionConstraint
+from schedulers.state import CallMeLater, ClusterView, Decision, QueryEnergy, QueuedJob
+from wattsched.errors import OptionError
+
+logger = logging.getLogger(__name__)
+
+INF = math.inf
+
+#: A piece of estimated power: ``watts`` during ``[t0, t1)``.
+Segment = tuple[float, float, float]
+
+
+# --------------------------------------------------------------------------- power model
+def parse_wattage_per_state(text: str) -> list[tuple[float, float]]:
+    """``"95.0:190.738, 9.75:9.75"`` → ``[(95.0, 190.738), (9.75, 9.75)]`` (idle, full) per pstate."""
+    out = []
+    for part in str(text).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        idle, _, full = part.partition(":")
+        out.append((float(idle), float(full or idle)))
+    return out
+
+
+@dataclass(frozen=True)
+class PowerModel:
+    """What the budget needs to know of a host's power (energy-budget paper table I, DESIGN §4).
+
+    Attributes:
+        est_idle_w, est_comp_w: the estimates P̃idle and P̃comp (options).
+        sleep_w: power asleep; switch_off_w / switch_on_w: mean power of a shutdown / boot;
+        switch_off_s / switch_on_s: their durations (table I: 6.1 s and 151.52 s).
+        sleep_pstate: the sleep pstate; nb_pstates: how many pstates the platform declares (0: unknown).
+    """
+
+    est_idle_w: float = TAURUS.estimated_idle_w
+    est_comp_w: float = TAURUS.estimated_comp_w
+    sleep_w: float = TAURUS.pstates[TAURUS.sleep_pstate].idle_w
+    switch_off_w: float = TAURUS.pstates[TAURUS.switch_off_pstate].full_w
+    switch_on_w: float = TAURUS.pstates[TAURUS.switch_on_pstate].full_w
+    switch_off_s: float = TAURUS.switch_off_s
+    switch_on_s: float = TAURUS.switch_on_s
+    sleep_pstate: int = TAURUS.sleep_pstate
+    nb_pstates: int = 0
+
+    @property
+    def switch_w(self) -> float:
+        """Power counted for a host in a transition whose direction is unknown (the larger one)."""
+        return max(self.switch_on_w, self.switch_off_w)
+
+    def with_platform(self, properties: Sequence[Mapping[str, Any]], sleep_pstate: int | None,
+                      need_sleep: bool) -> "PowerModel":
+        """This model with the real powers of the platform's first compute host, when given.
+
+        Raises:
+            OptionError: ``sleep_pstate`` (option) or the shutdown's pstates do not exist on the platform.
+        """
+        props = properties[0] if properties else {}
+        wattage = props.get("wattage_per_state")
+        sleeps = props.get("sleep_pstates")
+        model = self
+        states = parse_wattage_per_state(wattage) if wattage else []
+        if states:
+            model = replace(model, nb_pstates=len(states))
+        declared: tuple[int, int, int] | None = None
+        if sleeps:
+            try:
+                a, b, c = (int(x) for x in str(sleeps).split(":"))
+                declared = (a, b, c)
+            except ValueError:
+                raise OptionError(f"platform property sleep_pstates {sleeps!r} is not 'sleep:off:on'") from None
+        if sleep_pstate is None:
+            sleep_pstate = declared[0] if declared else (self.sleep_pstate if not states else None)
+        if need_sleep:
+            if sleep_pstate is None:
+                raise OptionError("option 'shutdown': the platform has no sleep_pstates (no pstate to switch hosts off)")
+            if states and not 0 <= sleep_pstate < len(states):
+                raise OptionError(f"option 'sleep_pstate' {sleep_pstate}: the platform has pstates 0-{len(states) - 1}")
+            if declared is not None and sleep_pstate != declared[0]:
+                raise OptionError(f"option 'sleep_pstate' {sleep_pstate}: the platform's sleep pstate is {declared[0]}")
+            if states and declared is None:
+                raise OptionError("option 'shutdown': the platform has no sleep_pstates (no pstate to switch hosts off)")
+        if sleep_pstate is not None:
+            model = replace(model, sleep_pstate=sleep_pstate)
+        if states and declared is not None:
+            for p in declared:
+                if not 0 <= p < len(states):
+                    raise OptionError(f"platform sleep_pstates {sleeps!r}: pstate {p} is not among pstates 0-{len(states) - 1}")
+            model = replace(model, sleep_w=states[declared[0]][0], switch_off_w=states[declared[1]][1],
+                            switch_on_w=states[declared[2]][1])
+        return model
+
+
+# --------------------------------------------------------------------------- balance arithmetic
+def min_balance(cea_j: float, rate_w: float, t0: float, t1: float, segments: Sequence[Segment]) -> float:
+    """Minimum over ``τ ∈ [t0, t1]`` of ``cea + ∫_{t0}^{τ} (rate − P(s)) ds`` with ``P`` the sum of
+    ``segments`` (piecewise constant). The balance is piecewise linear: its minimum is at a breakpoint."""
+    if t1 <= t0:
+        return cea_j
+    events: dict[float, float] = {}
+    power = 0.0
+    for a, b, w in segments:
+        if w == 0.0:
+            continue
+        a = max(a, t0)
+        b = min(b, t1)
+        if b <= a:
+            continue
+        if a <= t0:
+            power += w
+        else:
+            events[a] = events.get(a, 0.0) + w
+        if b < t1:
+            events[b] = events.get(b, 0.0) - w
+    balance = lowest = cea_j
+    t = t0
+    for at in sorted(events):
+        balance += (rate_w - power) * (at - t)
+        lowest = min(lowest, balance)
+        power += events[at]
+        t = at
+    balance += (rate_w - power) * (t1 - t)
+    return min(lowest, balance)
+
+
+def power_at(t: float, segments: Sequence[Segment]) -> float:
+    """The sum of the segments covering ``t``."""
+    return sum(w for a, b, w in segments if a <= t < b)
+
+
+def max_power(t0: float, t1: float, segments: Sequence[Segment]) -> float:
+    """The largest summed power over ``[t0, t1)`` (``-inf`` for an empty interval)."""
+    if t1 <= t0:
+        return -INF
+    times = sorted({t0} | {a for a, _, _ in segments if t0 < a < t1})
+    return max(power_at(t, segments) for t in times)
+
+
+# --------------------------------------------------------------------------- the window and its calls
+class _WindowConstraint(AdmissionConstraint):
+    """Shared by the budget and the powercap: window, rate, wake-ups, platform check."""
+
+    name = "window"
+
+    def __init__(self, *, budget_j: float | None = None, budget_fraction: float | None = None,
+                 window_start_s: float = 0.0, window_end_s: float | None = None,
+                 monitoring_period_s: float = TAURUS.monitoring_period_s, shutdown: bool = False,
+                 power: PowerModel | None = None, sleep_pstate: int | None = None) -> None:
+        if budget_j is not None and budget_fraction is not None:
+            raise OptionError("options 'budget_j' and 'budget_fraction' exclude each other; give one")
+        if budget_j is not None and budget_j < 0:
+            raise OptionError(f"option 'budget_j' must be ≥ 0, got {budget_j}")
+        if budget_fraction is not None and not budget_fraction > 0:
+            raise OptionError(f"option 'budget_fraction' must be > 0, got {budget_fraction}")
+        if not monitoring_period_s > 0:
+            raise OptionError(f"option 'monitoring_period_s' must be > 0, got {monitoring_period_s}")
+        limited = budget_j is not None or budget_fraction is not None
+        if window_end_s is not None and not window_end_s > window_start_s:
+            raise OptionError(f"option 'window_end_s' ({window_end_s}) must be after window_start_s ({window_start_s})")
+        if limited and window_end_s is None:
+            raise OptionError("option 'window_end_s' is required with a budget (the window is [window_start_s, window_end_s))")
+        self.budget_j = budget_j
+        self.budget_fraction = budget_fraction
+        self.ts = float(window_start_s)
+        self.te = float(window_end_s) if window_end_s is not None else INF
+        self.monitoring_period_s = float(monitoring_period_s)
+        self.shutdown = shutdown
+        self.power = power or PowerModel()
+        self.sleep_pstate_option = sleep_pstate
+        self.nb_hosts = 0
+        self.unlimited = not limited or budget_j == INF
+        self.B = INF if self.unlimited else (budget_j if budget_j is not None else INF)
+        self._pending_calls = 0
+        self._next_stage = self.ts
+        self.power_manager: Any = None  # set by the power manager's bind()
+
+    # ------------------------------------------------------------ platform
+    @property
+    def rate_w(self) -> float:
+        """``R = B / (te − ts)``: energy released per second (rule 1), or the powercap."""
+        return INF if self.unlimited else self.B / (self.te - self.ts)
+
+    def on_platform(self, nb_hosts: int, properties: Sequence[Mapping[str, Any]]) -> None:
+        """SIMULATION_BEGINS: real powers from the platform; budget fraction → joules; checks.
+
+        Raises:
+            OptionError: pstates the platform lacks, or a budget no schedule can meet (shutdown off:
+                below P̃idle × hosts × window).
+        """
+        self.nb_hosts = nb_hosts
+        self.power = self.power.with_platform(properties, self.sleep_pstate_option, self.shutdown)
+        if self.unlimited:
+            return
+        window = self.te - self.ts
+        if self.budget_fraction is not None:
+            self.B = self.budget_fraction * nb_hosts * self.power.est_comp_w * window
+        idle_j = nb_hosts * self.power.est_idle_w * window
+        if not self.shutdown and self.B < idle_j * (1 - 1e-12):
+            name = "budget_fraction" if self.budget_fraction is not None else "budget_j"
+            raise OptionError(
+                f"option '{name}': budget {self.B:.6g} J is below the platform held idle over the window "
+                f"({nb_hosts} hosts × {self.power.est_idle_w:g} W × {window:g} s = {idle_j:.6g} J); "
+                "no schedule can meet it without shutdown")
+
+    def in_window(self, start_s: float, end_s: float) -> bool:
+        """Whether ``[start_s, end_s)`` meets the window (a job running there must be checked)."""
+        return start_s < self.te and end_s > self.ts
+
+    # ------------------------------------------------------------ wake-ups
+    def on_call(self) -> None:
+        self._pending_calls = max(0, self._pending_calls - 1)
+
+    def _stage_due(self, now: float) -> bool:
+        """Whether a monitoring stage is due now (and book the next one)."""
+        return False
+
+    def decisions(self, queue: Sequence[QueuedJob], view: ClusterView) -> list[Decision]:
+        """Monitoring queries inside the window and the next wake-up (ts, stages, te)."""
+        if self.unlimited:
+            return []
+        now = view.now_s
+        out: list[Decision] = []
+        if self._stage_due(now):
+            out.append(QueryEnergy())
+        done = view.no_more_jobs and not queue and not view.running
+        if self._pending_calls == 0 and not done and now < self.te:
+            target = self._next_wakeup(now)
+            if target is not None:
+                self._pending_calls += 1
+                out.append(CallMeLater(target))
+        return out
+
+    def _next_wakeup(self, now: float) -> float | None:
+        if now < self.ts:
+            return self.ts
+        return self.te if now < self.te else None
+
+
+class EnergyBudget(_WindowConstraint):
+    """energyBud / reducePC (energy-budget paper §IV, Algorithm 2 and §IV-D); see the module docstring.
+
+    Args:
+        mode: ``"energy-bud"`` (reservation subtracted from Cea) or ``"reduce-pc"`` (rate lowered).
+        budget_j / budget_fraction: B in joules, or as a fraction of the window's all-computing energy
+            (hosts × P̃comp × window, the paper's 100 %); neither = unlimited (plain EASY).
+        window_start_s, window_end_s: ``[ts, te)``.
+        monitoring_period_s: period of the monitoring stage (table I: 600 s).
+        shutdown: whether idle hosts are switched off (the future of a freed host is then off, not idle).
+        power: estimates and transition powers (:class:`PowerModel`).
+    """
+
+    def __init__(self, mode: str = "energy-bud", **kwargs: Any) -> None:
+        if mode not in ("energy-bud", "reduce-pc"):
+            raise ValueError(f"unknown energy budget mode {mode!r}")
+        super().__init__(**kwargs)
+        self.mode = mode
+        self.name = mode
+        self.cea_j = 0.0  # Cea at time _last_t (0 before ts)
+        self._last_t: float | None = None
+        self._e_ref: float | None = None  # measured energy at the first stage (≈ ts)
+        self._t_ref = self.ts
+        self._cea_at_ref = 0.0
+        self._stage_times: list[float] = []
+        self._started: list[tuple[int, float]] = []  # jobs started in this pass: (hosts, expected end)
+        self._reserved_j = 0.0  # energyBud: J of the head during backfilling
+        self._cut: tuple[float, float] | None = None  # reducePC: (lowered power J/(q-now), q)
+
+    # ------------------------------------------------------------ the counter (rule 1, monitoring)
+    def estimated_power_w(self, view: ClusterView) -> float:
+        """P̃ of the platform in the state ``view`` describes: computing hosts at P̃comp, idle ones at
+        P̃idle, asleep and switching ones at their platform wattage (§IV-C1 "counting the number of
+        computing and non-computing nodes")."""
+        p = self.power
+        comp = sum(len(job.alloc) for job in view.running.values())
+        return (comp * p.est_comp_w + len(view.free) * p.est_idle_w + len(view.off) * p.sleep_w
+                + len(view.switching) * p.switch_w)
+
+    def advance(self, view: ClusterView, now_s: float) -> None:
+        """Before the clock moves to ``now_s``: Cea += R·Δt − P̃·Δt over the part of the elapsed time
+        inside the window (§IV-C1, "whenever the algorithm is called")."""
+        if self.unlimited:
+            return
+        last = view.now_s if self._last_t is None else self._last_t
+        a, b = max(last, self.ts), min(now_s, self.te)
+        if b > a:
+            self.cea_j += (self.rate_w - self.estimated_power_w(view)) * (b - a)
+        self._last_t = max(last, now_s)
+
+    def on_energy(self, energy_j: float, view: ClusterView) -> None:
+        """ANSWER of a monitoring stage: Cea ← R·(t − ts) − measured consumption since ts (§IV-C1)."""
+        if self.unlimited:
+            return
+        now = view.now_s
+        if self._e_ref is None:
+            if now >= self.ts:
+                self._e_ref, self._t_ref = energy_j, now
+            return
+        if now > self.te:
+            return
+        measured = self.rate_w * (now - self._t_ref) - (energy_j - self._e_ref)
+        if self._t_ref > self.ts:  # the reference came late: keep the estimate of [ts, t_ref)
+            measured += self._cea_at_ref
+        logger.debug("monitoring at %s: Cea %.1f J estimated, %.1f J measured", now, self.cea_j, measured)
+        self.cea_j = measured
+
+    def _stage_due(self, now: float) -> bool:
+        """A monitoring stage (QUERY) is due: the first pass in the window (measures E(ts)), then every
+        ``monitoring_period_s`` from ts."""
+        if not self.ts <= now < self.te:
+            return False
+        due = (self._e_ref is None and not self._stage_times) or now >= self._next_stage
+        if due:
+            if not self._stage_times:
+                self._cea_at_ref = self.cea_j if now > self.ts else 0.0
+            self._stage_times.append(now)
+            while self._next_stage <= now:
+                self._next_stage += self.monitoring_period_s
+        return due
+
+    def _next_wakeup(self, now: float) -> float | None:
+        if now < self.ts:
+            return self.ts
+        if now < self.te:
+            return min(self._next_stage, self.te)
+        return None
+
+    # ------------------------------------------------------------ the plan (rule 2)
+    def _tail(self, n: int, t: float) -> list[Segment]:
+        """``n`` hosts that become free at ``t``: idle for ever, or (shutdown) switching off then asleep."""
+        p = self.power
+        if n <= 0:
+            return []
+        if not self.shutdown:
+            return [(t, INF, n * p.est_idle_w)]
+        return [(t, t + p.switch_off_s, n * p.switch_off_w), (t + p.switch_off_s, INF, n * p.sleep_w)]
+
+    def _run(self, n: int, start: float, end: float) -> list[Segment]:
+        """``n`` hosts computing during ``[start, end)`` then free."""
+        return [(start, end, n * self.power.est_comp_w)] + self._tail(n, end)
+
+    def plan(self, view: ClusterView) -> list[Segment]:
+        """Estimated power of the cluster from now on if nothing else starts (running jobs until their
+        expected end, free / asleep / switching hosts), with the jobs started earlier in this pass."""
+        now = view.now_s
+        p = self.power
+        segs: list[Segment] = []
+        for job in view.running.values():
+            segs += self._run(len(job.alloc), now, job.expected_end_s)
+        used = 0
+        for n, end in self._started:
+            segs += self._run(n, now, end)
+            used += n
+        kept: Mapping[int, float] = {}
+        pm = self.power_manager
+        if pm is not None:
+            kept = pm.kept(view)
+        free_kept = [kept[h] for h in view.free if h in kept] if kept else []
+        for until in free_kept:
+            segs += [(now, until, p.est_idle_w)] + self._tail(1, until)
+        segs += self._tail(len(view.free) - used - len(free_kept), now)
+        if view.off:
+            segs.append((now, INF, len(view.off) * p.sleep_w))
+        if view.switching:
+            planned = pm.switching_segments(view, self) if pm is not None else None
+            if planned is None:
+                k = len(view.switching)
+                planned = [(now, now + p.switch_on_s, k * p.switch_w)] + self._tail(k, now + p.switch_on_s)
+            segs += planned
+        return segs
+
+    def _free_baseline(self, alloc: ProcSet, view: ClusterView) -> list[Segment]:
+        """What the plan counts for the free hosts ``alloc`` (to replace when a job takes them)."""
+        p = self.power
+        now = view.now_s
+        kept: Mapping[int, float] = self.power_manager.kept(view) if self.power_manager is not None else {}
+        segs: list[Segment] = []
+        plain = 0
+        for h in alloc:
+            if h in kept:
+                segs += [(now, kept[h], p.est_idle_w)] + self._tail(1, kept[h])
+            else:
+                plain += 1
+        return segs + self._tail(plain, now)
+
+    def job_segments(self, job: QueuedJob, alloc: ProcSet, view: ClusterView) -> list[Segment]:
+        """What starting ``job`` now on the free hosts ``alloc`` adds to the plan (may be negative)."""
+        now = view.now_s
+        end = job.expected_end_s(now)
+        added = self._run(len(alloc), now, end)
+        return added + [(a, b, -w) for a, b, w in self._free_baseline(alloc, view)]
+
+    def head_energy_j(self, job: QueuedJob, start_s: float, n: int) -> float:
+        """``J``: the head's energy above its hosts' baseline over its walltime inside the window."""
+        p = self.power
+        end = job.expected_end_s(start_s)
+        dur = max(0.0, min(end, self.te) - max(start_s, self.ts))
+        base = p.sleep_w if self.shutdown else p.est_idle_w
+        return n * (p.est_comp_w - base) * dur
+
+    def _t0(self, now: float) -> tuple[float, float]:
+        """Where the balance starts: ``(max(now, ts), Cea there)`` (0 at ts when now is before it)."""
+        return (now, self.cea_j) if now >= self.ts else (self.ts, 0.0)
+
+    def balance_ok(self, extra: Sequence[Segment], view: ClusterView, *, reserved_j: float = 0.0,
+                   cut: tuple[float, float] | None = None) -> bool:
+        """Rule 2: the balance with ``extra`` stays ≥ 0 from now (or ts) to te."""
+        t0, cea = self._t0(view.now_s)
+        segs = self.plan(view) + list(extra)
+        if cut is not None:
+            segs.append((t0, cut[1], cut[0]))
+        lowest = min_balance(cea - reserved_j, self.rate_w, t0, self.te, segs)
+        return lowest >= -1e-9 * max(1.0, self.B)
+
+    # ------------------------------------------------------------ the admission hooks
+    def begin_pass(self, queue: Sequence[QueuedJob], view: ClusterView) -> None:
+        self._started = []
+        self._reserved_j = 0.0
+        self._cut = None
+
+    def can_start(self, job: QueuedJob, alloc: ProcSet, view: ClusterView) -> bool:
+        """Algorithm 2, "enough energy is available to start job now" (plus reducePC's lowered rate)."""
+        if self.unlimited:
+            return True
+        now = view.now_s
+        if not self.in_window(now, job.expected_end_s(now)):
+            return True
+        extra = self.job_segments(job, alloc, view)
+        if not self.balance_ok(extra, view, reserved_j=self._reserved_j, cut=self._cut):
+            return False
+        if self._cut is not None:  # reducePC: as under the lowered powercap until q
+            t0, _ = self._t0(now)
+            cap = self.rate_w - self._cut[0]
+            segs = self.plan(view) + extra
+            if max_power(t0, min(self._cut[1], job.expected_end_s(now), self.te), segs) > cap + 1e-9:
+                return False
+        return True
+
+    def on_start(self, job: QueuedJob, alloc: ProcSet, view: ClusterView) -> None:
+        if not self.unlimited:
+            self._started.append((len(alloc), job.expected_end_s(view.now_s)))
+
+    def reserve_head(self, job: QueuedJob, start_s: float, alloc: ProcSet, view: ClusterView) -> None:
+        """Algorithm 2, "Reserve energy in the future for firstJob"."""
+        if self.unlimited:
+            return
+        J = self.head_energy_j(job, start_s, len(alloc))
+        t0, _ = self._t0(view.now_s)
+        if self.mode == "reduce-pc" and start_s > t0:
+            self._cut = (J / (start_s - t0), start_s)
+        else:
+            self._reserved_j = J
+
+    def release_head(self) -> None:
+        """Algorithm 2, "Remove the energy reservation of firstJob"."""
+        self._reserved_j = 0.0
+        self._cut = None
+
+    def can_prepare(self, head: QueuedJob, boot: ProcSet, keep: ProcSet, start_s: float, view: ClusterView) -> bool:
+        """Opportunistic shutdown asks before booting ``boot`` and keeping ``keep`` idle for the head job,
+        which would then start at ``start_s`` on its hosts: boots count in the budget."""
+        if self.unlimited:
+            return True
+        now = view.now_s
+        p = self.power
+        end = head.expected_end_s(start_s)
+        if not self.in_window(now, max(end, now + p.switch_on_s)):
+            return True
+        k = len(boot)
+        extra: list[Segment] = []
+        if k:  # asleep in the plan until start_s; booting, then idle until the head starts
+            extra += [(now, now + p.switch_on_s, k * p.switch_on_w), (now + p.switch_on_s, start_s, k * p.est_idle_w),
+                      (now, start_s, -k * p.sleep_w)]
+        if keep:  # idle until the head starts instead of switching off now; asleep baseline after
+            extra += [(now, start_s, len(keep) * p.est_idle_w), (start_s, INF, len(keep) * p.sleep_w)]
+            extra += [(a, b, -w) for a, b, w in self._free_baseline(keep, view)]
+        # the head's hosts computing from start_s above the asleep baseline, then switching off again
+        extra += [(start_s, end, head.res * (p.est_comp_w - p.sleep_w)),
+                  (end, end + p.switch_off_s, head.res * (p.switch_off_w - p.sleep_w))]
+        return self.balance_ok(extra, view)
+
+
+class Powercap(_WindowConstraint):
+    """The powercap baseline (energy-budget paper §V-C): EASY where a job meeting the window starts only
+    if the estimated platform power ``n_idle·P̃idle + n_comp·P̃comp`` stays ≤ ``B / (te − ts)`` (hosts off
+    or switching count as idle, so shutdown does not help it, as in the paper)."""
+
+    name = "powercap"
+
+    def begin_pass(self, queue: Sequence[QueuedJob], view: ClusterView) -> None:
+        self._comp = sum(len(job.alloc) for job in view.running.values())
+
+    def platform_power_w(self, comp_hosts: int) -> float:
+        """``P̃platform`` with ``comp_hosts`` computing and every other host counted idle."""
+        p = self.power
+        return comp_hosts * p.est_comp_w + (self.nb_hosts - comp_hosts) * p.est_idle_w
+
+    def can_start(self, job: QueuedJob, alloc: ProcSet, view: ClusterView) -> bool:
+        if self.unlimited:
+            return True
+        now = view.now_s
+        if not self.in_window(now, job.expected_end_s(now)):
+            return True
+        if not hasattr(self, "_comp"):
+            self.begin_pass((), view)
+        return self.platform_power_w(self._comp + len(alloc)) <= self.rate_w * (1 + 1e-12)
+
+    def on_start(self, job: QueuedJob, alloc: ProcSet, view: ClusterView) -> None:
+        if hasattr(self, "_comp"):
+            self._comp += len(alloc)
