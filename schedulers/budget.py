@@ -21,15 +21,20 @@ here admits everything, so the schedule is plain EASY there.
   their platform wattage (:meth:`EnergyBudget.can_start`). The balance is piecewise linear, so its
   minimum is checked at the breakpoints (exact, :func:`min_balance`).
 - Algorithm 2, line "Reserve energy in the future for firstJob": while EASY backfills, the head job's
-  energy ``J`` (its hosts at P̃comp over ``[q, q + walltime) ∩ [ts, te)`` minus their baseline, ``q`` its
-  reservation time) is subtracted from ``Cea`` (:meth:`EnergyBudget.reserve_head`), and released at the
-  line "Remove the energy reservation" (:meth:`EnergyBudget.release_head`).
+  energy ``J`` (its hosts at P̃comp above their baseline over ``[q, q + walltime) ∩ [ts, te)``, ``q`` its
+  reservation time) is reserved *in the future*: it is subtracted from the balance as the head will
+  consume it from ``q`` on, so a backfilled job is admitted only if ``Cea`` still pays the head at ``q``
+  (:meth:`EnergyBudget.reserve_head`); it is released at the line "Remove the energy reservation"
+  (:meth:`EnergyBudget.release_head`). (Subtracting ``J`` from ``Cea`` *now* would refuse every backfill
+  at the start of the window, where ``Cea = 0``, even with a huge budget, against §IV-C4's "B = ∞ gives
+  EASY's schedules".)
 
-**reducePC** (``mode="reduce-pc"``, §IV-D): the head's energy is not subtracted from ``Cea``; the number of
-joules made available per second is lowered by ``J / (q − now)`` during ``[now, q)``: a backfilled job
-must keep the balance ≥ 0 with that lowered rate **and**, as under a powercap, keep the estimated
-platform power ≤ ``R − J / (q − now)`` until ``q`` (it cannot use the saved energy). When ``q ≤ now``
-(the head waits for energy, not hosts) the reservation is subtracted as in energyBud.
+**reducePC** (``mode="reduce-pc"``, §IV-D): the head's energy is not reserved at ``q``; instead the number
+of joules made available per second is lowered by ``J / (q − now)`` during ``[now, q)`` (so ``J`` is put
+aside by ``q``): a backfilled job must keep the balance ≥ 0 with that lowered rate **and**, as under a
+powercap, keep the estimated platform power ≤ ``R − J / (q − now)`` until ``q`` ("as if the powercap had
+been reduced": the saved energy does not let it exceed the lowered rate). When ``q ≤ now`` (the head
+waits for energy, not hosts) the reservation is made as in energyBud.
 
 **powercap** (:class:`Powercap`, §V-C): EASY where a job whose run meets the window starts only if
 ``P̃platform = n_idle·P̃idle + n_comp·P̃comp`` (every non-computing host counted idle, as the paper does)
@@ -321,7 +326,7 @@ class EnergyBudget(_WindowConstraint):
         self._cea_at_ref = 0.0
         self._stage_times: list[float] = []
         self._started: list[tuple[int, float]] = []  # jobs started in this pass: (hosts, expected end)
-        self._reserved_j = 0.0  # energyBud: J of the head during backfilling
+        self._reserved: list[Segment] = []  # energyBud: the head's run at q, during backfilling
         self._cut: tuple[float, float] | None = None  # reducePC: (lowered power J/(q-now), q)
 
     # ------------------------------------------------------------ the counter (rule 1, monitoring)
@@ -460,20 +465,25 @@ class EnergyBudget(_WindowConstraint):
         """Where the balance starts: ``(max(now, ts), Cea there)`` (0 at ts when now is before it)."""
         return (now, self.cea_j) if now >= self.ts else (self.ts, 0.0)
 
-    def balance_ok(self, extra: Sequence[Segment], view: ClusterView, *, reserved_j: float = 0.0,
+    def balance_ok(self, extra: Sequence[Segment], view: ClusterView, *, reserved: Sequence[Segment] = (),
                    cut: tuple[float, float] | None = None) -> bool:
-        """Rule 2: the balance with ``extra`` stays ≥ 0 from now (or ts) to te."""
+        """Rule 2: the balance with ``extra`` (and the head's reservation) stays ≥ 0 from now (or ts) to te.
+
+        Args:
+            reserved: energyBud's reservation, the head's run from ``q``.
+            cut: reducePC's ``(J / (q − now), q)``: the rate is lowered by the first until ``q``.
+        """
         t0, cea = self._t0(view.now_s)
-        segs = self.plan(view) + list(extra)
+        segs = self.plan(view) + list(extra) + list(reserved)
         if cut is not None:
             segs.append((t0, cut[1], cut[0]))
-        lowest = min_balance(cea - reserved_j, self.rate_w, t0, self.te, segs)
+        lowest = min_balance(cea, self.rate_w, t0, self.te, segs)
         return lowest >= -1e-9 * max(1.0, self.B)
 
     # ------------------------------------------------------------ the admission hooks
     def begin_pass(self, queue: Sequence[QueuedJob], view: ClusterView) -> None:
         self._started = []
-        self._reserved_j = 0.0
+        self._reserved = []
         self._cut = None
 
     def can_start(self, job: QueuedJob, alloc: ProcSet, view: ClusterView) -> bool:
@@ -484,7 +494,7 @@ class EnergyBudget(_WindowConstraint):
         if not self.in_window(now, job.expected_end_s(now)):
             return True
         extra = self.job_segments(job, alloc, view)
-        if not self.balance_ok(extra, view, reserved_j=self._reserved_j, cut=self._cut):
+        if not self.balance_ok(extra, view, reserved=self._reserved, cut=self._cut):
             return False
         if self._cut is not None:  # reducePC: as under the lowered powercap until q
             t0, _ = self._t0(now)
@@ -502,16 +512,18 @@ class EnergyBudget(_WindowConstraint):
         """Algorithm 2, "Reserve energy in the future for firstJob"."""
         if self.unlimited:
             return
-        J = self.head_energy_j(job, start_s, len(alloc))
         t0, _ = self._t0(view.now_s)
         if self.mode == "reduce-pc" and start_s > t0:
+            J = self.head_energy_j(job, start_s, len(alloc))
             self._cut = (J / (start_s - t0), start_s)
         else:
-            self._reserved_j = J
+            p = self.power
+            base = p.sleep_w if self.shutdown else p.est_idle_w
+            self._reserved = [(start_s, job.expected_end_s(start_s), len(alloc) * (p.est_comp_w - base))]
 
     def release_head(self) -> None:
         """Algorithm 2, "Remove the energy reservation of firstJob"."""
-        self._reserved_j = 0.0
+        self._reserved = []
         self._cut = None
 
     def can_prepare(self, head: QueuedJob, boot: ProcSet, keep: ProcSet, start_s: float, view: ClusterView) -> bool:

@@ -25,7 +25,6 @@ import itertools
 import logging
 import math
 import os
-import time as _wallclock
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Iterator
@@ -36,7 +35,7 @@ from procset import ProcSet
 from simulator.platform import Platform
 from simulator.workload import ComposedProfile, DelayProfile, Job, ParallelProfile, Workload
 from wattsched.errors import ProtocolError
-from wattsched.hostsets import parse as parse_hosts
+from wattsched.hostsets import from_sorted_ids, parse as parse_hosts
 
 log = logging.getLogger(__name__)
 
@@ -99,10 +98,6 @@ def host_index(ps: ProcSet) -> slice | np.ndarray:
     if len(itvs) == 1:
         return slice(itvs[0][0], itvs[0][1] + 1)
     return procset_ids(ps)
-
-
-def first_host(index: slice | np.ndarray) -> int:
-    return index.start if isinstance(index, slice) else int(index[0])
 
 
 @dataclass
@@ -240,23 +235,17 @@ class Simulation:
         self._notify_initial: int | None = None  # t=0: NOTIFY follows the reply's results, see B7/B11
         self._submitter_done = not self._sub_groups
         self._phase = "init"  # init -> first-reply -> running -> ending -> ended
-        self._nb_running = 0
-        self._nb_switching = 0
-        self._nb_waiting_calls = 0
         self._first_submission_energy_j: float | None = None
         self._last_completion: tuple[float, float] | None = None
         self.nb_grouped_switches = 0
         self.nb_machine_switches = 0
-        self._wall_start = _wallclock.perf_counter()
-        self._sched_wall_s = 0.0
-        self._last_message_wall: float | None = None
         # output rows
         self.jobs_rows: list[_RunJob] = []
         self.energy_rows: list[tuple[float, float, str, float]] = []
         self.machine_rows: list[tuple[float, int, int, int, int, int]] = []
         self.pstate_rows: list[tuple[float, str, int]] = []
         for p in sorted(set(self.pstate.tolist())):
-            self.pstate_rows.append((0.0, str(ProcSet(*np.flatnonzero(self.pstate == p).tolist())), p))
+            self.pstate_rows.append((0.0, str(from_sorted_ids(np.flatnonzero(self.pstate == p).tolist())), p))
         self.nb_messages = 0
         self.nb_events = 0
 
@@ -316,7 +305,6 @@ class Simulation:
             e["timestamp"] = now
         self.nb_messages += 1
         self.nb_events += len(events)
-        self._last_message_wall = _wallclock.perf_counter()
         return {"now": now, "events": events}
 
     def _next_message(self) -> dict:
@@ -363,7 +351,6 @@ class Simulation:
                 last_sub = len(events) - 1
                 notify = self._submitter_done
             elif kind == "call":
-                self._nb_waiting_calls -= 1
                 events.append(self._event("REQUESTED_CALL", {}))
             elif kind == "job":
                 rj: _RunJob = payload
@@ -577,7 +564,6 @@ class Simulation:
         rj.leaf_idx = 0
         self.job_of_host[hosts] = self._job_index[rj.job.id]
         self._set_machine_state(hosts, n, MachineState.COMPUTING, MachineState.IDLE)
-        self._nb_running += 1
         self._energy_row("s")
         self._machine_row()
         self._start_leaf(rj)
@@ -613,7 +599,6 @@ class Simulation:
             t = float(data["timestamp"])
         except (KeyError, TypeError, ValueError):
             raise ProtocolError("CALL_ME_LATER: field 'timestamp' must be a number") from None
-        self._nb_waiting_calls += 1
         self._push(max(t, self.now_s), _TIMER, next(self._seq), 0, "call", None)
 
     def _on_query(self, data: dict) -> None:
@@ -698,7 +683,6 @@ class Simulation:
         self._machine_row()  # B32: one row per request applied
         if timed:
             sw = _Switch(resources, target, len(timed))
-            self._nb_switching += 1
             order = next(self._order)
             for hm, duration in timed:
                 self._push(self.now_s + duration, _COMPLETION, order, 0, "switch", (sw, hm))
@@ -716,7 +700,6 @@ class Simulation:
         sw.pending -= 1
         if sw.pending:
             return None
-        self._nb_switching -= 1
         self._energy_row("p")  # B30: after the change
         self._machine_row()
         self.pstate_rows.append((self.now_s, sw.resources, sw.target))
@@ -865,7 +848,6 @@ class Simulation:
         hosts = rj.hosts
         self.job_of_host[hosts] = -1
         self._set_machine_state(hosts, rj.nb_hosts, MachineState.IDLE, MachineState.COMPUTING)
-        self._nb_running -= 1
         self._energy_row("e")
         self._machine_row()
         self.jobs_rows.append(rj)

@@ -3,7 +3,7 @@
 from hypothesis import given, strategies as st
 from procset import ProcSet
 
-from wattsched.hostsets import minus, parse, plus, size
+from wattsched.hostsets import from_sorted_ids, minus, parse, plus, size
 
 intervals = st.lists(st.tuples(st.integers(0, 60), st.integers(0, 8)), max_size=12)
 
@@ -41,3 +41,8 @@ def test_parse_non_canonical_and_bad_strings() -> None:
     import pytest
     with pytest.raises(ValueError):
         parse("1-x")
+
+
+@given(st.sets(st.integers(0, 80)))
+def test_from_sorted_ids(ids) -> None:
+    assert from_sorted_ids(sorted(ids)) == ProcSet(*ids)

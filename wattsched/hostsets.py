@@ -14,6 +14,7 @@ This relies on ``ProcSet`` keeping its disjoint sorted intervals in the ``_itvs`
 from __future__ import annotations
 
 from bisect import bisect_right
+from typing import Sequence
 
 from procset import ProcInt, ProcSet
 
@@ -89,6 +90,21 @@ def parse(text: str) -> ProcSet:
             last = sup
     except ValueError:
         return ProcSet.from_str(text)  # raises procset's own error for a malformed string
+    return _wrap(itvs)
+
+
+def from_sorted_ids(ids: Sequence[int]) -> ProcSet:
+    """The ProcSet of sorted distinct host ids, in one pass (``ProcSet(*ids)`` merges id by id)."""
+    itvs: list = []
+    start = prev = None
+    for h in ids:
+        if prev is None or h != prev + 1:
+            if prev is not None:
+                itvs.append(ProcInt(start, prev))
+            start = h
+        prev = h
+    if prev is not None:
+        itvs.append(ProcInt(start, prev))
     return _wrap(itvs)
 
 
