@@ -35,7 +35,7 @@ from procset import ProcSet
 from simulator.platform import Platform
 from simulator.workload import ComposedProfile, DelayProfile, Job, ParallelProfile, Workload
 from wattsched.errors import ProtocolError
-from wattsched.hostsets import from_sorted_ids, parse as parse_hosts
+from wattsched.hostsets import from_sorted_ids, parse_canonical as parse_hosts
 
 log = logging.getLogger(__name__)
 
@@ -531,7 +531,7 @@ class Simulation:
         if rj.status != JobStatus.SUBMITTED:
             raise ProtocolError(f"EXECUTE_JOB: job {rj.job.id} cannot start: it is {rj.status.name.lower()}")
         try:
-            alloc = parse_hosts(str(data["alloc"]))
+            alloc, alloc_str = parse_hosts(str(data["alloc"]))
         except (KeyError, ValueError) as exc:
             raise ProtocolError(f"EXECUTE_JOB {rj.job.id}: field 'alloc' is not an interval set: {exc}") from None
         if len(alloc) != rj.job.res:
@@ -551,7 +551,7 @@ class Simulation:
             )
         rj.status = JobStatus.RUNNING
         rj.alloc = alloc
-        rj.alloc_str = str(alloc)
+        rj.alloc_str = alloc_str
         rj.hosts = hosts
         rj.nb_hosts = n
         rj.start_s = self.now_s
@@ -619,7 +619,7 @@ class Simulation:
 
     def _on_set_state(self, data: dict) -> None:
         try:
-            res = parse_hosts(str(data["resources"]))
+            res, resources = parse_hosts(str(data["resources"]))
             target = int(data["state"])
         except (KeyError, ValueError, TypeError):
             raise ProtocolError(
@@ -628,7 +628,6 @@ class Simulation:
         if len(res) == 0 or res.max >= self.nb_hosts or res.min < 0:
             raise ProtocolError(f"SET_RESOURCE_STATE: field 'resources' {data['resources']!r} is outside 0-{self.nb_hosts - 1}")
         hosts = procset_ids(res)
-        resources = str(res)
         models = {int(m) for m in np.unique(self.model_of[hosts])}
         to_sleep = [self._models[m].sleep_pstate == target for m in models]
         if any(to_sleep) and not all(to_sleep):

@@ -3,7 +3,7 @@
 from hypothesis import given, strategies as st
 from procset import ProcSet
 
-from wattsched.hostsets import from_sorted_ids, minus, parse, plus, size
+from wattsched.hostsets import from_sorted_ids, minus, parse, parse_canonical, plus, size
 
 intervals = st.lists(st.tuples(st.integers(0, 60), st.integers(0, 8)), max_size=12)
 
@@ -37,6 +37,9 @@ def test_parse_equals_procset_parser(x) -> None:
 
 def test_parse_non_canonical_and_bad_strings() -> None:
     assert parse("5 3-4 0") == ProcSet((0, 0), (3, 5))
+    assert parse_canonical("0-3 7") == (ProcSet((0, 3), 7), "0-3 7")
+    assert parse_canonical("2-2 04-5")[1] == "2 4-5"
+    assert parse_canonical("3-4 5")[1] == "3-5"
     assert parse("2-3 3-6") == ProcSet((2, 6))
     import pytest
     with pytest.raises(ValueError):

@@ -77,20 +77,32 @@ def plus(hosts: ProcSet, added: ProcSet) -> ProcSet:
 def parse(text: str) -> ProcSet:
     """``ProcSet.from_str(text)``, fast for the canonical form schedulers send (``"0-5 7 9-12"``:
     sorted, disjoint, not adjacent); any other form goes through procset's parser."""
+    return parse_canonical(text)[0]
+
+
+def parse_canonical(text: str) -> tuple[ProcSet, str]:
+    """:func:`parse`, and the canonical string of the set (``text`` itself when it already is)."""
     itvs = []
     last = -2
+    canonical = True
     try:
         for token in text.split(" "):
             a, sep, b = token.partition("-")
             inf = int(a)
             sup = int(b) if sep else inf
             if inf <= last + 1 or sup < inf:
-                return ProcSet.from_str(text)
+                break
+            if (sep and sup == inf) or (len(a) > 1 and a[0] == "0") or (len(b) > 1 and b[0] == "0"):
+                canonical = False
             itvs.append(ProcInt(inf, sup))
             last = sup
+        else:
+            hosts = _wrap(itvs)
+            return hosts, text if canonical else str(hosts)
     except ValueError:
-        return ProcSet.from_str(text)  # raises procset's own error for a malformed string
-    return _wrap(itvs)
+        pass
+    hosts = ProcSet.from_str(text)  # raises procset's own error for a malformed string
+    return hosts, str(hosts)
 
 
 def from_sorted_ids(ids: Sequence[int]) -> ProcSet:
