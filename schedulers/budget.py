@@ -68,6 +68,8 @@ from wattsched.errors import OptionError
 logger = logging.getLogger(__name__)
 
 INF = math.inf
+#: Batsim prints times with 6 decimals (B4): a REQUESTED_CALL for ``t`` may arrive at ``t − 5e-7``.
+TIME_EPS_S = 1e-5
 
 #: A piece of estimated power: ``watts`` during ``[t0, t1)``.
 Segment = tuple[float, float, float]
@@ -268,7 +270,7 @@ class _WindowConstraint(AdmissionConstraint):
 
     def in_window(self, start_s: float, end_s: float) -> bool:
         """Whether ``[start_s, end_s)`` meets the window (a job running there must be checked)."""
-        return start_s < self.te and end_s > self.ts
+        return start_s < self.te - TIME_EPS_S and end_s > self.ts  # the call at te arrives rounded (B4)
 
     # ------------------------------------------------------------ wake-ups
     def on_call(self) -> None:
@@ -283,13 +285,16 @@ class _WindowConstraint(AdmissionConstraint):
         if self.unlimited:
             return []
         now = view.now_s
+        for mark in (self.ts, self.te, self._next_stage):  # a call for `mark` arrives rounded (B4)
+            if 0 < mark - now <= TIME_EPS_S:
+                now = mark
         out: list[Decision] = []
         if self._stage_due(now):
             out.append(QueryEnergy())
         done = view.no_more_jobs and not queue and not view.running
         if self._pending_calls == 0 and not done and now < self.te:
             target = self._next_wakeup(now)
-            if target is not None:
+            if target is not None and target > now:
                 self._pending_calls += 1
                 out.append(CallMeLater(target))
         return out
@@ -356,8 +361,8 @@ class EnergyBudget(_WindowConstraint):
             return
         now = view.now_s
         if self._e_ref is None:
-            if now >= self.ts:
-                self._e_ref, self._t_ref = energy_j, now
+            if now >= self.ts - TIME_EPS_S:
+                self._e_ref, self._t_ref = energy_j, max(now, self.ts)
             return
         if now > self.te:
             return
@@ -578,3 +583,12 @@ class Powercap(_WindowConstraint):
     def on_start(self, job: QueuedJob, alloc: ProcSet, view: ClusterView) -> None:
         if hasattr(self, "_comp"):
             self._comp += len(alloc)
+
+    def can_prepare(self, head: QueuedJob, boot: ProcSet, keep: ProcSet, start_s: float, view: ClusterView) -> bool:
+        """Boot hosts for the head only if the powercap will let it start then (no boot/shutdown churn).
+        Transitions are not counted in ``P̃platform`` (hosts off count as idle, as in the paper), so with
+        shutdown the powercap bounds the estimated power of idle and computing hosts only."""
+        if self.unlimited or not self.in_window(start_s, head.expected_end_s(start_s)):
+            return True
+        comp = sum(len(job.alloc) for job in view.running.values())
+        return self.platform_power_w(comp + head.res) <= self.rate_w * (1 + 1e-12)

@@ -33,25 +33,41 @@ INPUTS = {
                            REFERENCE / "long-shutdown-fcfs" / "workload.json"),
 }
 
-#: Options of presets that need some (an energy budget, a window, ...); others run with defaults.
-OPTIONS: dict[str, dict] = {}
+#: An energy budget of half the all-computing energy over a window in the middle of each input.
+BUDGET = {"budget_fraction": 0.5, "window_start_s": 20000.0, "window_end_s": 60000.0}
+
+#: Golden variants: name -> (preset, options). Every preset appears at least once.
+VARIANTS: dict[str, tuple[str, dict]] = {
+    "fcfs": ("fcfs", {}),
+    "easy-backfill": ("easy-backfill", {}),
+    "energy-bud": ("energy-bud", BUDGET),
+    "energy-bud-shutdown": ("energy-bud", {**BUDGET, "shutdown": True}),
+    "reduce-pc": ("reduce-pc", BUDGET),
+    "reduce-pc-shutdown": ("reduce-pc", {**BUDGET, "shutdown": True}),
+    "powercap": ("powercap", BUDGET),
+}
 
 
-def run_case(preset: str, input_name: str, prefix: Path, options: dict | None = None) -> None:
+def run_case(preset: str, input_name: str, prefix: Path, options: dict) -> None:
     platform, workload = INPUTS[input_name]
     sim = Simulation(load_platform(platform), load_workload(workload))
-    run_inprocess(sim, load_scheduler(preset, OPTIONS.get(preset, {}) if options is None else options))
+    run_inprocess(sim, load_scheduler(preset, options))
     write_outputs(sim, prefix)
 
 
-CASES = [(p, i) for p in sorted(PRESETS) for i in sorted(INPUTS)]
+CASES = [(v, i) for v in VARIANTS for i in sorted(INPUTS)]
 
 
-@pytest.mark.parametrize("preset,input_name", CASES)
-def test_preset_matches_golden(preset: str, input_name: str, tmp_path) -> None:
-    golden = GOLDEN / preset / input_name
-    assert (golden / "out_jobs.csv").exists(), f"no golden outputs for {preset}/{input_name}: run 'make golden'"
-    run_case(preset, input_name, tmp_path / "out")
+def test_every_preset_has_golden_outputs() -> None:
+    assert set(PRESETS) <= {preset for preset, _ in VARIANTS.values()}
+
+
+@pytest.mark.parametrize("variant,input_name", CASES)
+def test_preset_matches_golden(variant: str, input_name: str, tmp_path) -> None:
+    golden = GOLDEN / variant / input_name
+    assert (golden / "out_jobs.csv").exists(), f"no golden outputs for {variant}/{input_name}: run 'make golden'"
+    preset, options = VARIANTS[variant]
+    run_case(preset, input_name, tmp_path / "out", options)
     diffs = compare_outputs(tmp_path / "out", golden / "out")
     assert not diffs, format_report(diffs)
 
@@ -71,22 +87,23 @@ def test_wattsched_regress_exit_codes(tmp_path, capsys) -> None:
     from wattsched.cli import main
 
     golden = GOLDEN / "fcfs" / "taurus16-demo" / "out"
-    run_case("fcfs", "taurus16-demo", tmp_path / "same")
+    run_case("fcfs", "taurus16-demo", tmp_path / "same", {})
     assert main(["regress", str(tmp_path / "same"), str(golden)]) == 0
-    run_case("easy-backfill", "taurus16-demo", tmp_path / "other")
+    run_case("easy-backfill", "taurus16-demo", tmp_path / "other", {})
     assert main(["regress", str(tmp_path / "other"), str(golden)]) == 1
     out = capsys.readouterr().out
     assert "out_jobs.csv: job" in out
 
 
 def update_all() -> None:
-    for preset, input_name in CASES:
+    for variant, input_name in CASES:
+        preset, options = VARIANTS[variant]
         with tempfile.TemporaryDirectory() as tmp:
-            run_case(preset, input_name, Path(tmp) / "out")
-            target = GOLDEN / preset / input_name
+            run_case(preset, input_name, Path(tmp) / "out", options)
+            target = GOLDEN / variant / input_name
             target.mkdir(parents=True, exist_ok=True)
             update_golden(Path(tmp) / "out", target)
-            print(f"golden {preset}/{input_name} written")
+            print(f"golden {variant}/{input_name} written")
 
 
 if __name__ == "__main__":

@@ -184,7 +184,7 @@ def cmd_schedulers(args: argparse.Namespace) -> int:
     for name, preset in PRESETS.items():
         print(f"{name}\n    {preset.description}\n    from: {preset.reference}")
         for o in preset.options:
-            print(f"    -o {o.name}: {o.describe()}  {o.help}")
+            print(f"    {o.describe()}\n        {o.help}")
         print()
     print("Any pybatsim scheduler also works: a name registered under the 'pybatsim.schedulers' entry point\n"
           "(e.g. backfill-easy), 'package.module:Class', or 'path/to/file.py[:Class]'.")

@@ -1,0 +1,220 @@
+"""energyBud, reducePC and powercap (schedulers/budget.py) on hand-built ClusterView states."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from procset import ProcSet
+
+from schedulers.budget import EnergyBudget, PowerModel, Powercap, min_balance, parse_wattage_per_state
+from schedulers.state import CallMeLater, ClusterView, QueryEnergy, QueuedJob, RunningJob
+from wattsched.errors import OptionError
+
+TAURUS_PROPS = {
+    "wattage_per_state": "95.0:190.738, 95.0:171.02, 9.75:9.75, 100.99672131147543:100.99672131147543, "
+                         "125.1743848996832:125.1743848996832",
+    "sleep_pstates": "2:3:4",
+}
+P = PowerModel()  # P̃idle 100 W, P̃comp 203.12 W
+
+
+def job(jid: str, res: int, wall: float | None, sub: float = 0.0) -> QueuedJob:
+    return QueuedJob(jid, res, wall, sub)
+
+
+def view(n: int = 4, now: float = 0.0, running: tuple[tuple[str, str, float], ...] = ()) -> ClusterView:
+    v = ClusterView.idle_machine(n, now)
+    for jid, hosts, end in running:
+        alloc = ProcSet.from_str(hosts)
+        v.add_running(RunningJob(jid, alloc, now, end))
+        v.free = v.free - alloc
+    return v
+
+
+def budget(mode: str = "energy-bud", n: int = 4, **kw) -> EnergyBudget:
+    b = EnergyBudget(mode, **kw)
+    b.on_platform(n, [])
+    return b
+
+
+# ----------------------------------------------------------------- arithmetic
+def test_min_balance_is_exact_at_breakpoints():
+    # rate 10 W; 30 W during [2, 4): 5 → 25 at t=2 → −15 at t=4, then +10/s
+    assert min_balance(5.0, 10.0, 0.0, 10.0, [(2.0, 4.0, 30.0)]) == pytest.approx(-15.0)
+    assert min_balance(0.0, 10.0, 0.0, 10.0, [(0.0, math.inf, 15.0)]) == pytest.approx(-50.0)
+    assert min_balance(3.0, 10.0, 5.0, 5.0, []) == 3.0
+    assert parse_wattage_per_state("95.0:190.738, 9.75:9.75") == [(95.0, 190.738), (9.75, 9.75)]
+
+
+def test_rate_and_budget_fraction():
+    b = budget(budget_fraction=0.5, window_start_s=100.0, window_end_s=1100.0)
+    assert b.B == pytest.approx(0.5 * 4 * 203.12 * 1000)
+    assert b.rate_w == pytest.approx(0.5 * 4 * 203.12)
+    assert budget().unlimited and budget().rate_w == math.inf
+
+
+# ----------------------------------------------------------------- the counter Cea
+def test_counter_rule1_minus_overestimated_consumption():
+    # 4 hosts, R = 600 W; 1 host computing (203.12) + 3 idle (300) = 503.12 W
+    b = budget(budget_j=600.0 * 1000, window_start_s=100.0, window_end_s=1100.0)
+    v = view(4, 0.0, running=(("a", "0", 5000.0),))
+    b.advance(v, 50.0)  # before the window: nothing
+    v.now_s = 50.0
+    assert b.cea_j == 0.0
+    b.advance(v, 300.0)  # 200 s inside the window
+    v.now_s = 300.0
+    assert b.cea_j == pytest.approx(200 * (600 - 503.12))
+    b.advance(v, 2000.0)  # clipped at te
+    assert b.cea_j == pytest.approx(1000 * (600 - 503.12))
+
+
+def test_monitoring_stage_replaces_the_estimate_with_the_measure():
+    b = budget(budget_j=600.0 * 1000, window_start_s=100.0, window_end_s=1100.0)
+    v = view(4, 100.0)
+    out = b.decisions([job("q", 4, 10.0)], v)  # first pass in the window: measure E(ts)
+    assert QueryEnergy() in out and CallMeLater(700.0) in out
+    b.on_energy(1000.0, v)  # ANSWER at ts
+    b.advance(v, 700.0)
+    v.now_s = 700.0
+    assert b.cea_j == pytest.approx(600 * (600 - 400))
+    b.on_call()
+    out = b.decisions([job("q", 4, 10.0)], v)
+    assert QueryEnergy() in out and CallMeLater(1100.0) in out
+    b.on_energy(1000.0 + 600 * 380.0, v)  # really 380 W: Cea = 600 s × (600 − 380)
+    assert b.cea_j == pytest.approx(600 * 220.0)
+
+
+def test_wakeups_stop_when_the_work_is_done_and_after_the_window():
+    b = budget(budget_j=1e6, window_start_s=100.0, window_end_s=1100.0)
+    v = view(4, 0.0)
+    assert b.decisions([job("q", 1, 10.0)], v) == [CallMeLater(100.0)]
+    assert b.decisions([job("q", 1, 10.0)], v) == []  # one call pending at a time
+    b.on_call()
+    v.no_more_jobs = True
+    assert b.decisions([], v) == []
+    v2 = view(4, 1100.0)
+    b2 = budget(budget_j=1e6, window_start_s=100.0, window_end_s=1100.0)
+    assert b2.decisions([job("q", 1, 10.0)], v2) == []
+    assert budget().decisions([job("q", 1, 10.0)], v) == []  # unlimited: no call at all
+
+
+# ----------------------------------------------------------------- rule 2 and the reservation
+def test_no_energy_debt_over_the_whole_walltime():
+    # R = 450 W on 4 hosts idle (400 W): 50 W of slack. A 1-host job adds 103.12 W.
+    b = budget(budget_j=450.0 * 1000, window_start_s=0.0, window_end_s=1000.0)
+    v = view(4, 0.0)
+    b.begin_pass([], v)
+    assert not b.can_start(job("j", 1, 100.0), ProcSet(0), v)  # debt right away
+    b.cea_j = 103.12 * 100 - 50 * 100  # exactly pays the excess of 100 s
+    assert b.can_start(job("j", 1, 100.0), ProcSet(0), v)
+    assert not b.can_start(job("j", 1, 101.0), ProcSet(0), v)
+    assert b.can_start(job("j", 1, 100.0, 0.0), ProcSet(0), view(4, 5000.0))  # outside the window
+
+
+def test_running_jobs_and_jobs_started_in_the_pass_count():
+    b = budget(budget_j=450.0 * 1000, window_start_s=0.0, window_end_s=1000.0)
+    v = view(4, 0.0, running=(("a", "0", 100.0),))
+    b.cea_j = 103.12 * 100 - 50 * 100  # pays a's excess exactly
+    b.begin_pass([], v)
+    assert not b.can_start(job("j", 1, 1.0), ProcSet(1), v)
+    v2 = view(4, 0.0)
+    b.begin_pass([], v2)
+    assert b.can_start(job("j", 1, 100.0), ProcSet(0), v2)
+    b.on_start(job("j", 1, 100.0), ProcSet(0), v2)
+    assert not b.can_start(job("k", 1, 1.0), ProcSet(1), v2)
+
+
+def test_head_energy_reservation_energy_bud_vs_reduce_pc():
+    """§IV-D: a short job using every free host, backfilled during the head's energy reservation, starts
+    under energyBud and waits under reducePC."""
+    # 4 hosts, R = 500 W, Cea = 100 kJ; host 0 busy until 1000; head needs 4 hosts at q = 1000 for 100 s
+    results = {}
+    for mode in ("energy-bud", "reduce-pc"):
+        b = budget(mode, budget_j=500.0 * 10000, window_start_s=0.0, window_end_s=10000.0)
+        v = view(4, 0.0, running=(("a", "0", 1000.0),))
+        b.cea_j = 100_000.0
+        b.begin_pass([], v)
+        head = job("head", 4, 100.0)
+        b.reserve_head(head, 1000.0, ProcSet((0, 3)), v)
+        results[mode] = b.can_start(job("short", 3, 50.0), ProcSet((1, 3)), v)
+        b.release_head()
+        assert b.can_start(job("short", 3, 50.0), ProcSet((1, 3)), v)  # without reservation: fine
+    assert results == {"energy-bud": True, "reduce-pc": False}
+
+
+def test_energy_bud_reservation_protects_the_head():
+    b = budget(budget_j=500.0 * 10000, window_start_s=0.0, window_end_s=10000.0)
+    v = view(4, 0.0, running=(("a", "0", 1000.0),))
+    b.cea_j = 5000.0  # pays a (−3.12 kJ by t=1000) and a 10 s job (1.03 kJ), not the head's 281 kJ debt
+    b.begin_pass([], v)
+    b.reserve_head(job("head", 4, 900.0), 1000.0, ProcSet((0, 3)), v)
+    assert not b.can_start(job("short", 1, 10.0), ProcSet(1), v)
+    b.release_head()
+    assert b.can_start(job("short", 1, 10.0), ProcSet(1), v)
+
+
+def test_reduce_pc_lowers_the_rate_by_J_over_q_minus_now():
+    b = budget("reduce-pc", budget_j=500.0 * 10000, window_start_s=0.0, window_end_s=10000.0)
+    v = view(4, 0.0, running=(("a", "0", 1000.0),))
+    b.begin_pass([], v)
+    head = job("head", 4, 100.0)
+    b.reserve_head(head, 1000.0, ProcSet((0, 3)), v)
+    J = 4 * (203.12 - 100.0) * 100.0
+    assert b._cut == pytest.approx((J / 1000.0, 1000.0))
+
+
+def test_unlimited_budget_admits_everything():
+    b = budget()
+    v = view(4, 0.0)
+    assert b.can_start(job("j", 4, None), ProcSet((0, 3)), v)
+
+
+# ----------------------------------------------------------------- powercap
+def test_powercap_checks_the_estimated_platform_power():
+    cap = Powercap(budget_j=500.0 * 1000, window_start_s=100.0, window_end_s=1100.0)
+    cap.on_platform(4, [])
+    v = view(4, 0.0, running=(("a", "0", 5000.0),))
+    cap.begin_pass([], v)
+    # 1 computing + 3 idle = 503.12 W > 500: a 1-host job meeting the window may not start
+    assert cap.platform_power_w(1) == pytest.approx(503.12)
+    assert not cap.can_start(job("j", 1, 500.0), ProcSet(1), v)
+    assert cap.can_start(job("j", 1, 50.0), ProcSet(1), v)  # ends before ts
+    cap2 = Powercap(budget_j=700.0 * 1000, window_start_s=100.0, window_end_s=1100.0)
+    cap2.on_platform(4, [])
+    cap2.begin_pass([], v)
+    assert cap2.can_start(job("j", 1, 500.0), ProcSet(1), v)  # 606.24 W
+    cap2.on_start(job("j", 1, 500.0), ProcSet(1), v)
+    assert not cap2.can_start(job("k", 1, 500.0), ProcSet(2), v)  # 709.36 W
+
+
+# ----------------------------------------------------------------- options and platform
+@pytest.mark.parametrize("kwargs,option", [
+    ({"budget_j": -1.0, "window_end_s": 10.0}, "budget_j"),
+    ({"budget_fraction": 0.0, "window_end_s": 10.0}, "budget_fraction"),
+    ({"budget_j": 1.0, "window_start_s": 10.0, "window_end_s": 5.0}, "window_end_s"),
+    ({"budget_j": 1.0}, "window_end_s"),
+    ({"monitoring_period_s": 0.0}, "monitoring_period_s"),
+])
+def test_bad_options(kwargs, option):
+    with pytest.raises(OptionError, match=f"'{option}'") as error:
+        EnergyBudget(**kwargs)
+    assert "\n" not in str(error.value)
+
+
+def test_budget_below_the_idle_platform_needs_shutdown():
+    with pytest.raises(OptionError, match="'budget_fraction'.*below the platform held idle"):
+        budget(budget_fraction=0.3, window_end_s=100.0)
+    budget(budget_fraction=0.3, window_end_s=100.0, shutdown=True)  # fine with shutdown
+
+
+def test_real_powers_and_pstates_from_the_platform():
+    b = EnergyBudget(budget_j=1e9, window_end_s=1e4, shutdown=True)
+    b.on_platform(4, [TAURUS_PROPS] * 4)
+    assert (b.power.sleep_pstate, b.power.sleep_w, b.power.switch_on_w) == (2, 9.75, 125.1743848996832)
+    assert b.power.switch_off_w == pytest.approx(100.99672131147543)
+    with pytest.raises(OptionError, match="'sleep_pstate' 7"):
+        EnergyBudget(budget_j=1e9, window_end_s=1e4, shutdown=True, sleep_pstate=7).on_platform(4, [TAURUS_PROPS])
+    with pytest.raises(OptionError, match="'shutdown'.*no sleep_pstates"):
+        EnergyBudget(budget_j=1e9, window_end_s=1e4, shutdown=True).on_platform(
+            4, [{"wattage_per_state": "95:190"}])
