@@ -122,11 +122,13 @@ def _simulate(run: Run, on_jobs: JobsCallback | None) -> None:
     if on_jobs is not None:
         last = [-1, 0.0]
 
-        def progress(now_s: float, done: int, total: int) -> None:
+        def report_jobs(now_s: float, done: int, total: int) -> None:
             now = time.monotonic()
             if done != last[0] and (now - last[1] > 0.25 or done == total):
                 last[0], last[1] = done, now
                 on_jobs(run.name, done)
+
+        progress = report_jobs
 
     stats = run_inprocess(sim, scheduler, progress=progress)
     write_outputs(sim, run.prefix, scheduling_time_s=stats.scheduling_time_s,
@@ -177,11 +179,9 @@ def execute_run(run: Run, *, force: bool = False, on_jobs: JobsCallback | None =
 
 def _worker(run: Run, force: bool, jobs_queue: Any) -> dict[str, Any]:
     """Process-pool entry: :func:`execute_run` with progress sent through a manager queue."""
-    on_jobs = None
-    if jobs_queue is not None:
-        def on_jobs(name: str, done: int) -> None:
-            jobs_queue.put((name, done))
-    return execute_run(run, force=force, on_jobs=on_jobs)
+    if jobs_queue is None:
+        return execute_run(run, force=force)
+    return execute_run(run, force=force, on_jobs=lambda name, done: jobs_queue.put((name, done)))
 
 
 # ------------------------------------------------------------------------------------------ a sweep

@@ -52,7 +52,6 @@ and ``sleep_pstates`` when SIMULATION_BEGINS gives them, else from table I; dura
 
 from __future__ import annotations
 
-import bisect
 import logging
 import math
 from dataclasses import dataclass, replace

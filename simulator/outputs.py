@@ -13,11 +13,11 @@ half-written output.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Callable
 
 from simulator.engine import BATSIM_VERSION, ZERO_JOB_EXECUTION_S, MachineState, Simulation
+from wattsched.fileio import atomic_paths
 
 OUTPUT_SUFFIXES = ("jobs", "schedule", "machine_states", "consumed_energy", "pstate_changes")
 
@@ -168,19 +168,8 @@ def write_outputs(sim: Simulation, prefix: str | os.PathLike, *, scheduling_time
         "pstate_changes": lambda: pstate_changes_lines(sim),
     }
     paths = output_paths(prefix)
-    directory = paths["jobs"].parent
-    directory.mkdir(parents=True, exist_ok=True)
-    temps: dict[str, str] = {}
-    try:
-        for name, build in builders.items():
-            fd, tmp = tempfile.mkstemp(prefix=f".{paths[name].name}.", dir=directory)
-            temps[name] = tmp
-            with os.fdopen(fd, "w", newline="") as fh:
+    with atomic_paths([paths[name] for name in builders]) as temps:
+        for tmp, build in zip(temps, builders.values()):
+            with open(tmp, "w", newline="") as fh:
                 fh.write("\n".join(build()) + "\n")
-        for name, tmp in temps.items():
-            os.replace(tmp, paths[name])
-    finally:
-        for tmp in temps.values():
-            if os.path.exists(tmp):
-                os.unlink(tmp)
     return paths

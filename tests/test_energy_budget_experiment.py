@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from experiments.energy_budget import (
-    ALGORITHMS, BUDGETS, EASY, WINDOW_S, Algorithm, Machine, MachineInputs, available_algorithms, build_runs,
+    ALGORITHMS, BUDGETS, EASY, WINDOW_S, Machine, MachineInputs, available_algorithms, build_runs,
     check_shutdown_lowers_bsld, check_utilization_order, choose_machines, plot_figures, run_experiment,
     split_swf, variant, write_report,
 )

@@ -1,32 +1,64 @@
-"""Writing a tool's result: to a file atomically (no half-written file on failure) or to stdout."""
+"""Writing files atomically: a failed run or tool never leaves a half-written file behind.
+
+Everything is first written to temporary files in the destination folder, which are given the usual
+permissions (0666 less the umask) and renamed over the destinations only when all were written.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator, Sequence
 
 from wattsched.errors import OptionError
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@contextmanager
+def atomic_paths(paths: Sequence[str | os.PathLike]) -> Iterator[list[Path]]:
+    """Temporary paths to write instead of ``paths``; all renamed to ``paths`` when the block ends
+    without an exception, all removed otherwise. Folders are created as needed."""
+    targets = [Path(p) for p in paths]
+    temps: list[Path] = []
+    try:
+        for target in targets:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+            os.close(fd)
+            temps.append(Path(tmp))
+        yield temps
+        mode = 0o666 & ~_umask()
+        for tmp, target in zip(temps, targets):
+            os.chmod(tmp, mode)
+            os.replace(tmp, target)
+    finally:
+        for tmp in temps:
+            tmp.unlink(missing_ok=True)
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """:func:`atomic_paths` for one file."""
+    with atomic_paths([path]) as (tmp,):
+        yield tmp
+
+
 def emit_text(text: str, path: str | os.PathLike | None) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename, or to stdout when ``path``
-    is None. An unwritable path raises :class:`OptionError` naming it."""
+    """Write ``text`` to ``path`` atomically, or to stdout when ``path`` is None. An unwritable path
+    raises :class:`OptionError` naming it."""
     if path is None:
         sys.stdout.write(text)
         return
-    path = Path(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent if str(path.parent) else ".")
+        with atomic_path(path) as tmp:
+            tmp.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise OptionError(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise OptionError(f"cannot write {path}: {exc.strerror}") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)

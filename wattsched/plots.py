@@ -14,8 +14,6 @@ atomically (temporary file in the same folder, then rename)::
 from __future__ import annotations
 
 import logging
-import os
-import tempfile
 from pathlib import Path
 from typing import Final
 
@@ -28,6 +26,7 @@ from matplotlib.ticker import MaxNLocator
 from procset import ProcSet
 
 from wattsched.errors import InputError
+from wattsched.fileio import atomic_path
 from wattsched.outputs_io import BatsimOutputs, load_outputs
 
 __all__ = [
@@ -57,16 +56,9 @@ _MAX_LABELLED_JOBS: Final[int] = 40
 def save_figure(figure: Figure, path_png: str | Path, dpi: int = 120) -> Path:
     """Write ``figure`` to ``path_png`` atomically (temporary file in the same folder, then rename)."""
     path = Path(path_png)
-    path.parent.mkdir(parents=True, exist_ok=True)
     FigureCanvasAgg(figure)
-    handle, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as tmp:
-            figure.savefig(tmp, format="png", dpi=dpi)
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+    with atomic_path(path) as tmp:
+        figure.savefig(tmp, format="png", dpi=dpi)
     logger.info("wrote %s", path)
     return path
 

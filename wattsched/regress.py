@@ -33,16 +33,15 @@ import csv
 import difflib
 import logging
 import math
-import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from wattsched.errors import InputError
+from wattsched.fileio import atomic_path
 from wattsched.outputs_io import OUTPUT_KINDS, find_outputs
 
 __all__ = [
@@ -307,14 +306,8 @@ def format_report(diffs: Sequence[Difference], limit: int = 20) -> str:
 
 # ----------------------------------------------------------------------------------------- updating
 def _copy_atomically(source: Path, target: Path) -> None:
-    handle, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(handle)
-    try:
-        shutil.copyfile(source, tmp_name)
-        os.replace(tmp_name, target)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+    with atomic_path(target) as tmp:
+        shutil.copyfile(source, tmp)
 
 
 def update_golden(run: str | Path, golden: str | Path, *, prefix: str | None = None) -> list[Path]:
