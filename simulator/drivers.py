@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -78,10 +79,12 @@ def run_inprocess(sim: Simulation, scheduler: Any, *, progress: ProgressCallback
     sched_s = 0.0
     socket.inbox = sim.start()
     total = len(sim.workload.jobs)
+    recursion_limit = sys.getrecursionlimit()  # pybatsim's Batsim raises it for good; keep ours
     with mock.patch.object(pybatsim_batsim, "NetworkHandler", lambda *a, **k: socket):
         t = time.perf_counter()
         bs = pybatsim_batsim.Batsim(scheduler, "inprocess://", -1)
         sched_s += time.perf_counter() - t
+    sys.setrecursionlimit(recursion_limit)
     while True:
         reply = socket.outbox
         if reply is None:
