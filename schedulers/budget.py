@@ -54,15 +54,19 @@ from __future__ import annotations
 
 import logging
 import math
+import operator
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
+import numpy as np
 from procset import ProcSet
 
 from energy_models.taurus import TAURUS
 from schedulers.admission import AdmissionConstraint
 from schedulers.state import CallMeLater, ClusterView, Decision, QueryEnergy, QueuedJob
 from wattsched.errors import OptionError
+from wattsched.hostsets import contains, size
 
 logger = logging.getLogger(__name__)
 
@@ -201,6 +205,168 @@ def max_power(t0: float, t1: float, segments: Sequence[Segment]) -> float:
     return max(power_at(t, segments) for t in times)
 
 
+def _extra_knots(segments: Sequence[Segment], t0: float, t1: float) -> tuple[float, dict[float, float]]:
+    """``segments`` clipped to ``[t0, t1]`` as in :func:`min_balance`: the summed power at ``t0`` and the
+    power changes at the later breakpoints (``t0 < at < t1``)."""
+    power = 0.0
+    events: dict[float, float] = {}
+    for a, b, w in segments:
+        if w == 0.0:
+            continue
+        if a < t0:
+            a = t0
+        if b > t1:
+            b = t1
+        if b <= a:
+            continue
+        if a <= t0:
+            power += w
+        else:
+            events[a] = events.get(a, 0.0) + w
+        if b < t1:
+            events[b] = events.get(b, 0.0) - w
+    return power, events
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    """Whether two :class:`_Future` keys are the same state: objects by identity, then values."""
+    return all(map(operator.is_, a[0], b[0])) and a[1] == b[1]
+
+
+class _Future:
+    """The estimated future of the cluster during one scheduling pass (the plan, DESIGN §5), as arrays.
+
+    Breakpoints ``T[0] = t0 < T[1] < … < T[-1] = te``; on ``[T[k], T[k+1])`` the plan's power is ``plan[k]``
+    and the power counted by the balance (plan + the head's reservation or reducePC's lowered rate) is
+    ``bal[k]``; ``G[k]`` is the balance at ``T[k]`` (piecewise linear in between). A candidate job then only
+    adds its own few pieces (:meth:`EnergyBudget._admits`): its minimum balance is checked at its own
+    breakpoints (bisect) and at the plan's (one vectorized expression), its peak power with one ``max``
+    per piece: the same quantities as :func:`min_balance` and :func:`max_power` over the whole plan.
+    """
+
+    __slots__ = ("key", "started", "t0", "te", "rate", "tol", "T", "G", "bal", "plan", "T_np", "G_np", "kept_groups")
+
+    def __init__(self, key: tuple, t0: float, te: float, rate: float, tol: float, cea: float,
+                 plan: tuple[np.ndarray, np.ndarray, np.ndarray], other: Sequence[Segment],
+                 kept: Mapping[int, float]) -> None:
+        self.key = key
+        self.t0, self.te, self.rate, self.tol = t0, te, rate, tol
+        groups: dict[float, list[int]] = {}
+        for h, until in kept.items():
+            groups.setdefault(until, []).append(h)
+        self.kept_groups = [(until, sorted(hosts)) for until, hosts in sorted(groups.items())]
+        a, b, w = plan
+        p0, times, deltas = self._clip(a, b, w, t0, te)
+        if other:
+            oa, ob, ow = (np.array(x, dtype=float) for x in zip(*other))
+            q0, otimes, odeltas = self._clip(oa, ob, ow, t0, te)
+        else:
+            q0, otimes, odeltas = 0.0, times[:0], deltas[:0]
+        uniq, inverse = np.unique(np.concatenate((times, otimes)), return_inverse=True)
+        inverse = inverse.reshape(-1)
+        k = len(uniq)
+        d_plan = np.bincount(inverse[:len(times)], weights=deltas, minlength=k)
+        d_other = np.bincount(inverse[len(times):], weights=odeltas, minlength=k)
+        T = np.empty(k + 2)
+        T[0], T[1:-1], T[-1] = t0, uniq, te
+        plan_w = np.empty(k + 1)
+        plan_w[0] = p0
+        np.cumsum(d_plan, out=plan_w[1:])
+        plan_w[1:] += p0
+        bal_w = plan_w.copy()
+        if other:
+            extra_w = np.empty(k + 1)
+            extra_w[0] = q0
+            np.cumsum(d_other, out=extra_w[1:])
+            extra_w[1:] += q0
+            bal_w += extra_w
+        G = np.empty(k + 2)
+        G[0] = cea
+        np.cumsum((rate - bal_w) * np.diff(T), out=G[1:])
+        G[1:] += cea
+        self.T_np, self.G_np = T, G
+        self.T, self.G = T.tolist(), G.tolist()
+        self.bal, self.plan = bal_w.tolist(), plan_w.tolist()
+
+    @staticmethod
+    def _clip(a: np.ndarray, b: np.ndarray, w: np.ndarray, t0: float, t1: float
+              ) -> tuple[float, np.ndarray, np.ndarray]:
+        a = np.maximum(a, t0)
+        b = np.minimum(b, t1)
+        ok = (b > a) & (w != 0.0)
+        a, b, w = a[ok], b[ok], w[ok]
+        first = a <= t0
+        later = ~first
+        ends = b < t1
+        return (float(w[first].sum()), np.concatenate((a[later], b[ends])),
+                np.concatenate((w[later], -w[ends])))
+
+    def kept_in(self, alloc: ProcSet) -> tuple[tuple[float, int], ...]:
+        """The kept hosts among ``alloc``: ``((until, how many), …)`` by increasing ``until``."""
+        out = []
+        itvs = alloc._itvs
+        for until, hosts in self.kept_groups:
+            count = 0
+            for lo, hi in itvs:
+                count += bisect_right(hosts, hi) - bisect_left(hosts, lo)
+            if count:
+                out.append((until, count))
+        return tuple(out)
+
+    def admits(self, segments: Sequence[Segment], cap: float | None, cap_until: float) -> bool:
+        """Whether the balance with ``segments`` added stays ≥ −tol on ``[t0, te]`` and, when ``cap`` is
+        given, the plan's power with ``segments`` stays ≤ ``cap + 1e-9`` on ``[t0, cap_until)``."""
+        t0, te, rate, tol = self.t0, self.te, self.rate, self.tol
+        T, G, bal = self.T, self.G, self.bal
+        if G[0] < -tol:
+            return False
+        power, events = _extra_knots(segments, t0, te)
+        if cap is not None and cap_until > t0:
+            plan = self.plan
+            if plan[0] + power > cap + 1e-9:
+                return False
+        # the balance at the candidate's own breakpoints (where it is most often lowest)
+        xs = [t0]
+        energy = [0.0]
+        levels = [power]
+        x = 0.0
+        prev = t0
+        for at in sorted(events):
+            x += power * (at - prev)
+            k = bisect_right(T, at) - 1
+            if G[k] + (rate - bal[k]) * (at - T[k]) - x < -tol:
+                return False
+            xs.append(at)
+            energy.append(x)
+            power += events[at]
+            levels.append(power)
+            prev = at
+        x += power * (te - prev)
+        if G[-1] - x < -tol:
+            return False
+        xs.append(te)
+        energy.append(x)
+        if len(T) > 2:
+            inner = slice(1, -1)
+            if float((self.G_np[inner] - np.interp(self.T_np[inner], xs, energy)).min()) < -tol:
+                return False
+        if cap is not None and cap_until > t0:
+            limit = cap + 1e-9
+            plan = self.plan
+            for i in range(len(levels)):
+                lo_t = xs[i]
+                if lo_t >= cap_until:
+                    break
+                hi_t = xs[i + 1] if xs[i + 1] < cap_until else cap_until
+                if hi_t <= lo_t:
+                    continue
+                lo = bisect_right(T, lo_t) - 1
+                hi = bisect_left(T, hi_t)
+                if max(plan[lo:hi]) + levels[i] > limit:
+                    return False
+        return True
+
+
 # --------------------------------------------------------------------------- the window and its calls
 class _WindowConstraint(AdmissionConstraint):
     """Shared by the budget and the powercap: window, rate, wake-ups, platform check."""
@@ -332,6 +498,11 @@ class EnergyBudget(_WindowConstraint):
         self._started: list[tuple[int, float]] = []  # jobs started in this pass: (hosts, expected end)
         self._reserved: list[Segment] = []  # energyBud: the head's run at q, during backfilling
         self._cut: tuple[float, float] | None = None  # reducePC: (lowered power J/(q-now), q)
+        # fast path (see _Future): the pass's plan as arrays, the running jobs' segments, refusals
+        self._fut: _Future | None = None
+        self._running_cache: tuple[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+        #: refusals of the pass by kept hosts of the allocation: (hosts, expected end)
+        self._refused: dict[tuple, list[tuple[int, float]]] = {}
 
     # ------------------------------------------------------------ the counter (rule 1, monitoring)
     def estimated_power_w(self, view: ClusterView) -> float:
@@ -477,40 +648,149 @@ class EnergyBudget(_WindowConstraint):
             reserved: energyBud's reservation, the head's run from ``q``.
             cut: reducePC's ``(J / (q − now), q)``: the rate is lowered by the first until ``q``.
         """
-        t0, cea = self._t0(view.now_s)
-        segs = self.plan(view) + list(extra) + list(reserved)
+        return self._future(view, reserved, cut).admits(extra, None, -INF)
+
+    # ------------------------------------------------------------ the plan as arrays (fast path)
+    def _running_arrays(self, view: ClusterView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The plan's segments of the running jobs (:meth:`_run` from now), as arrays; cached while the
+        running jobs do not change. The computing segment starts at ``-inf`` instead of now: the plan is
+        only read from ``t0 ≥ now`` on, where both are the same."""
+        key = (id(view.running), view.running_version, len(view.running))
+        cached = self._running_cache
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        p = self.power
+        jobs = list(view.running.values())
+        n = np.array([size(job.alloc) for job in jobs], dtype=float)
+        end = np.array([job.expected_end_s for job in jobs], dtype=float)
+        start = np.full(len(jobs), -INF)
+        if not self.shutdown:
+            a = np.concatenate((start, end))
+            b = np.concatenate((end, np.full(len(jobs), INF)))
+            w = np.concatenate((n * p.est_comp_w, n * p.est_idle_w))
+        else:
+            off = end + p.switch_off_s
+            a = np.concatenate((start, end, off))
+            b = np.concatenate((end, off, np.full(len(jobs), INF)))
+            w = np.concatenate((n * p.est_comp_w, n * p.switch_off_w, n * p.sleep_w))
+        arrays = (a, b, w)
+        self._running_cache = (key, arrays)
+        return arrays
+
+    def _future(self, view: ClusterView, reserved: Sequence[Segment], cut: tuple[float, float] | None) -> _Future:
+        """The plan of :meth:`plan` (with ``reserved`` and ``cut`` in the balance) as a :class:`_Future`,
+        rebuilt only when the view, Cea, the jobs started in the pass or the power manager changed."""
+        pm = self.power_manager
+        key = ((view, view.running, view.free, view.off, view.switching),
+               (view.now_s, self.cea_j, view.running_version, list(reserved), cut,
+                getattr(pm, "version", None) if pm is not None else None))
+        started = len(self._started)
+        fut = self._fut
+        if fut is not None and _same(fut.key, key):
+            if fut.started == started:
+                return fut
+        else:  # not only more jobs started in the pass: the refusals no longer hold
+            self._refused = {}
+        now = view.now_s
+        p = self.power
+        t0, cea = self._t0(now)
+        segs: list[Segment] = []
+        used = 0
+        for n, end in self._started:
+            segs += self._run(n, now, end)
+            used += n
+        kept: Mapping[int, float] = {}
+        if pm is not None:
+            kept = pm.kept(view)
+        free = view.free
+        free_kept = [until for h, until in kept.items() if contains(free, h)] if kept else []
+        for until in free_kept:
+            segs += [(now, until, p.est_idle_w)] + self._tail(1, until)
+        segs += self._tail(size(free) - used - len(free_kept), now)
+        if view.off:
+            segs.append((now, INF, size(view.off) * p.sleep_w))
+        if view.switching:
+            planned = pm.switching_segments(view, self) if pm is not None else None
+            if planned is None:
+                k = size(view.switching)
+                planned = [(now, now + p.switch_on_s, k * p.switch_w)] + self._tail(k, now + p.switch_on_s)
+            segs += planned
+        a, b, w = self._running_arrays(view)
+        if segs:
+            sa, sb, sw = (np.array(x, dtype=float) for x in zip(*segs))
+            a, b, w = np.concatenate((a, sa)), np.concatenate((b, sb)), np.concatenate((w, sw))
+        other = list(reserved)
         if cut is not None:
-            segs.append((t0, cut[1], cut[0]))
-        lowest = min_balance(cea, self.rate_w, t0, self.te, segs)
-        return lowest >= -1e-9 * max(1.0, self.B)
+            other.append((t0, cut[1], cut[0]))
+        fut = _Future(key, t0, self.te, self.rate_w, 1e-9 * max(1.0, self.B), cea, (a, b, w), other, kept)
+        fut.started = started
+        self._fut = fut
+        return fut
+
+    def _job_extra(self, n: int, now: float, end: float, kept: Sequence[tuple[float, int]]) -> list[Segment]:
+        """:meth:`job_segments` for ``n`` hosts of which ``count`` are kept until ``until`` for each
+        ``(until, count)`` of ``kept`` (hosts kept until the same time summed in one segment)."""
+        p = self.power
+        segs = self._run(n, now, end)
+        plain = n
+        for until, count in kept:
+            segs.append((now, until, -count * p.est_idle_w))
+            segs += [(a, b, -w) for a, b, w in self._tail(count, until)]
+            plain -= count
+        segs += [(a, b, -w) for a, b, w in self._tail(plain, now)]
+        return segs
+
+    def _monotone(self) -> bool:
+        """Whether a job's extra power only grows with its hosts and walltime (so that a refusal in a pass
+        refuses every larger and longer job without kept hosts for the rest of the pass)."""
+        p = self.power
+        if self.shutdown:
+            return p.est_comp_w >= p.switch_off_w >= p.sleep_w >= 0.0
+        return p.est_comp_w >= p.est_idle_w >= 0.0
 
     # ------------------------------------------------------------ the admission hooks
     def begin_pass(self, queue: Sequence[QueuedJob], view: ClusterView) -> None:
         self._started = []
         self._reserved = []
         self._cut = None
+        self._fut = None
+        self._refused = {}
 
     def can_start(self, job: QueuedJob, alloc: ProcSet, view: ClusterView) -> bool:
         """Algorithm 2, "enough energy is available to start job now" (plus reducePC's lowered rate)."""
         if self.unlimited:
             return True
         now = view.now_s
-        if not self.in_window(now, job.expected_end_s(now)):
+        end = job.expected_end_s(now)
+        if not self.in_window(now, end):
             return True
-        extra = self.job_segments(job, alloc, view)
-        if not self.balance_ok(extra, view, reserved=self._reserved, cut=self._cut):
-            return False
-        if self._cut is not None:  # reducePC: as under the lowered powercap until q
-            t0, _ = self._t0(now)
-            cap = self.rate_w - self._cut[0]
-            segs = self.plan(view) + extra
-            if max_power(t0, min(self._cut[1], job.expected_end_s(now), self.te), segs) > cap + 1e-9:
-                return False
-        return True
+        fut = self._future(view, self._reserved, self._cut)
+        itvs = alloc._itvs
+        if len(itvs) == 1:
+            lo, hi = itvs[0]
+            n = hi - lo + 1
+            kept = fut.kept_in(alloc) if fut.kept_groups else ()
+        else:
+            n = size(alloc)
+            kept = fut.kept_in(alloc)
+        refused = self._refused.get(kept)
+        if refused:
+            for n2, end2 in refused:
+                if n2 <= n and end2 <= end:
+                    return False
+        cut = self._cut
+        extra = self._job_extra(n, now, end, kept)
+        if cut is not None:  # reducePC: as under the lowered powercap until q
+            ok = fut.admits(extra, self.rate_w - cut[0], min(cut[1], end, self.te))
+        else:
+            ok = fut.admits(extra, None, -INF)
+        if not ok and self._monotone():
+            self._refused.setdefault(kept, []).append((n, end))
+        return ok
 
     def on_start(self, job: QueuedJob, alloc: ProcSet, view: ClusterView) -> None:
         if not self.unlimited:
-            self._started.append((len(alloc), job.expected_end_s(view.now_s)))
+            self._started.append((size(alloc), job.expected_end_s(view.now_s)))
 
     def reserve_head(self, job: QueuedJob, start_s: float, alloc: ProcSet, view: ClusterView) -> None:
         """Algorithm 2, "Reserve energy in the future for firstJob"."""

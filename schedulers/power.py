@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence
 from procset import ProcSet
 
 from schedulers.state import ClusterView, Decision, QueuedJob, RunningJob, SetPState
+from wattsched.hostsets import contains, from_sorted_ids
 
 
 class PowerManager:
@@ -72,6 +73,8 @@ class OpportunisticShutdown(PowerManager):
         self.transitions: list[tuple[ProcSet, bool, float]] = []
         #: free hosts kept idle for the head job, until when
         self._kept: dict[int, float] = {}
+        #: bumped whenever ``transitions`` or the kept hosts change (an energy budget caches its plan)
+        self.version = 0
 
     def bind(self, policy: Any) -> None:
         """The core hands itself over: the allocator and the admission constraint (which learns of us)."""
@@ -140,19 +143,22 @@ class OpportunisticShutdown(PowerManager):
     def decide(self, queue: Sequence[QueuedJob], view: ClusterView) -> list[Decision]:
         now = view.now_s
         self.transitions = [t for t in self.transitions if not t[0].isdisjoint(view.switching)]
-        self._kept = {h: t for h, t in self._kept.items() if t > now and h in view.free}
+        free = view.free
+        self._kept = {h: t for h, t in self._kept.items() if t > now and contains(free, h)}
+        self.version += 1
         boot = ProcSet()
         head = queue[0] if queue else None
         if head is not None and self.policy is not None and head.res <= view.nb_hosts:
             boot = self._prepare_head(head, view)
         decisions: list[Decision] = []
-        off = view.free - ProcSet(*self._kept) if self._kept else ProcSet(view.free)
+        off = view.free - from_sorted_ids(sorted(self._kept)) if self._kept else ProcSet(view.free)
         if off:
             decisions.append(SetPState(off, self.sleep_pstate))
             self.transitions.append((off, False, now + self.switch_off_s))
         if boot:
             decisions.append(SetPState(boot, 0))
             self.transitions.append((boot, True, now + self.switch_on_s))
+        self.version += 1
         return decisions
 
     def _prepare_head(self, head: QueuedJob, view: ClusterView) -> ProcSet:
@@ -172,7 +178,7 @@ class OpportunisticShutdown(PowerManager):
         if not boot and not booting:
             return ProcSet()
         start_s = max(reservation.start_s, now + self.switch_on_s if boot else now)
-        keep = (hosts & view.free) - ProcSet(*self._kept) if self._kept else hosts & view.free
+        keep = (hosts & view.free) - from_sorted_ids(sorted(self._kept)) if self._kept else hosts & view.free
         ask = getattr(self.admission, "can_prepare", None)
         if ask is not None and (boot or keep) and not ask(head, boot, keep, start_s, view):
             return ProcSet()

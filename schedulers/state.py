@@ -125,15 +125,20 @@ class ClusterView:
     #: ``running`` sorted by expected end (then start order), kept up to date by the core with
     #: :meth:`add_running` / :meth:`remove_running` so that EASY never re-sorts it.
     running_by_end: SortedKeyList = field(default_factory=lambda: SortedKeyList(key=end_key))
+    #: bumped by :meth:`add_running` / :meth:`remove_running`: lets policy pieces cache what they derive
+    #: from ``running`` between passes.
+    running_version: int = field(default=0, compare=False, repr=False)
 
     def add_running(self, job: RunningJob) -> None:
         self.running[job.id] = job
         self.running_by_end.add(job)
+        self.running_version += 1
 
     def remove_running(self, job_id: str) -> RunningJob | None:
         job = self.running.pop(job_id, None)
         if job is not None:
             self.running_by_end.remove(job)
+            self.running_version += 1
         return job
 
     @classmethod

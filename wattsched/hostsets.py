@@ -40,6 +40,13 @@ def _first_reaching(itvs: list, x: int) -> int:
     return i
 
 
+def contains(hosts: ProcSet, host: int) -> bool:
+    """``host in hosts`` with one bisect."""
+    itvs = hosts._itvs
+    i = bisect_right(itvs, (host,) + _TOP) - 1
+    return i >= 0 and itvs[i][1] >= host
+
+
 def minus(hosts: ProcSet, removed: ProcSet) -> ProcSet:
     """``hosts - removed``."""
     itvs = list(hosts._itvs)
