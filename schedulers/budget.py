@@ -19,7 +19,7 @@ here admits everything, so the schedule is plain EASY there.
   cluster: running jobs at P̃comp until start + walltime, the new job likewise, then their hosts idle
   (P̃idle) or, with opportunistic shutdown, switching off and asleep; hosts asleep or in transition at
   their platform wattage (:meth:`EnergyBudget.can_start`). The balance is piecewise linear, so its
-  minimum is checked at the breakpoints (exact, :func:`min_balance`).
+  minimum is checked at the breakpoints (exact; see "How it is computed" below).
 - Algorithm 2, line "Reserve energy in the future for firstJob": while EASY backfills, the head job's
   energy ``J`` (its hosts at P̃comp above their baseline over ``[q, q + walltime) ∩ [ts, te)``, ``q`` its
   reservation time) is reserved *in the future*: it is subtracted from the balance as the head will
@@ -41,6 +41,24 @@ waits for energy, not hosts) the reservation is made as in energyBud.
 stays ≤ ``B / (te − ts)``.
 
 With ``B = ∞`` nothing is checked and no call is made: the schedule is exactly EASY's.
+
+**How it is computed** (energyBud / reducePC; the decisions are those of the straightforward version kept
+as the test oracle ``tests/budget_oracle.py``, which rebuilds the whole plan as segments at every call).
+Once per scheduling pass, :meth:`EnergyBudget._future` builds a :class:`_Future`: the plan's power as a
+step function on sorted breakpoints ``t0 = max(now, ts) < … < te`` (numpy), the balance ``G`` at each
+breakpoint, and the power counted by the balance (plan + energyBud's reservation or reducePC's lowered
+rate). The running jobs' part of the plan is cached across passes while ``view.running_version`` does not
+change; the ``_Future`` itself is rebuilt only when the view, Cea, the reservation / cut, the power
+manager's ``version`` or the jobs started in the pass change. A candidate then only adds its
+own few pieces (:meth:`EnergyBudget._job_extra`: computing hosts, minus their free / kept baseline), and
+:meth:`_Future.admits` checks the balance at the candidate's breakpoints (bisect into ``G``) and at the
+plan's (one vectorized expression), and reducePC's power cap piece by piece. Refusals are remembered for
+the pass, by the allocation's kept hosts: a job with the same kept hosts, at least as many hosts and an
+expected end at least as late is refused without evaluation. That shortcut is exact only when a job's extra
+power grows pointwise with its hosts and walltime (P̃comp ≥ P̃idle ≥ 0, or with shutdown P̃comp ≥ switch-off
+power ≥ sleep power ≥ 0; :meth:`EnergyBudget._monotone`), so it is used only then; jobs started later in
+the pass only add power, so the refusals stay valid, and they are dropped whenever the ``_Future`` is
+rebuilt for another state.
 
 Wake-ups: CALL_ME_LATER at ``ts``, at every monitoring stage inside the window and at ``te`` (so that jobs
 waiting for energy start at the end of the window), never once the work is done (NOTIFY
@@ -161,53 +179,9 @@ class PowerModel:
 
 
 # --------------------------------------------------------------------------- balance arithmetic
-def min_balance(cea_j: float, rate_w: float, t0: float, t1: float, segments: Sequence[Segment]) -> float:
-    """Minimum over ``τ ∈ [t0, t1]`` of ``cea + ∫_{t0}^{τ} (rate − P(s)) ds`` with ``P`` the sum of
-    ``segments`` (piecewise constant). The balance is piecewise linear: its minimum is at a breakpoint."""
-    if t1 <= t0:
-        return cea_j
-    events: dict[float, float] = {}
-    power = 0.0
-    for a, b, w in segments:
-        if w == 0.0:
-            continue
-        a = max(a, t0)
-        b = min(b, t1)
-        if b <= a:
-            continue
-        if a <= t0:
-            power += w
-        else:
-            events[a] = events.get(a, 0.0) + w
-        if b < t1:
-            events[b] = events.get(b, 0.0) - w
-    balance = lowest = cea_j
-    t = t0
-    for at in sorted(events):
-        balance += (rate_w - power) * (at - t)
-        lowest = min(lowest, balance)
-        power += events[at]
-        t = at
-    balance += (rate_w - power) * (t1 - t)
-    return min(lowest, balance)
-
-
-def power_at(t: float, segments: Sequence[Segment]) -> float:
-    """The sum of the segments covering ``t``."""
-    return sum(w for a, b, w in segments if a <= t < b)
-
-
-def max_power(t0: float, t1: float, segments: Sequence[Segment]) -> float:
-    """The largest summed power over ``[t0, t1)`` (``-inf`` for an empty interval)."""
-    if t1 <= t0:
-        return -INF
-    times = sorted({t0} | {a for a, _, _ in segments if t0 < a < t1})
-    return max(power_at(t, segments) for t in times)
-
-
 def _extra_knots(segments: Sequence[Segment], t0: float, t1: float) -> tuple[float, dict[float, float]]:
-    """``segments`` clipped to ``[t0, t1]`` as in :func:`min_balance`: the summed power at ``t0`` and the
-    power changes at the later breakpoints (``t0 < at < t1``)."""
+    """``segments`` clipped to ``[t0, t1]`` as ``min_balance`` does (tests/budget_oracle.py): the summed
+    power at ``t0`` and the power changes at the later breakpoints (``t0 < at < t1``)."""
     power = 0.0
     events: dict[float, float] = {}
     for a, b, w in segments:
@@ -241,7 +215,8 @@ class _Future:
     ``bal[k]``; ``G[k]`` is the balance at ``T[k]`` (piecewise linear in between). A candidate job then only
     adds its own few pieces (:meth:`EnergyBudget._admits`): its minimum balance is checked at its own
     breakpoints (bisect) and at the plan's (one vectorized expression), its peak power with one ``max``
-    per piece: the same quantities as :func:`min_balance` and :func:`max_power` over the whole plan.
+    per piece: the same quantities as ``min_balance`` and ``max_power`` of tests/budget_oracle.py over the
+    whole plan.
     """
 
     __slots__ = ("key", "started", "t0", "te", "rate", "tol", "T", "G", "bal", "plan", "T_np", "G_np", "kept_groups")
@@ -577,36 +552,6 @@ class EnergyBudget(_WindowConstraint):
         """``n`` hosts computing during ``[start, end)`` then free."""
         return [(start, end, n * self.power.est_comp_w)] + self._tail(n, end)
 
-    def plan(self, view: ClusterView) -> list[Segment]:
-        """Estimated power of the cluster from now on if nothing else starts (running jobs until their
-        expected end, free / asleep / switching hosts), with the jobs started earlier in this pass."""
-        now = view.now_s
-        p = self.power
-        segs: list[Segment] = []
-        for job in view.running.values():
-            segs += self._run(len(job.alloc), now, job.expected_end_s)
-        used = 0
-        for n, end in self._started:
-            segs += self._run(n, now, end)
-            used += n
-        kept: Mapping[int, float] = {}
-        pm = self.power_manager
-        if pm is not None:
-            kept = pm.kept(view)
-        free_kept = [kept[h] for h in view.free if h in kept] if kept else []
-        for until in free_kept:
-            segs += [(now, until, p.est_idle_w)] + self._tail(1, until)
-        segs += self._tail(len(view.free) - used - len(free_kept), now)
-        if view.off:
-            segs.append((now, INF, len(view.off) * p.sleep_w))
-        if view.switching:
-            planned = pm.switching_segments(view, self) if pm is not None else None
-            if planned is None:
-                k = len(view.switching)
-                planned = [(now, now + p.switch_on_s, k * p.switch_w)] + self._tail(k, now + p.switch_on_s)
-            segs += planned
-        return segs
-
     def _free_baseline(self, alloc: ProcSet, view: ClusterView) -> list[Segment]:
         """What the plan counts for the free hosts ``alloc`` (to replace when a job takes them)."""
         p = self.power
@@ -620,13 +565,6 @@ class EnergyBudget(_WindowConstraint):
             else:
                 plain += 1
         return segs + self._tail(plain, now)
-
-    def job_segments(self, job: QueuedJob, alloc: ProcSet, view: ClusterView) -> list[Segment]:
-        """What starting ``job`` now on the free hosts ``alloc`` adds to the plan (may be negative)."""
-        now = view.now_s
-        end = job.expected_end_s(now)
-        added = self._run(len(alloc), now, end)
-        return added + [(a, b, -w) for a, b, w in self._free_baseline(alloc, view)]
 
     def head_energy_j(self, job: QueuedJob, start_s: float, n: int) -> float:
         """``J``: the head's energy above its hosts' baseline over its walltime inside the window."""
@@ -678,8 +616,9 @@ class EnergyBudget(_WindowConstraint):
         return arrays
 
     def _future(self, view: ClusterView, reserved: Sequence[Segment], cut: tuple[float, float] | None) -> _Future:
-        """The plan of :meth:`plan` (with ``reserved`` and ``cut`` in the balance) as a :class:`_Future`,
-        rebuilt only when the view, Cea, the jobs started in the pass or the power manager changed."""
+        """The plan (``plan`` of tests/budget_oracle.py, with ``reserved`` and ``cut`` in the balance) as a
+        :class:`_Future`, rebuilt only when the view, Cea, the jobs started in the pass or the power manager
+        changed."""
         pm = self.power_manager
         key = ((view, view.running, view.free, view.off, view.switching),
                (view.now_s, self.cea_j, view.running_version, list(reserved), cut,
@@ -728,8 +667,9 @@ class EnergyBudget(_WindowConstraint):
         return fut
 
     def _job_extra(self, n: int, now: float, end: float, kept: Sequence[tuple[float, int]]) -> list[Segment]:
-        """:meth:`job_segments` for ``n`` hosts of which ``count`` are kept until ``until`` for each
-        ``(until, count)`` of ``kept`` (hosts kept until the same time summed in one segment)."""
+        """What starting a job now adds to the plan (``job_segments`` of tests/budget_oracle.py) for ``n``
+        hosts of which ``count`` are kept until ``until`` for each ``(until, count)`` of ``kept`` (hosts kept
+        until the same time summed in one segment)."""
         p = self.power
         segs = self._run(n, now, end)
         plain = n

@@ -7,8 +7,9 @@ import math
 import pytest
 from procset import ProcSet
 
-from schedulers.budget import EnergyBudget, PowerModel, Powercap, min_balance, parse_wattage_per_state
+from schedulers.budget import EnergyBudget, PowerModel, Powercap, parse_wattage_per_state
 from schedulers.state import CallMeLater, ClusterView, QueryEnergy, QueuedJob, RunningJob
+from tests.budget_oracle import min_balance
 from wattsched.errors import OptionError
 
 TAURUS_PROPS = {

@@ -1,0 +1,106 @@
+"""EnergyBudget.can_start's fast path (the per-pass ``_Future``, remembered refusals) against the slow oracle
+of tests/budget_oracle.py, on random small ClusterView states and passes of several candidates."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from procset import ProcSet
+
+from schedulers.budget import EnergyBudget
+from schedulers.state import ClusterView, QueuedJob, RunningJob
+from tests import budget_oracle
+
+P_IDLE, P_COMP = 100.0, 203.12  # the default PowerModel's estimates
+
+
+class KeptHosts:
+    """A power manager stub: free hosts kept idle for the head until given times (what the budget asks)."""
+
+    def __init__(self, kept: dict[int, float]) -> None:
+        self._kept = kept
+        self.version = 0
+
+    def kept(self, view: ClusterView) -> dict[int, float]:
+        return self._kept
+
+    def switching_segments(self, view: ClusterView, budget: EnergyBudget) -> None:
+        return None  # the budget's default for hosts in transition
+
+
+@st.composite
+def scenarios(draw):
+    n = draw(st.integers(2, 8))
+    mode = draw(st.sampled_from(["energy-bud", "reduce-pc"]))
+    shutdown = draw(st.booleans())
+    ts = draw(st.sampled_from([0.0, 500.0]))
+    te = ts + draw(st.sampled_from([1000.0, 3600.0]))
+    low = 0.02 if shutdown else P_IDLE / P_COMP  # without shutdown the budget must pay the idle platform
+    fraction = draw(st.floats(low, 1.1))
+    budget = EnergyBudget(mode, budget_j=fraction * n * P_COMP * (te - ts), window_start_s=ts, window_end_s=te,
+                          shutdown=shutdown)
+    budget.on_platform(n, [])
+    now = draw(st.sampled_from([ts - 300.0, ts, ts + 1.0, (ts + te) / 2, te - 10.0, te + 5.0]))
+    if now >= ts:
+        budget.cea_j = draw(st.floats(-0.01, 0.5)) * budget.B
+
+    # every host computing (one job per run of consecutive hosts), free, asleep or switching
+    states = draw(st.lists(st.sampled_from(["run", "free", "free", "off", "switching"]), min_size=n, max_size=n))
+    view = ClusterView.idle_machine(n, now)
+    view.free = ProcSet(*[h for h, s in enumerate(states) if s == "free"])
+    view.off = ProcSet(*[h for h, s in enumerate(states) if s == "off"])
+    view.switching = ProcSet(*[h for h, s in enumerate(states) if s == "switching"])
+    h = 0
+    while h < n:
+        if states[h] != "run":
+            h += 1
+            continue
+        last = h
+        while last + 1 < n and states[last + 1] == "run" and draw(st.booleans()):
+            last += 1
+        end = draw(st.one_of(st.floats(1.0, 1.5 * (te - ts)).map(lambda d: now + d), st.just(float("inf"))))
+        view.add_running(RunningJob(f"r{h}", ProcSet((h, last)), now - 1.0, end))
+        h = last + 1
+
+    free = list(view.free)
+    if shutdown and free and draw(st.integers(0, 2)):  # opportunistic shutdown keeps some free hosts for the head
+        kept_hosts = draw(st.lists(st.sampled_from(free), unique=True, min_size=1, max_size=len(free)))
+        budget.power_manager = KeptHosts({k: now + draw(st.floats(0.0, 3000.0)) for k in kept_hosts})
+
+    head = None
+    if draw(st.integers(0, 3)):  # mostly backfilling behind a head
+        res = draw(st.integers(1, n))
+        head = (QueuedJob("head", res, draw(st.floats(10.0, 2000.0)), 0.0),
+                max(now, ts) + draw(st.sampled_from([0.0, 1.0, 100.0, 2000.0])), ProcSet((0, res - 1)))
+
+    # the pass: candidates on free hosts not taken earlier in the pass, started when admitted (sometimes)
+    candidates = []
+    for _ in range(draw(st.integers(1, 8))):
+        res = draw(st.integers(1, max(1, len(free) // 2)) | st.integers(1, max(1, len(free))))
+        wall = draw(st.sampled_from([1.0, 10.0, 100.0, 1000.0]) | st.floats(1.0, 1.2 * (te - ts)) | st.none())
+        candidates.append((QueuedJob(f"j{len(candidates)}", res, wall, 0.0), draw(st.permutations(free)),
+                           draw(st.booleans())))
+    release_after = draw(st.integers(1, len(candidates)))
+    return budget, view, head, candidates, release_after
+
+
+@settings(max_examples=600, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_fast_can_start_equals_the_oracle(scenario):
+    budget, view, head, candidates, release_after = scenario
+    budget.begin_pass([], view)
+    if head is not None:
+        budget.reserve_head(*head, view)
+    taken: set[int] = set()
+    for i, (job, order, start) in enumerate(candidates):
+        if i == release_after:
+            budget.release_head()
+        hosts = [h for h in order if h not in taken][:job.res]
+        if len(hosts) < job.res:
+            continue
+        alloc = ProcSet(*hosts)
+        expected = budget_oracle.can_start(budget, job, alloc, view)
+        assert budget.can_start(job, alloc, view) == expected, (i, job, alloc)
+        if expected and start:
+            budget.on_start(job, alloc, view)
+            taken.update(hosts)
