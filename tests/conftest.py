@@ -19,3 +19,17 @@ def reference() -> Path:
 def reply(now: float, *events: tuple[str, dict]) -> dict:
     """A scheduler reply with every event stamped ``now`` (what pybatsim sends)."""
     return {"now": now, "events": [{"timestamp": now, "type": t, "data": d} for t, d in events]}
+
+
+def assert_input_error(load, path: Path, *fragments: str):
+    """``load(path)`` raises one InputError whose one-line message names the file and each fragment."""
+    from wattsched.errors import InputError
+
+    with pytest.raises(InputError) as info:
+        load(path)
+    message = str(info.value)
+    assert "\n" not in message
+    assert path.name in message
+    for fragment in fragments:
+        assert fragment in message, (fragment, message)
+    return info.value

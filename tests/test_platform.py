@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from simulator.platform import HostModel, load_platform, parse_radical, parse_speed_list
+from tests.conftest import assert_input_error
 from wattsched.errors import InputError
 
 REF = Path(__file__).parent / "fixtures" / "batsim-reference"
@@ -273,14 +274,7 @@ def test_big_cluster_is_fast(tmp_path):
 
 # -- errors -------------------------------------------------------------------------------------------
 def assert_error(path: Path, *fragments: str) -> InputError:
-    with pytest.raises(InputError) as info:
-        load_platform(path)
-    message = str(info.value)
-    assert "\n" not in message
-    assert path.name in message
-    for fragment in fragments:
-        assert fragment in message, (fragment, message)
-    return info.value
+    return assert_input_error(load_platform, path, *fragments)
 
 
 def test_error_malformed_xml(tmp_path):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from simulator.workload import ComposedProfile, DelayProfile, ParallelProfile, load_workload
+from tests.conftest import assert_input_error
 from wattsched.errors import InputError
 
 REF = Path(__file__).parent / "fixtures" / "batsim-reference"
@@ -172,14 +173,7 @@ def test_20000_jobs_fast(tmp_path):
 
 # -- errors -------------------------------------------------------------------------------------------
 def assert_error(path: Path, *fragments: str) -> InputError:
-    with pytest.raises(InputError) as info:
-        load_workload(path)
-    message = str(info.value)
-    assert "\n" not in message
-    assert path.name in message
-    for fragment in fragments:
-        assert fragment in message, (fragment, message)
-    return info.value
+    return assert_input_error(load_workload, path, *fragments)
 
 
 def test_error_malformed_json(tmp_path):
