@@ -33,8 +33,8 @@ attempt that fails costs one scan of the free intervals at most once per width b
 from __future__ import annotations
 
 import heapq
-from itertools import islice
 import math
+from itertools import islice
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
@@ -42,8 +42,8 @@ from procset import ProcSet
 
 from schedulers.admission import AdmissionConstraint
 from schedulers.allocation import Allocator
-from wattsched.hostsets import minus, size
 from schedulers.state import ClusterView, QueuedJob, RunningJob, StartJob, end_key as _end_key
+from wattsched.hostsets import minus, size
 
 INF = math.inf
 

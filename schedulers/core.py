@@ -44,7 +44,6 @@ from sortedcontainers import SortedKeyList
 from schedulers.admission import AdmissionConstraint, NoConstraint
 from schedulers.allocation import FIRST_FIT, Allocator
 from schedulers.backfill import Backfill
-from wattsched.hostsets import minus, plus
 from schedulers.frequency import FrequencyChoice, TopFrequency
 from schedulers.order import QueueOrder
 from schedulers.power import NoPowerManager, PowerManager
@@ -58,6 +57,7 @@ from schedulers.state import (
     SetPState,
     StartJob,
 )
+from wattsched.hostsets import minus, plus
 
 logger = logging.getLogger(__name__)
 
@@ -234,7 +234,7 @@ class PolicyScheduler:
         if begin is not None:
             begin(ordered, view)
         if ordered:
-            for start in self.backfill(ordered, self._backfill_view(view), self.allocator, self.admission):
+            for start in self.backfill(ordered, self.backfill_view(view), self.allocator, self.admission):
                 decisions.extend(self._start(start))
         own = getattr(self.admission, "decisions", None)
         if isinstance(self.power, NoPowerManager) and own is None:
@@ -249,7 +249,7 @@ class PolicyScheduler:
             decisions.extend(own(waiting, view))
         return decisions
 
-    def _backfill_view(self, view: ClusterView) -> ClusterView:
+    def backfill_view(self, view: ClusterView) -> ClusterView:
         """The view the backfilling rule sees: with a power manager that switches hosts off, hosts off or
         switching appear as pseudo running jobs that end when they can be on (boot time included), so that
         EASY's reservation for the head job accounts for boot time. Only ``running_by_end`` differs."""

@@ -164,11 +164,9 @@ class OpportunisticShutdown(PowerManager):
     def _prepare_head(self, head: QueuedJob, view: ClusterView) -> ProcSet:
         """Boot the asleep hosts of the head's reservation and keep its idle ones (if admitted)."""
         from schedulers.backfill import head_reservation
-        from sortedcontainers import SortedKeyList
 
         now = view.now_s
-        running = SortedKeyList(view.running_by_end, key=view.running_by_end.key)
-        running.update(self.pending_hosts(view))
+        running = self.policy.backfill_view(view).running_by_end  # hosts off or switching included
         reservation = head_reservation(head, now, view.free, running, self.policy.allocator)
         if reservation is None:
             return ProcSet()

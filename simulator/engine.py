@@ -94,7 +94,7 @@ def procset_ids(ps: ProcSet) -> np.ndarray:
 
 def host_index(ps: ProcSet) -> slice | np.ndarray:
     """A numpy indexer of the hosts of ``ps``: a slice (a view, no copy) for one interval."""
-    itvs = ps._itvs if hasattr(ps, "_itvs") else list(ps.intervals())
+    itvs = ps._itvs  # procset 1.x's sorted intervals (see wattsched.hostsets)
     if len(itvs) == 1:
         return slice(itvs[0][0], itvs[0][1] + 1)
     return procset_ids(ps)

@@ -3,7 +3,11 @@
 from hypothesis import given, strategies as st
 from procset import ProcSet
 
-from wattsched.hostsets import from_sorted_ids, minus, parse, parse_canonical, plus, size
+from wattsched.hostsets import from_sorted_ids, minus, parse_canonical, plus, size
+
+
+def parse(text: str) -> ProcSet:
+    return parse_canonical(text)[0]
 
 intervals = st.lists(st.tuples(st.integers(0, 60), st.integers(0, 8)), max_size=12)
 

@@ -81,14 +81,10 @@ def plus(hosts: ProcSet, added: ProcSet) -> ProcSet:
     return _wrap(itvs)
 
 
-def parse(text: str) -> ProcSet:
-    """``ProcSet.from_str(text)``, fast for the canonical form schedulers send (``"0-5 7 9-12"``:
-    sorted, disjoint, not adjacent); any other form goes through procset's parser."""
-    return parse_canonical(text)[0]
-
-
 def parse_canonical(text: str) -> tuple[ProcSet, str]:
-    """:func:`parse`, and the canonical string of the set (``text`` itself when it already is)."""
+    """``ProcSet.from_str(text)`` and the canonical string of the set (``text`` itself when it already
+    is). Fast for the canonical form schedulers send (``"0-5 7 9-12"``: sorted, disjoint, not
+    adjacent); any other form goes through procset's parser."""
     itvs = []
     last = -2
     canonical = True
