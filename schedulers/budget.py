@@ -376,7 +376,7 @@ class _WindowConstraint(AdmissionConstraint):
         self.nb_hosts = 0
         self.unlimited = not limited or budget_j == INF
         self.B = INF if self.unlimited else (budget_j if budget_j is not None else INF)
-        self._pending_calls = 0
+        self._calls: list[float] = []  # CALL_ME_LATER times requested and not yet past
         self._next_stage = self.ts
         self.power_manager: Any = None  # set by the power manager's bind()
 
@@ -414,7 +414,8 @@ class _WindowConstraint(AdmissionConstraint):
 
     # ------------------------------------------------------------ wake-ups
     def on_call(self) -> None:
-        self._pending_calls = max(0, self._pending_calls - 1)
+        """A REQUESTED_CALL arrived (ours or the power manager's: they carry no id, so the calls
+        requested are forgotten by time in :meth:`decisions`)."""
 
     def _stage_due(self, now: float) -> bool:
         """Whether a monitoring stage is due now (and book the next one)."""
@@ -432,10 +433,11 @@ class _WindowConstraint(AdmissionConstraint):
         if self._stage_due(now):
             out.append(QueryEnergy())
         done = view.no_more_jobs and not queue and not view.running
-        if self._pending_calls == 0 and not done and now < self.te:
+        self._calls = [t for t in self._calls if t > now + TIME_EPS_S]
+        if not self._calls and not done and now < self.te:
             target = self._next_wakeup(now)
             if target is not None and target > now:
-                self._pending_calls += 1
+                self._calls.append(target)
                 out.append(CallMeLater(target))
         return out
 
@@ -471,6 +473,8 @@ class EnergyBudget(_WindowConstraint):
         self._cea_at_ref = 0.0
         self._stage_times: list[float] = []
         self._started: list[tuple[int, float]] = []  # jobs started in this pass: (hosts, expected end)
+        #: what the jobs the power manager prepared (booted / kept hosts for) in this pass add to the plan
+        self._prepared: list[Segment] = []
         self._reserved: list[Segment] = []  # energyBud: the head's run at q, during backfilling
         self._cut: tuple[float, float] | None = None  # reducePC: (lowered power J/(q-now), q)
         # fast path (see _Future): the pass's plan as arrays, the running jobs' segments, refusals
@@ -623,7 +627,7 @@ class EnergyBudget(_WindowConstraint):
         key = ((view, view.running, view.free, view.off, view.switching),
                (view.now_s, self.cea_j, view.running_version, list(reserved), cut,
                 getattr(pm, "version", None) if pm is not None else None))
-        started = len(self._started)
+        started = (len(self._started), len(self._prepared))
         fut = self._fut
         if fut is not None and _same(fut.key, key):
             if fut.started == started:
@@ -638,6 +642,7 @@ class EnergyBudget(_WindowConstraint):
         for n, end in self._started:
             segs += self._run(n, now, end)
             used += n
+        segs += self._prepared
         kept: Mapping[int, float] = {}
         if pm is not None:
             kept = pm.kept(view)
@@ -691,10 +696,15 @@ class EnergyBudget(_WindowConstraint):
     # ------------------------------------------------------------ the admission hooks
     def begin_pass(self, queue: Sequence[QueuedJob], view: ClusterView) -> None:
         self._started = []
+        self._prepared = []
         self._reserved = []
         self._cut = None
         self._fut = None
         self._refused = {}
+
+    def end_pass(self, view: ClusterView) -> None:
+        """The pass's starts are applied to ``view`` (they are running jobs now, no longer counted apart)."""
+        self.begin_pass((), view)
 
     def can_start(self, job: QueuedJob, alloc: ProcSet, view: ClusterView) -> bool:
         """Algorithm 2, "enough energy is available to start job now" (plus reducePC's lowered rate)."""
@@ -750,28 +760,51 @@ class EnergyBudget(_WindowConstraint):
         self._reserved = []
         self._cut = None
 
-    def can_prepare(self, head: QueuedJob, boot: ProcSet, keep: ProcSet, start_s: float, view: ClusterView) -> bool:
-        """Opportunistic shutdown asks before booting ``boot`` and keeping ``keep`` idle for the head job,
-        which would then start at ``start_s`` on its hosts: boots count in the budget."""
+    def can_prepare(self, job: QueuedJob, boot: ProcSet, keep: ProcSet, start_s: float, view: ClusterView) -> bool:
+        """Opportunistic shutdown asks before booting ``boot`` and keeping the free hosts ``keep`` idle for
+        ``job``, which would then start at ``start_s`` on its hosts: boots count in the budget. For the head
+        job it asks outside the backfilling phase; for a later job, while the head's reservation is made
+        (:meth:`reserve_head`), so that the answer is the one :meth:`can_start` will give at ``start_s``."""
         if self.unlimited:
             return True
         now = view.now_s
         p = self.power
-        end = head.expected_end_s(start_s)
+        end = job.expected_end_s(start_s)
         if not self.in_window(now, max(end, now + p.switch_on_s)):
             return True
+        extra = self._prepare_segments(job, boot, keep, start_s, view)
+        fut = self._future(view, self._reserved, self._cut)
+        cut = self._cut
+        if cut is not None:  # reducePC: as under the lowered powercap until q
+            return fut.admits(extra, self.rate_w - cut[0], min(cut[1], end, self.te))
+        return fut.admits(extra, None, -INF)
+
+    def on_prepare(self, job: QueuedJob, boot: ProcSet, keep: ProcSet, start_s: float, view: ClusterView) -> None:
+        """The power manager booted ``boot`` / kept ``keep`` for ``job``: its run from ``start_s`` counts in
+        the rest of the pass (the boots and kept hosts themselves are in the power manager's segments)."""
+        if self.unlimited:
+            return
+        n, end = job.res, job.expected_end_s(start_s)
+        self._prepared += self._run(n, start_s, end) + [(a, b, -w) for a, b, w in self._tail(n, start_s)]
+
+    def _prepare_segments(self, job: QueuedJob, boot: ProcSet, keep: ProcSet, start_s: float,
+                          view: ClusterView) -> list[Segment]:
+        """What booting ``boot``, keeping ``keep`` and running ``job`` from ``start_s`` add to the plan."""
+        now = view.now_s
+        p = self.power
+        end = job.expected_end_s(start_s)
         k = len(boot)
         extra: list[Segment] = []
-        if k:  # asleep in the plan until start_s; booting, then idle until the head starts
+        if k:  # asleep in the plan until start_s; booting, then idle until the job starts
             extra += [(now, now + p.switch_on_s, k * p.switch_on_w), (now + p.switch_on_s, start_s, k * p.est_idle_w),
                       (now, start_s, -k * p.sleep_w)]
-        if keep:  # idle until the head starts instead of switching off now; asleep baseline after
+        if keep:  # idle until the job starts instead of switching off now; asleep baseline after
             extra += [(now, start_s, len(keep) * p.est_idle_w), (start_s, INF, len(keep) * p.sleep_w)]
             extra += [(a, b, -w) for a, b, w in self._free_baseline(keep, view)]
-        # the head's hosts computing from start_s above the asleep baseline, then switching off again
-        extra += [(start_s, end, head.res * (p.est_comp_w - p.sleep_w)),
-                  (end, end + p.switch_off_s, head.res * (p.switch_off_w - p.sleep_w))]
-        return self.balance_ok(extra, view)
+        # the job's hosts computing from start_s above the asleep baseline, then switching off again
+        extra += [(start_s, end, job.res * (p.est_comp_w - p.sleep_w)),
+                  (end, end + p.switch_off_s, job.res * (p.switch_off_w - p.sleep_w))]
+        return extra
 
 
 class Powercap(_WindowConstraint):
@@ -781,8 +814,17 @@ class Powercap(_WindowConstraint):
 
     name = "powercap"
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._comp = 0  # hosts computing, with the jobs started in the pass
+        self._prepared_hosts = 0  # hosts of the jobs the power manager prepared in the pass
+
     def begin_pass(self, queue: Sequence[QueuedJob], view: ClusterView) -> None:
         self._comp = sum(len(job.alloc) for job in view.running.values())
+        self._prepared_hosts = 0
+
+    def end_pass(self, view: ClusterView) -> None:
+        self.begin_pass((), view)
 
     def platform_power_w(self, comp_hosts: int) -> float:
         """``P̃platform`` with ``comp_hosts`` computing and every other host counted idle."""
@@ -795,19 +837,19 @@ class Powercap(_WindowConstraint):
         now = view.now_s
         if not self.in_window(now, job.expected_end_s(now)):
             return True
-        if not hasattr(self, "_comp"):
-            self.begin_pass((), view)
         return self.platform_power_w(self._comp + len(alloc)) <= self.rate_w * (1 + 1e-12)
 
     def on_start(self, job: QueuedJob, alloc: ProcSet, view: ClusterView) -> None:
-        if hasattr(self, "_comp"):
-            self._comp += len(alloc)
+        self._comp += len(alloc)
 
-    def can_prepare(self, head: QueuedJob, boot: ProcSet, keep: ProcSet, start_s: float, view: ClusterView) -> bool:
-        """Boot hosts for the head only if the powercap will let it start then (no boot/shutdown churn).
-        Transitions are not counted in ``P̃platform`` (hosts off count as idle, as in the paper), so with
-        shutdown the powercap bounds the estimated power of idle and computing hosts only."""
-        if self.unlimited or not self.in_window(start_s, head.expected_end_s(start_s)):
+    def can_prepare(self, job: QueuedJob, boot: ProcSet, keep: ProcSet, start_s: float, view: ClusterView) -> bool:
+        """Boot hosts for ``job`` only if the powercap will let it start then, counting the jobs already
+        prepared in this pass (no boot/shutdown churn). Transitions are not counted in ``P̃platform`` (hosts
+        off count as idle, as in the paper), so with shutdown the powercap bounds the estimated power of
+        idle and computing hosts only."""
+        if self.unlimited or not self.in_window(start_s, job.expected_end_s(start_s)):
             return True
-        comp = sum(len(job.alloc) for job in view.running.values())
-        return self.platform_power_w(comp + head.res) <= self.rate_w * (1 + 1e-12)
+        return self.platform_power_w(self._comp + self._prepared_hosts + job.res) <= self.rate_w * (1 + 1e-12)
+
+    def on_prepare(self, job: QueuedJob, boot: ProcSet, keep: ProcSet, start_s: float, view: ClusterView) -> None:
+        self._prepared_hosts += job.res

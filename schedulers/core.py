@@ -18,8 +18,10 @@ own requests (monitoring calls and energy queries of an energy budget).
   :class:`~wattsched.errors.OptionError` when the platform lacks what the options name);
   ``advance(view, now_s)`` before the clock moves (the state still describes the elapsed interval);
   ``on_energy(energy_j, view)`` on ANSWER; ``on_call()`` on REQUESTED_CALL; ``begin_pass(queue, view)``
-  before each pass; ``decisions(queue, view)`` after it (e.g. :class:`~schedulers.state.CallMeLater`,
-  :class:`~schedulers.state.QueryEnergy`).
+  before each pass; ``end_pass(view)`` once its starts are applied to the view (they are running jobs
+  from then on); ``can_prepare(job, boot, keep, start_s, view)`` and ``on_prepare(...)``, asked by a power
+  manager before / after booting hosts for a job; ``decisions(queue, view)`` after the pass (e.g.
+  :class:`~schedulers.state.CallMeLater`, :class:`~schedulers.state.QueryEnergy`).
 - power manager: ``bind(policy)`` at construction; ``on_platform(nb_hosts, properties)`` and
   ``sleep_pstate`` (which pstate means "asleep"); ``pending_hosts(view)``: hosts that are off or switching
   as pseudo running jobs ending when they can be on (EASY's reservation then accounts for boot time).
@@ -236,6 +238,9 @@ class PolicyScheduler:
         if ordered:
             for start in self.backfill(ordered, self.backfill_view(view), self.allocator, self.admission):
                 decisions.extend(self._start(start))
+        end = getattr(self.admission, "end_pass", None)
+        if end is not None:
+            end(view)
         own = getattr(self.admission, "decisions", None)
         if isinstance(self.power, NoPowerManager) and own is None:
             return decisions

@@ -2,20 +2,25 @@
 
 After the backfilling rule has started what it can, the core asks the power manager for decisions
 (:class:`~schedulers.state.SetPState` to a sleep pstate or back, :class:`~schedulers.state.CallMeLater`
-for its next check). Opportunistic shutdown (energy-budget paper §IV-C3) and ESC thresholds (ESC paper §2)
-will subclass :class:`PowerManager`. A manager must stop asking for calls once the work is done, or the
+for its next check). :class:`OpportunisticShutdown` is the energy-budget paper's (§IV-C3); ESC thresholds
+(ESC paper §2) will be another :class:`PowerManager`. A manager must stop asking for calls once the work is done, or the
 simulation never ends (DESIGN §3).
 """
 
 from __future__ import annotations
 
 import math
+from itertools import islice
 from typing import Any, Mapping, Sequence
 
 from procset import ProcSet
 
-from schedulers.state import ClusterView, Decision, QueuedJob, RunningJob, SetPState
+from schedulers.state import CallMeLater, ClusterView, Decision, QueuedJob, RunningJob, SetPState
 from wattsched.hostsets import contains, from_sorted_ids
+
+
+#: A boot is started when the head can start within ``switch_on_s`` + this (a wake-up call arrives rounded).
+BOOT_SLACK_S = 1e-3
 
 
 class PowerManager:
@@ -36,21 +41,34 @@ class NoPowerManager(PowerManager):
 
 class OpportunisticShutdown(PowerManager):
     """Opportunistic shutdown (energy-budget paper §III-A and §IV-C3; §V-C "as soon as idle nodes are
-    witnessed, the decision of shutting them down is made").
+    witnessed, the decision of shutting them down is made"): idle hosts are switched off, and booted when a
+    job needs them; the job waits for the boot.
 
     After each pass:
 
-    1. **Boot for the head job.** EASY's reservation of the head is computed with hosts off or switching
-       counted as free once they can be on (:meth:`pending_hosts`: boot time included). When the reserved
-       hosts include hosts asleep, they are booted (pstate 0) and the reserved hosts that are idle are kept
-       idle until the head can start, provided the admission constraint agrees (``can_prepare``: an energy
-       budget counts the boots and the head's run). The head then waits for the boot (its hosts are not
-       free until RESOURCE_STATE_CHANGED).
-    2. **Switch off** every other idle host (the sleep pstate: ``sleep_pstates`` of SIMULATION_BEGINS'
+    1. **The head job.** EASY's reservation of the head (hosts and shadow time ``q``) is computed with
+       hosts off or switching counted as free once they can be on (:meth:`pending_hosts`: boot time
+       included). Its hosts that are asleep are booted when ``q ≤ now + switch_on_s`` (the boot is what
+       the head waits for); when ``q`` is later they are booted *just in time*, at ``q − switch_on_s``,
+       for which a CALL_ME_LATER is requested (booting earlier would leave them idle, and a later pass
+       would switch them off again). Its free hosts are kept idle until ``q`` when switching them off and
+       on again could not be done by then (``q < now + switch_off_s + switch_on_s``). Both only if the
+       admission constraint agrees (``can_prepare``: an energy budget counts the boots and the head's run).
+    2. **Backfilling with boots.** With the head's reservation made (``reserve_head``, as during EASY's
+       backfilling), every later job in queue order that could start once booted hosts are on (at
+       ``now + switch_on_s``, on free hosts not kept and hosts asleep) without delaying the head (it ends
+       by ``q`` or uses no reserved host) gets its asleep hosts booted and its free hosts kept, if the
+       admission constraint agrees (``can_prepare`` then ``on_prepare``: it counts the job's run in the rest
+       of the pass). Without this step a powercap whose wide head is not admitted would never start a job
+       on switched-off hosts (paper §V-D: "PC SHUT also has the same performance as the PC mechanism").
+       A job is not asked about again while its boot runs, nor when a job with at most as many hosts and
+       an end no later was refused in the pass.
+    3. **Switch off** every other idle host (the sleep pstate: ``sleep_pstates`` of SIMULATION_BEGINS'
        resource properties, or pstate 13 of table I).
 
     A host that is switching is never switched again (only idle hosts are switched off, only asleep hosts
-    are booted). No CALL_ME_LATER: nothing here keeps the simulation alive.
+    are booted). The only wake-ups requested are for a head waiting for a just-in-time boot (while a job
+    waits, so they never keep a finished simulation alive).
 
     Args:
         sleep_pstate: the sleep pstate, or ``None`` to read it from the platform (default 13).
@@ -73,6 +91,10 @@ class OpportunisticShutdown(PowerManager):
         self.transitions: list[tuple[ProcSet, bool, float]] = []
         #: free hosts kept idle for the head job, until when
         self._kept: dict[int, float] = {}
+        #: later jobs booted for and still waiting for their boot: job id → when they can start
+        self._waiting: dict[str, float] = {}
+        #: times of the CALL_ME_LATER requested for a just-in-time boot, not yet past
+        self._calls: list[float] = []
         #: bumped whenever ``transitions`` or the kept hosts change (an energy budget caches its plan)
         self.version = 0
 
@@ -143,43 +165,133 @@ class OpportunisticShutdown(PowerManager):
     def decide(self, queue: Sequence[QueuedJob], view: ClusterView) -> list[Decision]:
         now = view.now_s
         self.transitions = [t for t in self.transitions if not t[0].isdisjoint(view.switching)]
-        free = view.free
-        self._kept = {h: t for h, t in self._kept.items() if t > now and contains(free, h)}
+        free, switching = view.free, view.switching
+        self._kept = {h: t for h, t in self._kept.items()
+                      if t > now and (contains(free, h) or contains(switching, h))}
+        self._calls = [t for t in self._calls if t > now + BOOT_SLACK_S]
+        self._waiting = {j: t for j, t in self._waiting.items() if t > now + BOOT_SLACK_S}
         self.version += 1
-        boot = ProcSet()
-        head = queue[0] if queue else None
-        if head is not None and self.policy is not None and head.res <= view.nb_hosts:
-            boot = self._prepare_head(head, view)
         decisions: list[Decision] = []
-        off = view.free - from_sorted_ids(sorted(self._kept)) if self._kept else ProcSet(view.free)
+        boot = ProcSet()
+        if queue and self.policy is not None:
+            boot, wakeup = self._prepare(queue, view)
+            if wakeup is not None and not any(t <= wakeup for t in self._calls):
+                self._calls.append(wakeup)
+                decisions.append(CallMeLater(wakeup))
+        free = view.free  # the boots above took hosts out of it
+        off = free - from_sorted_ids(sorted(h for h in self._kept if contains(free, h))) if self._kept else free
         if off:
-            decisions.append(SetPState(off, self.sleep_pstate))
-            self.transitions.append((off, False, now + self.switch_off_s))
+            decisions.append(SetPState(ProcSet(off), self.sleep_pstate))
+            self.transitions.append((ProcSet(off), False, now + self.switch_off_s))
         if boot:
             decisions.append(SetPState(boot, 0))
-            self.transitions.append((boot, True, now + self.switch_on_s))
         self.version += 1
         return decisions
 
-    def _prepare_head(self, head: QueuedJob, view: ClusterView) -> ProcSet:
-        """Boot the asleep hosts of the head's reservation and keep its idle ones (if admitted)."""
+    def _prepare(self, queue: Sequence[QueuedJob], view: ClusterView) -> tuple[ProcSet, float | None]:
+        """Steps 1 and 2 of the class docstring: the hosts to boot, and when to come back for the head."""
         from schedulers.backfill import head_reservation
 
         now = view.now_s
+        head = queue[0]
         running = self.policy.backfill_view(view).running_by_end  # hosts off or switching included
         reservation = head_reservation(head, now, view.free, running, self.policy.allocator)
-        if reservation is None:
+        if reservation is None:  # cannot happen while every host can be booted; nothing to prepare
+            return ProcSet(), None
+        hosts, start_s = reservation.hosts, reservation.start_s
+        boot = ProcSet()
+        wakeup = None
+        asleep = hosts & view.off
+        if asleep and start_s - now > self.switch_on_s + BOOT_SLACK_S:
+            wakeup = start_s - self.switch_on_s  # booting now would leave them idle: boot just in time
+        else:
+            boot = asleep
+        keep = ProcSet()
+        if start_s - now < self.switch_off_s + self.switch_on_s:  # off and on again would be late
+            keep = (hosts & view.free) - self._kept_set(view)
+        if (boot or keep) and self._ask(head, boot, keep, start_s, view):
+            self._book(head, boot, keep, start_s, view, tell=False)  # its run is the reservation below
+        else:
+            boot = ProcSet()
+        ask_reserve = getattr(self.admission, "reserve_head", None)
+        if ask_reserve is not None:
+            ask_reserve(head, start_s, hosts, view)
+        try:
+            boot |= self._prepare_backfill(queue, view, start_s, hosts)
+        finally:
+            release = getattr(self.admission, "release_head", None)
+            if release is not None:
+                release()
+        return boot, wakeup
+
+    def _prepare_backfill(self, queue: Sequence[QueuedJob], view: ClusterView, shadow_s: float,
+                          reserved: ProcSet) -> ProcSet:
+        """Boot hosts for the later jobs that could start once they are on (EASY's rule, with the boot)."""
+        now = view.now_s
+        start_s = now + self.switch_on_s
+        pool = (view.free - self._kept_set(view)) | view.off
+        if not view.off or not pool:
             return ProcSet()
-        hosts = reservation.hosts
-        boot = hosts & view.off
-        booting = hosts & view.switching
-        if not boot and not booting:
-            return ProcSet()
-        start_s = max(reservation.start_s, now + self.switch_on_s if boot else now)
-        keep = (hosts & view.free) - from_sorted_ids(sorted(self._kept)) if self._kept else hosts & view.free
+        allocator = self.policy.allocator
+        contiguous = allocator.contiguous
+        booted = ProcSet()
+        refused: list[tuple[int, float]] = []
+        no_fit = no_fit_extra = len(view.off) + len(view.free) + 1
+        for job in islice(queue, 1, None):
+            n = job.res
+            count = len(pool)
+            if count == 0:
+                break
+            if n > count or job.id in self._waiting:
+                continue
+            end_s = job.expected_end_s(start_s)
+            if end_s <= shadow_s and end_s != math.inf:
+                if n >= no_fit:
+                    continue
+                alloc = allocator(pool, n)
+                if alloc is None:
+                    no_fit = n if contiguous else no_fit
+                    continue
+            else:
+                if n >= no_fit_extra:
+                    continue
+                alloc = allocator(pool - reserved, n)
+                if alloc is None:
+                    no_fit_extra = n if contiguous else no_fit_extra
+                    continue
+            boot = alloc & view.off
+            if not boot or any(n2 <= n and e2 <= end_s for n2, e2 in refused):
+                continue  # on hosts that are on: the backfilling rule's business
+            keep = alloc - boot
+            if not self._ask(job, boot, keep, start_s, view):
+                refused.append((n, end_s))
+                continue
+            self._book(job, boot, keep, start_s, view, tell=True)
+            self._waiting[job.id] = start_s
+            booted |= boot
+            pool = pool - alloc
+        return booted
+
+    def _kept_set(self, view: ClusterView) -> ProcSet:
+        return from_sorted_ids(sorted(self._kept)) if self._kept else ProcSet()
+
+    def _ask(self, job: QueuedJob, boot: ProcSet, keep: ProcSet, start_s: float, view: ClusterView) -> bool:
         ask = getattr(self.admission, "can_prepare", None)
-        if ask is not None and (boot or keep) and not ask(head, boot, keep, start_s, view):
-            return ProcSet()
+        return ask is None or ask(job, boot, keep, start_s, view)
+
+    def _book(self, job: QueuedJob, boot: ProcSet, keep: ProcSet, start_s: float, view: ClusterView,
+              tell: bool) -> None:
+        """Boot ``boot`` and keep ``keep`` idle for ``job`` until ``start_s``, in the view at once (so that
+        the next job asked about sees them); ``tell``: the admission constraint counts the job's run."""
         for h in keep:
             self._kept[h] = start_s
-        return boot
+        if boot:
+            for h in boot:
+                self._kept[h] = start_s
+            view.switching = view.switching | boot
+            view.off = view.off - boot
+            self.transitions.append((boot, True, view.now_s + self.switch_on_s))
+        self.version += 1
+        told = getattr(self.admission, "on_prepare", None) if tell else None
+        if told is not None:
+            told(job, boot, keep, start_s, view)

@@ -82,6 +82,7 @@ def plan(budget: EnergyBudget, view: ClusterView) -> list[Segment]:
     for n, end in budget._started:
         segs += budget._run(n, now, end)
         used += n
+    segs += budget._prepared
     kept: Mapping[int, float] = {}
     pm = budget.power_manager
     if pm is not None:
@@ -138,5 +139,27 @@ def can_start(budget: EnergyBudget, job: QueuedJob, alloc: ProcSet, view: Cluste
         cap = budget.rate_w - budget._cut[0]
         segs = plan(budget, view) + extra
         if max_power(t0, min(budget._cut[1], job.expected_end_s(now), budget.te), segs) > cap + 1e-9:
+            return False
+    return True
+
+
+def can_prepare(budget: EnergyBudget, job: QueuedJob, boot: ProcSet, keep: ProcSet, start_s: float,
+                view: ClusterView) -> bool:
+    """:meth:`EnergyBudget.can_prepare` the slow way: rule 2 on the whole plan plus the boots, the kept
+    hosts and the job's run from ``start_s`` (``EnergyBudget._prepare_segments``), and under reducePC's
+    lowered rate the power cap until ``min(q, end, te)``."""
+    if budget.unlimited:
+        return True
+    now = view.now_s
+    end = job.expected_end_s(start_s)
+    if not budget.in_window(now, max(end, now + budget.power.switch_on_s)):
+        return True
+    extra = budget._prepare_segments(job, boot, keep, start_s, view)
+    if not balance_ok(budget, extra, view, reserved=budget._reserved, cut=budget._cut):
+        return False
+    if budget._cut is not None:
+        t0, _ = budget._t0(now)
+        cap = budget.rate_w - budget._cut[0]
+        if max_power(t0, min(budget._cut[1], end, budget.te), plan(budget, view) + extra) > cap + 1e-9:
             return False
     return True

@@ -100,6 +100,17 @@ def test_wakeups_stop_when_the_work_is_done_and_after_the_window():
     assert budget().decisions([job("q", 1, 10.0)], v) == []  # unlimited: no call at all
 
 
+def test_a_call_requested_by_someone_else_does_not_cancel_ours():
+    """REQUESTED_CALL carries no id: the power manager's just-in-time boot calls must not make the budget
+    forget its own (nor request it twice)."""
+    b = budget(budget_j=1e6, window_start_s=100.0, window_end_s=1100.0, monitoring_period_s=600.0)
+    assert b.decisions([job("q", 1, 10.0)], view(4, 0.0)) == [CallMeLater(100.0)]
+    b.on_call()  # the power manager's call, at 50
+    assert b.decisions([job("q", 1, 10.0)], view(4, 50.0)) == []
+    b.on_call()  # ours, at 100
+    assert b.decisions([job("q", 1, 10.0)], view(4, 100.0)) == [QueryEnergy(), CallMeLater(700.0)]
+
+
 # ----------------------------------------------------------------- rule 2 and the reservation
 def test_no_energy_debt_over_the_whole_walltime():
     # R = 450 W on 4 hosts idle (400 W): 50 W of slack. A 1-host job adds 103.12 W.

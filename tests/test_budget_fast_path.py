@@ -104,3 +104,23 @@ def test_fast_can_start_equals_the_oracle(scenario):
         if expected and start:
             budget.on_start(job, alloc, view)
             taken.update(hosts)
+
+
+@settings(max_examples=300, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), st.data())
+def test_fast_can_prepare_equals_the_oracle(scenario, data):
+    """Booting asleep hosts and keeping free ones for a job (opportunistic shutdown asks), with the head's
+    reservation made or not, and after jobs the power manager already prepared in the pass."""
+    budget, view, head, candidates, release_after = scenario
+    budget.begin_pass([], view)
+    if head is not None and data.draw(st.booleans()):
+        budget.reserve_head(*head, view)
+    now = view.now_s
+    for job, order, book in candidates:
+        boot = ProcSet(*data.draw(st.lists(st.sampled_from(list(view.off)), unique=True))) if view.off else ProcSet()
+        keep = ProcSet(*order[:data.draw(st.integers(0, len(order)))])
+        start_s = now + data.draw(st.sampled_from([0.0, 151.52, 600.0]))
+        expected = budget_oracle.can_prepare(budget, job, boot, keep, start_s, view)
+        assert budget.can_prepare(job, boot, keep, start_s, view) == expected, (job, boot, keep, start_s)
+        if expected and book:
+            budget.on_prepare(job, boot, keep, start_s, view)

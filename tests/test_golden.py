@@ -45,6 +45,7 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "reduce-pc": ("reduce-pc", BUDGET),
     "reduce-pc-shutdown": ("reduce-pc", {**BUDGET, "shutdown": True}),
     "powercap": ("powercap", BUDGET),
+    "powercap-shutdown": ("powercap", {**BUDGET, "shutdown": True}),
 }
 
 

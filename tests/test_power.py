@@ -6,11 +6,11 @@ import pytest
 from procset import ProcSet
 
 from schedulers.backfill import easy_backfill
-from schedulers.budget import EnergyBudget
+from schedulers.budget import EnergyBudget, Powercap
 from schedulers.core import PolicyScheduler
 from schedulers.order import fcfs
 from schedulers.power import NoPowerManager, OpportunisticShutdown
-from schedulers.state import QueuedJob, SetPState, StartJob
+from schedulers.state import CallMeLater, QueuedJob, SetPState, StartJob
 from wattsched.errors import OptionError
 
 PROPS = {"wattage_per_state": "95:190, 9.75:9.75, 101:101, 125:125", "sleep_pstates": "1:2:3"}
@@ -83,6 +83,61 @@ def test_the_budget_can_refuse_a_boot():
     p.on_submitted(QueuedJob("h", 1, 100.0, 0.0))
     assert [d for d in p.schedule() if isinstance(d, SetPState)] == []  # cannot pay a boot
     assert budget.power_manager is p.power
+
+
+def test_boots_are_just_in_time_and_later_jobs_get_hosts_booted_without_delaying_the_head():
+    p = policy(4)
+    p.on_submitted(QueuedJob("a", 2, 1000.0, 0.0))
+    p.schedule()  # a on 0-1 until 1000 at the latest, 2-3 switched off
+    p.on_pstate_changed(ProcSet((2, 3)), 13)
+    p.set_time(10.0)
+    p.on_submitted(QueuedJob("h", 4, 100.0, 10.0))
+    p.on_submitted(QueuedJob("s", 1, 100.0, 10.0))
+    # h waits for a until 1000: its hosts are booted at 1000 - 151.52, not now; s fits before 1000 once
+    # host 2 is on (10 + 151.52 + 100 <= 1000), so host 2 is booted for it
+    assert p.schedule() == [CallMeLater(1000.0 - 151.52), SetPState(ProcSet(2), 0)]
+    p.set_time(20.0)
+    p.on_submitted(QueuedJob("l", 1, 5000.0, 20.0))
+    assert p.schedule() == []  # s waits for its boot; l would delay h (no host outside h's reservation)
+    p.set_time(161.52)
+    p.on_pstate_changed(ProcSet(2), 0)
+    assert p.schedule() == [StartJob("s", ProcSet(2))]
+    p.set_time(200.0)
+    p.on_completed("s")
+    assert p.schedule() == [SetPState(ProcSet(2), 13)]
+    p.on_pstate_changed(ProcSet(2), 13)
+    p.set_time(1000.0 - 151.52)
+    p.on_call()
+    assert p.schedule() == [SetPState(ProcSet((2, 3)), 0)]  # on at 1000, when a ends
+    p.set_time(990.0)
+    p.on_completed("a")
+    assert p.schedule() == []  # 0-1 are kept for h: switching them off and on again would be late
+    p.set_time(1000.0)
+    p.on_pstate_changed(ProcSet((2, 3)), 0)
+    assert p.schedule()[0] == StartJob("h", ProcSet((0, 3)))
+
+
+def test_a_powercap_that_refuses_the_head_still_boots_hosts_for_later_jobs():
+    # cap: 2 hosts computing and 2 idle (2 × 203.12 + 2 × 100 W); everything asleep inside the window
+    cap = Powercap(budget_j=606.24 * 10_000, window_start_s=0.0, window_end_s=10_000.0, shutdown=True)
+    p = policy(4, admission=cap)
+    p.on_pstate_changed(ProcSet((0, 3)), 13)
+    p.on_submitted(QueuedJob("h", 3, 100.0, 0.0))
+    p.on_submitted(QueuedJob("s", 1, 5000.0, 0.0))
+    p.on_submitted(QueuedJob("t", 1, 50.0, 0.0))
+    out = p.schedule()
+    # h (3 hosts) can never run under the cap: nothing is booted for it; s can run outside h's
+    # reservation (hosts 0-2) once host 3 is on; t would delay h (it ends after 151.52, on h's hosts)
+    assert out == [SetPState(ProcSet(3), 0), CallMeLater(10_000.0)]
+    p.set_time(151.52)
+    p.on_pstate_changed(ProcSet(3), 0)
+    assert p.schedule() == [StartJob("s", ProcSet(3))]
+    p2 = policy(4, admission=Powercap(budget_j=503.0 * 10_000, window_start_s=0.0, window_end_s=10_000.0,
+                                      shutdown=True))  # below one computing host and three idle
+    p2.on_pstate_changed(ProcSet((0, 3)), 13)
+    p2.on_submitted(QueuedJob("h", 3, 100.0, 0.0))
+    p2.on_submitted(QueuedJob("s", 1, 5000.0, 0.0))
+    assert p2.schedule() == [CallMeLater(10_000.0)]  # the cap would refuse s: nothing is booted
 
 
 def test_shutdown_needs_a_sleep_pstate_on_the_platform():
