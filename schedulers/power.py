@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 from procset import ProcSet
 
 from schedulers.state import CallMeLater, ClusterView, Decision, QueuedJob, RunningJob, SetPState
-from wattsched.hostsets import contains, from_sorted_ids
+from wattsched.hostsets import contains, from_sorted_ids, minus, plus, size
 
 
 #: A boot is started when the head can start within ``switch_on_s`` + this (a wake-up call arrives rounded).
@@ -217,7 +217,7 @@ class OpportunisticShutdown(PowerManager):
         if ask_reserve is not None:
             ask_reserve(head, start_s, hosts, view)
         try:
-            boot |= self._prepare_backfill(queue, view, start_s, hosts)
+            boot = boot | self._prepare_backfill(queue, view, start_s, hosts)
         finally:
             release = getattr(self.admission, "release_head", None)
             if release is not None:
@@ -226,50 +226,48 @@ class OpportunisticShutdown(PowerManager):
 
     def _prepare_backfill(self, queue: Sequence[QueuedJob], view: ClusterView, shadow_s: float,
                           reserved: ProcSet) -> ProcSet:
-        """Boot hosts for the later jobs that could start once they are on (EASY's rule, with the boot)."""
+        """Boot hosts for the later jobs that could start once they are on (EASY's rule, with the boot).
+
+        Cost: one scan of the queue; an allocation is attempted at most once per width and pool (a width
+        that does not fit, or whose hosts need no boot, is remembered until the pool changes)."""
+        if not view.off:
+            return ProcSet()
         now = view.now_s
         start_s = now + self.switch_on_s
-        pool = (view.free - self._kept_set(view)) | view.off
-        if not view.off or not pool:
-            return ProcSet()
+        pool = plus(minus(view.free, self._kept_set(view)), view.off)  # hosts a later job may get
+        extra = minus(pool, reserved)  # ... and those the head does not need
+        pool_n, extra_n = size(pool), size(extra)
         allocator = self.policy.allocator
-        contiguous = allocator.contiguous
         booted = ProcSet()
         refused: list[tuple[int, float]] = []
-        no_fit = no_fit_extra = len(view.off) + len(view.free) + 1
+        tried: set[tuple[int, bool]] = set()  # (width, on extra hosts only): no fit, or no boot needed
         for job in islice(queue, 1, None):
-            n = job.res
-            count = len(pool)
-            if count == 0:
+            if pool_n == 0:
                 break
-            if n > count or job.id in self._waiting:
+            n = job.res
+            if n > pool_n or job.id in self._waiting:
                 continue
             end_s = job.expected_end_s(start_s)
-            if end_s <= shadow_s and end_s != math.inf:
-                if n >= no_fit:
-                    continue
-                alloc = allocator(pool, n)
-                if alloc is None:
-                    no_fit = n if contiguous else no_fit
-                    continue
-            else:
-                if n >= no_fit_extra:
-                    continue
-                alloc = allocator(pool - reserved, n)
-                if alloc is None:
-                    no_fit_extra = n if contiguous else no_fit_extra
-                    continue
-            boot = alloc & view.off
-            if not boot or any(n2 <= n and e2 <= end_s for n2, e2 in refused):
-                continue  # on hosts that are on: the backfilling rule's business
-            keep = alloc - boot
+            outside = not end_s <= shadow_s or end_s == math.inf  # would delay the head on its hosts
+            if (outside and n > extra_n) or (n, outside) in tried:
+                continue
+            alloc = allocator(extra if outside else pool, n)
+            boot = minus(alloc, view.free) if alloc is not None else None
+            if not boot:  # no fit, or only hosts that are on: the backfilling rule's business
+                tried.add((n, outside))
+                continue
+            if any(n2 <= n and e2 <= end_s for n2, e2 in refused):
+                continue
+            keep = minus(alloc, boot)
             if not self._ask(job, boot, keep, start_s, view):
                 refused.append((n, end_s))
                 continue
             self._book(job, boot, keep, start_s, view, tell=True)
             self._waiting[job.id] = start_s
-            booted |= boot
-            pool = pool - alloc
+            booted = plus(booted, boot)
+            pool, extra = minus(pool, alloc), minus(extra, alloc)
+            pool_n, extra_n = size(pool), size(extra)
+            tried.clear()
         return booted
 
     def _kept_set(self, view: ClusterView) -> ProcSet:
@@ -290,7 +288,7 @@ class OpportunisticShutdown(PowerManager):
                 self._kept[h] = start_s
             view.switching = view.switching | boot
             view.off = view.off - boot
-            self.transitions.append((boot, True, view.now_s + self.switch_on_s))
+            self.transitions.append((ProcSet(boot), True, view.now_s + self.switch_on_s))
         self.version += 1
         told = getattr(self.admission, "on_prepare", None) if tell else None
         if told is not None:

@@ -168,6 +168,29 @@ def test_very_small_budget_starts_jobs_in_queue_order(platform_path, tmp_path_fa
     assert starts[-1] < te  # every job started inside the window, paid by the budget
 
 
+def test_monitoring_refunds_make_a_small_budget_backfill_with_the_papers_estimates(platform_path, tmp_path):
+    """Why the property above needs exact estimates: with the paper's P̃ (100 / 203.12 W over the true
+    95 / 190.738 W) every monitoring stage hands back the overestimate, about 6 hosts × 5 W × 600 s = 18 kJ
+    per stage on an idle platform, which is not a very small amount of energy. The budget leaves 1 W above
+    the idle platform as estimated; nothing happens until A (1 host, 1000 s) arrives at 20,000 s, then the
+    head H (6 hosts) and S (1 host, 300 s, ends before H's reservation). With exact estimates the window's
+    energy only comes at 1 W and the jobs start in queue order; with the paper's P̃ the refunds of 33 stages
+    pay A, H's reservation and S, which energyBud backfills before H. (reducePC keeps S waiting here: its
+    lowered rate works as a powercap, §IV-D.)"""
+    jobs = [(20_000.0, 1, 1000.0, 1000.0), (20_001.0, N, 100.0, 100.0), (20_600.0, 1, 300.0, 300.0)]
+    workload = write_workload(tmp_path / "w.json", jobs)
+    te = 1e9
+    starts = {}
+    for estimates, (idle_w, comp_w) in {"exact": (TAURUS.idle_w, TAURUS.pstates[0].full_w),
+                                        "paper": (TAURUS.estimated_idle_w, TAURUS.estimated_comp_w)}.items():
+        rows = schedule(simulate(platform_path, workload, "energy-bud", {
+            "budget_j": (N * idle_w + 1.0) * te, "window_start_s": 0.0, "window_end_s": te,
+            "estimated_idle_w": idle_w, "estimated_comp_w": comp_w}))
+        starts[estimates] = [rows[f"w0!{k}"][0] for k in range(3)]
+    assert starts["exact"] == sorted(starts["exact"])
+    assert starts["paper"][2] < starts["paper"][1]  # S before H
+
+
 # ----------------------------------------------------------------- 4. §IV-D, hand-built
 def test_short_full_width_backfill_starts_under_energy_bud_and_waits_under_reduce_pc(platform_path, tmp_path):
     """4 of the 6 hosts: host 0 runs A until 1000 s; the head H needs all 6 hosts at 1000 s (reservation);

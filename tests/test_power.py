@@ -117,6 +117,17 @@ def test_boots_are_just_in_time_and_later_jobs_get_hosts_booted_without_delaying
     assert p.schedule()[0] == StartJob("h", ProcSet((0, 3)))
 
 
+def test_boots_for_the_head_and_a_later_job_in_one_pass_are_separate_transitions():
+    p = policy(4)
+    p.on_pstate_changed(ProcSet((0, 3)), 13)
+    p.on_submitted(QueuedJob("h", 2, 100.0, 0.0))
+    p.on_submitted(QueuedJob("s", 1, 100.0, 0.0))
+    assert p.schedule() == [SetPState(ProcSet((0, 2)), 0)]  # 0-1 for h, 2 for s (outside h's hosts)
+    assert [(str(hosts), booting) for hosts, booting, _ in p.power.transitions] == [("0-1", True), ("2", True)]
+    pending = p.power.pending_hosts(p.view)
+    assert sum(len(j.alloc) for j in pending) == len(ProcSet().union(*(j.alloc for j in pending))) == 4
+
+
 def test_a_powercap_that_refuses_the_head_still_boots_hosts_for_later_jobs():
     # cap: 2 hosts computing and 2 idle (2 × 203.12 + 2 × 100 W); everything asleep inside the window
     cap = Powercap(budget_j=606.24 * 10_000, window_start_s=0.0, window_end_s=10_000.0, shutdown=True)
