@@ -7,8 +7,9 @@ nothing of pybatsim or JSON: :mod:`schedulers.adapter` drives it, and tests driv
 
 A pass (:meth:`PolicyScheduler.schedule`) returns, in this order: the rejections of jobs submitted since
 the last pass (jobs asking for no host or for more hosts than the machine has, as pybatsim's
-``easyBackfill`` does), then the starts chosen by the backfilling rule (head first, then backfilled jobs
-in queue order), each preceded by a :class:`~schedulers.state.SetPState` when the frequency choice wants
+``easyBackfill`` does), then the starts of jobs whose hosts the power manager booted for them and which
+are now on (``ready_jobs``), then the starts chosen by the backfilling rule (head first, then backfilled
+jobs in queue order), each preceded by a :class:`~schedulers.state.SetPState` when the frequency choice wants
 another pstate than the hosts have, then the power manager's decisions, then the admission constraint's
 own requests (monitoring calls and energy queries of an energy budget).
 
@@ -24,7 +25,8 @@ own requests (monitoring calls and energy queries of an energy budget).
   :class:`~schedulers.state.CallMeLater`, :class:`~schedulers.state.QueryEnergy`).
 - power manager: ``bind(policy)`` at construction; ``on_platform(nb_hosts, properties)`` and
   ``sleep_pstate`` (which pstate means "asleep"); ``pending_hosts(view)``: hosts that are off or switching
-  as pseudo running jobs ending when they can be on (EASY's reservation then accounts for boot time).
+  as pseudo running jobs ending when they can be on (EASY's reservation then accounts for boot time);
+  ``ready_jobs(waiting, view)``: jobs to start first, on the hosts booted for them.
 
 Example::
 
@@ -228,11 +230,18 @@ class PolicyScheduler:
         view = self.view
         decisions: list[Decision] = list(self._waiting_rejects)
         self._waiting_rejects.clear()
+        begin = getattr(self.admission, "begin_pass", None)
+        ready = getattr(self.power, "ready_jobs", None)
+        if ready is not None and self._queue:
+            for job, alloc in ready(self._queue, view):  # jobs whose hosts were booted for them
+                if begin is not None:
+                    begin((), view)
+                if self.admission.can_start(job, alloc, view):
+                    decisions.extend(self._start(StartJob(job.id, alloc)))
         if self._static:
             ordered = self._sorted
         else:
             ordered = self.order.sort(self._queue.values(), view) if self._queue else []
-        begin = getattr(self.admission, "begin_pass", None)
         if begin is not None:
             begin(ordered, view)
         if ordered:

@@ -2,9 +2,9 @@
 
 After the backfilling rule has started what it can, the core asks the power manager for decisions
 (:class:`~schedulers.state.SetPState` to a sleep pstate or back, :class:`~schedulers.state.CallMeLater`
-for its next check). :class:`OpportunisticShutdown` is the energy-budget paper's (§IV-C3); ESC thresholds
-(ESC paper §2) will be another :class:`PowerManager`. A manager must stop asking for calls once the work is done, or the
-simulation never ends (DESIGN §3).
+for its next check). :class:`OpportunisticShutdown` is the energy-budget paper's (§IV-C3); ESC
+thresholds (ESC paper §2) will be another :class:`PowerManager`. A manager must stop asking for calls
+once the work is done, or the simulation never ends (DESIGN §3).
 """
 
 from __future__ import annotations
@@ -59,8 +59,13 @@ class OpportunisticShutdown(PowerManager):
        ``now + switch_on_s``, on free hosts not kept and hosts asleep) without delaying the head (it ends
        by ``q`` or uses no reserved host) gets its asleep hosts booted and its free hosts kept, if the
        admission constraint agrees (``can_prepare`` then ``on_prepare``: it counts the job's run in the rest
-       of the pass). Without this step a powercap whose wide head is not admitted would never start a job
-       on switched-off hosts (paper §V-D: "PC SHUT also has the same performance as the PC mechanism").
+       of the pass). Such a job is *booked*: committed to these hosts, as a resource manager's power saving
+       allocates a job to nodes that are booting. Until the boot ends its booting hosts appear to EASY as
+       running it until its expected end (:meth:`pending_hosts`), and when the boot ends it starts there
+       first in the pass (:meth:`ready_jobs`, if the admission constraint still agrees; if another job took
+       one of its free hosts meanwhile, the booking lapses). Without this step a powercap whose wide head
+       is not admitted would never start a job on switched-off hosts (paper §V-D: "PC SHUT also has the
+       same performance as the PC mechanism").
        A job is not asked about again while its boot runs, nor when a job with at most as many hosts and
        an end no later was refused in the pass.
     3. **Switch off** every other idle host (the sleep pstate: ``sleep_pstates`` of SIMULATION_BEGINS'
@@ -91,8 +96,8 @@ class OpportunisticShutdown(PowerManager):
         self.transitions: list[tuple[ProcSet, bool, float]] = []
         #: free hosts kept idle for the head job, until when
         self._kept: dict[int, float] = {}
-        #: later jobs booted for and still waiting for their boot: job id → when they can start
-        self._waiting: dict[str, float] = {}
+        #: later jobs booted for, committed to their hosts until these are on: id → (hosts, start, end)
+        self._booked: dict[str, tuple[ProcSet, float, float]] = {}
         #: times of the CALL_ME_LATER requested for a just-in-time boot, not yet past
         self._calls: list[float] = []
         #: bumped whenever ``transitions`` or the kept hosts change (an energy budget caches its plan)
@@ -144,21 +149,44 @@ class OpportunisticShutdown(PowerManager):
         return segs
 
     def pending_hosts(self, view: ClusterView) -> list[RunningJob]:
-        """Hosts off or switching as pseudo running jobs ending when they can be on (boot included)."""
+        """Hosts off or switching as pseudo running jobs ending when they can be on (boot included), and
+        the jobs booted for as running on their booting hosts until their expected end."""
         now = view.now_s
         out: list[RunningJob] = []
         counted = ProcSet()
+        for job_id, (alloc, _, end) in self._booked.items():
+            booting = alloc & view.switching  # its free hosts stay free (another job may take them)
+            if booting:
+                out.append(RunningJob(f"~booked:{job_id}", booting, now, end))
+                counted = plus(counted, booting)
         for k, (hosts, booting, end) in enumerate(self.transitions):
-            hs = hosts & view.switching
+            hs = minus(hosts & view.switching, counted)
             if hs:
-                counted |= hs
+                counted = plus(counted, hs)
                 ready = end if booting else end + self.switch_on_s
                 out.append(RunningJob(f"~switching{k}", hs, now, max(ready, now)))
-        rest = view.switching - counted
+        rest = minus(view.switching, counted)
         if rest:
             out.append(RunningJob("~switching", rest, now, now + self.switch_on_s + self.switch_off_s))
         if view.off:
             out.append(RunningJob("~off", ProcSet(view.off), now, now + self.switch_on_s))
+        return out
+
+    def ready_jobs(self, waiting: Mapping[str, QueuedJob], view: ClusterView) -> list[tuple[QueuedJob, ProcSet]]:
+        """The jobs booted for whose hosts are all on and free when the boot ends: they start first in the
+        pass (if the admission constraint still agrees). A booking ends there, or when its job started
+        elsewhere, or when its hosts are not all free at the end of the boot (another job took one)."""
+        out = []
+        free = view.free
+        now = view.now_s
+        for job_id, (alloc, start_s, _) in list(self._booked.items()):
+            job = waiting.get(job_id)
+            if job is not None and now <= start_s + BOOT_SLACK_S:
+                if minus(alloc, free):
+                    continue  # still booting
+                out.append((job, alloc))
+                free = minus(free, alloc)
+            del self._booked[job_id]
         return out
 
     # ------------------------------------------------------------ decisions
@@ -169,7 +197,7 @@ class OpportunisticShutdown(PowerManager):
         self._kept = {h: t for h, t in self._kept.items()
                       if t > now and (contains(free, h) or contains(switching, h))}
         self._calls = [t for t in self._calls if t > now + BOOT_SLACK_S]
-        self._waiting = {j: t for j, t in self._waiting.items() if t > now + BOOT_SLACK_S}
+        self._booked = {j: b for j, b in self._booked.items() if now <= b[1] + BOOT_SLACK_S}
         self.version += 1
         decisions: list[Decision] = []
         boot = ProcSet()
@@ -194,7 +222,7 @@ class OpportunisticShutdown(PowerManager):
 
         now = view.now_s
         head = queue[0]
-        running = self.policy.backfill_view(view).running_by_end  # hosts off or switching included
+        running = self.policy.backfill_view(view).running_by_end  # hosts off, switching or booked for a job
         reservation = head_reservation(head, now, view.free, running, self.policy.allocator)
         if reservation is None:  # cannot happen while every host can be booted; nothing to prepare
             return ProcSet(), None
@@ -208,7 +236,7 @@ class OpportunisticShutdown(PowerManager):
             boot = asleep
         keep = ProcSet()
         if start_s - now < self.switch_off_s + self.switch_on_s:  # off and on again would be late
-            keep = (hosts & view.free) - self._kept_set(view)
+            keep = minus(hosts & view.free, self._kept_set(view))
         if (boot or keep) and self._ask(head, boot, keep, start_s, view):
             self._book(head, boot, keep, start_s, view, tell=False)  # its run is the reservation below
         else:
@@ -245,7 +273,7 @@ class OpportunisticShutdown(PowerManager):
             if pool_n == 0:
                 break
             n = job.res
-            if n > pool_n or job.id in self._waiting:
+            if n > pool_n or job.id in self._booked:
                 continue
             end_s = job.expected_end_s(start_s)
             outside = not end_s <= shadow_s or end_s == math.inf  # would delay the head on its hosts
@@ -263,7 +291,7 @@ class OpportunisticShutdown(PowerManager):
                 refused.append((n, end_s))
                 continue
             self._book(job, boot, keep, start_s, view, tell=True)
-            self._waiting[job.id] = start_s
+            self._booked[job.id] = (alloc, start_s, end_s)
             booted = plus(booted, boot)
             pool, extra = minus(pool, alloc), minus(extra, alloc)
             pool_n, extra_n = size(pool), size(extra)

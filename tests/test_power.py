@@ -151,6 +151,23 @@ def test_a_powercap_that_refuses_the_head_still_boots_hosts_for_later_jobs():
     assert p2.schedule() == [CallMeLater(10_000.0)]  # the cap would refuse s: nothing is booted
 
 
+def test_a_job_booted_for_starts_when_its_boot_ends_even_if_the_head_could_take_its_hosts():
+    """The booking commits the job to its hosts (as a resource manager's power saving does): at the end
+    of the boot it starts there first, instead of EASY recomputing the head's reservation on the hosts
+    just switched on (which left them idle, then off again: boot/shutdown churn)."""
+    # no host may compute inside [1000, 10000): h (2 hosts, runs into it) waits; s (3 hosts) ends before
+    cap = Powercap(budget_j=8 * 100.0 * 9000, window_start_s=1000.0, window_end_s=10_000.0, shutdown=True)
+    p = policy(8, admission=cap)
+    p.on_pstate_changed(ProcSet((0, 7)), 13)
+    p.on_submitted(QueuedJob("h", 2, 5000.0, 0.0))
+    p.on_submitted(QueuedJob("s", 3, 500.0, 0.0))
+    out = p.schedule()
+    assert out[0] == SetPState(ProcSet((2, 4)), 0)  # h's reservation is 0-1 at 151.52; s outside it
+    p.set_time(151.52)
+    p.on_pstate_changed(ProcSet((2, 4)), 0)
+    assert p.schedule() == [StartJob("s", ProcSet((2, 4)))]
+
+
 def test_shutdown_needs_a_sleep_pstate_on_the_platform():
     with pytest.raises(OptionError, match="'shutdown'"):
         policy(2, props={"wattage_per_state": "95:190"})
