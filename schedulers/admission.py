@@ -4,7 +4,8 @@ The backfilling rule finds hosts; an admission constraint can still say no (ener
 EASY with an energy budget (energyBud / reducePC, energy-budget paper §IV-B, Algorithm 2) also reserves
 *energy* for the head job while it backfills; the hooks :meth:`AdmissionConstraint.reserve_head` and
 :meth:`AdmissionConstraint.release_head` bracket that phase, and :meth:`AdmissionConstraint.on_start`
-tells the constraint that a job it admitted really starts.
+tells the constraint that a job it admitted really starts. A constraint may also move the head's
+reservation later (:meth:`AdmissionConstraint.earliest_start_s`: a powercap that cannot run it yet).
 
 Extend by subclassing :class:`AdmissionConstraint` and overriding the hooks you need; every default
 admits everything and does nothing.
@@ -28,6 +29,11 @@ class AdmissionConstraint:
 
     def on_start(self, job: QueuedJob, alloc: ProcSet, view: ClusterView) -> None:
         """``job`` starts now on ``alloc`` (called during the pass, after :meth:`can_start` said yes)."""
+
+    def earliest_start_s(self, job: QueuedJob, start_s: float, view: ClusterView) -> float:
+        """The earliest time from ``start_s`` (when the head ``job`` has hosts) at which the constraint
+        will admit it, as far as the running jobs tell (EASY's shadow time then moves there)."""
+        return start_s
 
     def reserve_head(self, job: QueuedJob, start_s: float, alloc: ProcSet, view: ClusterView) -> None:
         """EASY reserved ``alloc`` from ``start_s`` for the head ``job``: reserve what it will need."""

@@ -119,6 +119,27 @@ def head_reservation(
     return None
 
 
+def admitted_reservation(
+    head: QueuedJob,
+    now_s: float,
+    free: ProcSet,
+    running: Iterable[RunningJob],
+    allocator: Allocator,
+    admission: AdmissionConstraint,
+    view: ClusterView,
+) -> Reservation | None:
+    """:func:`head_reservation`, then moved later when the admission constraint cannot admit the head
+    at that time (:meth:`AdmissionConstraint.earliest_start_s`; the hosts stay the same: they are free
+    from the shadow time on)."""
+    reservation = head_reservation(head, now_s, free, running, allocator)
+    if reservation is None:
+        return None
+    start_s = admission.earliest_start_s(head, reservation.start_s, view)
+    if start_s > reservation.start_s:
+        return Reservation(head.id, start_s, reservation.hosts)
+    return reservation
+
+
 def _fcfs_phase(
     queue: Sequence[QueuedJob],
     view: ClusterView,
@@ -184,7 +205,7 @@ def easy_backfill(
         key=_end_key,
     )
     running = heapq.merge(view.running_by_end, just_started, key=_end_key) if just_started else view.running_by_end
-    reservation = head_reservation(head, now_s, free, running, allocator)
+    reservation = admitted_reservation(head, now_s, free, running, allocator, admission, view)
     if reservation is None:
         shadow_s, extra = INF, free  # the head cannot start with the hosts that are on
     else:

@@ -810,18 +810,31 @@ class EnergyBudget(_WindowConstraint):
 class Powercap(_WindowConstraint):
     """The powercap baseline (energy-budget paper §V-C): EASY where a job meeting the window starts only
     if the estimated platform power ``n_idle·P̃idle + n_comp·P̃comp`` stays ≤ ``B / (te − ts)`` (hosts off
-    or switching count as idle, so shutdown does not help it, as in the paper)."""
+    or switching count as idle, so shutdown does not help it, as in the paper).
+
+    "Roughly the same as EASY Backfilling" (§V-C), with the cap in EASY's reservation too: the head's
+    reservation is at the first time its hosts are free *and* the cap lets it run (as the running jobs
+    end by their walltime), or at ``te`` when it never can inside the window
+    (:meth:`earliest_start_s`); a backfilled job that would still run then must leave the head room
+    under the cap. Without that, a head wider than the cap allows would hold its hosts from now to
+    ``te`` and only the few hosts outside its reservation could work: the paper finds powercap at 90 %
+    *above* EASY's utilization scaled by the budget (§V-G), not at half of it."""
 
     name = "powercap"
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._comp = 0  # hosts computing, with the jobs started in the pass
+        self._started: list[tuple[int, float]] = []  # jobs started in the pass: (hosts, expected end)
         self._prepared_hosts = 0  # hosts of the jobs the power manager prepared in the pass
+        #: during backfilling: (shadow time, hosts computing then with the head) when the head meets the window
+        self._at_shadow: tuple[float, int] | None = None
 
     def begin_pass(self, queue: Sequence[QueuedJob], view: ClusterView) -> None:
         self._comp = sum(len(job.alloc) for job in view.running.values())
+        self._started = []
         self._prepared_hosts = 0
+        self._at_shadow = None
 
     def end_pass(self, view: ClusterView) -> None:
         self.begin_pass((), view)
@@ -831,16 +844,65 @@ class Powercap(_WindowConstraint):
         p = self.power
         return comp_hosts * p.est_comp_w + (self.nb_hosts - comp_hosts) * p.est_idle_w
 
+    def _fits(self, comp_hosts: int) -> bool:
+        return self.platform_power_w(comp_hosts) <= self.rate_w * (1 + 1e-12)
+
+    def _computing_after(self, t: float, view: ClusterView) -> int:
+        """Hosts still computing at ``t`` if the running jobs (and those started in the pass) end by their
+        walltime."""
+        ends = [(job.expected_end_s, len(job.alloc)) for job in view.running.values()]
+        ends += [(end, n) for n, end in self._started]
+        return sum(n for end, n in ends if end > t)
+
+    def earliest_start_s(self, job: QueuedJob, start_s: float, view: ClusterView) -> float:
+        """The first time from ``start_s`` at which the head fits under the cap as the running jobs end by
+        their walltime, or ``te`` (its run then no longer meets the window)."""
+        if self.unlimited:
+            return start_s
+        n = job.res
+        ends = sorted([(job.expected_end_s, len(job.alloc)) for job in view.running.values()]
+                      + [(end, k) for k, end in self._started])
+        comp = self._comp
+        t = start_s
+        i = 0
+        while True:
+            while i < len(ends) and ends[i][0] <= t:
+                comp -= ends[i][1]
+                i += 1
+            if not self.in_window(t, job.expected_end_s(t)) or self._fits(comp + n):
+                return t
+            if i == len(ends) or ends[i][0] >= self.te:
+                return max(t, self.te)
+            t = ends[i][0]
+
     def can_start(self, job: QueuedJob, alloc: ProcSet, view: ClusterView) -> bool:
         if self.unlimited:
             return True
         now = view.now_s
-        if not self.in_window(now, job.expected_end_s(now)):
+        end = job.expected_end_s(now)
+        if not self.in_window(now, end):
             return True
-        return self.platform_power_w(self._comp + len(alloc)) <= self.rate_w * (1 + 1e-12)
+        if not self._fits(self._comp + len(alloc)):
+            return False
+        shadow = self._at_shadow
+        return shadow is None or end <= shadow[0] or self._fits(shadow[1] + len(alloc))
 
     def on_start(self, job: QueuedJob, alloc: ProcSet, view: ClusterView) -> None:
-        self._comp += len(alloc)
+        n, end = len(alloc), job.expected_end_s(view.now_s)
+        self._comp += n
+        self._started.append((n, end))
+        if self._at_shadow is not None and end > self._at_shadow[0]:
+            self._at_shadow = (self._at_shadow[0], self._at_shadow[1] + n)
+
+    def reserve_head(self, job: QueuedJob, start_s: float, alloc: ProcSet, view: ClusterView) -> None:
+        """The head's room under the cap at its reservation: a backfilled job still running then must fit
+        with it (when the head's run meets the window)."""
+        if self.unlimited or not self.in_window(start_s, job.expected_end_s(start_s)):
+            return
+        self._at_shadow = (start_s, self._computing_after(start_s, view) + job.res)
+
+    def release_head(self) -> None:
+        self._at_shadow = None
 
     def can_prepare(self, job: QueuedJob, boot: ProcSet, keep: ProcSet, start_s: float, view: ClusterView) -> bool:
         """Boot hosts for ``job`` only if the powercap will let it start then, counting the jobs already

@@ -218,12 +218,13 @@ class OpportunisticShutdown(PowerManager):
 
     def _prepare(self, queue: Sequence[QueuedJob], view: ClusterView) -> tuple[ProcSet, float | None]:
         """Steps 1 and 2 of the class docstring: the hosts to boot, and when to come back for the head."""
-        from schedulers.backfill import head_reservation
+        from schedulers.backfill import admitted_reservation
 
         now = view.now_s
         head = queue[0]
         running = self.policy.backfill_view(view).running_by_end  # hosts off, switching or booked for a job
-        reservation = head_reservation(head, now, view.free, running, self.policy.allocator)
+        reservation = admitted_reservation(head, now, view.free, running, self.policy.allocator, self.admission,
+                                           view)
         if reservation is None:  # cannot happen while every host can be booted; nothing to prepare
             return ProcSet(), None
         hosts, start_s = reservation.hosts, reservation.start_s

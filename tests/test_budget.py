@@ -200,6 +200,41 @@ def test_powercap_checks_the_estimated_platform_power():
     assert not cap2.can_start(job("k", 1, 500.0), ProcSet(2), v)  # 709.36 W
 
 
+def test_powercap_moves_the_heads_reservation_to_when_the_cap_lets_it_run():
+    # 4 hosts, cap 710 W: at most 3 computing (3 × 203.12 + 100 = 709.36 W) inside [0, 10000)
+    cap = Powercap(budget_j=710.0 * 10_000, window_start_s=0.0, window_end_s=10_000.0)
+    cap.on_platform(4, [])
+    v = view(4, 0.0, running=(("a", "0", 300.0), ("b", "1", 800.0)))
+    cap.begin_pass([], v)
+    # 2 hosts free now, but the head (2 hosts) fits under the cap only once a has ended
+    assert cap.earliest_start_s(job("h", 2, 100.0), 0.0, v) == 300.0
+    assert cap.earliest_start_s(job("h", 4, 100.0), 0.0, v) == 10_000.0  # never inside the window
+    assert cap.earliest_start_s(job("h", 1, 100.0), 0.0, v) == 0.0
+    # backfilling while h (2 hosts) is reserved at 300: a job still running at 300 must leave it room
+    cap.reserve_head(job("h", 2, 100.0), 300.0, ProcSet((2, 3)), v)
+    assert not cap.can_start(job("j", 1, 1000.0), ProcSet(2), v)  # at 300: b + h + j = 4 hosts
+    v2 = view(4, 0.0, running=(("a", "0", 300.0),))
+    cap.begin_pass([], v2)
+    cap.reserve_head(job("h", 2, 100.0), 300.0, ProcSet((2, 3)), v2)
+    assert cap.can_start(job("j", 1, 250.0), ProcSet(1), v2)  # ends before h's reservation
+    cap.release_head()
+
+
+def test_easy_under_a_powercap_backfills_on_the_hosts_of_a_head_that_cannot_run_in_the_window():
+    from schedulers.backfill import easy_backfill
+    from schedulers.core import PolicyScheduler
+    from schedulers.order import fcfs
+    from schedulers.state import StartJob
+
+    cap = Powercap(budget_j=610.0 * 10_000, window_start_s=0.0, window_end_s=10_000.0)
+    p = PolicyScheduler(order=fcfs, backfill=easy_backfill, admission=cap)
+    p.start(4)
+    p.on_submitted(job("h", 3, 100.0))  # 3 computing hosts: above the cap until te
+    p.on_submitted(job("s", 2, 5000.0))
+    # h's reservation is at te, not now: s may use h's hosts since it ends before te
+    assert [d for d in p.schedule() if isinstance(d, StartJob)] == [StartJob("s", ProcSet((0, 1)))]
+
+
 # ----------------------------------------------------------------- options and platform
 @pytest.mark.parametrize("kwargs,option", [
     ({"budget_j": -1.0, "window_end_s": 10.0}, "budget_j"),

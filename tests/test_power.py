@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from procset import ProcSet
 
+from schedulers.admission import AdmissionConstraint
 from schedulers.backfill import easy_backfill
 from schedulers.budget import EnergyBudget, Powercap
 from schedulers.core import PolicyScheduler
@@ -137,27 +138,32 @@ def test_a_powercap_that_refuses_the_head_still_boots_hosts_for_later_jobs():
     p.on_submitted(QueuedJob("s", 1, 5000.0, 0.0))
     p.on_submitted(QueuedJob("t", 1, 50.0, 0.0))
     out = p.schedule()
-    # h (3 hosts) can never run under the cap: nothing is booted for it; s can run outside h's
-    # reservation (hosts 0-2) once host 3 is on; t would delay h (it ends after 151.52, on h's hosts)
-    assert out == [SetPState(ProcSet(3), 0), CallMeLater(10_000.0)]
+    # h (3 hosts) cannot run under the cap before te: its reservation moves to te (boot just in time);
+    # s and t end before te, so hosts 0 and 1 are booted for them (the cap allows two computing hosts)
+    assert out == [CallMeLater(10_000.0 - 151.52), SetPState(ProcSet((0, 1)), 0), CallMeLater(10_000.0)]
     p.set_time(151.52)
-    p.on_pstate_changed(ProcSet(3), 0)
-    assert p.schedule() == [StartJob("s", ProcSet(3))]
+    p.on_pstate_changed(ProcSet((0, 1)), 0)
+    assert p.schedule() == [StartJob("s", ProcSet(0)), StartJob("t", ProcSet(1))]
     p2 = policy(4, admission=Powercap(budget_j=503.0 * 10_000, window_start_s=0.0, window_end_s=10_000.0,
                                       shutdown=True))  # below one computing host and three idle
     p2.on_pstate_changed(ProcSet((0, 3)), 13)
     p2.on_submitted(QueuedJob("h", 3, 100.0, 0.0))
     p2.on_submitted(QueuedJob("s", 1, 5000.0, 0.0))
-    assert p2.schedule() == [CallMeLater(10_000.0)]  # the cap would refuse s: nothing is booted
+    assert p2.schedule() == [CallMeLater(10_000.0 - 151.52), CallMeLater(10_000.0)]  # s is refused: no boot
 
 
 def test_a_job_booted_for_starts_when_its_boot_ends_even_if_the_head_could_take_its_hosts():
     """The booking commits the job to its hosts (as a resource manager's power saving does): at the end
     of the boot it starts there first, instead of EASY recomputing the head's reservation on the hosts
     just switched on (which left them idle, then off again: boot/shutdown churn)."""
-    # no host may compute inside [1000, 10000): h (2 hosts, runs into it) waits; s (3 hosts) ends before
-    cap = Powercap(budget_j=8 * 100.0 * 9000, window_start_s=1000.0, window_end_s=10_000.0, shutdown=True)
-    p = policy(8, admission=cap)
+    class NotH(AdmissionConstraint):  # h waits for something else than hosts (energy, say)
+        def can_start(self, job, alloc, view):
+            return job.id != "h"
+
+        def can_prepare(self, job, boot, keep, start_s, view):
+            return job.id != "h"
+
+    p = policy(8, admission=NotH())
     p.on_pstate_changed(ProcSet((0, 7)), 13)
     p.on_submitted(QueuedJob("h", 2, 5000.0, 0.0))
     p.on_submitted(QueuedJob("s", 3, 500.0, 0.0))
