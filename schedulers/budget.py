@@ -38,7 +38,8 @@ waits for energy, not hosts) the reservation is made as in energyBud.
 
 **powercap** (:class:`Powercap`, §V-C): EASY where a job whose run meets the window starts only if
 ``P̃platform = n_idle·P̃idle + n_comp·P̃comp`` (every non-computing host counted idle, as the paper does)
-stays ≤ ``B / (te − ts)``.
+stays ≤ ``B / (te − ts)``; the head's reservation is at the first time the cap lets it run (at ``te`` when
+it never can inside the window), as in the authors' scheduler.
 
 With ``B = ∞`` nothing is checked and no call is made: the schedule is exactly EASY's.
 
