@@ -848,21 +848,19 @@ class Powercap(_WindowConstraint):
     def _fits(self, comp_hosts: int) -> bool:
         return self.platform_power_w(comp_hosts) <= self.rate_w * (1 + 1e-12)
 
-    def _computing_after(self, t: float, view: ClusterView) -> int:
-        """Hosts still computing at ``t`` if the running jobs (and those started in the pass) end by their
-        walltime."""
-        ends = [(job.expected_end_s, len(job.alloc)) for job in view.running.values()]
-        ends += [(end, n) for n, end in self._started]
-        return sum(n for end, n in ends if end > t)
+    def _ends(self, view: ClusterView) -> list[tuple[float, int]]:
+        """``(expected end, hosts)`` of the running jobs and of those started in the pass."""
+        return ([(running.expected_end_s, len(running.alloc)) for running in view.running.values()]
+                + [(end, n) for n, end in self._started])
 
     def earliest_start_s(self, job: QueuedJob, start_s: float, view: ClusterView) -> float:
         """The first time from ``start_s`` at which the head fits under the cap as the running jobs end by
         their walltime, or ``te`` (its run then no longer meets the window)."""
-        if self.unlimited:
-            return start_s
         n = job.res
-        ends = sorted([(job.expected_end_s, len(job.alloc)) for job in view.running.values()]
-                      + [(end, k) for k, end in self._started])
+        if (self.unlimited or not self.in_window(start_s, job.expected_end_s(start_s))
+                or self._fits(self._comp + n)):
+            return start_s  # (fits even if nothing ends by then)
+        ends = sorted(self._ends(view))
         comp = self._comp
         t = start_s
         i = 0
@@ -900,7 +898,8 @@ class Powercap(_WindowConstraint):
         with it (when the head's run meets the window)."""
         if self.unlimited or not self.in_window(start_s, job.expected_end_s(start_s)):
             return
-        self._at_shadow = (start_s, self._computing_after(start_s, view) + job.res)
+        still = sum(n for end, n in self._ends(view) if end > start_s)  # computing then
+        self._at_shadow = (start_s, still + job.res)
 
     def release_head(self) -> None:
         self._at_shadow = None

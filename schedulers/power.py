@@ -94,7 +94,7 @@ class OpportunisticShutdown(PowerManager):
         self.admission: Any = None
         #: requested transitions still running: (hosts, booting?, end time)
         self.transitions: list[tuple[ProcSet, bool, float]] = []
-        #: free hosts kept idle for the head job, until when
+        #: hosts kept on for a job (the head or a booked one), free or booting, until when
         self._kept: dict[int, float] = {}
         #: later jobs booted for, committed to their hosts until these are on: id → (hosts, start, end)
         self._booked: dict[str, tuple[ProcSet, float, float]] = {}
@@ -123,7 +123,7 @@ class OpportunisticShutdown(PowerManager):
 
     # ------------------------------------------------------------ what others ask
     def kept(self, view: ClusterView) -> Mapping[int, float]:
-        """Free hosts kept idle for the head job, with the time until which they are kept."""
+        """Hosts kept on for a job (free, or booting for it), with the time until which they are kept."""
         return self._kept
 
     def switching_segments(self, view: ClusterView, budget: Any) -> list[tuple[float, float, float]]:
