@@ -200,7 +200,7 @@ BUDGET_OPTIONS: tuple[Option, ...] = (
     Option("monitoring_period_s", float, 600.0, help="period of the monitoring stage that queries the energy (> 0)"),
     Option("estimated_idle_w", float, 100.0, help="P̃idle: estimated power of an idle host, in watts"),
     Option("estimated_comp_w", float, 203.12, help="P̃comp: estimated power of a computing host, in watts"),
-    Option("shutdown", bool, False, help="opportunistic shutdown: switch idle hosts off, boot them for the head job"),
+    Option("shutdown", bool, False, help="opportunistic shutdown: switch idle hosts off, boot them when a job can use them"),
     Option("sleep_pstate", int, None, help="sleep pstate for shutdown (default: the platform's sleep_pstates, else 13)"),
 )
 
