@@ -30,6 +30,9 @@ SCHEDULERS = [
     ("energy-bud", {"budget_fraction": 0.5, "window_start_s": 600, "window_end_s": 4000, "shutdown": True}),
     ("reduce-pc", {"budget_fraction": 0.6, "window_start_s": 0, "window_end_s": 3000}),
     ("powercap", {"budget_fraction": 0.7, "window_start_s": 300, "window_end_s": 3000}),
+    ("reduce-pc", {"budget_fraction": 0.4, "window_start_s": 0, "window_end_s": 3000, "shutdown": True}),
+    ("powercap", {"budget_fraction": 0.7, "window_start_s": 300, "window_end_s": 3000, "shutdown": True}),
+    ("energy-bud", {"shutdown": True}),  # no budget: EASY with opportunistic shutdown
 ]
 
 jobs_strategy = st.lists(
@@ -76,7 +79,8 @@ def workload(path: Path, specs) -> Path:
 
 
 @pytest.mark.parametrize("name,options", SCHEDULERS,
-                         ids=["fcfs", "easy", "easy-noncontiguous", "energy-bud-shutdown", "reduce-pc", "powercap"])
+                         ids=["fcfs", "easy", "easy-noncontiguous", "energy-bud-shutdown", "reduce-pc", "powercap",
+                              "reduce-pc-shutdown", "powercap-shutdown", "easy-shutdown"])
 @SETTINGS
 @given(specs=jobs_strategy)
 def test_simulation_invariants(platform_path, tmp_path_factory, name, options, specs) -> None:
