@@ -48,7 +48,8 @@ class OpportunisticShutdown(PowerManager):
 
     1. **The head job.** EASY's reservation of the head (hosts and shadow time ``q``) is computed with
        hosts off or switching counted as free once they can be on (:meth:`pending_hosts`: boot time
-       included). Its hosts that are asleep are booted when ``q ≤ now + switch_on_s`` (the boot is what
+       included), and moved later when the admission constraint cannot run it then (a powercap:
+       :func:`~schedulers.backfill.admitted_reservation`). Its hosts that are asleep are booted when ``q ≤ now + switch_on_s`` (the boot is what
        the head waits for); when ``q`` is later they are booted *just in time*, at ``q − switch_on_s``,
        for which a CALL_ME_LATER is requested (booting earlier would leave them idle, and a later pass
        would switch them off again). Its free hosts are kept idle until ``q`` when switching them off and
