@@ -413,6 +413,10 @@ class _WindowConstraint(AdmissionConstraint):
         """Whether ``[start_s, end_s)`` meets the window (a job running there must be checked)."""
         return start_s < self.te - TIME_EPS_S and end_s > self.ts  # the call at te arrives rounded (B4)
 
+    def exempt(self, job: QueuedJob, start_s: float) -> bool:
+        """Nothing to check for ``job`` started at ``start_s``: no budget, or its run misses the window."""
+        return self.unlimited or not self.in_window(start_s, job.expected_end_s(start_s))
+
     # ------------------------------------------------------------ wake-ups
     def on_call(self) -> None:
         """A REQUESTED_CALL arrived (ours or the power manager's: they carry no id, so the calls
@@ -709,12 +713,10 @@ class EnergyBudget(_WindowConstraint):
 
     def can_start(self, job: QueuedJob, alloc: ProcSet, view: ClusterView) -> bool:
         """Algorithm 2, "enough energy is available to start job now" (plus reducePC's lowered rate)."""
-        if self.unlimited:
-            return True
         now = view.now_s
-        end = job.expected_end_s(now)
-        if not self.in_window(now, end):
+        if self.exempt(job, now):
             return True
+        end = job.expected_end_s(now)
         fut = self._future(view, self._reserved, self._cut)
         itvs = alloc._itvs
         if len(itvs) == 1:
@@ -857,8 +859,7 @@ class Powercap(_WindowConstraint):
         """The first time from ``start_s`` at which the head fits under the cap as the running jobs end by
         their walltime, or ``te`` (its run then no longer meets the window)."""
         n = job.res
-        if (self.unlimited or not self.in_window(start_s, job.expected_end_s(start_s))
-                or self._fits(self._comp + n)):
+        if self.exempt(job, start_s) or self._fits(self._comp + n):
             return start_s  # (fits even if nothing ends by then)
         ends = sorted(self._ends(view))
         comp = self._comp
@@ -875,12 +876,10 @@ class Powercap(_WindowConstraint):
             t = ends[i][0]
 
     def can_start(self, job: QueuedJob, alloc: ProcSet, view: ClusterView) -> bool:
-        if self.unlimited:
-            return True
         now = view.now_s
-        end = job.expected_end_s(now)
-        if not self.in_window(now, end):
+        if self.exempt(job, now):
             return True
+        end = job.expected_end_s(now)
         if not self._fits(self._comp + len(alloc)):
             return False
         shadow = self._at_shadow
@@ -896,7 +895,7 @@ class Powercap(_WindowConstraint):
     def reserve_head(self, job: QueuedJob, start_s: float, alloc: ProcSet, view: ClusterView) -> None:
         """The head's room under the cap at its reservation: a backfilled job still running then must fit
         with it (when the head's run meets the window)."""
-        if self.unlimited or not self.in_window(start_s, job.expected_end_s(start_s)):
+        if self.exempt(job, start_s):
             return
         still = sum(n for end, n in self._ends(view) if end > start_s)  # computing then
         self._at_shadow = (start_s, still + job.res)
@@ -909,7 +908,7 @@ class Powercap(_WindowConstraint):
         prepared in this pass (no boot/shutdown churn). Transitions are not counted in ``P̃platform`` (hosts
         off count as idle, as in the paper), so with shutdown the powercap bounds the estimated power of
         idle and computing hosts only."""
-        if self.unlimited or not self.in_window(start_s, job.expected_end_s(start_s)):
+        if self.exempt(job, start_s):
             return True
         return self.platform_power_w(self._comp + self._prepared_hosts + job.res) <= self.rate_w * (1 + 1e-12)
 
