@@ -731,12 +731,7 @@ class EnergyBudget(_WindowConstraint):
             for n2, end2 in refused:
                 if n2 <= n and end2 <= end:
                     return False
-        cut = self._cut
-        extra = self._job_extra(n, now, end, kept)
-        if cut is not None:  # reducePC: as under the lowered powercap until q
-            ok = fut.admits(extra, self.rate_w - cut[0], min(cut[1], end, self.te))
-        else:
-            ok = fut.admits(extra, None, -INF)
+        ok = self._admits(fut, self._job_extra(n, now, end, kept), end)
         if not ok and self._monotone():
             self._refused.setdefault(kept, []).append((n, end))
         return ok
@@ -775,10 +770,14 @@ class EnergyBudget(_WindowConstraint):
         end = job.expected_end_s(start_s)
         if not self.in_window(now, max(end, now + p.switch_on_s)):
             return True
-        extra = self._prepare_segments(job, boot, keep, start_s, view)
         fut = self._future(view, self._reserved, self._cut)
+        return self._admits(fut, self._prepare_segments(job, boot, keep, start_s, view), end)
+
+    def _admits(self, fut: _Future, extra: Sequence[Segment], end: float) -> bool:
+        """Rule 2 with ``extra`` added to the plan, and under reducePC's lowered rate also the powercap
+        ``R − J / (q − now)`` until ``min(q, end, te)``."""
         cut = self._cut
-        if cut is not None:  # reducePC: as under the lowered powercap until q
+        if cut is not None:
             return fut.admits(extra, self.rate_w - cut[0], min(cut[1], end, self.te))
         return fut.admits(extra, None, -INF)
 

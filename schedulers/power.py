@@ -208,9 +208,9 @@ class OpportunisticShutdown(PowerManager):
                 self._calls.append(wakeup)
                 decisions.append(CallMeLater(wakeup))
         free = view.free  # the boots above took hosts out of it
-        off = free - from_sorted_ids(sorted(h for h in self._kept if contains(free, h))) if self._kept else free
+        off = minus(free, self._kept_set())
         if off:
-            decisions.append(SetPState(ProcSet(off), self.sleep_pstate))
+            decisions.append(SetPState(off, self.sleep_pstate))
             self.transitions.append((ProcSet(off), False, now + self.switch_off_s))
         if boot:
             decisions.append(SetPState(boot, 0))
@@ -238,7 +238,7 @@ class OpportunisticShutdown(PowerManager):
             boot = asleep
         keep = ProcSet()
         if start_s - now < self.switch_off_s + self.switch_on_s:  # off and on again would be late
-            keep = minus(hosts & view.free, self._kept_set(view))
+            keep = minus(hosts & view.free, self._kept_set())
         if (boot or keep) and self._ask(head, boot, keep, start_s, view):
             self._book(head, boot, keep, start_s, view, tell=False)  # its run is the reservation below
         else:
@@ -264,7 +264,7 @@ class OpportunisticShutdown(PowerManager):
             return ProcSet()
         now = view.now_s
         start_s = now + self.switch_on_s
-        pool = plus(minus(view.free, self._kept_set(view)), view.off)  # hosts a later job may get
+        pool = plus(minus(view.free, self._kept_set()), view.off)  # hosts a later job may get
         extra = minus(pool, reserved)  # ... and those the head does not need
         pool_n, extra_n = size(pool), size(extra)
         allocator = self.policy.allocator
@@ -300,7 +300,7 @@ class OpportunisticShutdown(PowerManager):
             tried.clear()
         return booted
 
-    def _kept_set(self, view: ClusterView) -> ProcSet:
+    def _kept_set(self) -> ProcSet:
         return from_sorted_ids(sorted(self._kept)) if self._kept else ProcSet()
 
     def _ask(self, job: QueuedJob, boot: ProcSet, keep: ProcSet, start_s: float, view: ClusterView) -> bool:
