@@ -7,8 +7,8 @@ import json
 import os
 from pathlib import Path
 
-from platforms.generate import taurus_platform_xml
-from workloads.synthetic import DEFAULT_MODEL, synthetic_week
+from wattsched.platforms.generate import taurus_platform_xml
+from wattsched.workloads.synthetic import DEFAULT_MODEL, synthetic_week
 
 CACHE = Path(os.environ.get("WATTSCHED_BENCH_CACHE", Path(__file__).resolve().parent / ".cache"))
 #: Short jobs (10 s .. 1 h) so that a week holds about 20,000 jobs at 1,152 hosts, like the

@@ -56,11 +56,11 @@ def time_decisions(scheduler_name: str, n_waiting: int, decisions: int) -> list[
     from _common import bench_inputs
     from pybatsim.batsim import batsim as pybatsim_batsim
 
-    from schedulers.adapter import load_scheduler
-    from simulator.drivers import _InMemorySocket
-    from simulator.engine import Simulation
-    from simulator.platform import load_platform
-    from simulator.workload import load_workload
+    from wattsched.schedulers.adapter import load_scheduler
+    from wattsched.simulator.drivers import _InMemorySocket
+    from wattsched.simulator.engine import Simulation
+    from wattsched.simulator.platform import load_platform
+    from wattsched.simulator.workload import load_workload
 
     platform_path, _ = bench_inputs(NB_HOSTS, 20000)
     sim = Simulation(load_platform(platform_path), load_workload(bench_workload(n_waiting)))

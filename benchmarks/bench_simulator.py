@@ -36,10 +36,10 @@ def _endpoint() -> str:
 def run_one(nb_hosts: int, jobs: int, scheduler: str, backend: str) -> dict:
     """One configuration, in this process; returns its figures."""
     from _common import bench_inputs
-    from simulator.drivers import run_inprocess, run_zmq
-    from simulator.engine import Simulation
-    from simulator.platform import load_platform
-    from simulator.workload import load_workload
+    from wattsched.simulator.drivers import run_inprocess, run_zmq
+    from wattsched.simulator.engine import Simulation
+    from wattsched.simulator.platform import load_platform
+    from wattsched.simulator.workload import load_workload
 
     platform_path, workload_path = bench_inputs(nb_hosts, jobs)
     t0 = time.perf_counter()
@@ -47,7 +47,7 @@ def run_one(nb_hosts: int, jobs: int, scheduler: str, backend: str) -> dict:
     load_s = time.perf_counter() - t0
     child = None
     if backend == "inprocess":
-        from schedulers.adapter import load_scheduler
+        from wattsched.schedulers.adapter import load_scheduler
 
         stats = run_inprocess(sim, load_scheduler(scheduler, {}))
     else:

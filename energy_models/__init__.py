@@ -4,6 +4,6 @@
 pstates; other modules of this package (DVFS gears, EAR model, accounting) import from it as needed.
 """
 
-from energy_models.taurus import TAURUS, Pstate, PstateKind, TaurusNode
+from wattsched.energy_models.taurus import TAURUS, Pstate, PstateKind, TaurusNode
 
 __all__ = ["TAURUS", "Pstate", "PstateKind", "TaurusNode"]

@@ -29,9 +29,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from energy_models.taurus import TAURUS, TaurusNode
-from wattsched.errors import OptionError, WattschedError
-from wattsched.fileio import emit_text
+from wattsched.energy_models.taurus import TAURUS, TaurusNode
+from wattsched.base.errors import OptionError, WattschedError
+from wattsched.base.fileio import emit_text
 
 __all__ = [
     "format_number",

@@ -37,9 +37,9 @@ from typing import Any, ClassVar, Mapping
 from procset import ProcSet
 from pybatsim.batsim.batsim import BatsimScheduler, Job
 
-from schedulers.presets import PRESETS, build
-from schedulers.state import CallMeLater, Decision, QueryEnergy, QueuedJob, RejectJob, SetPState, StartJob
-from wattsched.errors import OptionError
+from wattsched.schedulers.presets import PRESETS, build
+from wattsched.schedulers.state import CallMeLater, Decision, QueryEnergy, QueuedJob, RejectJob, SetPState, StartJob
+from wattsched.base.errors import OptionError
 
 logger = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from typing import Callable, Iterable, Sequence, Union
 
 from procset import ProcSet
 
-from wattsched.hostsets import interval
+from wattsched.base.hostsets import interval
 
 #: Free hosts as a ProcSet, or as its sorted disjoint ``(inf, sup)`` intervals (what EASY's
 #: reservation builds without paying for a ProcSet).

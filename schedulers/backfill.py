@@ -40,10 +40,10 @@ from typing import Callable, Iterable, Sequence
 
 from procset import ProcSet
 
-from schedulers.admission import AdmissionConstraint
-from schedulers.allocation import Allocator
-from schedulers.state import ClusterView, QueuedJob, RunningJob, StartJob, end_key as _end_key
-from wattsched.hostsets import minus, size
+from wattsched.schedulers.admission import AdmissionConstraint
+from wattsched.schedulers.allocation import Allocator
+from wattsched.schedulers.state import ClusterView, QueuedJob, RunningJob, StartJob, end_key as _end_key
+from wattsched.base.hostsets import minus, size
 
 INF = math.inf
 

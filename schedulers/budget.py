@@ -81,11 +81,11 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from procset import ProcSet
 
-from energy_models.taurus import TAURUS
-from schedulers.admission import AdmissionConstraint
-from schedulers.state import CallMeLater, ClusterView, Decision, QueryEnergy, QueuedJob
-from wattsched.errors import OptionError
-from wattsched.hostsets import contains, size
+from wattsched.energy_models.taurus import TAURUS
+from wattsched.schedulers.admission import AdmissionConstraint
+from wattsched.schedulers.state import CallMeLater, ClusterView, Decision, QueryEnergy, QueuedJob
+from wattsched.base.errors import OptionError
+from wattsched.base.hostsets import contains, size
 
 logger = logging.getLogger(__name__)
 

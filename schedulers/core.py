@@ -16,7 +16,7 @@ own requests (monitoring calls and energy queries of an energy budget).
 **Optional hooks** (looked up with ``getattr``, so that pieces without them keep working):
 
 - admission constraint: ``on_platform(nb_hosts, properties)`` at SIMULATION_BEGINS (may raise
-  :class:`~wattsched.errors.OptionError` when the platform lacks what the options name);
+  :class:`~wattsched.base.errors.OptionError` when the platform lacks what the options name);
   ``advance(view, now_s)`` before the clock moves (the state still describes the elapsed interval);
   ``on_energy(energy_j, view)`` on ANSWER; ``on_call()`` on REQUESTED_CALL; ``begin_pass(queue, view)``
   before each pass; ``end_pass(view)`` once its starts are applied to the view (they are running jobs
@@ -45,13 +45,13 @@ from typing import Any, Iterable, Mapping, Sequence
 from procset import ProcSet
 from sortedcontainers import SortedKeyList
 
-from schedulers.admission import AdmissionConstraint, NoConstraint
-from schedulers.allocation import FIRST_FIT, Allocator
-from schedulers.backfill import Backfill
-from schedulers.frequency import FrequencyChoice, TopFrequency
-from schedulers.order import QueueOrder
-from schedulers.power import NoPowerManager, PowerManager
-from schedulers.state import (
+from wattsched.schedulers.admission import AdmissionConstraint, NoConstraint
+from wattsched.schedulers.allocation import FIRST_FIT, Allocator
+from wattsched.schedulers.backfill import Backfill
+from wattsched.schedulers.frequency import FrequencyChoice, TopFrequency
+from wattsched.schedulers.order import QueueOrder
+from wattsched.schedulers.power import NoPowerManager, PowerManager
+from wattsched.schedulers.state import (
     ClusterView,
     Decision,
     JobState,
@@ -61,7 +61,7 @@ from schedulers.state import (
     SetPState,
     StartJob,
 )
-from wattsched.hostsets import minus, plus
+from wattsched.base.hostsets import minus, plus
 
 logger = logging.getLogger(__name__)
 

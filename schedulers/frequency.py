@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from procset import ProcSet
 
-from schedulers.state import ClusterView, QueuedJob
+from wattsched.schedulers.state import ClusterView, QueuedJob
 
 
 class FrequencyChoice:

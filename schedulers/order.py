@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Callable, Iterable, Protocol
 
-from schedulers.state import ClusterView, QueuedJob
+from wattsched.schedulers.state import ClusterView, QueuedJob
 
 
 class QueueOrder(Protocol):

@@ -15,8 +15,8 @@ from typing import Any, Mapping, Sequence
 
 from procset import ProcSet
 
-from schedulers.state import CallMeLater, ClusterView, Decision, QueuedJob, RunningJob, SetPState
-from wattsched.hostsets import contains, from_sorted_ids, minus, plus, size
+from wattsched.schedulers.state import CallMeLater, ClusterView, Decision, QueuedJob, RunningJob, SetPState
+from wattsched.base.hostsets import contains, from_sorted_ids, minus, plus, size
 
 
 #: A boot is started when the head can start within ``switch_on_s`` + this (a wake-up call arrives rounded).
@@ -85,7 +85,7 @@ class OpportunisticShutdown(PowerManager):
 
     def __init__(self, sleep_pstate: int | None = None, switch_on_s: float | None = None,
                  switch_off_s: float | None = None) -> None:
-        from energy_models.taurus import TAURUS
+        from wattsched.energy_models.taurus import TAURUS
 
         self._sleep_option = sleep_pstate
         self.sleep_pstate: int = TAURUS.sleep_pstate if sleep_pstate is None else sleep_pstate
@@ -117,7 +117,7 @@ class OpportunisticShutdown(PowerManager):
         Raises:
             OptionError: the platform declares no sleep pstate, or another one than the option.
         """
-        from schedulers.budget import PowerModel
+        from wattsched.schedulers.budget import PowerModel
 
         model = PowerModel().with_platform(properties, self._sleep_option, need_sleep=True)
         self.sleep_pstate = model.sleep_pstate
@@ -219,7 +219,7 @@ class OpportunisticShutdown(PowerManager):
 
     def _prepare(self, queue: Sequence[QueuedJob], view: ClusterView) -> tuple[ProcSet, float | None]:
         """Steps 1 and 2 of the class docstring: the hosts to boot, and when to come back for the head."""
-        from schedulers.backfill import admitted_reservation
+        from wattsched.schedulers.backfill import admitted_reservation
 
         now = view.now_s
         head = queue[0]

@@ -4,7 +4,7 @@ A :class:`Preset` names a queue order, a backfilling rule, an allocator, an admi
 manager and a frequency choice. A slot holds either a piece, an :class:`Option` (the piece is chosen by
 that option's value, e.g. ``allocation``), or a :class:`FromOptions` factory (for pieces with parameters
 or state, built fresh for each run from the validated options). :func:`build` validates user options
-(unknown name, wrong type, out-of-range value → :class:`~wattsched.errors.OptionError` with the valid
+(unknown name, wrong type, out-of-range value → :class:`~wattsched.base.errors.OptionError` with the valid
 options on one line) and returns a fresh :class:`~schedulers.core.PolicyScheduler`.
 
 Presets:
@@ -26,15 +26,15 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from schedulers.admission import NoConstraint
-from schedulers.budget import EnergyBudget, PowerModel, Powercap
-from schedulers.allocation import ALLOCATORS
-from schedulers.backfill import Backfill, easy_backfill, fcfs_no_backfill
-from schedulers.core import PolicyScheduler
-from schedulers.frequency import TopFrequency
-from schedulers.order import QueueOrder, fcfs
-from schedulers.power import NoPowerManager, OpportunisticShutdown
-from wattsched.errors import OptionError
+from wattsched.schedulers.admission import NoConstraint
+from wattsched.schedulers.budget import EnergyBudget, PowerModel, Powercap
+from wattsched.schedulers.allocation import ALLOCATORS
+from wattsched.schedulers.backfill import Backfill, easy_backfill, fcfs_no_backfill
+from wattsched.schedulers.core import PolicyScheduler
+from wattsched.schedulers.frequency import TopFrequency
+from wattsched.schedulers.order import QueueOrder, fcfs
+from wattsched.schedulers.power import NoPowerManager, OpportunisticShutdown
+from wattsched.base.errors import OptionError
 
 Options = Mapping[str, Any]
 

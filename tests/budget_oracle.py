@@ -14,8 +14,8 @@ from typing import Mapping, Sequence
 
 from procset import ProcSet
 
-from schedulers.budget import EnergyBudget, Segment
-from schedulers.state import ClusterView, QueuedJob
+from wattsched.schedulers.budget import EnergyBudget, Segment
+from wattsched.schedulers.state import ClusterView, QueuedJob
 
 INF = math.inf
 

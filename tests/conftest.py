@@ -23,7 +23,7 @@ def reply(now: float, *events: tuple[str, dict]) -> dict:
 
 def assert_input_error(load, path: Path, *fragments: str):
     """``load(path)`` raises one InputError whose one-line message names the file and each fragment."""
-    from wattsched.errors import InputError
+    from wattsched.base.errors import InputError
 
     with pytest.raises(InputError) as info:
         load(path)

@@ -15,9 +15,9 @@ from pybatsim.batsim.batsim import Batsim, BatsimScheduler
 from pybatsim.cmdline import get_scheduler_by_name
 from pybatsim.plugin import find_ambiguous_scheduler_names, find_plugin_schedulers
 
-from schedulers.adapter import PRESET_CLASSES, EasyBackfill, Fcfs, WattschedScheduler, load_scheduler
-from schedulers.presets import PRESETS
-from wattsched.errors import OptionError
+from wattsched.schedulers.adapter import PRESET_CLASSES, EasyBackfill, Fcfs, WattschedScheduler, load_scheduler
+from wattsched.schedulers.presets import PRESETS
+from wattsched.base.errors import OptionError
 
 RECORDING = Path(__file__).parent / "fixtures" / "batsim-reference" / "pybatsim-easy" / "messages.jsonl"
 
@@ -277,7 +277,7 @@ def test_load_scheduler_by_name_entry_point_and_module():
     easy = load_scheduler("easy-backfill", {"allocation": "best-fit"})
     assert isinstance(easy, EasyBackfill) and easy.policy.allocator.name == "best-fit"
     assert type(load_scheduler("backfill-easy", {})).__module__ == "pybatsim.schedulers.easyBackfill"
-    assert type(load_scheduler("schedulers.adapter:Fcfs", {})) is Fcfs
+    assert type(load_scheduler("wattsched.schedulers.adapter:Fcfs", {})) is Fcfs
     assert type(load_scheduler("pybatsim.schedulers.easyBackfill", {})).__name__ == "EasyBackfill"
     generic = WattschedScheduler({}, preset="fcfs")
     assert generic.policy.name == "fcfs"
@@ -303,6 +303,6 @@ def test_load_scheduler_errors():
     with pytest.raises(OptionError, match="cannot import"):
         load_scheduler("no_such_package.module", {})
     with pytest.raises(OptionError, match="no BatsimScheduler subclass 'Nope'"):
-        load_scheduler("schedulers.adapter:Nope", {})
+        load_scheduler("wattsched.schedulers.adapter:Nope", {})
     with pytest.raises(OptionError, match="unknown option 'alloc' for easy-backfill"):
         load_scheduler("easy-backfill", {"alloc": "best-fit"})

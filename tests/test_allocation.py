@@ -3,7 +3,7 @@
 import pytest
 from procset import ProcSet
 
-from schedulers.allocation import (
+from wattsched.schedulers.allocation import (
     ALLOCATORS,
     BEST_FIT,
     FIRST_FIT,

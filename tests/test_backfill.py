@@ -12,12 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
 
-from schedulers.admission import AdmissionConstraint, NoConstraint
-from schedulers.allocation import ALLOCATORS, FIRST_FIT, NON_CONTIGUOUS, Allocator
-from schedulers.backfill import easy_backfill, fcfs_no_backfill, head_reservation
-from schedulers.core import PolicyScheduler
-from schedulers.order import fcfs
-from schedulers.state import ClusterView, QueuedJob, RejectJob, RunningJob, StartJob
+from wattsched.schedulers.admission import AdmissionConstraint, NoConstraint
+from wattsched.schedulers.allocation import ALLOCATORS, FIRST_FIT, NON_CONTIGUOUS, Allocator
+from wattsched.schedulers.backfill import easy_backfill, fcfs_no_backfill, head_reservation
+from wattsched.schedulers.core import PolicyScheduler
+from wattsched.schedulers.order import fcfs
+from wattsched.schedulers.state import ClusterView, QueuedJob, RejectJob, RunningJob, StartJob
 
 INF = math.inf
 

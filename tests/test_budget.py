@@ -7,10 +7,10 @@ import math
 import pytest
 from procset import ProcSet
 
-from schedulers.budget import EnergyBudget, PowerModel, Powercap, parse_wattage_per_state
-from schedulers.state import CallMeLater, ClusterView, QueryEnergy, QueuedJob, RunningJob
+from wattsched.schedulers.budget import EnergyBudget, PowerModel, Powercap, parse_wattage_per_state
+from wattsched.schedulers.state import CallMeLater, ClusterView, QueryEnergy, QueuedJob, RunningJob
 from tests.budget_oracle import min_balance
-from wattsched.errors import OptionError
+from wattsched.base.errors import OptionError
 
 TAURUS_PROPS = {
     "wattage_per_state": "95.0:190.738, 95.0:171.02, 9.75:9.75, 100.99672131147543:100.99672131147543, "
@@ -221,10 +221,10 @@ def test_powercap_moves_the_heads_reservation_to_when_the_cap_lets_it_run():
 
 
 def test_easy_under_a_powercap_backfills_on_the_hosts_of_a_head_that_cannot_run_in_the_window():
-    from schedulers.backfill import easy_backfill
-    from schedulers.core import PolicyScheduler
-    from schedulers.order import fcfs
-    from schedulers.state import StartJob
+    from wattsched.schedulers.backfill import easy_backfill
+    from wattsched.schedulers.core import PolicyScheduler
+    from wattsched.schedulers.order import fcfs
+    from wattsched.schedulers.state import StartJob
 
     cap = Powercap(budget_j=610.0 * 10_000, window_start_s=0.0, window_end_s=10_000.0)
     p = PolicyScheduler(order=fcfs, backfill=easy_backfill, admission=cap)

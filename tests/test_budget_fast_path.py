@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
 
-from schedulers.budget import EnergyBudget
-from schedulers.state import ClusterView, QueuedJob, RunningJob
+from wattsched.schedulers.budget import EnergyBudget
+from wattsched.schedulers.state import ClusterView, QueuedJob, RunningJob
 from tests import budget_oracle
 
 P_IDLE, P_COMP = 100.0, 203.12  # the default PowerModel's estimates

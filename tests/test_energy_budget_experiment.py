@@ -8,12 +8,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from experiments.energy_budget import (
+from wattsched.experiments.energy_budget import (
     ALGORITHMS, BUDGETS, EASY, WINDOW_S, Machine, MachineInputs, available_algorithms, build_runs,
     check_shutdown_lowers_bsld, check_utilization_order, choose_machines, plot_figures, run_experiment,
     split_swf, variant, write_report,
 )
-from wattsched.errors import OptionError
+from wattsched.base.errors import OptionError
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = Machine("Tiny", "tiny", 16)

@@ -11,14 +11,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from energy_models.taurus import SWITCH_OFF_ENERGY_J, SWITCH_ON_ENERGY_J, TAURUS
-from platforms.generate import taurus_platform_xml
-from schedulers.adapter import load_scheduler
-from simulator.drivers import run_inprocess
-from simulator.engine import Simulation
-from simulator.platform import load_platform
-from simulator.workload import load_workload
-from wattsched.errors import OptionError
+from wattsched.energy_models.taurus import SWITCH_OFF_ENERGY_J, SWITCH_ON_ENERGY_J, TAURUS
+from wattsched.platforms.generate import taurus_platform_xml
+from wattsched.schedulers.adapter import load_scheduler
+from wattsched.simulator.drivers import run_inprocess
+from wattsched.simulator.engine import Simulation
+from wattsched.simulator.platform import load_platform
+from wattsched.simulator.workload import load_workload
+from wattsched.base.errors import OptionError
 
 N = 6  # hosts of the generated Taurus platform
 SPEED = TAURUS.max_speed_flops

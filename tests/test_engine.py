@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from simulator.engine import Simulation
-from simulator.platform import load_platform
-from simulator.workload import load_workload
+from wattsched.simulator.engine import Simulation
+from wattsched.simulator.platform import load_platform
+from wattsched.simulator.workload import load_workload
 from tests.conftest import REFERENCE, reply
-from wattsched.errors import ProtocolError
+from wattsched.base.errors import ProtocolError
 
 PLATFORM = REFERENCE / "dvfs-energy" / "platform.xml"  # 4 Taurus hosts with sleep pstates
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from platforms.generate import format_number, main, speed_attribute, taurus_platform_xml, wattage_per_state_attribute
-from wattsched.errors import OptionError
+from wattsched.platforms.generate import format_number, main, speed_attribute, taurus_platform_xml, wattage_per_state_attribute
+from wattsched.base.errors import OptionError
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "tests" / "fixtures" / "batsim-reference"
@@ -107,9 +107,9 @@ def test_cli_writes_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_generated_platform_loads_in_simulator(tmp_path: Path) -> None:
-    if importlib.util.find_spec("simulator.platform") is None:
+    if importlib.util.find_spec("wattsched.simulator.platform") is None:
         pytest.skip("simulator/platform.py not written yet")
-    from simulator.platform import load_platform
+    from wattsched.simulator.platform import load_platform
 
     for cluster in (True, False):
         path = tmp_path / f"taurus16_{cluster}.xml"

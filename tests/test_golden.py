@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from schedulers.adapter import load_scheduler
-from schedulers.presets import PRESETS
-from simulator.drivers import run_inprocess
-from simulator.engine import Simulation
-from simulator.outputs import write_outputs
-from simulator.platform import load_platform
-from simulator.workload import load_workload
-from wattsched.regress import compare_outputs, format_report, update_golden
+from wattsched.schedulers.adapter import load_scheduler
+from wattsched.schedulers.presets import PRESETS
+from wattsched.simulator.drivers import run_inprocess
+from wattsched.simulator.engine import Simulation
+from wattsched.simulator.outputs import write_outputs
+from wattsched.simulator.platform import load_platform
+from wattsched.simulator.workload import load_workload
+from wattsched.analysis.regress import compare_outputs, format_report, update_golden
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"

@@ -3,7 +3,7 @@
 from hypothesis import given, strategies as st
 from procset import ProcSet
 
-from wattsched.hostsets import from_sorted_ids, minus, parse_canonical, plus, size
+from wattsched.base.hostsets import from_sorted_ids, minus, parse_canonical, plus, size
 
 
 def parse(text: str) -> ProcSet:

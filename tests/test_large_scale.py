@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from schedulers.adapter import load_scheduler
-from simulator.drivers import run_inprocess
-from simulator.engine import Simulation
-from simulator.platform import load_platform
-from simulator.workload import load_workload
-from workloads.synthetic import synthetic_week
+from wattsched.schedulers.adapter import load_scheduler
+from wattsched.simulator.drivers import run_inprocess
+from wattsched.simulator.engine import Simulation
+from wattsched.simulator.platform import load_platform
+from wattsched.simulator.workload import load_workload
+from wattsched.workloads.synthetic import synthetic_week
 
 ROOT = Path(__file__).resolve().parent.parent
 

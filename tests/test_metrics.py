@@ -1,4 +1,4 @@
-"""Tests of wattsched.metrics (and the readers of wattsched.outputs_io) on hand-built frames and on the
+"""Tests of wattsched.analysis.metrics (and the readers of wattsched.analysis.outputs) on hand-built frames and on the
 real Batsim 4.2.1 outputs of tests/fixtures/batsim-reference/."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from wattsched.errors import InputError
-from wattsched.metrics import (
+from wattsched.base.errors import InputError
+from wattsched.analysis.metrics import (
     bounded_slowdowns,
     compute_metrics,
     energy_at_j,
@@ -24,7 +24,7 @@ from wattsched.metrics import (
     per_user_mean_stretch,
     utilization,
 )
-from wattsched.outputs_io import find_outputs, load_outputs, read_jobs
+from wattsched.analysis.outputs import find_outputs, load_outputs, read_jobs
 
 REFERENCE = Path(__file__).parent / "fixtures" / "batsim-reference"
 SCENARIOS = sorted(p.name for p in REFERENCE.iterdir() if p.is_dir())

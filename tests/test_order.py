@@ -1,7 +1,7 @@
 """Queue orders of schedulers/order.py."""
 
-from schedulers.order import KeyOrder, fcfs
-from schedulers.state import ClusterView, QueuedJob
+from wattsched.schedulers.order import KeyOrder, fcfs
+from wattsched.schedulers.state import ClusterView, QueuedJob
 
 
 def job(job_id: str, subtime_s: float, res: int = 1) -> QueuedJob:

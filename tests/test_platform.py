@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from simulator.platform import HostModel, load_platform, parse_radical, parse_speed_list
+from wattsched.simulator.platform import HostModel, load_platform, parse_radical, parse_speed_list
 from tests.conftest import assert_input_error
-from wattsched.errors import InputError
+from wattsched.base.errors import InputError
 
 REF = Path(__file__).parent / "fixtures" / "batsim-reference"
 SCENARIOS = sorted(p.name for p in REF.iterdir() if (p / "platform.xml").exists())

@@ -1,4 +1,4 @@
-"""Tests of wattsched.plots on every recorded Batsim scenario."""
+"""Tests of wattsched.analysis.plots on every recorded Batsim scenario."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from matplotlib.patches import Rectangle
 
-from wattsched.outputs_io import load_outputs
-from wattsched.plots import (
+from wattsched.analysis.outputs import load_outputs
+from wattsched.analysis.plots import (
     gantt_figure,
     machine_states_figure,
     plot_all,

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 from procset import ProcSet
 
-from schedulers.admission import AdmissionConstraint
-from schedulers.backfill import easy_backfill
-from schedulers.budget import EnergyBudget, Powercap
-from schedulers.core import PolicyScheduler
-from schedulers.order import fcfs
-from schedulers.power import NoPowerManager, OpportunisticShutdown
-from schedulers.state import CallMeLater, QueuedJob, SetPState, StartJob
-from wattsched.errors import OptionError
+from wattsched.schedulers.admission import AdmissionConstraint
+from wattsched.schedulers.backfill import easy_backfill
+from wattsched.schedulers.budget import EnergyBudget, Powercap
+from wattsched.schedulers.core import PolicyScheduler
+from wattsched.schedulers.order import fcfs
+from wattsched.schedulers.power import NoPowerManager, OpportunisticShutdown
+from wattsched.schedulers.state import CallMeLater, QueuedJob, SetPState, StartJob
+from wattsched.base.errors import OptionError
 
 PROPS = {"wattage_per_state": "95:190, 9.75:9.75, 101:101, 125:125", "sleep_pstates": "1:2:3"}
 

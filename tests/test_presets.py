@@ -4,11 +4,11 @@ import re
 
 import pytest
 
-from schedulers.allocation import BEST_FIT, FIRST_FIT, NON_CONTIGUOUS
-from schedulers.backfill import easy_backfill, fcfs_no_backfill
-from schedulers.order import fcfs
-from schedulers.presets import PRESETS, Option, Preset, build
-from wattsched.errors import OptionError
+from wattsched.schedulers.allocation import BEST_FIT, FIRST_FIT, NON_CONTIGUOUS
+from wattsched.schedulers.backfill import easy_backfill, fcfs_no_backfill
+from wattsched.schedulers.order import fcfs
+from wattsched.schedulers.presets import PRESETS, Option, Preset, build
+from wattsched.base.errors import OptionError
 
 VALID = "valid options: allocation (first-fit|best-fit|non-contiguous, default first-fit)"
 

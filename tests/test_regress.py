@@ -1,4 +1,4 @@
-"""Tests of wattsched.regress: golden comparison of Batsim output files, and golden updates."""
+"""Tests of wattsched.analysis.regress: golden comparison of Batsim output files, and golden updates."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from wattsched.errors import InputError
-from wattsched.regress import Difference, compare_outputs, format_report, main, update_golden
+from wattsched.base.errors import InputError
+from wattsched.analysis.regress import Difference, compare_outputs, format_report, main, update_golden
 
 REFERENCE = Path(__file__).parent / "fixtures" / "batsim-reference"
 

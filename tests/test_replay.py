@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from simulator.replay import replay
+from wattsched.simulator.replay import replay
 from tests.conftest import REFERENCE, SCENARIOS
 
 

@@ -13,13 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
 
-from platforms.generate import taurus_platform_xml
-from schedulers.adapter import load_scheduler
-from simulator.drivers import run_inprocess
-from simulator.engine import Simulation
-from simulator.outputs import consumed_energy_lines
-from simulator.platform import load_platform
-from simulator.workload import load_workload
+from wattsched.platforms.generate import taurus_platform_xml
+from wattsched.schedulers.adapter import load_scheduler
+from wattsched.simulator.drivers import run_inprocess
+from wattsched.simulator.engine import Simulation
+from wattsched.simulator.outputs import consumed_energy_lines
+from wattsched.simulator.platform import load_platform
+from wattsched.simulator.workload import load_workload
 
 N = 8
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from experiments.sweep import Run, failed_runs, load_runs, main, outputs_exist, report_failures, run_sweep, runs_to_json
-from wattsched.errors import OptionError
+from wattsched.experiments.sweep import Run, failed_runs, load_runs, main, outputs_exist, report_failures, run_sweep, runs_to_json
+from wattsched.base.errors import OptionError
 
 ROOT = Path(__file__).resolve().parents[1]
 PLATFORM = str(ROOT / "platforms" / "taurus_16.xml")

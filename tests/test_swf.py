@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from workloads.swf import main, read_swf, swf_to_batsim
-from wattsched.errors import InputError, OptionError
+from wattsched.workloads.swf import main, read_swf, swf_to_batsim
+from wattsched.base.errors import InputError, OptionError
 
 TINY = Path(__file__).resolve().parent / "fixtures" / "swf" / "tiny.swf"
 SPEED = 100e6

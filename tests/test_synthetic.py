@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workloads.synthetic import DEFAULT_MODEL, WALLTIME_GRID_S, main, offered_load, synthetic_week
-from wattsched.errors import OptionError
+from wattsched.workloads.synthetic import DEFAULT_MODEL, WALLTIME_GRID_S, main, offered_load, synthetic_week
+from wattsched.base.errors import OptionError
 
 ROOT = Path(__file__).resolve().parents[1]
 WEEK_S = 7 * 86400.0
@@ -140,8 +140,8 @@ def test_cli_and_shipped_demo(tmp_path: Path) -> None:
 
 
 def test_demo_loads_in_simulator() -> None:
-    if importlib.util.find_spec("simulator.workload") is None:
+    if importlib.util.find_spec("wattsched.simulator.workload") is None:
         pytest.skip("simulator/workload.py not written yet")
-    from simulator.workload import load_workload
+    from wattsched.simulator.workload import load_workload
 
     assert len(load_workload(ROOT / "workloads" / "demo_taurus16.json").jobs) == 210

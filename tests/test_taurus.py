@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from energy_models import TAURUS
-from energy_models.taurus import (
+from wattsched.energy_models import TAURUS
+from wattsched.energy_models.taurus import (
     PstateKind,
     all_computing_power_w,
     all_idle_power_w,

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from simulator.workload import ComposedProfile, DelayProfile, ParallelProfile, load_workload
+from wattsched.simulator.workload import ComposedProfile, DelayProfile, ParallelProfile, load_workload
 from tests.conftest import assert_input_error
-from wattsched.errors import InputError
+from wattsched.base.errors import InputError
 
 REF = Path(__file__).parent / "fixtures" / "batsim-reference"
 SCENARIOS = sorted(p.name for p in REF.iterdir() if (p / "workload.json").exists())

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from simulator.drivers import run_inprocess, run_zmq
-from simulator.engine import Simulation
-from simulator.outputs import write_outputs
-from simulator.platform import load_platform
-from simulator.workload import load_workload
+from wattsched.simulator.drivers import run_inprocess, run_zmq
+from wattsched.simulator.engine import Simulation
+from wattsched.simulator.outputs import write_outputs
+from wattsched.simulator.platform import load_platform
+from wattsched.simulator.workload import load_workload
 
 ROOT = Path(__file__).resolve().parent.parent
 PLATFORM = ROOT / "platforms" / "taurus_16.xml"
@@ -81,7 +81,7 @@ def test_pybatsim_shipped_easy_over_zmq_equals_in_process(tmp_path) -> None:
 
 
 def test_our_preset_launched_by_pybatsim_equals_wattsched_run(tmp_path) -> None:
-    from schedulers.adapter import load_scheduler
+    from wattsched.schedulers.adapter import load_scheduler
 
     run_over_zmq("easy-backfill", tmp_path / "zmq")
     run_here(load_scheduler("easy-backfill", {}), tmp_path / "inproc")
@@ -90,7 +90,7 @@ def test_our_preset_launched_by_pybatsim_equals_wattsched_run(tmp_path) -> None:
 
 def test_wattsched_serve_and_run_connect(tmp_path) -> None:
     """`wattsched serve` waits for a Batsim; `wattsched run --connect` is one (the CLI both ways)."""
-    from schedulers.adapter import load_scheduler
+    from wattsched.schedulers.adapter import load_scheduler
     from wattsched.cli import main
 
     endpoint = free_endpoint()

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from wattsched.errors import OptionError, WattschedError
+from wattsched.base.errors import OptionError, WattschedError
 
 log = logging.getLogger("wattsched")
 
@@ -87,19 +87,19 @@ def _format_sim_time(t_s: float) -> str:
 # ---------------------------------------------------------------------------------------------- run
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from simulator.drivers import run_inprocess, run_zmq
-    from simulator.engine import Simulation
-    from simulator.outputs import write_outputs
-    from simulator.platform import load_platform
-    from simulator.workload import load_workload
-    from wattsched.metrics import compute_metrics, format_table, metrics_to_json
+    from wattsched.simulator.drivers import run_inprocess, run_zmq
+    from wattsched.simulator.engine import Simulation
+    from wattsched.simulator.outputs import write_outputs
+    from wattsched.simulator.platform import load_platform
+    from wattsched.simulator.workload import load_workload
+    from wattsched.analysis.metrics import compute_metrics, format_table, metrics_to_json
 
     options = _options(args.options) if args.options else {}
     platform = load_platform(args.platform)
     workload = load_workload(args.workload)
     scheduler = None
     if args.connect is None:
-        from schedulers.adapter import load_scheduler
+        from wattsched.schedulers.adapter import load_scheduler
 
         scheduler = load_scheduler(args.scheduler, options)
     sim = Simulation(platform, workload)
@@ -140,7 +140,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------------- replay
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from simulator.replay import replay
+    from wattsched.simulator.replay import replay
 
     failed = 0
     for folder in args.folders:
@@ -155,7 +155,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from pybatsim.batsim.batsim import Batsim
 
-    from schedulers.adapter import load_scheduler
+    from wattsched.schedulers.adapter import load_scheduler
 
     options = _options(args.options) if args.options else {}
     scheduler = load_scheduler(args.scheduler, options)
@@ -169,7 +169,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------------------- schedulers
 
 def cmd_schedulers(args: argparse.Namespace) -> int:
-    from schedulers.presets import PRESETS
+    from wattsched.schedulers.presets import PRESETS
 
     if args.json:
         out = {}
@@ -194,7 +194,7 @@ def cmd_schedulers(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------------- metrics / plot
 
 def cmd_metrics(args: argparse.Namespace) -> int:
-    from wattsched.metrics import compute_metrics, format_table, metrics_to_json
+    from wattsched.analysis.metrics import compute_metrics, format_table, metrics_to_json
 
     metrics = compute_metrics(args.outputs, tau_s=args.tau, window=args.window,
                               workload=args.workload, max_power_w=args.max_power)
@@ -203,8 +203,8 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    from wattsched.outputs_io import find_outputs
-    from wattsched.plots import plot_all, plot_power
+    from wattsched.analysis.outputs import find_outputs
+    from wattsched.analysis.plots import plot_all, plot_power
 
     out_dir = Path(args.out_dir) if args.out_dir else find_outputs(args.outputs)["jobs"].parent
     paths = plot_all(args.outputs, out_dir)
@@ -217,7 +217,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 
 def cmd_regress(args: argparse.Namespace) -> int:
-    from wattsched.regress import compare_outputs, format_report, update_golden
+    from wattsched.analysis.regress import compare_outputs, format_report, update_golden
 
     if args.update:
         update_golden(args.run, args.golden)
@@ -330,9 +330,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 #: Subcommands that are the command lines of the workload and platform tools.
 TOOLS = {
-    "synth": ("workloads.synthetic", "generate a seeded synthetic HPC week (Lublin-Feitelson style)"),
-    "swf": ("workloads.swf", "convert an SWF trace (Parallel Workloads Archive) to a Batsim workload"),
-    "platform": ("platforms.generate", "generate a Taurus-calibrated SimGrid platform of any size"),
+    "synth": ("wattsched.workloads.synthetic", "generate a seeded synthetic HPC week (Lublin-Feitelson style)"),
+    "swf": ("wattsched.workloads.swf", "convert an SWF trace (Parallel Workloads Archive) to a Batsim workload"),
+    "platform": ("wattsched.platforms.generate", "generate a Taurus-calibrated SimGrid platform of any size"),
 }
 
 

@@ -56,8 +56,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from wattsched.errors import InputError, OptionError, WattschedError
-from wattsched.fileio import emit_text
+from wattsched.base.errors import InputError, OptionError, WattschedError
+from wattsched.base.fileio import emit_text
 
 __all__ = ["SWF_FIELDS", "SwfJob", "read_swf", "swf_to_batsim", "profile_name", "main"]
 
@@ -256,7 +256,7 @@ def swf_to_batsim(
     nb_res = nb_hosts if nb_hosts is not None else max((j["res"] for j in jobs), default=1)
     meta = {
         "source": str(source),
-        "generator": "workloads.swf",
+        "generator": "wattsched.workloads.swf",
         "speed_flops": speed_flops,
         "procs_per_host": procs_per_host,
         "origin_s": origin,

@@ -61,9 +61,9 @@ from typing import Any
 
 import numpy as np
 
-from wattsched.errors import OptionError, WattschedError
-from wattsched.fileio import emit_text
-from workloads.swf import profile_name
+from wattsched.base.errors import OptionError, WattschedError
+from wattsched.base.fileio import emit_text
+from wattsched.workloads.swf import profile_name
 
 __all__ = ["SyntheticModel", "DEFAULT_MODEL", "WALLTIME_GRID_S", "synthetic_week", "offered_load", "main"]
 
@@ -265,7 +265,7 @@ def synthetic_week(
         })
     load = float(cumulative[n - 1]) / (nb_hosts * duration_s)
     meta = {
-        "generator": "workloads.synthetic.synthetic_week",
+        "generator": "wattsched.workloads.synthetic.synthetic_week",
         "seed": seed,
         "nb_hosts": nb_hosts,
         "duration_s": duration_s,

@@ -15,7 +15,7 @@ returns a :class:`pandas.DataFrame` with one row per run, in the order of the li
   the CLI exits with status 1 when there is any.
 * **Progress**: a rich progress bar over runs and over simulated jobs (live, from the workers).
 
-Metrics are :func:`wattsched.metrics.compute_metrics` (τ, window and ``max_power_w`` from the run) plus,
+Metrics are :func:`wattsched.analysis.metrics.compute_metrics` (τ, window and ``max_power_w`` from the run) plus,
 for each extra window ``name``: ``<name>_energy_j``, ``<name>_utilization`` and
 ``<name>_nb_jobs_started`` (jobs whose start time falls in ``[t0, t1)``).
 
@@ -25,7 +25,7 @@ Usage::
             Run("fcfs", "p.xml", "w.json", "fcfs", {}, "out/fcfs")]
     frame = run_sweep(runs, workers=2, csv_path="out/metrics.csv")
 
-CLI: ``python -m experiments.sweep runs.json -o metrics.csv [-j N] [--force]`` where ``runs.json`` is a
+CLI: ``python -m wattsched.experiments.sweep runs.json -o metrics.csv [-j N] [--force]`` where ``runs.json`` is a
 list of objects with the fields of :class:`Run`.
 """
 
@@ -47,7 +47,7 @@ from typing import Any
 
 import pandas as pd
 
-from wattsched.errors import OptionError, WattschedError
+from wattsched.base.errors import OptionError, WattschedError
 
 __all__ = ["Run", "run_sweep", "execute_run", "outputs_exist", "failed_runs", "load_runs", "main"]
 
@@ -96,7 +96,7 @@ class Run:
 # ------------------------------------------------------------------------------------------ one run
 def outputs_exist(prefix: str | os.PathLike) -> bool:
     """True when the five Batsim output files of ``prefix`` exist."""
-    from simulator.outputs import output_paths
+    from wattsched.base.batsim_files import output_paths
 
     return all(path.exists() for path in output_paths(prefix).values())
 
@@ -109,12 +109,12 @@ def one_line_error(error: BaseException) -> str:
 
 
 def _simulate(run: Run, on_jobs: JobsCallback | None) -> None:
-    from schedulers.adapter import load_scheduler
-    from simulator.drivers import run_inprocess
-    from simulator.engine import Simulation
-    from simulator.outputs import write_outputs
-    from simulator.platform import load_platform
-    from simulator.workload import load_workload
+    from wattsched.schedulers.adapter import load_scheduler
+    from wattsched.simulator.drivers import run_inprocess
+    from wattsched.simulator.engine import Simulation
+    from wattsched.simulator.outputs import write_outputs
+    from wattsched.simulator.platform import load_platform
+    from wattsched.simulator.workload import load_workload
 
     scheduler = load_scheduler(run.scheduler, dict(run.options))
     sim = Simulation(load_platform(run.platform), load_workload(run.workload))
@@ -139,8 +139,8 @@ def _simulate(run: Run, on_jobs: JobsCallback | None) -> None:
 
 def run_metrics(run: Run) -> dict[str, float | int]:
     """Metrics of a finished run from its output files (module docstring)."""
-    from wattsched.metrics import compute_metrics, energy_in_window_j, jobs_that_ran, utilization
-    from wattsched.outputs_io import load_outputs
+    from wattsched.analysis.metrics import compute_metrics, energy_in_window_j, jobs_that_ran, utilization
+    from wattsched.analysis.outputs import load_outputs
 
     outputs = load_outputs(run.prefix)
     metrics = dict(compute_metrics(outputs, tau_s=run.tau_s, window=run.window, max_power_w=run.max_power_w))
@@ -373,8 +373,8 @@ def report_failures(frame: pd.DataFrame, stream: Any = None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m experiments.sweep runs.json -o metrics.csv [-j N] [--force]``; exit 1 if a run failed."""
-    parser = argparse.ArgumentParser(prog="python -m experiments.sweep", description=main.__doc__)
+    """``python -m wattsched.experiments.sweep runs.json -o metrics.csv [-j N] [--force]``; exit 1 if a run failed."""
+    parser = argparse.ArgumentParser(prog="python -m wattsched.experiments.sweep", description=main.__doc__)
     parser.add_argument("runs", help="JSON list of runs (fields of experiments.sweep.Run)")
     parser.add_argument("-o", "--output", default="sweep.csv", help="metrics CSV (default sweep.csv)")
     parser.add_argument("-j", "--workers", type=int, default=None, help="processes (default: CPU count)")

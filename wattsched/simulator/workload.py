@@ -24,7 +24,7 @@ import os
 from dataclasses import dataclass
 from typing import Union
 
-from wattsched.errors import InputError
+from wattsched.base.errors import InputError
 
 __all__ = [
     "DelayProfile", "ParallelProfile", "ComposedProfile", "Profile", "Job", "Workload", "load_workload",

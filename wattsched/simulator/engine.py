@@ -32,10 +32,10 @@ from typing import Any, Iterator
 import numpy as np
 from procset import ProcSet
 
-from simulator.platform import Platform
-from simulator.workload import ComposedProfile, DelayProfile, Job, ParallelProfile, Workload
-from wattsched.errors import ProtocolError
-from wattsched.hostsets import from_sorted_ids, parse_canonical as parse_hosts
+from wattsched.simulator.platform import Platform
+from wattsched.simulator.workload import ComposedProfile, DelayProfile, Job, ParallelProfile, Workload
+from wattsched.base.errors import ProtocolError
+from wattsched.base.hostsets import from_sorted_ids, parse_canonical as parse_hosts
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ def procset_ids(ps: ProcSet) -> np.ndarray:
 
 def host_index(ps: ProcSet) -> slice | np.ndarray:
     """A numpy indexer of the hosts of ``ps``: a slice (a view, no copy) for one interval."""
-    itvs = ps._itvs  # procset 1.x's sorted intervals (see wattsched.hostsets)
+    itvs = ps._itvs  # procset 1.x's sorted intervals (see wattsched.base.hostsets)
     if len(itvs) == 1:
         return slice(itvs[0][0], itvs[0][1] + 1)
     return procset_ids(ps)

@@ -28,7 +28,7 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
-from wattsched.errors import InputError
+from wattsched.base.errors import InputError
 
 __all__ = ["HostModel", "Host", "Platform", "load_platform", "parse_speed_list", "parse_radical"]
 

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from wattsched.errors import OptionError
+from wattsched.base.errors import OptionError
 
 
 def _umask() -> int:

@@ -7,8 +7,8 @@ atomically (temporary file in the same folder, then rename)::
     plot_all("results/out", "results/plots")          # gantt.png, power.png, machine_states.png
     plot_power("results/out", "power.png", budget_window=(3600, 7200), budget_power_w=2000)
 
-``outputs`` is anything :func:`wattsched.outputs_io.load_outputs` accepts: a folder, a prefix path
-(``results/out``) or a loaded :class:`~wattsched.outputs_io.BatsimOutputs`.
+``outputs`` is anything :func:`wattsched.analysis.outputs.load_outputs` accepts: a folder, a prefix path
+(``results/out``) or a loaded :class:`~wattsched.analysis.outputs.BatsimOutputs`.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 from procset import ProcSet
 
-from wattsched.errors import InputError
-from wattsched.fileio import atomic_path
-from wattsched.outputs_io import BatsimOutputs, load_outputs
+from wattsched.base.errors import InputError
+from wattsched.base.fileio import atomic_path
+from wattsched.analysis.outputs import BatsimOutputs, load_outputs
 
 __all__ = [
     "gantt_figure",

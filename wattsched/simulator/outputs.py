@@ -4,7 +4,7 @@ File names, headers, row order and number formats copy Batsim 4.2.1 (behaviours 
 ``tests/fixtures/batsim-reference/README.md``), quirks included, so that tools written for Batsim
 read ours unchanged: ``consumed_joules`` stops at the last job end, ``time_<state>`` misses each
 host's open interval after its last change, ``mean_slowdown`` is unbounded and counts rejected jobs
-as 0. Our own metrics (``wattsched.metrics``) are computed correctly from these files.
+as 0. Our own metrics (``wattsched.analysis.metrics``) are computed correctly from these files.
 
 All five files are written to temporary names first and renamed at the end: a failed run leaves no
 half-written output.
@@ -16,16 +16,15 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from simulator.engine import BATSIM_VERSION, ZERO_JOB_EXECUTION_S, MachineState, Simulation
-from wattsched.fileio import atomic_paths
-
-OUTPUT_SUFFIXES = ("jobs", "schedule", "machine_states", "consumed_energy", "pstate_changes")
-
-JOBS_HEADER = (
-    "job_id,workload_name,profile,submission_time,requested_number_of_resources,requested_time,success,"
-    "final_state,starting_time,execution_time,finish_time,waiting_time,turnaround_time,stretch,"
-    "allocated_resources,consumed_energy,metadata"
+from wattsched.simulator.engine import BATSIM_VERSION, ZERO_JOB_EXECUTION_S, MachineState, Simulation
+from wattsched.base.batsim_files import (
+    CONSUMED_ENERGY_COLUMNS,
+    JOBS_COLUMNS,
+    MACHINE_STATES_COLUMNS,
+    PSTATE_CHANGES_COLUMNS,
+    output_paths,
 )
+from wattsched.base.fileio import atomic_paths
 
 
 def _f(x: float) -> str:
@@ -42,7 +41,7 @@ def _bare_id(job_id: str) -> str:
 
 def jobs_lines(sim: Simulation) -> list[str]:
     """``_jobs.csv``: one row per job in completion order, rejections at rejection time (B28)."""
-    lines = [JOBS_HEADER]
+    lines = [",".join(JOBS_COLUMNS)]
     wl = sim.workload.name
     for rj in sim.iter_jobs():
         job = rj.job
@@ -123,7 +122,7 @@ def schedule_lines(sim: Simulation, **times: float) -> list[str]:
 
 def consumed_energy_lines(sim: Simulation) -> list[str]:
     """``_consumed_energy.csv``: s/e/p rows, cumulative joules, ``epower`` from the previous row (B30)."""
-    lines = ["time,energy,event_type,wattmin,epower"]
+    lines = [",".join(CONSUMED_ENERGY_COLUMNS)]
     prev = (0.0, 0.0)  # Batsim's first epower is measured from t=0, E=0
     for t, e, kind, wattmin in sim.energy_rows:
         if t == prev[0]:
@@ -137,22 +136,16 @@ def consumed_energy_lines(sim: Simulation) -> list[str]:
 
 def machine_states_lines(sim: Simulation) -> list[str]:
     """``_machine_states.csv``, times printed with ``%g`` (B32, B33)."""
-    lines = ["time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing"]
+    lines = [",".join(MACHINE_STATES_COLUMNS)]
     lines.extend(f"{_g(t)},{a},{b},{c},{d},{e}" for t, a, b, c, d, e in sim.machine_rows)
     return lines
 
 
 def pstate_changes_lines(sim: Simulation) -> list[str]:
     """``_pstate_changes.csv``: initial pstates, then -1/-2 at request and target at completion (B31)."""
-    lines = ["time,machine_id,new_pstate"]
+    lines = [",".join(PSTATE_CHANGES_COLUMNS)]
     lines.extend(f"{_g(t)},{hosts},{p}" for t, hosts, p in sim.pstate_rows)
     return lines
-
-
-def output_paths(prefix: str | os.PathLike) -> dict[str, Path]:
-    """``{"jobs": Path("<prefix>_jobs.csv"), ...}``."""
-    prefix = str(prefix)
-    return {name: Path(f"{prefix}_{name}.csv") for name in OUTPUT_SUFFIXES}
 
 
 def write_outputs(sim: Simulation, prefix: str | os.PathLike, *, scheduling_time_s: float = 0.0,

@@ -56,8 +56,8 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from wattsched.errors import InputError
-from wattsched.outputs_io import BatsimOutputs, load_outputs
+from wattsched.base.errors import InputError
+from wattsched.analysis.outputs import BatsimOutputs, load_outputs
 
 __all__ = [
     "DEFAULT_TAU_S",
@@ -105,7 +105,7 @@ def bounded_slowdowns(jobs: pd.DataFrame, tau_s: float = DEFAULT_TAU_S) -> pd.Se
     """Bounded slowdown ``max(1, (wait + run) / max(run, τ))`` of each job that ran, indexed by job_id.
 
     Args:
-        jobs: a jobs.csv frame (:func:`wattsched.outputs_io.read_jobs`).
+        jobs: a jobs.csv frame (:func:`wattsched.analysis.outputs.read_jobs`).
         tau_s: τ in seconds; runs shorter than τ count as τ.
     """
     if tau_s <= 0:
@@ -417,8 +417,8 @@ def metrics_to_json(metrics: Mapping[str, float | int]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m wattsched.metrics OUTPUTS [--json] [--window T0 T1] ...``: print the metrics."""
-    parser = argparse.ArgumentParser(prog="python -m wattsched.metrics", description=main.__doc__)
+    """``python -m wattsched.analysis.metrics OUTPUTS [--json] [--window T0 T1] ...``: print the metrics."""
+    parser = argparse.ArgumentParser(prog="python -m wattsched.analysis.metrics", description=main.__doc__)
     parser.add_argument("outputs", help="output folder or prefix, e.g. results/out")
     parser.add_argument("--tau", type=float, default=DEFAULT_TAU_S, help="τ of the bounded slowdown, s")
     parser.add_argument("--window", type=float, nargs=2, metavar=("T0", "T1"), help="window, s")

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 from unittest import mock
 
-from simulator.engine import Simulation
-from wattsched.errors import ProtocolError, WattschedError
+from wattsched.simulator.engine import Simulation
+from wattsched.base.errors import ProtocolError, WattschedError
 
 log = logging.getLogger(__name__)
 

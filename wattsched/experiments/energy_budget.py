@@ -26,7 +26,7 @@ Outputs under ``--out``: ``inputs/`` (platforms, workloads), ``runs/`` (Batsim C
 ``results.csv`` (one row per run), ``report.md`` (tables per machine and the paper's orderings checked)
 and ``<machine>_fig{2,3,4,5}_<metric>.png`` (metric vs budget, one line per algorithm, like figures 2-5).
 
-CLI: ``python -m experiments.energy_budget --out results/energy-budget [--full] [-j N] [--force]``.
+CLI: ``python -m wattsched.experiments.energy_budget --out results/energy-budget [--full] [-j N] [--force]``.
 """
 
 from __future__ import annotations
@@ -46,9 +46,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from energy_models.taurus import TAURUS, budget_energy_j
-from experiments.sweep import Run, failed_runs, report_failures, run_sweep
-from wattsched.errors import OptionError, WattschedError
+from wattsched.energy_models.taurus import TAURUS, budget_energy_j
+from wattsched.experiments.sweep import Run, failed_runs, report_failures, run_sweep
+from wattsched.base.errors import OptionError, WattschedError
 
 __all__ = [
     "ALGORITHMS", "BUDGETS", "EASY", "MACHINES", "METRICS", "Algorithm", "Budget", "Machine", "MachineInputs",
@@ -165,7 +165,7 @@ def available_algorithms(algorithms: Sequence[Algorithm] = ALGORITHMS,
                          presets: Mapping[str, Any] | None = None) -> tuple[list[Algorithm], list[Algorithm]]:
     """``(registered, missing)``: the algorithms whose preset is (not) in ``schedulers.presets.PRESETS``."""
     if presets is None:
-        from schedulers.presets import PRESETS as presets  # noqa: N811 - read at call time
+        from wattsched.schedulers.presets import PRESETS as presets  # noqa: N811 - read at call time
     have = [a for a in algorithms if a.preset in presets]
     return have, [a for a in algorithms if a.preset not in presets]
 
@@ -193,7 +193,7 @@ def budget_options(budget: Budget, shutdown: bool, declared: Sequence[str] | Non
 
 
 def _declared_options(preset: str) -> list[str] | None:
-    from schedulers.presets import PRESETS
+    from wattsched.schedulers.presets import PRESETS
 
     found = PRESETS.get(preset)
     return None if found is None else [o.name for o in found.options]
@@ -250,7 +250,7 @@ def _write_if_new(path: Path, text: str) -> None:
 
 def platform_file(inputs_dir: Path, nb_hosts: int) -> str:
     """A Taurus platform of ``nb_hosts`` hosts (SimGrid cluster form), written once."""
-    from platforms.generate import taurus_platform_xml
+    from wattsched.platforms.generate import taurus_platform_xml
 
     path = inputs_dir / f"taurus_{nb_hosts}.xml"
     _write_if_new(path, taurus_platform_xml(nb_hosts))
@@ -259,7 +259,7 @@ def platform_file(inputs_dir: Path, nb_hosts: int) -> str:
 
 def synthetic_inputs(machine: Machine, nb_hosts: int, inputs_dir: Path, *, seed: int, load: float) -> MachineInputs:
     """A seeded synthetic week for ``machine`` at ``nb_hosts`` hosts and offered ``load`` (written once)."""
-    from workloads.synthetic import synthetic_week
+    from wattsched.workloads.synthetic import synthetic_week
 
     path = inputs_dir / f"{machine.key}_{nb_hosts}h_seed{seed}_load{load:.2f}.json"
     if path.exists():
@@ -283,7 +283,7 @@ def split_swf(spec: str) -> tuple[str, float | None]:
 
 def swf_inputs(machine: Machine, swf: str, inputs_dir: Path) -> MachineInputs:
     """One week of an SWF trace (``path`` or ``path:start_s``) on the machine's full size."""
-    from workloads.swf import swf_to_batsim
+    from wattsched.workloads.swf import swf_to_batsim
 
     path, start_s = split_swf(swf)
     workload = swf_to_batsim(path, speed_flops=TAURUS.max_speed_flops, nb_hosts=machine.nb_hosts,
@@ -576,7 +576,7 @@ def plot_figures(frame: pd.DataFrame, out_dir: str | Path) -> list[Path]:
     """
     from matplotlib.figure import Figure
 
-    from wattsched.plots import save_figure
+    from wattsched.analysis.plots import save_figure
 
     if "status" in frame:
         frame = frame[frame["status"] != "failed"]
@@ -655,8 +655,8 @@ def choose_machines(full: bool, names: Sequence[str] | None, scale: float | None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m experiments.energy_budget --out DIR [--full] ...``; exit 1 when a run failed."""
-    parser = argparse.ArgumentParser(prog="python -m experiments.energy_budget", description=__doc__.splitlines()[0])
+    """``python -m wattsched.experiments.energy_budget --out DIR [--full] ...``; exit 1 when a run failed."""
+    parser = argparse.ArgumentParser(prog="python -m wattsched.experiments.energy_budget", description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="results/energy-budget", help="output folder")
     parser.add_argument("--full", action="store_true", help="the paper's machine sizes (1,152, 3,356, 80,640)")
     parser.add_argument("--scale", type=float, help="fraction of each machine's hosts (default: the reduced sizes "

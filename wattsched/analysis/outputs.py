@@ -16,7 +16,7 @@ prefix, the ``read_*`` functions to load one file, or :func:`load_outputs` to lo
     outputs.jobs["waiting_time"].mean()
 
 Every reader checks that the columns it needs are present and raises
-:class:`~wattsched.errors.InputError` naming the file and the column otherwise.
+:class:`~wattsched.base.errors.InputError` naming the file and the column otherwise.
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ from typing import Final
 
 import pandas as pd
 
-from wattsched.errors import InputError
+from wattsched.base import batsim_files
+from wattsched.base.batsim_files import OUTPUT_KINDS
+from wattsched.base.errors import InputError
 
 __all__ = [
     "OUTPUT_KINDS",
@@ -44,17 +46,9 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: The five output kinds, as in ``<prefix>_<kind>.csv``.
-OUTPUT_KINDS: Final[tuple[str, ...]] = (
-    "jobs",
-    "schedule",
-    "machine_states",
-    "consumed_energy",
-    "pstate_changes",
-)
 
 #: Columns each reader needs (files may hold more; extra columns are kept).
-JOBS_COLUMNS: Final[tuple[str, ...]] = (
+_NEEDED_JOBS: Final[tuple[str, ...]] = (
     "job_id",
     "submission_time",
     "requested_number_of_resources",
@@ -65,17 +59,10 @@ JOBS_COLUMNS: Final[tuple[str, ...]] = (
     "waiting_time",
     "allocated_resources",
 )
-SCHEDULE_COLUMNS: Final[tuple[str, ...]] = ()
-MACHINE_STATES_COLUMNS: Final[tuple[str, ...]] = (
-    "time",
-    "nb_sleeping",
-    "nb_switching_on",
-    "nb_switching_off",
-    "nb_idle",
-    "nb_computing",
-)
-CONSUMED_ENERGY_COLUMNS: Final[tuple[str, ...]] = ("time", "energy")
-PSTATE_CHANGES_COLUMNS: Final[tuple[str, ...]] = ("time", "machine_id", "new_pstate")
+_NEEDED_SCHEDULE: Final[tuple[str, ...]] = ()
+_NEEDED_MACHINE_STATES: Final[tuple[str, ...]] = batsim_files.MACHINE_STATES_COLUMNS
+_NEEDED_CONSUMED_ENERGY: Final[tuple[str, ...]] = ("time", "energy")
+_NEEDED_PSTATE_CHANGES: Final[tuple[str, ...]] = batsim_files.PSTATE_CHANGES_COLUMNS
 
 _JOBS_FLOAT_COLUMNS: Final[tuple[str, ...]] = (
     "submission_time",
@@ -183,7 +170,7 @@ def read_jobs(path: str | Path) -> pd.DataFrame:
     """
     path = Path(path)
     dtypes = {column: str for column in _JOBS_TEXT_COLUMNS}
-    frame = _read_csv(path, JOBS_COLUMNS, dtype=dtypes, keep_default_na=False, na_values={})
+    frame = _read_csv(path, _NEEDED_JOBS, dtype=dtypes, keep_default_na=False, na_values={})
     for column in _JOBS_TEXT_COLUMNS:
         if column in frame.columns:
             frame[column] = frame[column].fillna("").astype(str)
@@ -203,7 +190,7 @@ def read_schedule(path: str | Path) -> dict[str, str]:
         InputError: the file has no data row.
     """
     path = Path(path)
-    frame = _read_csv(path, SCHEDULE_COLUMNS, dtype=str, keep_default_na=False)
+    frame = _read_csv(path, _NEEDED_SCHEDULE, dtype=str, keep_default_na=False)
     if len(frame) < 1:
         raise InputError(path, "row 1", "missing: the schedule file has a header but no values")
     if len(frame) > 1:
@@ -214,9 +201,9 @@ def read_schedule(path: str | Path) -> dict[str, str]:
 def read_machine_states(path: str | Path) -> pd.DataFrame:
     """Read ``<prefix>_machine_states.csv`` (time printed with ``%g``, counts as integers)."""
     path = Path(path)
-    frame = _read_csv(path, MACHINE_STATES_COLUMNS)
+    frame = _read_csv(path, _NEEDED_MACHINE_STATES)
     _to_float(frame, path, ("time",))
-    for column in MACHINE_STATES_COLUMNS[1:]:
+    for column in _NEEDED_MACHINE_STATES[1:]:
         try:
             frame[column] = pd.to_numeric(frame[column], errors="raise").astype(int)
         except (ValueError, TypeError) as error:
@@ -228,7 +215,7 @@ def read_consumed_energy(path: str | Path) -> pd.DataFrame:
     """Read ``<prefix>_consumed_energy.csv``: ``time`` (s), cumulative ``energy`` (J), ``event_type``,
     ``wattmin`` (W) and ``epower`` (W, NaN where Batsim printed ``NA``)."""
     path = Path(path)
-    frame = _read_csv(path, CONSUMED_ENERGY_COLUMNS, dtype={"event_type": str})
+    frame = _read_csv(path, _NEEDED_CONSUMED_ENERGY, dtype={"event_type": str})
     _to_float(frame, path, ("time", "energy", "wattmin", "epower"))
     return frame
 
@@ -237,7 +224,7 @@ def read_pstate_changes(path: str | Path) -> pd.DataFrame:
     """Read ``<prefix>_pstate_changes.csv``: ``time`` (s), ``machine_id`` (interval string such as
     ``"0-1"``) and ``new_pstate`` (-1/-2 mark a pending switch, behaviour 31)."""
     path = Path(path)
-    frame = _read_csv(path, PSTATE_CHANGES_COLUMNS, dtype={"machine_id": str})
+    frame = _read_csv(path, _NEEDED_PSTATE_CHANGES, dtype={"machine_id": str})
     _to_float(frame, path, ("time",))
     _to_float(frame, path, ("new_pstate",))
     frame["new_pstate"] = frame["new_pstate"].astype(int)

@@ -24,11 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simulator.engine import Simulation
-from simulator.outputs import OUTPUT_SUFFIXES, write_outputs
-from simulator.platform import load_platform
-from simulator.workload import load_workload
-from wattsched.errors import InputError
+from wattsched.simulator.engine import Simulation
+from wattsched.base.batsim_files import OUTPUT_KINDS
+from wattsched.simulator.outputs import write_outputs
+from wattsched.simulator.platform import load_platform
+from wattsched.simulator.workload import load_workload
+from wattsched.base.errors import InputError
 
 #: Numeric columns / keys compared with a relative tolerance (energies); all others are exact.
 ENERGY_KEYS = frozenset({"consumed_energy", "energy", "consumed_joules", "epower"})
@@ -230,7 +231,7 @@ def replay(folder: str | os.PathLike, *, rel_tol: float = 1e-6, outputs_dir: str
         with tempfile.TemporaryDirectory() as tmp:
             out_dir = Path(outputs_dir) if outputs_dir is not None else Path(tmp)
             paths = write_outputs(sim, out_dir / prefix)
-            for name in OUTPUT_SUFFIXES:
+            for name in OUTPUT_KINDS:
                 rec_csv = folder / f"{prefix}_{name}.csv"
                 if rec_csv.exists():
                     report.differences.extend(compare_csv(paths[name], rec_csv, rel_tol, report.tolerated))

@@ -9,7 +9,7 @@ and :func:`update_golden` regenerates the golden files from a run::
     print(format_report(diffs))       # out_jobs.csv: job 7: starting_time 120.000000 (golden) → 130.000000 (run)
     update_golden("results/out", "tests/golden/easy")
 
-or from a shell: ``python -m wattsched.regress RUN GOLDEN [--update]``.
+or from a shell: ``python -m wattsched.analysis.regress RUN GOLDEN [--update]``.
 
 Comparison rules (DESIGN.md §8: times exact, energy to 1e-6 relative):
 
@@ -40,9 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from wattsched.errors import InputError
-from wattsched.fileio import atomic_path
-from wattsched.outputs_io import OUTPUT_KINDS, find_outputs
+from wattsched.base.errors import InputError
+from wattsched.base.fileio import atomic_path
+from wattsched.analysis.outputs import OUTPUT_KINDS, find_outputs
 
 __all__ = [
     "ENERGY_COLUMNS",
@@ -255,7 +255,7 @@ def compare_outputs(
     """Every difference between a run's output files and the golden ones.
 
     Args:
-        run: the run's outputs: folder or prefix path (:func:`wattsched.outputs_io.find_outputs`).
+        run: the run's outputs: folder or prefix path (:func:`wattsched.analysis.outputs.find_outputs`).
         golden: the golden outputs, same forms.
         rel_tol_energy: relative tolerance on energy and power columns.
         abs_tol_energy: absolute tolerance on them, joules or watts (Batsim prints 6 decimals).
@@ -346,8 +346,8 @@ def update_golden(run: str | Path, golden: str | Path, *, prefix: str | None = N
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m wattsched.regress RUN GOLDEN [--update]``: print the differences (exit 1 if any)."""
-    parser = argparse.ArgumentParser(prog="python -m wattsched.regress", description=main.__doc__)
+    """``python -m wattsched.analysis.regress RUN GOLDEN [--update]``: print the differences (exit 1 if any)."""
+    parser = argparse.ArgumentParser(prog="python -m wattsched.analysis.regress", description=main.__doc__)
     parser.add_argument("run", help="the run's outputs: folder or prefix (results/out)")
     parser.add_argument("golden", help="the golden outputs: folder or prefix")
     parser.add_argument("--update", action="store_true", help="copy the run's files over the golden ones")
