@@ -47,9 +47,9 @@ def run_one(nb_hosts: int, jobs: int, scheduler: str, backend: str) -> dict:
     load_s = time.perf_counter() - t0
     child = None
     if backend == "inprocess":
-        from wattsched.schedulers.adapter import load_scheduler
+        from wattsched.schedulers.adapter import scheduler_handler
 
-        stats = run_inprocess(sim, load_scheduler(scheduler, {}))
+        stats = run_inprocess(sim, scheduler_handler(scheduler, {}))
     else:
         endpoint = _endpoint()
         child = subprocess.Popen([str(Path(sys.executable).parent / "pybatsim"), "-t", "-1", "-s", endpoint, scheduler],

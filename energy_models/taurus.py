@@ -36,6 +36,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from wattsched.energy_models.power import NodeModel
+
 __all__ = [
     "PstateKind",
     "Pstate",
@@ -138,6 +140,15 @@ class TaurusNode:
         """Energy of one on→off transition."""
         p = self.pstates[self.switch_off_pstate]
         return p.full_w * self.switch_off_s
+
+    @property
+    def node_model(self) -> NodeModel:
+        """The node as the platform model every simulator and scheduler reads (:mod:`.power`)."""
+        return NodeModel(
+            tuple(p.speed_flops for p in self.pstates), tuple(p.idle_w for p in self.pstates),
+            tuple(p.full_w for p in self.pstates), self.off_w, self.sleep_pstate, self.switch_off_pstate,
+            self.switch_on_pstate,
+        )
 
 
 # Batsim's Taurus DVFS calibration (DESIGN §6), literal strings of the reference platform XML.

@@ -1,25 +1,26 @@
-"""The one bridge between the policy code and pybatsim (Batsim 4 protocol, DESIGN §3).
+"""The bridge between our policies and pybatsim (Batsim 4 protocol through pybatsim).
 
-:class:`WattschedScheduler` is a pybatsim :class:`~pybatsim.batsim.batsim.BatsimScheduler` built from a
-preset name and options (:mod:`schedulers.presets`). It translates pybatsim's camelCase callbacks into
-calls of the pure :class:`~schedulers.core.PolicyScheduler` (pstates arrive as strings, walltime -1 means
-none, ``job.json_dict`` carries extra workload fields such as ``user``) and the policy's decisions into
-``self.bs`` calls (EXECUTE_JOB, REJECT_JOB, SET_RESOURCE_STATE, CALL_ME_LATER, QUERY), which pybatsim stamps
-with the received ``now`` and sends back with that same ``now`` (README behaviour 39).
+- :class:`WattschedScheduler` is a pybatsim :class:`~pybatsim.batsim.batsim.BatsimScheduler` built from a
+  preset name and options (:mod:`wattsched.schedulers.presets`): what ``pybatsim easy-backfill -o '{...}'``
+  and the Docker image run against real Batsim. It translates pybatsim's camelCase callbacks into calls of
+  the pure :class:`~wattsched.schedulers.core.PolicyScheduler` (pstates arrive as strings) and the policy's
+  decisions into ``self.bs`` calls (EXECUTE_JOB, REJECT_JOB, SET_RESOURCE_STATE, CALL_ME_LATER, QUERY),
+  which pybatsim stamps with the received ``now`` and sends back with that same ``now`` (Batsim behaviour
+  39). It replies exactly as :class:`~wattsched.schedulers.protocol.BatsimTranslator`, which runs our
+  presets in-process without pybatsim.
+- :func:`pybatsim_handler` runs any pybatsim scheduler in-process: pybatsim's own ``Batsim`` client fed
+  message by message in memory (:class:`InProcessBatsim` swaps its network handler for an in-memory one).
+- :func:`scheduler_handler` is what a run needs: a message handler for a scheduler named by preset,
+  pybatsim entry point, module path or file path (:func:`load_scheduler`).
 
 **Once per message.** The policy is updated event by event but schedules once, in ``onNoMoreEvents``, after
 every event of the Batsim message has been applied. pybatsim's own ``easyBackfill`` schedules after each
 JOB_SUBMITTED / JOB_COMPLETED instead, so when a message holds several events the two may decide
-differently (e.g. it can start a job before seeing a completion listed later in the same message, or
-backfill a job that a same-time submission would have blocked). Both are valid Batsim clients; deciding
-on the whole message sees the complete state at that instant. Set the class attribute
-``per_event = True`` to react per event like pybatsim does.
+differently. Both are valid Batsim clients; deciding on the whole message sees the complete state at that
+instant. Set the class attribute ``per_event = True`` to react per event like pybatsim does.
 
-One class per preset (:class:`Fcfs`, :class:`EasyBackfill`, :class:`EnergyBud`, :class:`ReducePC`,
-:class:`Powercap`) is registered under the
-``pybatsim.schedulers`` entry point (``setup.cfg``), so ``pybatsim easy-backfill -o '{...}' -t -1`` runs
-it; pybatsim instantiates ``cls(options)``. :func:`load_scheduler` finds any scheduler by preset name,
-entry-point name, module path or file path.
+One class per preset is registered under the ``pybatsim.schedulers`` entry point (``setup.cfg``), so
+``pybatsim easy-backfill -o '{...}' -t -1`` runs it; pybatsim instantiates ``cls(options)``.
 """
 
 from __future__ import annotations
@@ -31,37 +32,20 @@ import logging
 import os
 import sys
 from importlib.metadata import entry_points
-from types import MappingProxyType, ModuleType
+from types import ModuleType
 from typing import Any, ClassVar, Mapping
 
 from procset import ProcSet
-from pybatsim.batsim.batsim import BatsimScheduler, Job
+from pybatsim.batsim.batsim import Batsim, BatsimScheduler, Job
 
+from wattsched.base.errors import OptionError, ProtocolError
 from wattsched.schedulers.presets import PRESETS, build
-from wattsched.schedulers.state import CallMeLater, Decision, QueryEnergy, QueuedJob, RejectJob, SetPState, StartJob
-from wattsched.base.errors import OptionError
+from wattsched.schedulers.protocol import BatsimTranslator, Handler, queued_job
+from wattsched.schedulers.state import CallMeLater, Decision, JobState, QueryEnergy, RejectJob, SetPState, StartJob
 
 logger = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "pybatsim.schedulers"
-
-_JOB_KEYS = frozenset({"id", "res", "walltime", "subtime", "profile", "user"})
-
-
-def queued_job(job: Job) -> QueuedJob:
-    """The policy's view of a pybatsim job (``requested_time`` -1 or absent = no walltime)."""
-    data: Mapping[str, Any] = job.json_dict or {}
-    walltime = job.requested_time
-    user = data.get("user")
-    return QueuedJob(
-        id=job.id,
-        res=int(job.requested_resources),
-        walltime_s=None if walltime is None or float(walltime) < 0 else float(walltime),
-        subtime_s=float(job.submit_time),
-        profile=str(job.profile),
-        user=None if user is None else str(user),
-        extra=MappingProxyType({k: v for k, v in data.items() if k not in _JOB_KEYS}),
-    )
 
 
 class WattschedScheduler(BatsimScheduler):
@@ -115,12 +99,12 @@ class WattschedScheduler(BatsimScheduler):
 
     # ------------------------------------------------------------ jobs
     def onJobSubmission(self, job: Job) -> None:
-        self.policy.on_submitted(queued_job(job))
+        self.policy.on_submitted(queued_job(job.id, job.json_dict or {}))
         if self.per_event:
             self._schedule()
 
     def onJobCompletion(self, job: Job) -> None:
-        self.policy.on_completed(job.id, job.job_state.name)
+        self.policy.on_completed(job.id, JobState.parse(job.job_state.name))
         if self.per_event:
             self._schedule()
 
@@ -132,7 +116,7 @@ class WattschedScheduler(BatsimScheduler):
 
     # ------------------------------------------------------------ machines, energy, calls
     def onMachinePStateChanged(self, nodeid: tuple[int, int], pstate: str) -> None:
-        self.policy.on_pstate_changed(ProcSet(tuple(nodeid)), int(pstate))
+        self.policy.on_hosts_changed(ProcSet(tuple(nodeid)), int(pstate))
 
     def onReportEnergyConsumed(self, consumed_energy: float) -> None:
         self.policy.on_energy(float(consumed_energy))
@@ -190,6 +174,12 @@ class WattschedScheduler(BatsimScheduler):
                 raise TypeError(f"no Batsim translation for {decision!r}")
 
 
+class Compose(WattschedScheduler):
+    """Preset ``compose`` for pybatsim: any piece in any slot (``-o '{"admission": "energy-bud", ...}'``)."""
+
+    preset = "compose"
+
+
 class Fcfs(WattschedScheduler):
     """Preset ``fcfs`` for pybatsim: first come, first served, no backfilling."""
 
@@ -222,7 +212,7 @@ class Powercap(WattschedScheduler):
 
 #: The pybatsim class of every preset (registered in setup.cfg under ``pybatsim.schedulers``).
 PRESET_CLASSES: dict[str, type[WattschedScheduler]] = {  # type: ignore[misc]
-    cls.preset: cls for cls in (Fcfs, EasyBackfill, EnergyBud, ReducePC, Powercap)}
+    cls.preset: cls for cls in (Fcfs, EasyBackfill, EnergyBud, ReducePC, Powercap, Compose)}
 
 
 def _unknown(spec: str, why: str = "") -> OptionError:
@@ -303,3 +293,92 @@ def load_scheduler(name_or_module_path: str, options: Mapping[str, Any] | None =
     else:
         raise _unknown(spec)
     return _scheduler_class(module, class_name, spec)(opts)
+
+
+class _MemoryChannel:
+    """What pybatsim's ``Batsim`` needs of its network handler: one message in, one reply out."""
+
+    def __init__(self, first: dict) -> None:
+        self.inbox: dict | None = first
+        self.outbox: dict | None = None
+
+    def bind(self) -> None:
+        """Nothing to bind."""
+
+    def recv(self, blocking: bool = False) -> dict | None:
+        msg, self.inbox = self.inbox, None
+        return msg
+
+    def send(self, msg: dict) -> None:
+        self.outbox = msg
+
+    def close(self) -> None:
+        """Nothing to close."""
+
+
+class InProcessBatsim(Batsim):
+    """pybatsim's ``Batsim`` client fed in memory: its network handler is an in-memory channel.
+
+    ``Batsim.__init__`` opens its network handler and reads SIMULATION_BEGINS itself; here the ``network``
+    attribute is a property that keeps the channel (pybatsim's own ``NetworkHandler`` is built, unused and
+    without a socket), so the first message is handed over at construction and each later one by
+    :meth:`handle`. pybatsim raises the interpreter's recursion limit for good; it is restored.
+    """
+
+    def __init__(self, scheduler: BatsimScheduler, first_message: dict) -> None:
+        self._channel = _MemoryChannel(first_message)
+        limit = sys.getrecursionlimit()
+        try:
+            super().__init__(scheduler, "inprocess://", -1)
+        finally:
+            sys.setrecursionlimit(limit)
+
+    @property  # type: ignore[override]
+    def network(self) -> _MemoryChannel:
+        return self._channel
+
+    @network.setter
+    def network(self, handler: Any) -> None:
+        """pybatsim assigns its ZeroMQ handler: the in-memory channel stays."""
+
+    def first_reply(self) -> dict:
+        return self._take_reply()
+
+    def handle(self, message: dict) -> dict:
+        """One Batsim message in, the scheduler's reply out."""
+        self._channel.inbox = message
+        self.do_next_event()
+        return self._take_reply()
+
+    def _take_reply(self) -> dict:
+        reply, self._channel.outbox = self._channel.outbox, None
+        if reply is None:
+            raise ProtocolError("the pybatsim scheduler did not reply to Batsim's message")
+        return reply
+
+
+def pybatsim_handler(scheduler: BatsimScheduler) -> Handler:
+    """A message handler running a pybatsim scheduler in-process (see :class:`InProcessBatsim`)."""
+    client: InProcessBatsim | None = None
+
+    def handle(message: dict) -> dict:
+        nonlocal client
+        if client is None:
+            client = InProcessBatsim(scheduler, message)
+            return client.first_reply()
+        return client.handle(message)
+
+    return handle
+
+
+def scheduler_handler(name_or_module_path: str, options: Mapping[str, Any] | None = None) -> Handler:
+    """The message handler of a scheduler: our presets through :class:`BatsimTranslator` (no pybatsim),
+    any other pybatsim scheduler through :func:`pybatsim_handler`.
+
+    Raises:
+        OptionError: unknown scheduler or bad options (see :func:`load_scheduler`).
+    """
+    spec = name_or_module_path.strip()
+    if spec in PRESETS:
+        return BatsimTranslator(build(spec, dict(options or {})))
+    return pybatsim_handler(load_scheduler(spec, options))

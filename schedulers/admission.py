@@ -1,48 +1,91 @@
-"""Admission constraints: may this job start now on these hosts? (third policy slot, DESIGN §5)
+"""Admission constraints: may this job start now with this assignment? (slot ``admission``)
 
 The backfilling rule finds hosts; an admission constraint can still say no (energy budget, powercap).
 EASY with an energy budget (energyBud / reducePC, energy-budget paper §IV-B, Algorithm 2) also reserves
-*energy* for the head job while it backfills; the hooks :meth:`AdmissionConstraint.reserve_head` and
-:meth:`AdmissionConstraint.release_head` bracket that phase, and :meth:`AdmissionConstraint.on_start`
-tells the constraint that a job it admitted really starts. A constraint may also move the head's
-reservation later (:meth:`AdmissionConstraint.earliest_start_s`: a powercap that cannot run it yet).
+*energy* for the head job while it backfills. The hooks, in the order of a scheduling pass:
 
-Extend by subclassing :class:`AdmissionConstraint` and overriding the hooks you need; every default
-admits everything and does nothing.
+1. :meth:`~AdmissionConstraint.begin_pass` (the queue in scheduling order);
+2. for each start the backfilling rule considers: :meth:`~AdmissionConstraint.can_start`, then
+   :meth:`~AdmissionConstraint.on_start` when it starts; around EASY's backfilling phase,
+   :meth:`~AdmissionConstraint.reserve_head` / :meth:`~AdmissionConstraint.release_head`, and
+   :meth:`~AdmissionConstraint.earliest_start_s` may move the head's reservation later (a powercap that
+   cannot run it yet);
+3. :meth:`~AdmissionConstraint.end_pass` once the pass's starts are running jobs of the view;
+4. a power manager asks :meth:`~AdmissionConstraint.can_prepare` before booting hosts for a job and
+   tells :meth:`~AdmissionConstraint.on_prepare` after;
+5. :meth:`~AdmissionConstraint.decisions`: the constraint's own requests (monitoring calls, energy queries).
+
+Every default admits everything and does nothing; a constraint overrides the hooks it needs. It hears the
+events of every piece too (:class:`~wattsched.schedulers.pieces.Piece`), and the power manager of its
+scheduler is given to it at construction (:meth:`AdmissionConstraint.bind_power`): an energy budget plans
+the hosts that manager keeps on, boots or switches off.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Sequence
+
 from procset import ProcSet
 
-from wattsched.schedulers.state import ClusterView, QueuedJob
+from wattsched.schedulers.pieces import Piece, register
+from wattsched.schedulers.state import Assignment, ClusterView, Decision, QueuedJob
+
+if TYPE_CHECKING:
+    from wattsched.schedulers.power import PowerManager
 
 
-class AdmissionConstraint:
-    """Base class: admits every job; override the hooks."""
+class AdmissionConstraint(Piece):
+    """Base of the ``admission`` slot: admits every job."""
 
-    name = "none"
+    slot = "admission"
+    power_manager: "PowerManager | None" = None
 
-    def can_start(self, job: QueuedJob, alloc: ProcSet, view: ClusterView) -> bool:
-        """Whether ``job`` may start now on ``alloc`` (already known to be free)."""
+    def bind_power(self, power: "PowerManager") -> None:
+        """The power manager of the same scheduler (called once, at construction)."""
+        self.power_manager = power
+
+    def begin_pass(self, queue: Sequence[QueuedJob], view: ClusterView) -> None:
+        """A scheduling pass starts; ``queue`` is the waiting jobs in scheduling order."""
+
+    def can_start(self, job: QueuedJob, assignment: Assignment, view: ClusterView) -> bool:
+        """Whether ``job`` may start now with ``assignment`` (its hosts are known to be free)."""
         return True
 
-    def on_start(self, job: QueuedJob, alloc: ProcSet, view: ClusterView) -> None:
-        """``job`` starts now on ``alloc`` (called during the pass, after :meth:`can_start` said yes)."""
+    def on_start(self, job: QueuedJob, assignment: Assignment, view: ClusterView) -> None:
+        """``job`` starts now with ``assignment`` (during the pass, after :meth:`can_start` said yes)."""
 
-    def earliest_start_s(self, job: QueuedJob, start_s: float, view: ClusterView) -> float:
-        """The earliest time from ``start_s`` (when the head ``job`` has hosts) at which the constraint
+    def earliest_start_s(self, job: QueuedJob, assignment: Assignment, start_s: float, view: ClusterView) -> float:
+        """The earliest time from ``start_s`` (when the head ``job`` has its hosts) at which the constraint
         will admit it, as far as the running jobs tell (EASY's shadow time then moves there)."""
         return start_s
 
-    def reserve_head(self, job: QueuedJob, start_s: float, alloc: ProcSet, view: ClusterView) -> None:
-        """EASY reserved ``alloc`` from ``start_s`` for the head ``job``: reserve what it will need."""
+    def reserve_head(self, job: QueuedJob, start_s: float, assignment: Assignment, view: ClusterView) -> None:
+        """EASY reserved ``assignment`` from ``start_s`` for the head ``job``: reserve what it will need."""
 
     def release_head(self) -> None:
         """End of the backfilling phase: drop the head job's reservation."""
 
+    def end_pass(self, view: ClusterView) -> None:
+        """The pass's starts are applied to ``view`` (they are running jobs from now on)."""
 
+    def can_prepare(self, job: QueuedJob, boot: ProcSet, keep: ProcSet, start_s: float, assignment: Assignment,
+                    view: ClusterView) -> bool:
+        """Whether a power manager may boot ``boot`` and keep the free hosts ``keep`` idle for ``job``, which
+        would then start at ``start_s`` with ``assignment``."""
+        return True
+
+    def on_prepare(self, job: QueuedJob, boot: ProcSet, keep: ProcSet, start_s: float, assignment: Assignment,
+                   view: ClusterView) -> None:
+        """The power manager booted ``boot`` / kept ``keep`` for ``job`` (after :meth:`can_prepare`)."""
+
+    def decisions(self, queue: Sequence[QueuedJob], view: ClusterView) -> list[Decision]:
+        """The constraint's own requests after the pass (``queue``: what still waits)."""
+        return []
+
+
+@register
 class NoConstraint(AdmissionConstraint):
     """No admission constraint: only hosts limit what starts (plain EASY / FCFS)."""
 
     name = "none"
+    description = "no admission constraint: only hosts limit what starts"

@@ -1,36 +1,29 @@
-"""The policy scheduler: five small pieces composed over one :class:`~schedulers.state.ClusterView`.
+"""The policy scheduler: one piece per slot composed over one :class:`~wattsched.schedulers.state.ClusterView`.
 
 :class:`PolicyScheduler` is pure Python: it is told what happened (``on_*`` methods, in the order Batsim
-reports it) and asked what to do (:meth:`PolicyScheduler.schedule`), and it keeps the view up to date,
-assuming that every decision it returns is applied (Batsim applies a reply's events at once). It knows
-nothing of pybatsim or JSON: :mod:`schedulers.adapter` drives it, and tests drive it directly.
+reports it) and asked what to do (:meth:`PolicyScheduler.schedule`); it keeps the view up to date,
+assuming that every decision it returns is applied (Batsim applies a reply's events at once), and passes
+every event on to every piece (:class:`~wattsched.schedulers.pieces.Piece`'s hooks, in slot order). It
+knows nothing of pybatsim or JSON: :mod:`wattsched.schedulers.protocol` drives it from Batsim messages,
+:mod:`wattsched.schedulers.adapter` from pybatsim, and tests drive it directly.
+
+**Placement.** :meth:`PolicyScheduler.place` is where a job would run: the placement piece chooses the
+hosts, the frequency choice the pstate on them, and the job's runtime model gives its walltime at that
+pstate (:class:`~wattsched.schedulers.state.Assignment`). Backfilling, the admission constraint and the
+power manager all see that assignment, so EASY's reservation and an energy budget use the real expected
+end of a job slowed by DVFS.
 
 A pass (:meth:`PolicyScheduler.schedule`) returns, in this order: the rejections of jobs submitted since
 the last pass (jobs asking for no host or for more hosts than the machine has, as pybatsim's
 ``easyBackfill`` does), then the starts of jobs whose hosts the power manager booted for them and which
 are now on (``ready_jobs``), then the starts chosen by the backfilling rule (head first, then backfilled
-jobs in queue order), each preceded by a :class:`~schedulers.state.SetPState` when the frequency choice wants
-another pstate than the hosts have, then the power manager's decisions, then the admission constraint's
-own requests (monitoring calls and energy queries of an energy budget).
-
-**Optional hooks** (looked up with ``getattr``, so that pieces without them keep working):
-
-- admission constraint: ``on_platform(nb_hosts, properties)`` at SIMULATION_BEGINS (may raise
-  :class:`~wattsched.base.errors.OptionError` when the platform lacks what the options name);
-  ``advance(view, now_s)`` before the clock moves (the state still describes the elapsed interval);
-  ``on_energy(energy_j, view)`` on ANSWER; ``on_call()`` on REQUESTED_CALL; ``begin_pass(queue, view)``
-  before each pass; ``end_pass(view)`` once its starts are applied to the view (they are running jobs
-  from then on); ``can_prepare(job, boot, keep, start_s, view)`` and ``on_prepare(...)``, asked by a power
-  manager before / after booting hosts for a job; ``decisions(queue, view)`` after the pass (e.g.
-  :class:`~schedulers.state.CallMeLater`, :class:`~schedulers.state.QueryEnergy`).
-- power manager: ``bind(policy)`` at construction; ``on_platform(nb_hosts, properties)`` and
-  ``sleep_pstate`` (which pstate means "asleep"); ``pending_hosts(view)``: hosts that are off or switching
-  as pseudo running jobs ending when they can be on (EASY's reservation then accounts for boot time);
-  ``ready_jobs(waiting, view)``: jobs to start first, on the hosts booted for them.
+jobs in queue order), each preceded by a :class:`~wattsched.schedulers.state.SetPState` when its pstate
+differs from its hosts', then the power manager's decisions, then the admission constraint's own requests
+(monitoring calls and energy queries of an energy budget).
 
 Example::
 
-    policy = PolicyScheduler(order=fcfs, backfill=easy_backfill, allocator=FIRST_FIT)
+    policy = PolicyScheduler(order=Fcfs(), backfill=EasyBackfilling(), placement=FirstFit())
     policy.start(nb_hosts=16)
     policy.on_submitted(QueuedJob("w0!1", res=4, walltime_s=100.0, subtime_s=0.0))
     policy.schedule()          # [StartJob("w0!1", ProcSet((0, 3)))]
@@ -39,19 +32,26 @@ Example::
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from procset import ProcSet
 from sortedcontainers import SortedKeyList
 
+from wattsched.base.errors import OptionError
+from wattsched.base.hostsets import minus, plus
+from wattsched.energy_models.power import PlatformPower
+from wattsched.energy_models.taurus import TAURUS
 from wattsched.schedulers.admission import AdmissionConstraint, NoConstraint
-from wattsched.schedulers.allocation import FIRST_FIT, Allocator
-from wattsched.schedulers.backfill import Backfill
+from wattsched.schedulers.backfill import Backfilling, Start
 from wattsched.schedulers.frequency import FrequencyChoice, TopFrequency
 from wattsched.schedulers.order import QueueOrder
+from wattsched.schedulers.pieces import Piece
+from wattsched.schedulers.placement import FirstFit, FreeHosts, Placement
 from wattsched.schedulers.power import NoPowerManager, PowerManager
 from wattsched.schedulers.state import (
+    Assignment,
     ClusterView,
     Decision,
     JobState,
@@ -61,24 +61,21 @@ from wattsched.schedulers.state import (
     SetPState,
     StartJob,
 )
-from wattsched.base.hostsets import minus, plus
 
 logger = logging.getLogger(__name__)
 
 
 class PolicyScheduler:
-    """A scheduler made of a queue order, a backfilling rule, an allocator, an admission constraint,
+    """A scheduler made of a queue order, a backfilling rule, a placement, an admission constraint,
     a power manager and a frequency choice.
 
     Args:
-        order: queue order (:mod:`schedulers.order`).
-        backfill: backfilling rule (:mod:`schedulers.backfill`).
-        allocator: placement (:mod:`schedulers.allocation`), first-fit contiguous by default.
+        order: queue order (:mod:`~wattsched.schedulers.order`).
+        backfill: backfilling rule (:mod:`~wattsched.schedulers.backfill`).
+        placement: host choice (:mod:`~wattsched.schedulers.placement`), first-fit contiguous by default.
         admission: admission constraint, none by default.
         power: power manager, none by default.
         frequency: frequency choice, top frequency by default.
-        sleep_pstates: pstates in which a host is asleep (the power manager's business; empty when hosts
-            are never switched off).
         name: name for logs, e.g. the preset name.
     """
 
@@ -86,40 +83,37 @@ class PolicyScheduler:
         self,
         *,
         order: QueueOrder,
-        backfill: Backfill,
-        allocator: Allocator = FIRST_FIT,
+        backfill: Backfilling,
+        placement: Placement | None = None,
         admission: AdmissionConstraint | None = None,
         power: PowerManager | None = None,
         frequency: FrequencyChoice | None = None,
-        sleep_pstates: Iterable[int] = (),
         name: str = "custom",
     ) -> None:
         self.name = name
         self.order = order
         self.backfill = backfill
-        self.allocator = allocator
+        self.placement = placement if placement is not None else FirstFit()
         self.admission = admission if admission is not None else NoConstraint()
         self.power = power if power is not None else NoPowerManager()
         self.frequency = frequency if frequency is not None else TopFrequency()
-        self.sleep_pstates = frozenset(sleep_pstates)
+        #: every piece, in slot order: each hears every event
+        self.pieces: tuple[Piece, ...] = (self.order, self.backfill, self.placement, self.admission, self.power,
+                                          self.frequency)
+        self.admission.bind_power(self.power)
         self._view: ClusterView | None = None
         self._queue: dict[str, QueuedJob] = {}  # arrival order
         # static orders (FCFS): the queue kept sorted by (key, arrival number), no sort per pass
-        self._static = bool(getattr(order, "static", False))
+        self._static = order.static
         self._arrival: dict[str, int] = {}
         self._sorted: SortedKeyList = SortedKeyList(key=self._sorted_key)
         self._waiting_rejects: list[RejectJob] = []
-        self._pstates_changed = False  # some host left pstate 0 (else TopFrequency needs no check)
-        bind = getattr(self.power, "bind", None)
-        if bind is not None:
-            bind(self)
+        self._pstates_changed = False  # some host left pstate 0 (else a job at pstate 0 needs no check)
+        self._top: int | None = 0  # the top pstate of every host (None: hosts differ)
 
     def __repr__(self) -> str:
-        return (
-            f"PolicyScheduler({self.name}: order={self.order.name}, backfill={self.backfill.__name__}, "
-            f"allocation={self.allocator.name}, admission={self.admission.name}, "
-            f"power={self.power.name}, frequency={self.frequency.name})"
-        )
+        names = ", ".join(f"{piece.slot}={piece.name}" for piece in self.pieces)
+        return f"PolicyScheduler({self.name}: {names})"
 
     # ----------------------------------------------------------------- state
     @property
@@ -138,29 +132,36 @@ class PolicyScheduler:
         """The simulation begins on ``nb_hosts`` idle computation hosts at pstate 0.
 
         Args:
-            properties: the platform ``properties`` of each compute host (SIMULATION_BEGINS), when known;
-                the admission constraint and the power manager check their options against them.
+            properties: the platform ``properties`` of each compute host (SIMULATION_BEGINS); the power model
+                of every host is read from them (without them, every host is a Taurus node of the
+                energy-budget paper's table I). Pieces check their options against the platform.
+
+        Raises:
+            OptionError: a piece's options do not fit the platform.
+            InputError: a malformed power property.
         """
-        self._view = ClusterView.idle_machine(nb_hosts, now_s)
-        self._view.host_properties = list(properties or [])
-        for piece in (self.admission, self.power):
-            hook = getattr(piece, "on_platform", None)
-            if hook is not None:
-                hook(nb_hosts, self._view.host_properties)
-        sleep = getattr(self.power, "sleep_pstate", None)
-        if sleep is not None:
-            self.sleep_pstates = self.sleep_pstates | {sleep}
+        view = ClusterView.idle_machine(nb_hosts, now_s)
+        view.host_properties = list(properties or [])
+        if properties:
+            view.power = PlatformPower.from_properties(view.host_properties)
+        else:
+            view.power = PlatformPower.uniform(TAURUS.node_model, nb_hosts)
+        tops = {model.top_pstate for model in view.power.models}
+        self._top = tops.pop() if len(tops) == 1 else None
+        self._view = view
         self._queue.clear()
         self._arrival.clear()
         self._sorted.clear()
         self._waiting_rejects.clear()
+        for piece in self.pieces:
+            piece.on_platform(view)
 
     def set_time(self, now_s: float) -> None:
         """The clock of the message being handled (called before its events are applied)."""
-        advance = getattr(self.admission, "advance", None)
-        if advance is not None:
-            advance(self.view, now_s)
-        self.view.now_s = now_s
+        view = self.view
+        for piece in self.pieces:
+            piece.on_clock(now_s, view)
+        view.now_s = now_s
 
     # ----------------------------------------------------------------- events
     def on_submitted(self, job: QueuedJob) -> None:
@@ -176,6 +177,8 @@ class PolicyScheduler:
         if self._static:
             self._arrival[job.id] = len(self._arrival)
             self._sorted.add(job)
+        for piece in self.pieces:
+            piece.on_submitted(job, view)
 
     def on_completed(self, job_id: str, state: JobState | str = JobState.COMPLETED_SUCCESSFULLY) -> None:
         """A job ended (any final state): its hosts become free."""
@@ -183,10 +186,13 @@ class PolicyScheduler:
         running = view.remove_running(job_id)
         if running is not None:
             view.free = plus(view.free, running.alloc)
+            final = state if isinstance(state, JobState) else JobState.parse(state)
+            for piece in self.pieces:
+                piece.on_completed(running, final, view)
         elif self._dequeue(job_id) is None:
             logger.warning("completion of unknown job %s (%s) ignored", job_id, state)
 
-    def on_pstate_changed(self, hosts: ProcSet, pstate: int) -> None:
+    def on_hosts_changed(self, hosts: ProcSet, pstate: int) -> None:
         """Batsim applied a pstate to ``hosts`` (RESOURCE_STATE_CHANGED): DVFS done, or a switch ended."""
         view = self.view
         self._pstates_changed = True
@@ -194,104 +200,150 @@ class PolicyScheduler:
             view.pstates[host] = pstate
         transitioning = hosts & (view.switching | view.off)
         view.switching = view.switching - hosts
-        if pstate in self.sleep_pstates:
+        if pstate == self.power.sleep_pstate:
             view.off = view.off | hosts
             view.free = view.free - hosts
         else:
             view.off = view.off - hosts
             view.free = view.free | transitioning
+        for piece in self.pieces:
+            piece.on_hosts_changed(hosts, pstate, view)
 
     def on_energy(self, energy_j: float) -> None:
         """Batsim answered a QUERY: energy consumed since the start, in joules."""
-        self.view.energy_j = energy_j
-        hook = getattr(self.admission, "on_energy", None)
-        if hook is not None:
-            hook(energy_j, self.view)
+        view = self.view
+        view.energy_j = energy_j
+        for piece in self.pieces:
+            piece.on_energy(energy_j, view)
 
     def on_call(self) -> None:
         """A REQUESTED_CALL arrived (the pass that follows is where policies act on it)."""
-        hook = getattr(self.admission, "on_call", None)
-        if hook is not None:
-            hook()
+        for piece in self.pieces:
+            piece.on_call(self.view)
 
     def on_no_more_jobs(self) -> None:
         """Batsim will submit no more static job (NOTIFY no_more_static_job_to_submit)."""
-        self.view.no_more_jobs = True
+        view = self.view
+        view.no_more_jobs = True
+        for piece in self.pieces:
+            piece.on_no_more_jobs(view)
 
     @property
     def work_done(self) -> bool:
-        """No job will come, none waits, none runs: periodic wake-ups must stop (DESIGN §3)."""
+        """No job will come, none waits, none runs: periodic wake-ups must stop."""
         view = self.view
         return view.no_more_jobs and not self._queue and not view.running
 
-    # ----------------------------------------------------------------- decisions
-    def schedule(self) -> list[Decision]:
-        """One scheduling pass; the returned decisions are taken as applied."""
+    # ----------------------------------------------------------------- placement (Placer, PassContext)
+    @property
+    def contiguous(self) -> bool:
+        return self.placement.contiguous
+
+    def place(self, job: QueuedJob, free: FreeHosts) -> Assignment | None:
+        """Where and how ``job`` would run among ``free``: the placement's hosts (None: it does not fit),
+        the frequency choice's pstate, and the job's walltime there."""
+        hosts = self.placement.allocate(job, free, self.view)
+        return None if hosts is None else self.assign(job, hosts)
+
+    def reserve(self, job: QueuedJob, free_now: ProcSet, free_then: FreeHosts) -> Assignment | None:
+        """The assignment EASY reserves for ``job``, which will start when ``free_then`` is free."""
+        hosts = self.placement.reserve(job, free_now, free_then, self.view)
+        return None if hosts is None else self.assign(job, hosts)
+
+    def assign(self, job: QueuedJob, hosts: ProcSet) -> Assignment:
+        """``job`` on ``hosts``: the frequency choice's pstate and the walltime at it (runtime model).
+
+        Raises:
+            OptionError: the pstate's speed is unknown (a platform without ``speed_per_state``).
+        """
         view = self.view
-        decisions: list[Decision] = list(self._waiting_rejects)
-        self._waiting_rejects.clear()
-        begin = getattr(self.admission, "begin_pass", None)
-        ready = getattr(self.power, "ready_jobs", None)
-        if ready is not None and self._queue:
-            for job, alloc in ready(self._queue, view):  # jobs whose hosts were booted for them
-                if begin is not None:
-                    begin((), view)
-                if self.admission.can_start(job, alloc, view):
-                    decisions.extend(self._start(StartJob(job.id, alloc)))
-        if self._static:
-            ordered = self._sorted
-        else:
-            ordered = self.order.sort(self._queue.values(), view) if self._queue else []
-        if begin is not None:
-            begin(ordered, view)
-        if ordered:
-            for start in self.backfill(ordered, self.backfill_view(view), self.allocator, self.admission):
-                decisions.extend(self._start(start))
-        end = getattr(self.admission, "end_pass", None)
-        if end is not None:
-            end(view)
-        own = getattr(self.admission, "decisions", None)
-        if isinstance(self.power, NoPowerManager) and own is None:
-            return decisions
-        waiting = list(self._sorted) if self._static else [job for job in ordered if job.id in self._queue]
-        if not isinstance(self.power, NoPowerManager):
-            for decision in self.power.decide(waiting, view):
-                if isinstance(decision, SetPState):
-                    self._switching(decision)
-                decisions.append(decision)
-        if own is not None:
-            decisions.extend(own(waiting, view))
-        return decisions
+        pstate = self.frequency.pstate_for(job, hosts, view)
+        walltime = job.walltime_s
+        if walltime is None:
+            return Assignment(hosts, pstate, None)
+        if pstate is not None:
+            if pstate != self._top:
+                walltime = self._stretch(job, walltime, view.power.slowdown(hosts, pstate), pstate)  # type: ignore[union-attr]
+        elif self._pstates_changed:  # the hosts keep their pstates: the slowest one sets the pace
+            power = view.power
+            assert power is not None
+            slowdown = max(power.host(h).slowdown(view.pstates[h]) for h in hosts)
+            walltime = self._stretch(job, walltime, slowdown, None)
+        return Assignment(hosts, pstate, walltime)
+
+    def _stretch(self, job: QueuedJob, walltime_s: float, slowdown: float, pstate: int | None) -> float:
+        if math.isnan(slowdown):
+            raise OptionError(
+                f"frequency choice '{self.frequency.name}': job {job.id} at pstate {pstate}: the platform gives "
+                "no pstate speeds (add a 'speed_per_state' property to its hosts, as 'wattsched platform' does)")
+        return job.runtime.duration_s(walltime_s, slowdown)
 
     def backfill_view(self, view: ClusterView) -> ClusterView:
         """The view the backfilling rule sees: with a power manager that switches hosts off, hosts off or
         switching appear as pseudo running jobs that end when they can be on (boot time included), so that
         EASY's reservation for the head job accounts for boot time. Only ``running_by_end`` differs."""
-        pending = getattr(self.power, "pending_hosts", None)
-        if pending is None or not (view.off or view.switching):
+        if not (view.off or view.switching):
             return view
-        pseudo = pending(view)
+        pseudo = self.power.pending_hosts(view)
         if not pseudo:
             return view
         merged = SortedKeyList(view.running_by_end, key=view.running_by_end.key)
         merged.update(pseudo)
         return replace(view, running_by_end=merged)
 
-    def _start(self, start: StartJob) -> list[Decision]:
+    # ----------------------------------------------------------------- decisions
+    def schedule(self) -> list[Decision]:
+        """One scheduling pass; the returned decisions are taken as applied."""
         view = self.view
-        job = self._dequeue(start.job_id)
+        admission = self.admission
+        decisions: list[Decision] = list(self._waiting_rejects)
+        self._waiting_rejects.clear()
+        started: list[RunningJob] = []
+        if self._queue:
+            for job, assignment in self.power.ready_jobs(self._queue, view, self):  # hosts booted for them
+                admission.begin_pass((), view)
+                if admission.can_start(job, assignment, view):
+                    decisions.extend(self._start(job, assignment, started))
+        ordered: Sequence[QueuedJob]
+        if self._static:
+            ordered = self._sorted
+        else:
+            ordered = self.order.sort(self._queue.values(), view) if self._queue else []
+        admission.begin_pass(ordered, view)
+        if ordered:
+            for job, assignment in self.backfill.select(ordered, self.backfill_view(view), self, admission):
+                decisions.extend(self._start(job, assignment, started))
+        for running in started:
+            for piece in self.pieces:
+                piece.on_started(running, view)
+        admission.end_pass(view)
+        waiting: Sequence[QueuedJob] = (
+            self._sorted if self._static else [job for job in ordered if job.id in self._queue])
+        for decision in self.power.decide(waiting, view, self):
+            if isinstance(decision, SetPState):
+                self._switching(decision)
+            decisions.append(decision)
+        decisions.extend(admission.decisions(waiting, view))
+        return decisions
+
+    def _start(self, job: QueuedJob, assignment: Assignment, started: list[RunningJob]) -> Iterable[Decision]:
+        view = self.view
+        self._dequeue(job.id)
+        hosts = assignment.hosts
+        pstate = assignment.pstate
         out: list[Decision] = []
-        pstate = self.frequency.pstate_for(job, start.alloc, view)
         if pstate is not None and (pstate != 0 or self._pstates_changed):
-            differ = ProcSet(*(h for h in start.alloc if view.pstates[h] != pstate))
+            differ = ProcSet(*(h for h in hosts if view.pstates[h] != pstate))
             if differ:
                 self._pstates_changed = True
                 out.append(SetPState(differ, pstate))
                 for host in differ:
                     view.pstates[host] = pstate
-        out.append(start)
-        view.free = minus(view.free, start.alloc)
-        view.add_running(RunningJob(job.id, start.alloc, view.now_s, job.expected_end_s(view.now_s)))
+        out.append(StartJob(job.id, hosts))
+        view.free = minus(view.free, hosts)
+        running = RunningJob(job.id, hosts, view.now_s, assignment.end_s(view.now_s), pstate, job)
+        view.add_running(running)
+        started.append(running)
         return out
 
     def _sorted_key(self, job: QueuedJob) -> tuple:
@@ -307,7 +359,7 @@ class PolicyScheduler:
     def _switching(self, decision: SetPState) -> None:
         """Bookkeeping of a power manager's request: sleep or wake-up requests put hosts in transition."""
         view = self.view
-        if decision.pstate in self.sleep_pstates or not decision.hosts.isdisjoint(view.off):
+        if decision.pstate == self.power.sleep_pstate or not decision.hosts.isdisjoint(view.off):
             view.switching = view.switching | decision.hosts
             view.free = view.free - decision.hosts
             view.off = view.off - decision.hosts

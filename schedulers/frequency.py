@@ -1,32 +1,53 @@
-"""Frequency choice: the pstate a job runs at (fifth policy slot, DESIGN §5).
+"""Frequency choice: the pstate a job runs at (slot ``frequency``).
 
-Called once per job at its start (UPAS, EAMC and user-requested frequencies all choose at start). The
-core compares the answer with the hosts' current pstates and sends a
-:class:`~schedulers.state.SetPState` before the job's EXECUTE_JOB only for hosts that differ (Batsim
-applies a pstate set in the same reply to the whole job, README behaviour 24).
+Called for a job and the hosts the placement chose, before backfilling and admission decide (UPAS, EAMC
+and user-requested frequencies all choose once, at start). The core turns the answer into the job's
+:class:`~wattsched.schedulers.state.Assignment`: its walltime at that pstate comes from the job's runtime
+model (β model, :mod:`wattsched.energy_models.dvfs`) and the hosts' speeds
+(:mod:`wattsched.energy_models.power`), so that EASY's reservation and an energy budget see the real
+expected end. When the job starts, the core sends a :class:`~wattsched.schedulers.state.SetPState` before
+its EXECUTE_JOB for the hosts whose pstate differs (Batsim applies a pstate set in the same reply to the
+whole job, behaviour 24).
 """
 
 from __future__ import annotations
 
 from procset import ProcSet
 
+from wattsched.schedulers.pieces import Piece, register
 from wattsched.schedulers.state import ClusterView, QueuedJob
 
 
-class FrequencyChoice:
-    """Base class: override :meth:`pstate_for`."""
+class FrequencyChoice(Piece):
+    """Base of the ``frequency`` slot: leaves the hosts at their pstates. Override :meth:`pstate_for`."""
 
-    name = "top"
+    slot = "frequency"
 
-    def pstate_for(self, job: QueuedJob, alloc: ProcSet, view: ClusterView) -> int | None:
-        """The computation pstate for ``job`` on ``alloc``, or ``None`` to leave the hosts as they are."""
+    def pstate_for(self, job: QueuedJob, hosts: ProcSet, view: ClusterView) -> int | None:
+        """The computation pstate for ``job`` on ``hosts``, or ``None`` to leave the hosts as they are."""
         return None
 
 
+@register
 class TopFrequency(FrequencyChoice):
-    """Every job at the top frequency, pstate 0: no decision while hosts are at pstate 0."""
+    """Every job at the top frequency (the fastest computation pstate, pstate 0 on the shipped
+    platforms)."""
 
     name = "top"
+    description = "every job at the fastest computation pstate"
+    reference = "baseline of every paper"
 
-    def pstate_for(self, job: QueuedJob, alloc: ProcSet, view: ClusterView) -> int | None:
-        return 0
+    def __init__(self) -> None:
+        self._top: int | None = 0  # the top pstate when every host has the same, else None
+
+    def on_platform(self, view: ClusterView) -> None:
+        power = view.power
+        tops = {model.top_pstate for model in power.models} if power is not None else {0}
+        self._top = tops.pop() if len(tops) == 1 else None
+
+    def pstate_for(self, job: QueuedJob, hosts: ProcSet, view: ClusterView) -> int | None:
+        if self._top is not None:
+            return self._top
+        assert view.power is not None
+        tops = {model.top_pstate for model, _ in view.power.model_counts(hosts)}
+        return tops.pop() if len(tops) == 1 else None

@@ -1,75 +1,53 @@
-"""Queue orders: which waiting job comes first (the first of the five policy slots, DESIGN §5).
+"""Queue orders: which waiting job comes first (slot ``order``).
 
-A queue order is a :class:`QueueOrder`: given the waiting jobs **in arrival order** and the current
-:class:`~schedulers.state.ClusterView`, it returns them in the order the backfilling rule must consider
-them. Most orders are a sort key; :class:`KeyOrder` turns a key function into an order, and the sort is
-stable, so jobs with equal keys stay in arrival order (the tie-break every paper uses).
+A :class:`QueueOrder` is given the waiting jobs **in arrival order** and the current
+:class:`~wattsched.schedulers.state.ClusterView`, and returns them in the order the backfilling rule must
+consider them. Sorts are stable, so jobs with equal keys stay in arrival order (the tie-break every paper
+uses). An order whose key of a job never changes while it waits declares ``static = True`` and
+:meth:`QueueOrder.static_key`: the core then keeps the queue sorted as jobs arrive and leave instead of
+sorting it every pass.
 
-Orders that depend on time or on accumulated usage (FairShare, EnergyFairShare, EFS paper §III) will be
-classes with state, fed by the core's hooks; they only need to implement :meth:`QueueOrder.sort`.
+Orders that depend on accumulated usage (FairShare, EnergyFairShare, EFS paper §III) keep their state
+from the events every piece hears (:meth:`~wattsched.schedulers.pieces.Piece.on_started`,
+:meth:`~wattsched.schedulers.pieces.Piece.on_completed`) and sort by it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from operator import attrgetter
-from typing import Any, Callable, Iterable, Protocol
+from typing import Any, ClassVar, Iterable
 
+from wattsched.schedulers.pieces import Piece, register
 from wattsched.schedulers.state import ClusterView, QueuedJob
 
 
-class QueueOrder(Protocol):
-    """The order in which waiting jobs are considered."""
+class QueueOrder(Piece):
+    """Base of the ``order`` slot: arrival order. Override :meth:`sort`, or :meth:`static_key` with
+    ``static = True``."""
 
-    name: str
-
-    def sort(self, jobs: Iterable[QueuedJob], view: ClusterView) -> list[QueuedJob]:
-        """Return ``jobs`` (given in arrival order) in scheduling order; must be deterministic."""
-        ...
-
-    # Orders whose key of a job never changes may set ``static = True`` and define
-    # ``static_key(job)``: the core then keeps the queue sorted instead of sorting it every pass.
-
-
-@dataclass(frozen=True)
-class KeyOrder:
-    """A queue order given by a sort key; ties keep arrival order (the sort is stable).
-
-    Attributes:
-        name: short name used in logs and docs, e.g. ``"fcfs"``.
-        key: ``key(job, view)``; smaller keys come first.
-    """
-
-    name: str
-    key: Callable[[QueuedJob, ClusterView], Any]
-    #: keys never change while a job waits (the core may then keep the queue sorted incrementally)
-    static = False
+    slot = "order"
+    #: keys never change while a job waits: the core keeps the queue sorted by (static_key, arrival)
+    static: ClassVar[bool] = False
 
     def sort(self, jobs: Iterable[QueuedJob], view: ClusterView) -> list[QueuedJob]:
-        key = self.key
-        return sorted(jobs, key=lambda job: key(job, view))
-
-
-@dataclass(frozen=True)
-class AttributeOrder:
-    """A queue order by a job attribute that does not change over time (e.g. ``subtime_s``).
-
-    The key is read in C (``operator.attrgetter``) and the queue, kept in arrival order, is already
-    nearly sorted for FCFS (Batsim submits by submission time, behaviour 10), so a pass costs O(queue)
-    instead of a Python call per job.
-    """
-
-    name: str
-    attribute: str
-    #: a job's attribute never changes: the core keeps the queue sorted as jobs arrive and leave
-    static = True
-
-    def sort(self, jobs: Iterable[QueuedJob], view: ClusterView) -> list[QueuedJob]:
-        return sorted(jobs, key=attrgetter(self.attribute))
+        """``jobs`` (given in arrival order) in scheduling order; must be deterministic."""
+        if self.static:
+            return sorted(jobs, key=self.static_key)
+        return list(jobs)
 
     def static_key(self, job: QueuedJob) -> Any:
-        return getattr(job, self.attribute)
+        """The job's sort key when ``static`` (smaller first; ties keep arrival order)."""
+        return 0
 
 
-#: First come, first served: submission time, then arrival order.
-fcfs = AttributeOrder("fcfs", "subtime_s")
+@register
+class Fcfs(QueueOrder):
+    """First come, first served: submission time, then arrival order (Batsim submits jobs of the same
+    time sorted by id, behaviour 10)."""
+
+    name = "fcfs"
+    description = "first come, first served: submission time, then arrival"
+    reference = "baseline of every paper"
+    static = True
+
+    def static_key(self, job: QueuedJob) -> float:
+        return job.subtime_s

@@ -1,44 +1,146 @@
-"""Power managers: which hosts to switch off or on (fourth policy slot, DESIGN §5).
+"""Power managers: which hosts to switch off or on (slot ``power``).
 
 After the backfilling rule has started what it can, the core asks the power manager for decisions
-(:class:`~schedulers.state.SetPState` to a sleep pstate or back, :class:`~schedulers.state.CallMeLater`
-for its next check). :class:`OpportunisticShutdown` is the energy-budget paper's (§IV-C3); ESC
-thresholds (ESC paper §2) will be another :class:`PowerManager`. A manager must stop asking for calls
-once the work is done, or the simulation never ends (DESIGN §3).
+(:class:`~wattsched.schedulers.state.SetPState` to a sleep pstate or back,
+:class:`~wattsched.schedulers.state.CallMeLater` for its next check). :class:`OpportunisticShutdown` is the
+energy-budget paper's (§IV-C3); ESC thresholds (ESC paper §2) will be another :class:`PowerManager`. A
+manager must stop asking for calls once the work is done, or the simulation never ends.
+
+**The contract with the rest of the scheduler** (all declared on :class:`PowerManager`, no-ops there):
+
+- :attr:`PowerManager.sleep_pstate`: the pstate meaning "asleep" (``None``: hosts are never switched off);
+- :meth:`PowerManager.pending_hosts`: hosts off or switching shown to backfilling as pseudo running jobs
+  ending when they can be on (so that EASY's reservation counts boot time);
+- :meth:`PowerManager.ready_jobs`: jobs to start first in a pass, on hosts booted for them;
+- :meth:`PowerManager.decide`: the decisions after the pass, with the scheduler as :class:`PassContext`
+  (placement, admission constraint, backfilling view);
+- for an energy budget's plan (:mod:`wattsched.schedulers.budget`): :meth:`PowerManager.kept_hosts` (free
+  or booting hosts kept on for a job, until when), :meth:`PowerManager.transitions` (the switches it
+  requested that still run) and :attr:`PowerManager.plan_version` (bumped whenever either changes).
 """
 
 from __future__ import annotations
 
+import logging
 import math
+from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Protocol, Sequence
 
 from procset import ProcSet
 
-from wattsched.schedulers.state import CallMeLater, ClusterView, Decision, QueuedJob, RunningJob, SetPState
+from wattsched.base.errors import OptionError
 from wattsched.base.hostsets import contains, from_sorted_ids, minus, plus, size
+from wattsched.energy_models.power import NodeModel
+from wattsched.energy_models.taurus import TAURUS
+from wattsched.schedulers.admission import AdmissionConstraint
+from wattsched.schedulers.backfill import Placer, Start, admitted_reservation
+from wattsched.schedulers.options import Option
+from wattsched.schedulers.pieces import Piece, register
+from wattsched.schedulers.state import CallMeLater, ClusterView, Decision, QueuedJob, RunningJob, SetPState
 
+logger = logging.getLogger(__name__)
 
 #: A boot is started when the head can start within ``switch_on_s`` + this (a wake-up call arrives rounded).
 BOOT_SLACK_S = 1e-3
 
 
-class PowerManager:
-    """Base class: never switches anything; override :meth:`decide`."""
+class PassContext(Placer, Protocol):
+    """What a power manager may use of its scheduler during :meth:`PowerManager.decide`."""
 
-    name = "none"
+    @property
+    def admission(self) -> AdmissionConstraint:
+        """The admission constraint (asked before booting hosts for a job)."""
+        ...
 
-    def decide(self, queue: Sequence[QueuedJob], view: ClusterView) -> list[Decision]:
+    def backfill_view(self, view: ClusterView) -> ClusterView:
+        """The view backfilling sees (hosts off or switching as pseudo running jobs)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Transition:
+    """A switch requested by the power manager and still running: ``hosts`` boot (``booting``) or switch
+    off until ``end_s``."""
+
+    hosts: ProcSet
+    booting: bool
+    end_s: float
+
+
+def transition_times_s(model: NodeModel) -> tuple[float, float]:
+    """``(switch_on_s, switch_off_s)`` of ``model``: one flop at each virtual pstate; table I's 151.52 s and
+    6.1 s when the platform does not give the speeds (no ``speed_per_state`` property: Batsim does not
+    send speeds to schedulers)."""
+    if model.speeds_known:
+        return model.switch_on_s, model.switch_off_s
+    return TAURUS.switch_on_s, TAURUS.switch_off_s
+
+
+def platform_sleep_model(view: ClusterView, sleep_pstate: int | None) -> NodeModel:
+    """The node model of a platform whose hosts are switched off, checked against the ``sleep_pstate``
+    option (every host must have the same sleep and transition pstates).
+
+    Raises:
+        OptionError: the platform has no sleep pstate, hosts differ, or the option names another pstate.
+    """
+    power = view.power
+    assert power is not None
+    models = power.models
+    if any(m.sleep_pstate != models[0].sleep_pstate or m.switch_on_pstate != models[0].switch_on_pstate
+           or m.switch_off_pstate != models[0].switch_off_pstate for m in models):
+        raise OptionError("option 'shutdown': hosts have different sleep_pstates (one sleep pstate is needed for all)")
+    model = models[0]
+    if sleep_pstate is not None and not 0 <= sleep_pstate < model.nb_pstates:
+        raise OptionError(f"option 'sleep_pstate' {sleep_pstate}: the platform has pstates 0-{model.nb_pstates - 1}")
+    if model.sleep_pstate is None:
+        raise OptionError("option 'shutdown': the platform has no sleep_pstates (no pstate to switch hosts off)")
+    if sleep_pstate is not None and sleep_pstate != model.sleep_pstate:
+        raise OptionError(f"option 'sleep_pstate' {sleep_pstate}: the platform's sleep pstate is {model.sleep_pstate}")
+    return model
+
+
+class PowerManager(Piece):
+    """Base of the ``power`` slot: never switches anything. Override :meth:`decide` (and declare
+    :attr:`sleep_pstate`)."""
+
+    slot = "power"
+    #: the pstate in which a host is asleep, None when this manager never switches hosts off
+    sleep_pstate: int | None = None
+    #: bumped whenever :meth:`kept_hosts` or :meth:`transitions` change (an energy budget caches its plan)
+    plan_version: int = 0
+
+    def decide(self, queue: Sequence[QueuedJob], view: ClusterView, ctx: PassContext) -> list[Decision]:
         """Decisions after a scheduling pass; ``queue`` is what still waits, in scheduling order."""
         return []
 
+    def pending_hosts(self, view: ClusterView) -> list[RunningJob]:
+        """Hosts off or switching (and jobs booked on booting hosts) as pseudo running jobs that end when
+        the hosts can be used."""
+        return []
 
+    def ready_jobs(self, waiting: Mapping[str, QueuedJob], view: ClusterView, ctx: PassContext) -> list[Start]:
+        """Jobs to start first in the pass, on hosts booted for them (``waiting``: the queue by id)."""
+        return []
+
+    def kept_hosts(self, view: ClusterView) -> Mapping[int, float]:
+        """Hosts kept on for a job (free, or booting for it), with the time until which they are kept."""
+        return {}
+
+    def transitions(self, view: ClusterView) -> Sequence[Transition]:
+        """The switches this manager requested that still run."""
+        return ()
+
+
+@register
 class NoPowerManager(PowerManager):
     """Hosts stay on, idle at their pstate when no job runs."""
 
     name = "none"
+    description = "hosts stay on"
 
 
+@register
 class OpportunisticShutdown(PowerManager):
     """Opportunistic shutdown (energy-budget paper §III-A and §IV-C3; §V-C "as soon as idle nodes are
     witnessed, the decision of shutting them down is made"): idle hosts are switched off, and booted when a
@@ -49,12 +151,13 @@ class OpportunisticShutdown(PowerManager):
     1. **The head job.** EASY's reservation of the head (hosts and shadow time ``q``) is computed with
        hosts off or switching counted as free once they can be on (:meth:`pending_hosts`: boot time
        included), and moved later when the admission constraint cannot run it then (a powercap:
-       :func:`~schedulers.backfill.admitted_reservation`). Its hosts that are asleep are booted when ``q ≤ now + switch_on_s`` (the boot is what
-       the head waits for); when ``q`` is later they are booted *just in time*, at ``q − switch_on_s``,
-       for which a CALL_ME_LATER is requested (booting earlier would leave them idle, and a later pass
-       would switch them off again). Its free hosts are kept idle until ``q`` when switching them off and
-       on again could not be done by then (``q < now + switch_off_s + switch_on_s``). Both only if the
-       admission constraint agrees (``can_prepare``: an energy budget counts the boots and the head's run).
+       :func:`~wattsched.schedulers.backfill.admitted_reservation`). Its hosts that are asleep are booted
+       when ``q ≤ now + switch_on_s`` (the boot is what the head waits for); when ``q`` is later they are
+       booted *just in time*, at ``q − switch_on_s``, for which a CALL_ME_LATER is requested (booting
+       earlier would leave them idle, and a later pass would switch them off again). Its free hosts are kept
+       idle until ``q`` when switching them off and on again could not be done by then
+       (``q < now + switch_off_s + switch_on_s``). Both only if the admission constraint agrees
+       (``can_prepare``: an energy budget counts the boots and the head's run).
     2. **Backfilling with boots.** With the head's reservation made (``reserve_head``, as during EASY's
        backfilling), every later job in queue order that could start once booted hosts are on (at
        ``now + switch_on_s``, on free hosts not kept and hosts asleep) without delaying the head (it ends
@@ -69,85 +172,55 @@ class OpportunisticShutdown(PowerManager):
        same performance as the PC mechanism").
        A job is not asked about again while its boot runs, nor when a job with at most as many hosts and
        an end no later was refused in the pass.
-    3. **Switch off** every other idle host (the sleep pstate: ``sleep_pstates`` of SIMULATION_BEGINS'
-       resource properties, or pstate 13 of table I).
+    3. **Switch off** every other idle host (the platform's sleep pstate).
 
     A host that is switching is never switched again (only idle hosts are switched off, only asleep hosts
     are booted). The only wake-ups requested are for a head waiting for a just-in-time boot (while a job
     waits, so they never keep a finished simulation alive).
 
     Args:
-        sleep_pstate: the sleep pstate, or ``None`` to read it from the platform (default 13).
-        switch_on_s, switch_off_s: transition times (table I: 151.52 s and 6.1 s).
+        sleep_pstate: the sleep pstate, checked against the platform's ``sleep_pstates`` (None: the
+            platform's).
     """
 
     name = "shutdown"
+    description = "opportunistic shutdown: idle hosts off at once, booted when a job can use them"
+    reference = "energy-budget paper §III-A, §IV-C3"
+    options = (
+        Option("sleep_pstate", int, None, help="sleep pstate for shutdown (default: the platform's sleep_pstates)"),
+    )
 
-    def __init__(self, sleep_pstate: int | None = None, switch_on_s: float | None = None,
-                 switch_off_s: float | None = None) -> None:
-        from wattsched.energy_models.taurus import TAURUS
-
+    def __init__(self, sleep_pstate: int | None = None) -> None:
         self._sleep_option = sleep_pstate
-        self.sleep_pstate: int = TAURUS.sleep_pstate if sleep_pstate is None else sleep_pstate
-        self.switch_on_s = TAURUS.switch_on_s if switch_on_s is None else switch_on_s
-        self.switch_off_s = TAURUS.switch_off_s if switch_off_s is None else switch_off_s
-        self.policy: Any = None
-        self.admission: Any = None
-        #: requested transitions still running: (hosts, booting?, end time)
-        self.transitions: list[tuple[ProcSet, bool, float]] = []
+        self.sleep_pstate = TAURUS.sleep_pstate if sleep_pstate is None else sleep_pstate
+        self.switch_on_s, self.switch_off_s = TAURUS.switch_on_s, TAURUS.switch_off_s
+        #: requested transitions still running
+        self._transitions: list[Transition] = []
         #: hosts kept on for a job (the head or a booked one), free or booting, until when
         self._kept: dict[int, float] = {}
         #: later jobs booted for, committed to their hosts until these are on: id → (hosts, start, end)
         self._booked: dict[str, tuple[ProcSet, float, float]] = {}
         #: times of the CALL_ME_LATER requested for a just-in-time boot, not yet past
         self._calls: list[float] = []
-        #: bumped whenever ``transitions`` or the kept hosts change (an energy budget caches its plan)
-        self.version = 0
+        self.plan_version = 0
 
-    def bind(self, policy: Any) -> None:
-        """The core hands itself over: the allocator and the admission constraint (which learns of us)."""
-        self.policy = policy
-        self.admission = policy.admission
-        if hasattr(self.admission, "power_manager"):
-            self.admission.power_manager = self
-
-    def on_platform(self, nb_hosts: int, properties: Sequence[Mapping[str, Any]]) -> None:
-        """The sleep pstate from the platform's ``sleep_pstates`` (checked against the option).
+    def on_platform(self, view: ClusterView) -> None:
+        """The sleep pstate and the transition times from the platform (checked against the option).
 
         Raises:
             OptionError: the platform declares no sleep pstate, or another one than the option.
         """
-        from wattsched.schedulers.budget import PowerModel
-
-        model = PowerModel().with_platform(properties, self._sleep_option, need_sleep=True)
+        model = platform_sleep_model(view, self._sleep_option)
+        assert model.sleep_pstate is not None
         self.sleep_pstate = model.sleep_pstate
+        self.switch_on_s, self.switch_off_s = transition_times_s(model)
 
     # ------------------------------------------------------------ what others ask
-    def kept(self, view: ClusterView) -> Mapping[int, float]:
-        """Hosts kept on for a job (free, or booting for it), with the time until which they are kept."""
+    def kept_hosts(self, view: ClusterView) -> Mapping[int, float]:
         return self._kept
 
-    def switching_segments(self, view: ClusterView, budget: Any) -> list[tuple[float, float, float]]:
-        """The estimated power of the hosts in transition (for an energy budget's plan)."""
-        p = budget.power
-        now = view.now_s
-        segs: list[tuple[float, float, float]] = []
-        counted = ProcSet()
-        for hosts, booting, end in self.transitions:
-            hs = hosts & view.switching
-            if not hs:
-                continue
-            counted |= hs
-            n = len(hs)
-            if booting:
-                until = max([self._kept.get(h, end) for h in hs] + [end])
-                segs += [(now, end, n * p.switch_on_w), (end, until, n * p.est_idle_w)] + budget._tail(n, until)
-            else:
-                segs += [(now, end, n * p.switch_off_w), (end, math.inf, n * p.sleep_w)]
-        rest = len(view.switching - counted)
-        if rest:
-            segs += [(now, now + p.switch_on_s, rest * p.switch_w)] + budget._tail(rest, now + p.switch_on_s)
-        return segs
+    def transitions(self, view: ClusterView) -> Sequence[Transition]:
+        return self._transitions
 
     def pending_hosts(self, view: ClusterView) -> list[RunningJob]:
         """Hosts off or switching as pseudo running jobs ending when they can be on (boot included), and
@@ -160,11 +233,11 @@ class OpportunisticShutdown(PowerManager):
             if booting:
                 out.append(RunningJob(f"~booked:{job_id}", booting, now, end))
                 counted = plus(counted, booting)
-        for k, (hosts, booting, end) in enumerate(self.transitions):
-            hs = minus(hosts & view.switching, counted)
+        for k, t in enumerate(self._transitions):
+            hs = minus(t.hosts & view.switching, counted)
             if hs:
                 counted = plus(counted, hs)
-                ready = end if booting else end + self.switch_on_s
+                ready = t.end_s if t.booting else t.end_s + self.switch_on_s
                 out.append(RunningJob(f"~switching{k}", hs, now, max(ready, now)))
         rest = minus(view.switching, counted)
         if rest:
@@ -173,11 +246,11 @@ class OpportunisticShutdown(PowerManager):
             out.append(RunningJob("~off", ProcSet(view.off), now, now + self.switch_on_s))
         return out
 
-    def ready_jobs(self, waiting: Mapping[str, QueuedJob], view: ClusterView) -> list[tuple[QueuedJob, ProcSet]]:
+    def ready_jobs(self, waiting: Mapping[str, QueuedJob], view: ClusterView, ctx: PassContext) -> list[Start]:
         """The jobs booted for whose hosts are all on and free when the boot ends: they start first in the
         pass (if the admission constraint still agrees). A booking ends there, or when its job started
         elsewhere, or when its hosts are not all free at the end of the boot (another job took one)."""
-        out = []
+        out: list[Start] = []
         free = view.free
         now = view.now_s
         for job_id, (alloc, start_s, _) in list(self._booked.items()):
@@ -185,25 +258,25 @@ class OpportunisticShutdown(PowerManager):
             if job is not None and now <= start_s + BOOT_SLACK_S:
                 if minus(alloc, free):
                     continue  # still booting
-                out.append((job, alloc))
+                out.append((job, ctx.assign(job, alloc)))
                 free = minus(free, alloc)
             del self._booked[job_id]
         return out
 
     # ------------------------------------------------------------ decisions
-    def decide(self, queue: Sequence[QueuedJob], view: ClusterView) -> list[Decision]:
+    def decide(self, queue: Sequence[QueuedJob], view: ClusterView, ctx: PassContext) -> list[Decision]:
         now = view.now_s
-        self.transitions = [t for t in self.transitions if not t[0].isdisjoint(view.switching)]
+        self._transitions = [t for t in self._transitions if not t.hosts.isdisjoint(view.switching)]
         free, switching = view.free, view.switching
         self._kept = {h: t for h, t in self._kept.items()
                       if t > now and (contains(free, h) or contains(switching, h))}
         self._calls = [t for t in self._calls if t > now + BOOT_SLACK_S]
         self._booked = {j: b for j, b in self._booked.items() if now <= b[1] + BOOT_SLACK_S}
-        self.version += 1
+        self.plan_version += 1
         decisions: list[Decision] = []
         boot = ProcSet()
-        if queue and self.policy is not None:
-            boot, wakeup = self._prepare(queue, view)
+        if queue:
+            boot, wakeup = self._prepare(queue, view, ctx)
             if wakeup is not None and not any(t <= wakeup for t in self._calls):
                 self._calls.append(wakeup)
                 decisions.append(CallMeLater(wakeup))
@@ -211,24 +284,22 @@ class OpportunisticShutdown(PowerManager):
         off = minus(free, self._kept_set())
         if off:
             decisions.append(SetPState(off, self.sleep_pstate))
-            self.transitions.append((ProcSet(off), False, now + self.switch_off_s))
+            self._transitions.append(Transition(ProcSet(off), False, now + self.switch_off_s))
         if boot:
             decisions.append(SetPState(boot, 0))
-        self.version += 1
+        self.plan_version += 1
         return decisions
 
-    def _prepare(self, queue: Sequence[QueuedJob], view: ClusterView) -> tuple[ProcSet, float | None]:
+    def _prepare(self, queue: Sequence[QueuedJob], view: ClusterView, ctx: PassContext) -> tuple[ProcSet, float | None]:
         """Steps 1 and 2 of the class docstring: the hosts to boot, and when to come back for the head."""
-        from wattsched.schedulers.backfill import admitted_reservation
-
         now = view.now_s
         head = queue[0]
-        running = self.policy.backfill_view(view).running_by_end  # hosts off, switching or booked for a job
-        reservation = admitted_reservation(head, now, view.free, running, self.policy.allocator, self.admission,
-                                           view)
+        admission = ctx.admission
+        running = ctx.backfill_view(view).running_by_end  # hosts off, switching or booked for a job
+        reservation = admitted_reservation(head, now, view.free, running, ctx, admission, view)
         if reservation is None:  # cannot happen while every host can be booted; nothing to prepare
             return ProcSet(), None
-        hosts, start_s = reservation.hosts, reservation.start_s
+        hosts, start_s, assignment = reservation.hosts, reservation.start_s, reservation.assignment
         boot = ProcSet()
         wakeup = None
         asleep = hosts & view.off
@@ -239,22 +310,18 @@ class OpportunisticShutdown(PowerManager):
         keep = ProcSet()
         if start_s - now < self.switch_off_s + self.switch_on_s:  # off and on again would be late
             keep = minus(hosts & view.free, self._kept_set())
-        if (boot or keep) and self._ask(head, boot, keep, start_s, view):
-            self._book(head, boot, keep, start_s, view, tell=False)  # its run is the reservation below
+        if (boot or keep) and admission.can_prepare(head, boot, keep, start_s, assignment, view):
+            self._book(boot, keep, start_s, view)  # its run is the reservation below
         else:
             boot = ProcSet()
-        ask_reserve = getattr(self.admission, "reserve_head", None)
-        if ask_reserve is not None:
-            ask_reserve(head, start_s, hosts, view)
+        admission.reserve_head(head, start_s, assignment, view)
         try:
-            boot = boot | self._prepare_backfill(queue, view, start_s, hosts)
+            boot = boot | self._prepare_backfill(queue, view, ctx, start_s, hosts)
         finally:
-            release = getattr(self.admission, "release_head", None)
-            if release is not None:
-                release()
+            admission.release_head()
         return boot, wakeup
 
-    def _prepare_backfill(self, queue: Sequence[QueuedJob], view: ClusterView, shadow_s: float,
+    def _prepare_backfill(self, queue: Sequence[QueuedJob], view: ClusterView, ctx: PassContext, shadow_s: float,
                           reserved: ProcSet) -> ProcSet:
         """Boot hosts for the later jobs that could start once they are on (EASY's rule, with the boot).
 
@@ -267,35 +334,46 @@ class OpportunisticShutdown(PowerManager):
         pool = plus(minus(view.free, self._kept_set()), view.off)  # hosts a later job may get
         extra = minus(pool, reserved)  # ... and those the head does not need
         pool_n, extra_n = size(pool), size(extra)
-        allocator = self.policy.allocator
         booted = ProcSet()
         refused: list[tuple[int, float]] = []
         tried: set[tuple[int, bool]] = set()  # (width, on extra hosts only): no fit, or no boot needed
+        admission = ctx.admission
         for job in islice(queue, 1, None):
             if pool_n == 0:
                 break
             n = job.res
             if n > pool_n or job.id in self._booked:
                 continue
-            end_s = job.expected_end_s(start_s)
-            outside = not end_s <= shadow_s or end_s == math.inf  # would delay the head on its hosts
-            if (outside and n > extra_n) or (n, outside) in tried:
-                continue
-            alloc = allocator(extra if outside else pool, n)
-            boot = minus(alloc, view.free) if alloc is not None else None
+            # would delay the head on its hosts? (the walltime at the top frequency is a lower bound)
+            outside = job.walltime_s is None or not start_s + job.walltime_s <= shadow_s
+            assignment = None
+            if not outside:
+                if (n, False) in tried:
+                    continue
+                assignment = ctx.place(job, pool)
+                if assignment is not None and not assignment.end_s(start_s) <= shadow_s:
+                    outside = True  # slowed past the head's reservation by its pstate
+            if outside:
+                if n > extra_n or (n, True) in tried:
+                    continue
+                assignment = ctx.place(job, extra)
+            boot = minus(assignment.hosts, view.free) if assignment is not None else None
             if not boot:  # no fit, or only hosts that are on: the backfilling rule's business
                 tried.add((n, outside))
                 continue
+            assert assignment is not None
+            end_s = assignment.end_s(start_s)
             if any(n2 <= n and e2 <= end_s for n2, e2 in refused):
                 continue
-            keep = minus(alloc, boot)
-            if not self._ask(job, boot, keep, start_s, view):
+            keep = minus(assignment.hosts, boot)
+            if not admission.can_prepare(job, boot, keep, start_s, assignment, view):
                 refused.append((n, end_s))
                 continue
-            self._book(job, boot, keep, start_s, view, tell=True)
-            self._booked[job.id] = (alloc, start_s, end_s)
+            self._book(boot, keep, start_s, view)
+            admission.on_prepare(job, boot, keep, start_s, assignment, view)
+            self._booked[job.id] = (assignment.hosts, start_s, end_s)
             booted = plus(booted, boot)
-            pool, extra = minus(pool, alloc), minus(extra, alloc)
+            pool, extra = minus(pool, assignment.hosts), minus(extra, assignment.hosts)
             pool_n, extra_n = size(pool), size(extra)
             tried.clear()
         return booted
@@ -303,14 +381,9 @@ class OpportunisticShutdown(PowerManager):
     def _kept_set(self) -> ProcSet:
         return from_sorted_ids(sorted(self._kept)) if self._kept else ProcSet()
 
-    def _ask(self, job: QueuedJob, boot: ProcSet, keep: ProcSet, start_s: float, view: ClusterView) -> bool:
-        ask = getattr(self.admission, "can_prepare", None)
-        return ask is None or ask(job, boot, keep, start_s, view)
-
-    def _book(self, job: QueuedJob, boot: ProcSet, keep: ProcSet, start_s: float, view: ClusterView,
-              tell: bool) -> None:
-        """Boot ``boot`` and keep ``keep`` idle for ``job`` until ``start_s``, in the view at once (so that
-        the next job asked about sees them); ``tell``: the admission constraint counts the job's run."""
+    def _book(self, boot: ProcSet, keep: ProcSet, start_s: float, view: ClusterView) -> None:
+        """Boot ``boot`` and keep ``keep`` idle for a job until ``start_s``, in the view at once (so that
+        the next job asked about sees them)."""
         for h in keep:
             self._kept[h] = start_s
         if boot:
@@ -318,8 +391,5 @@ class OpportunisticShutdown(PowerManager):
                 self._kept[h] = start_s
             view.switching = view.switching | boot
             view.off = view.off - boot
-            self.transitions.append((ProcSet(boot), True, view.now_s + self.switch_on_s))
-        self.version += 1
-        told = getattr(self.admission, "on_prepare", None) if tell else None
-        if told is not None:
-            told(job, boot, keep, start_s, view)
+            self._transitions.append(Transition(ProcSet(boot), True, view.now_s + self.switch_on_s))
+        self.plan_version += 1

@@ -1,15 +1,16 @@
 """The small state every policy piece reads, and the decisions a policy returns.
 
-Policy code (queue orders, backfilling, admission constraints, power managers, frequency choices) is plain
-Python over these types and knows nothing of pybatsim or of the Batsim JSON protocol; only
-:mod:`schedulers.adapter` translates between the two (DESIGN §5).
+Policy code (the six slots of :mod:`wattsched.schedulers.pieces`) is plain Python over these types and
+knows nothing of pybatsim or of the Batsim JSON protocol; :mod:`wattsched.schedulers.protocol` and
+:mod:`wattsched.schedulers.adapter` translate between the two (docs/architecture.md).
 
-- :class:`QueuedJob` is a waiting job as the scheduler knows it at submission.
-- :class:`RunningJob` is a started job with its expected end (start + walltime, ``inf`` without walltime).
-- :class:`ClusterView` is the mutable picture the core (:class:`schedulers.core.PolicyScheduler`) keeps up
-  to date: clock, idle computation hosts, running jobs, hosts off or switching, pstates, energy.
+- :class:`QueuedJob` is a waiting job as the scheduler knows it at submission, with its runtime model.
+- :class:`Assignment` is where and how a job would run: hosts, pstate, walltime at that pstate.
+- :class:`RunningJob` is a started job with its hosts, pstate and expected end.
+- :class:`ClusterView` is the mutable picture the core (:class:`~wattsched.schedulers.core.PolicyScheduler`)
+  keeps up to date: clock, idle hosts, running jobs, hosts off or switching, pstates, power model, energy.
 - :data:`Decision` is one of :class:`StartJob`, :class:`RejectJob`, :class:`SetPState`,
-  :class:`CallMeLater`, :class:`QueryEnergy`; the adapter turns each into one Batsim event.
+  :class:`CallMeLater`, :class:`QueryEnergy`; the translators turn each into one Batsim event.
 
 Host sets are :class:`procset.ProcSet` (string form ``"0-3 7 9-10"``, as in the protocol). A ProcSet
 is mutable: policy code never mutates a set it did not create (it uses ``|`` and ``-``, which copy).
@@ -26,13 +27,16 @@ from typing import Any, Mapping, Union
 from procset import ProcSet
 from sortedcontainers import SortedKeyList
 
+from wattsched.energy_models.dvfs import CPU_BOUND, BetaModel
+from wattsched.energy_models.power import PlatformPower
+
 INF = math.inf
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 class JobState(enum.Enum):
-    """Final state of a job, as Batsim reports it in JOB_COMPLETED (README behaviour 13-18)."""
+    """Final state of a job, as Batsim reports it in JOB_COMPLETED (Batsim behaviours 13-18)."""
 
     COMPLETED_SUCCESSFULLY = "COMPLETED_SUCCESSFULLY"
     COMPLETED_FAILED = "COMPLETED_FAILED"
@@ -57,11 +61,13 @@ class QueuedJob:
     Attributes:
         id: Batsim job id, ``"w0!12"``.
         res: number of hosts requested.
-        walltime_s: requested time in seconds; ``None`` when the workload gives none (never killed,
-            and treated as infinitely long by backfilling).
+        walltime_s: requested time in seconds at the top frequency; ``None`` when the workload gives none
+            (never killed, and treated as infinitely long by backfilling).
         subtime_s: submission time in seconds.
         profile: profile name.
         user: submitting user when the workload says (``"user"`` field), else ``None``.
+        runtime: how the job's run time grows at lower frequencies (β model; β = 1 unless the workload
+            gives a ``"beta"`` field).
         extra: every other field of the workload entry (read-only), for policies that need more.
     """
 
@@ -71,24 +77,52 @@ class QueuedJob:
     subtime_s: float
     profile: str = ""
     user: str | None = None
+    runtime: BetaModel = CPU_BOUND
     extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, compare=False, repr=False)
 
-    def expected_end_s(self, start_s: float) -> float:
+
+@dataclass(frozen=True)
+class Assignment:
+    """Where and how a job would run: chosen by the placement and the frequency choice together
+    (:meth:`~wattsched.schedulers.core.PolicyScheduler.place`), before backfilling and admission decide.
+
+    Attributes:
+        hosts: the hosts.
+        pstate: the computation pstate of every host, or ``None`` to leave the hosts at theirs.
+        walltime_s: the job's walltime at that pstate (its runtime model applied to the workload's
+            walltime), ``None`` without walltime: an upper bound of its run time.
+        partition: the partition of the hosts when the platform has several, else ``None``.
+    """
+
+    hosts: ProcSet
+    pstate: int | None = None
+    walltime_s: float | None = None
+    partition: str | None = None
+
+    def end_s(self, start_s: float) -> float:
         """When the job ends at the latest if started at ``start_s``: start + walltime, or ``inf``."""
         return INF if self.walltime_s is None else start_s + self.walltime_s
 
 
 @dataclass(frozen=True)
 class RunningJob:
-    """A started job: its hosts and its expected end (start + walltime, ``inf`` without walltime)."""
+    """A started job: its hosts, its expected end (start + walltime at its pstate, ``inf`` without
+    walltime), its pstate and the job itself (``None`` for the pseudo jobs a power manager shows to
+    backfilling: hosts off or booting)."""
 
     id: str
     alloc: ProcSet
     start_s: float
     expected_end_s: float
+    pstate: int | None = None
+    job: QueuedJob | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def user(self) -> str | None:
+        return self.job.user if self.job is not None else None
 
 
-def end_key(job: "RunningJob") -> tuple[float, float, str]:
+def end_key(job: RunningJob) -> tuple[float, float, str]:
     return (job.expected_end_s, job.start_s, job.id)
 
 
@@ -104,12 +138,17 @@ class ClusterView:
         off: hosts asleep (switched off by a power manager).
         switching: hosts in a switch-off/switch-on transition.
         pstates: current pstate of every host, by host id (0 at start).
+        power: the power model of every host, read from SIMULATION_BEGINS' resource properties.
         energy_j: last consumed energy reported by Batsim (ANSWER), ``None`` before the first one.
         no_more_jobs: Batsim said no more static job will be submitted (NOTIFY
             ``no_more_static_job_to_submit``); with an empty queue and nothing running, the work is done
-            and periodic wake-ups must stop (DESIGN §3).
+            and periodic wake-ups must stop.
         host_properties: the platform ``properties`` of every compute host (SIMULATION_BEGINS), by host id;
             empty when Batsim sent none.
+        running_by_end: ``running`` sorted by expected end (then start order), kept up to date by
+            :meth:`add_running` / :meth:`remove_running` so that EASY never re-sorts it.
+        running_version: bumped by :meth:`add_running` / :meth:`remove_running`: lets pieces cache what
+            they derive from ``running`` between passes.
     """
 
     now_s: float
@@ -119,14 +158,11 @@ class ClusterView:
     off: ProcSet = field(default_factory=ProcSet)
     switching: ProcSet = field(default_factory=ProcSet)
     pstates: list[int] = field(default_factory=list)
+    power: PlatformPower | None = None
     energy_j: float | None = None
     no_more_jobs: bool = False
     host_properties: list[Mapping[str, Any]] = field(default_factory=list)
-    #: ``running`` sorted by expected end (then start order), kept up to date by the core with
-    #: :meth:`add_running` / :meth:`remove_running` so that EASY never re-sorts it.
     running_by_end: SortedKeyList = field(default_factory=lambda: SortedKeyList(key=end_key))
-    #: bumped by :meth:`add_running` / :meth:`remove_running`: lets policy pieces cache what they derive
-    #: from ``running`` between passes.
     running_version: int = field(default=0, compare=False, repr=False)
 
     def add_running(self, job: RunningJob) -> None:

@@ -1,6 +1,6 @@
-"""A slow, obviously-correct oracle for :class:`schedulers.budget.EnergyBudget`'s admission check.
+"""A slow, obviously-correct oracle for :class:`~wattsched.schedulers.budget.EnergyBudget`'s admission check.
 
-This is the straightforward implementation the fast per-pass ``_Future`` of ``schedulers/budget.py``
+This is the straightforward implementation the fast per-pass :class:`~wattsched.schedulers.budget.plan.Plan`
 replaced (the code of ``EnergyBudget.plan`` / ``job_segments`` / ``can_start`` and of ``min_balance``,
 ``power_at``, ``max_power`` before that optimisation, moved here unchanged; the methods became functions
 taking the budget as first argument). The plan is rebuilt as a list of segments at every call and the
@@ -14,8 +14,9 @@ from typing import Mapping, Sequence
 
 from procset import ProcSet
 
-from wattsched.schedulers.budget import EnergyBudget, Segment
-from wattsched.schedulers.state import ClusterView, QueuedJob
+from wattsched.schedulers.budget import EnergyBudget
+from wattsched.schedulers.budget.estimates import Segment
+from wattsched.schedulers.state import Assignment, ClusterView, QueuedJob
 
 INF = math.inf
 
@@ -86,7 +87,7 @@ def plan(budget: EnergyBudget, view: ClusterView) -> list[Segment]:
     kept: Mapping[int, float] = {}
     pm = budget.power_manager
     if pm is not None:
-        kept = pm.kept(view)
+        kept = pm.kept_hosts(view)
     free_kept = [kept[h] for h in view.free if h in kept] if kept else []
     for until in free_kept:
         segs += [(now, until, p.est_idle_w)] + budget._tail(1, until)
@@ -94,18 +95,15 @@ def plan(budget: EnergyBudget, view: ClusterView) -> list[Segment]:
     if view.off:
         segs.append((now, INF, len(view.off) * p.sleep_w))
     if view.switching:
-        planned = pm.switching_segments(view, budget) if pm is not None else None
-        if planned is None:
-            k = len(view.switching)
-            planned = [(now, now + p.switch_on_s, k * p.switch_w)] + budget._tail(k, now + p.switch_on_s)
-        segs += planned
+        segs += budget._switching_segments(view, kept)
     return segs
 
 
-def job_segments(budget: EnergyBudget, job: QueuedJob, alloc: ProcSet, view: ClusterView) -> list[Segment]:
-    """What starting ``job`` now on the free hosts ``alloc`` adds to the plan (may be negative)."""
+def job_segments(budget: EnergyBudget, assignment: Assignment, view: ClusterView) -> list[Segment]:
+    """What starting a job now with ``assignment`` (free hosts) adds to the plan (may be negative)."""
     now = view.now_s
-    end = job.expected_end_s(now)
+    end = assignment.end_s(now)
+    alloc = assignment.hosts
     added = budget._run(len(alloc), now, end)
     return added + [(a, b, -w) for a, b, w in budget._free_baseline(alloc, view)]
 
@@ -122,39 +120,40 @@ def balance_ok(budget: EnergyBudget, extra: Sequence[Segment], view: ClusterView
     return lowest >= -1e-9 * max(1.0, budget.B)
 
 
-def can_start(budget: EnergyBudget, job: QueuedJob, alloc: ProcSet, view: ClusterView) -> bool:
+def can_start(budget: EnergyBudget, job: QueuedJob, assignment: Assignment, view: ClusterView) -> bool:
     """:meth:`EnergyBudget.can_start` the slow way (no cache, no remembered refusals): rule 2 on the
     whole plan plus the job's segments and, under reducePC's lowered rate, the power cap
     ``R − J / (q − now)`` (within 1e-9 W) until ``min(q, end, te)``."""
     if budget.unlimited:
         return True
     now = view.now_s
-    if not budget.in_window(now, job.expected_end_s(now)):
+    end = assignment.end_s(now)
+    if not budget.in_window(now, end):
         return True
-    extra = job_segments(budget, job, alloc, view)
+    extra = job_segments(budget, assignment, view)
     if not balance_ok(budget, extra, view, reserved=budget._reserved, cut=budget._cut):
         return False
     if budget._cut is not None:  # reducePC: as under the lowered powercap until q
         t0, _ = budget._t0(now)
         cap = budget.rate_w - budget._cut[0]
         segs = plan(budget, view) + extra
-        if max_power(t0, min(budget._cut[1], job.expected_end_s(now), budget.te), segs) > cap + 1e-9:
+        if max_power(t0, min(budget._cut[1], end, budget.te), segs) > cap + 1e-9:
             return False
     return True
 
 
 def can_prepare(budget: EnergyBudget, job: QueuedJob, boot: ProcSet, keep: ProcSet, start_s: float,
-                view: ClusterView) -> bool:
+                assignment: Assignment, view: ClusterView) -> bool:
     """:meth:`EnergyBudget.can_prepare` the slow way: rule 2 on the whole plan plus the boots, the kept
     hosts and the job's run from ``start_s`` (``EnergyBudget._prepare_segments``), and under reducePC's
     lowered rate the power cap until ``min(q, end, te)``."""
     if budget.unlimited:
         return True
     now = view.now_s
-    end = job.expected_end_s(start_s)
+    end = assignment.end_s(start_s)
     if not budget.in_window(now, max(end, now + budget.power.switch_on_s)):
         return True
-    extra = budget._prepare_segments(job, boot, keep, start_s, view)
+    extra = budget._prepare_segments(assignment, boot, keep, start_s, view)
     if not balance_ok(budget, extra, view, reserved=budget._reserved, cut=budget._cut):
         return False
     if budget._cut is not None:

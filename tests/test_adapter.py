@@ -1,68 +1,35 @@
 """The pybatsim adapter (schedulers/adapter.py), driven through pybatsim's real ``Batsim`` class with an
-in-memory network instead of ZeroMQ."""
+in-memory network instead of ZeroMQ (the adapter's own InProcessBatsim)."""
 
 from __future__ import annotations
 
 import heapq
 import json
-import logging
 import re
 from pathlib import Path
 
 import pytest
 from procset import ProcSet
-from pybatsim.batsim.batsim import Batsim, BatsimScheduler
+from pybatsim.batsim.batsim import BatsimScheduler
 from pybatsim.cmdline import get_scheduler_by_name
 from pybatsim.plugin import find_ambiguous_scheduler_names, find_plugin_schedulers
 
-from wattsched.schedulers.adapter import PRESET_CLASSES, EasyBackfill, Fcfs, WattschedScheduler, load_scheduler
+from wattsched.schedulers.adapter import (
+    PRESET_CLASSES,
+    EasyBackfill,
+    Fcfs,
+    WattschedScheduler,
+    load_scheduler,
+    pybatsim_handler,
+    scheduler_handler,
+)
 from wattsched.schedulers.presets import PRESETS
 from wattsched.base.errors import OptionError
 
 RECORDING = Path(__file__).parent / "fixtures" / "batsim-reference" / "pybatsim-easy" / "messages.jsonl"
 
 
-# ----------------------------------------------------------------- in-memory Batsim
-class ScriptedNetwork:
-    """Stands for pybatsim's NetworkHandler: ``recv`` pops prepared messages, ``send`` records replies
-    (through JSON, as on the wire)."""
-
-    def __init__(self, messages):
-        self.inbox = list(messages)
-        self.sent: list[dict] = []
-
-    def recv(self, blocking=False):
-        return self.inbox.pop(0) if self.inbox else None
-
-    def send(self, msg):
-        self.sent.append(json.loads(json.dumps(msg)))
-
-    def close(self):
-        pass
-
-
-class InMemoryBatsim(Batsim):
-    """pybatsim's Batsim with ``network`` replaced; the rest of ``__init__`` as in pybatsim."""
-
-    def __init__(self, scheduler, network):
-        self.logger = logging.getLogger("in-memory-batsim")
-        self.running_simulation = False
-        self.network = network
-        self.event_publisher = None
-        self.jobs = {}
-        for counter in ("submitted_from_batsim", "submitted_from_scheduler", "submitted", "killed", "rejected",
-                        "scheduled", "in_submission", "completed", "successful", "failed", "timeout"):
-            setattr(self, f"nb_jobs_{counter}", 0)
-        self.jobs_manually_changed = set()
-        self.no_more_static_jobs = False
-        self.no_more_external_events = False
-        self.use_storage_controller = False
-        self.scheduler = scheduler
-        scheduler.bs = self
-        self._read_bat_msg()
-        scheduler.onAfterBatsimInit()
-
-
+# ----------------------------------------------------------------- pybatsim's Batsim fed in memory
 def recording():
     return [json.loads(line) for line in RECORDING.read_text().splitlines()]
 
@@ -84,12 +51,10 @@ def submitted(now: float, job_id: str, res: int, walltime: float | None = None, 
 
 
 def drive(scheduler: BatsimScheduler, messages: list[dict]) -> list[dict]:
-    """Feed ``messages`` one by one; return the replies."""
-    network = ScriptedNetwork(messages)
-    bs = InMemoryBatsim(scheduler, network)
-    while network.inbox:
-        bs.do_next_event()
-    return network.sent
+    """Feed ``messages`` one by one to pybatsim's own client (in memory); return the replies as JSON
+    would carry them."""
+    handler = pybatsim_handler(scheduler)
+    return [json.loads(json.dumps(handler(message))) for message in messages]
 
 
 def assert_well_formed(request: dict, reply: dict) -> None:
@@ -139,7 +104,7 @@ def test_wide_job_rejected_in_the_reply_to_its_submission():
 
 def test_every_other_batsim_event_is_handled():
     now = 10.5
-    replies = drive(Fcfs({"allocation": "non-contiguous"}), [
+    replies = drive(Fcfs({"placement": "non-contiguous"}), [
         begins(4),
         {"now": 1.0, "events": [submitted(1.0, "w0!1", 2, None, user="alice", extra_field=3)]},
         {"now": now, "events": [
@@ -183,53 +148,52 @@ def test_no_callback_raises_not_implemented():
 
 
 # ----------------------------------------------------------------- closed loop with a tiny Batsim
-class TinyBatsim(ScriptedNetwork):
-    """Answers the scheduler like Batsim would for delay-like jobs: submissions at their subtime,
+class TinyBatsim:
+    """Answers a scheduler like Batsim would for delay-like jobs: submissions at their subtime,
     completions at start + min(runtime, walltime), same-time submissions before completions, then
-    SIMULATION_ENDS. Checks that no host is double-booked."""
+    SIMULATION_ENDS. Checks that no host is double-booked and that replies are well formed."""
 
     def __init__(self, nb_hosts, jobs):
-        super().__init__([])
         self.nb_hosts, self.jobs = nb_hosts, jobs
         self.events = [(j["subtime"], 0, k, "submit", j["id"]) for k, j in enumerate(jobs.values())]
         heapq.heapify(self.events)
         self.seq = len(jobs)
         self.busy = ProcSet()
-        self.allocs, self.rejected, self.requests = {}, set(), [begins(nb_hosts)]
+        self.allocs, self.rejected, self.sent = {}, set(), []
         self.ended = False
 
-    def recv(self, blocking=False):
-        if not self.requests:
-            if not self.events:
-                assert not self.ended
-                self.ended = True
-                now = self.requests_now
-                self.requests.append({"now": now, "events": [{"timestamp": now, "type": "SIMULATION_ENDS",
-                                                             "data": {}}]})
-            else:
-                now, events = self.events[0][0], []
-                while self.events and self.events[0][0] == now:
-                    _, _, _, kind, job_id = heapq.heappop(self.events)
-                    if kind == "submit":
-                        job = dict(self.jobs[job_id])
-                        job.pop("runtime")
-                        events.append({"timestamp": now, "type": "JOB_SUBMITTED",
-                                       "data": {"job_id": job_id, "job": job}})
-                    else:
-                        self.busy = self.busy - self.allocs[job_id]
-                        events.append({"timestamp": now, "type": "JOB_COMPLETED", "data": {
-                            "job_id": job_id, "job_state": "COMPLETED_SUCCESSFULLY", "return_code": 0,
-                            "alloc": str(self.allocs[job_id])}})
-                self.requests.append({"now": now, "events": events})
-        self.last_request = self.requests.pop(0)
-        self.requests_now = self.last_request["now"]
-        return self.last_request
+    def run(self, handler) -> None:
+        request = begins(self.nb_hosts)
+        while request is not None:
+            reply = json.loads(json.dumps(handler(request)))
+            assert_well_formed(request, reply)
+            self.sent.append(reply)
+            self.apply(reply)
+            request = self.next_request(request["now"])
 
-    def send(self, msg):
-        super().send(msg)
-        assert_well_formed(self.last_request, self.sent[-1])
-        now = msg["now"]
-        for event in msg["events"]:
+    def next_request(self, last_now: float) -> dict | None:
+        if self.ended:
+            return None
+        if not self.events:
+            self.ended = True
+            return {"now": last_now, "events": [{"timestamp": last_now, "type": "SIMULATION_ENDS", "data": {}}]}
+        now, events = self.events[0][0], []
+        while self.events and self.events[0][0] == now:
+            _, _, _, kind, job_id = heapq.heappop(self.events)
+            if kind == "submit":
+                job = dict(self.jobs[job_id])
+                job.pop("runtime")
+                events.append({"timestamp": now, "type": "JOB_SUBMITTED", "data": {"job_id": job_id, "job": job}})
+            else:
+                self.busy = self.busy - self.allocs[job_id]
+                events.append({"timestamp": now, "type": "JOB_COMPLETED", "data": {
+                    "job_id": job_id, "job_state": "COMPLETED_SUCCESSFULLY", "return_code": 0,
+                    "alloc": str(self.allocs[job_id])}})
+        return {"now": now, "events": events}
+
+    def apply(self, reply) -> None:
+        now = reply["now"]
+        for event in reply["events"]:
             job_id = event["data"].get("job_id")
             if event["type"] == "REJECT_JOB":
                 self.rejected.add(job_id)
@@ -244,8 +208,9 @@ class TinyBatsim(ScriptedNetwork):
                 heapq.heappush(self.events, (end, 1, self.seq, "complete", job_id))
 
 
+@pytest.mark.parametrize("path", ["pybatsim", "translator"])
 @pytest.mark.parametrize("name", list(PRESETS))
-def test_closed_loop_every_job_runs_or_is_rejected(name):
+def test_closed_loop_every_job_runs_or_is_rejected(name, path):
     specs = [(0.0, 3, 100.0, 80.0), (0.0, 4, 50.0, 50.0), (0.1 + 0.2, 2, 30.0, 10.0), (5.0, 9, 10.0, 10.0),
              (7.0, 1, None, 12.0), (8.0, 4, 20.0, 5.0), (8.0, 2, 500.0, 400.0), (60.0, 8, 10.0, 1.0)]
     jobs = {}
@@ -254,13 +219,12 @@ def test_closed_loop_every_job_runs_or_is_rejected(name):
         if wall is not None:
             job["walltime"] = wall
         jobs[job["id"]] = job
-    network = TinyBatsim(8, jobs)
-    bs = InMemoryBatsim(load_scheduler(name, {}), network)
-    bs.start()
-    assert network.ended
-    assert network.rejected == {"w0!3"}
-    assert set(network.allocs) | network.rejected == set(jobs)
-    assert network.sent[-1]["events"] == []
+    batsim = TinyBatsim(8, jobs)
+    batsim.run(pybatsim_handler(load_scheduler(name, {})) if path == "pybatsim" else scheduler_handler(name, {}))
+    assert batsim.ended
+    assert batsim.rejected == {"w0!3"}
+    assert set(batsim.allocs) | batsim.rejected == set(jobs)
+    assert batsim.sent[-1]["events"] == []
 
 
 # ----------------------------------------------------------------- registration and loading
@@ -270,12 +234,12 @@ def test_presets_are_registered_for_pybatsim():
     for name, cls in PRESET_CLASSES.items():
         assert plugins[name] is cls and cls.preset == name
     assert find_ambiguous_scheduler_names() == {}
-    assert isinstance(get_scheduler_by_name("easy-backfill", options={"allocation": "best-fit"}), EasyBackfill)
+    assert isinstance(get_scheduler_by_name("easy-backfill", options={"placement": "best-fit"}), EasyBackfill)
 
 
 def test_load_scheduler_by_name_entry_point_and_module():
-    easy = load_scheduler("easy-backfill", {"allocation": "best-fit"})
-    assert isinstance(easy, EasyBackfill) and easy.policy.allocator.name == "best-fit"
+    easy = load_scheduler("easy-backfill", {"placement": "best-fit"})
+    assert isinstance(easy, EasyBackfill) and easy.policy.placement.name == "best-fit"
     assert type(load_scheduler("backfill-easy", {})).__module__ == "pybatsim.schedulers.easyBackfill"
     assert type(load_scheduler("wattsched.schedulers.adapter:Fcfs", {})) is Fcfs
     assert type(load_scheduler("pybatsim.schedulers.easyBackfill", {})).__name__ == "EasyBackfill"

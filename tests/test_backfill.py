@@ -13,11 +13,15 @@ from hypothesis import strategies as st
 from procset import ProcSet
 
 from wattsched.schedulers.admission import AdmissionConstraint, NoConstraint
-from wattsched.schedulers.allocation import ALLOCATORS, FIRST_FIT, NON_CONTIGUOUS, Allocator
-from wattsched.schedulers.backfill import easy_backfill, fcfs_no_backfill, head_reservation
+from wattsched.schedulers.backfill import EasyBackfilling, FcfsNoBackfill, head_reservation
 from wattsched.schedulers.core import PolicyScheduler
-from wattsched.schedulers.order import fcfs
-from wattsched.schedulers.state import ClusterView, QueuedJob, RejectJob, RunningJob, StartJob
+from wattsched.schedulers.order import Fcfs
+from wattsched.schedulers.pieces import REGISTRY
+from wattsched.schedulers.placement import FirstFit, NonContiguous, Placement
+from wattsched.schedulers.state import QueuedJob, RejectJob, RunningJob, StartJob
+
+easy_backfill, fcfs_no_backfill, fcfs = EasyBackfilling(), FcfsNoBackfill(), Fcfs()
+FIRST_FIT, NON_CONTIGUOUS = FirstFit(), NonContiguous()
 
 INF = math.inf
 
@@ -31,18 +35,23 @@ def job(job_id: str, res: int, walltime_s: float | None = 100.0, subtime_s: floa
     return QueuedJob(job_id, res=res, walltime_s=walltime_s, subtime_s=subtime_s)
 
 
-def machine(nb_hosts: int, now_s: float = 0.0, running: tuple = ()) -> ClusterView:
-    """A view with ``running`` = ((id, "hosts", expected_end_s), ...) started at 0."""
-    view = ClusterView.idle_machine(nb_hosts, now_s)
+def machine(nb_hosts: int, now_s: float = 0.0, running: tuple = (), placement: Placement = FIRST_FIT
+            ) -> PolicyScheduler:
+    """A scheduler whose view has ``running`` = ((id, "hosts", expected_end_s), ...) started at 0 (the
+    scheduler is the placer the backfilling rules ask)."""
+    policy = PolicyScheduler(order=fcfs, backfill=easy_backfill, placement=placement)
+    policy.start(nb_hosts, now_s)
+    view = policy.view
     for job_id, hosts, end_s in running:
         alloc = ps(hosts)
         view.add_running(RunningJob(job_id, alloc, 0.0, end_s))
         view.free = view.free - alloc
-    return view
+    return policy
 
 
-def run(rule, queue, view, allocator: Allocator = FIRST_FIT, admission: AdmissionConstraint | None = None):
-    return {s.job_id: str(s.alloc) for s in rule(queue, view, allocator, admission or NoConstraint())}
+def run(rule, queue, policy: PolicyScheduler, admission: AdmissionConstraint | None = None):
+    starts = rule.select(queue, policy.view, policy, admission or NoConstraint())
+    return {job.id: str(assignment.hosts) for job, assignment in starts}
 
 
 # ----------------------------------------------------------------- FCFS
@@ -61,7 +70,8 @@ def test_fcfs_blocks_behind_the_head():
 def test_fcfs_head_waits_for_a_contiguous_interval():
     view = machine(6, running=(("r", "2-3", 50.0),))
     assert run(fcfs_no_backfill, [job("a", 3)], view) == {}
-    assert run(fcfs_no_backfill, [job("a", 3)], view, NON_CONTIGUOUS) == {"a": "0-1 4"}
+    view = machine(6, running=(("r", "2-3", 50.0),), placement=NON_CONTIGUOUS)
+    assert run(fcfs_no_backfill, [job("a", 3)], view) == {"a": "0-1 4"}
 
 
 # ----------------------------------------------------------------- EASY
@@ -106,25 +116,27 @@ def test_easy_long_job_avoids_the_reserved_interval():
 def test_easy_equal_expected_ends_release_hosts_together():
     # two jobs end at 100: only together do they make room for the head
     view = machine(8, running=(("r1", "0-2", 100.0), ("r2", "3-5", 100.0), ("r3", "6", 300.0)))
-    reservation = head_reservation(job("head", 6), 0.0, view.free, sorted(view.running.values(),
-                                   key=lambda r: r.expected_end_s), FIRST_FIT)
+    reservation = head_reservation(job("head", 6), 0.0, view.view.free, sorted(view.view.running.values(),
+                                   key=lambda r: r.expected_end_s), view)
     assert reservation is not None and (reservation.start_s, str(reservation.hosts)) == (100.0, "0-5")
     queue = [job("head", 6), job("a", 1, walltime_s=100.0), job("b", 1, walltime_s=150.0)]
     assert run(easy_backfill, queue, view) == {"a": "7"}
     # released together: the lowest interval at 100 is 0-3, not 3-6 (what r1 alone would give)
     view = machine(10, running=(("r1", "4-6", 100.0), ("r2", "0-2", 100.0)))
-    running = sorted(view.running.values(), key=lambda r: r.expected_end_s)
-    reservation = head_reservation(job("head", 4), 0.0, view.free, running, FIRST_FIT)
+    running = sorted(view.view.running.values(), key=lambda r: r.expected_end_s)
+    reservation = head_reservation(job("head", 4), 0.0, view.view.free, running, view)
     assert reservation is not None and (reservation.start_s, str(reservation.hosts)) == (100.0, "0-3")
 
 
 def test_easy_contiguous_reservation_waits_for_an_interval():
     # 4 hosts are free at 10 (0-1, 4-5) but not contiguous, still not at 20; the interval 0-3 at 30
-    view = machine(6, running=(("r1", "2", 20.0), ("r2", "3", 30.0), ("r3", "4-5", 10.0)))
-    running = sorted(view.running.values(), key=lambda r: r.expected_end_s)
-    reservation = head_reservation(job("head", 4), 0.0, view.free, running, FIRST_FIT)
+    specs = (("r1", "2", 20.0), ("r2", "3", 30.0), ("r3", "4-5", 10.0))
+    view = machine(6, running=specs)
+    running = sorted(view.view.running.values(), key=lambda r: r.expected_end_s)
+    reservation = head_reservation(job("head", 4), 0.0, view.view.free, running, view)
     assert reservation is not None and (reservation.start_s, str(reservation.hosts)) == (30.0, "0-3")
-    reservation = head_reservation(job("head", 4), 0.0, view.free, running, NON_CONTIGUOUS)
+    view = machine(6, running=specs, placement=NON_CONTIGUOUS)
+    reservation = head_reservation(job("head", 4), 0.0, view.view.free, running, view)
     assert reservation is not None and (reservation.start_s, str(reservation.hosts)) == (10.0, "0-1 4-5")
 
 
@@ -143,8 +155,8 @@ def test_easy_jobs_without_walltime():
 def test_easy_starts_head_then_backfilled_in_queue_order():
     view = machine(8, running=(("r", "0-3", 100.0),))
     queue = [job("h", 2), job("big", 6), job("x", 1, walltime_s=50.0), job("y", 1, walltime_s=50.0)]
-    starts = easy_backfill(queue, view, FIRST_FIT, NoConstraint())
-    assert [s.job_id for s in starts] == ["h", "x", "y"]
+    starts = easy_backfill.select(queue, view.view, view, NoConstraint())
+    assert [job.id for job, _ in starts] == ["h", "x", "y"]
 
 
 class Refuse(AdmissionConstraint):
@@ -153,11 +165,11 @@ class Refuse(AdmissionConstraint):
     def __init__(self, refused):
         self.refused, self.calls = set(refused), []
 
-    def can_start(self, job, alloc, view):
+    def can_start(self, job, assignment, view):
         return job.id not in self.refused
 
-    def reserve_head(self, job, start_s, alloc, view):
-        self.calls.append(("reserve", job.id, start_s, str(alloc)))
+    def reserve_head(self, job, start_s, assignment, view):
+        self.calls.append(("reserve", job.id, start_s, str(assignment.hosts)))
 
     def release_head(self):
         self.calls.append(("release",))
@@ -214,12 +226,12 @@ jobs_strategy = st.lists(
 )
 
 
-def simulate(rule, allocator: Allocator, specs, nb_hosts: int = 8):
+def simulate(rule, placement: Placement, specs, nb_hosts: int = 8):
     """Tiny time-stepping loop: jobs run runtime <= walltime; at each event time, completions, then
     submissions, then one pass whose decisions are applied. Checks hosts are never double-booked and
     records, for each job, the reservation computed on the state left by the pass where it first is the
     head of the queue."""
-    policy = PolicyScheduler(order=fcfs, backfill=rule, allocator=allocator)
+    policy = PolicyScheduler(order=fcfs, backfill=rule, placement=placement)
     policy.start(nb_hosts)
     jobs = {}
     events = []  # (time, kind 0=completion 1=submission, seq, job id)
@@ -249,7 +261,7 @@ def simulate(rule, allocator: Allocator, specs, nb_hosts: int = 8):
             queued, runtime = jobs[decision.job_id]
             assert len(decision.alloc) == queued.res
             assert decision.alloc.isdisjoint(busy), f"{decision} on busy hosts {busy}"
-            assert not allocator.contiguous or decision.alloc.iscontiguous()
+            assert not placement.contiguous or decision.alloc.iscontiguous()
             busy = busy | decision.alloc
             started[decision.job_id] = (now, decision.alloc)
             seq += 1
@@ -258,17 +270,17 @@ def simulate(rule, allocator: Allocator, specs, nb_hosts: int = 8):
         if waiting and waiting[0].id not in reservation_at_head:
             view = policy.view
             running = sorted(view.running.values(), key=lambda r: r.expected_end_s)
-            resv = head_reservation(waiting[0], now, view.free, running, allocator)
+            resv = head_reservation(waiting[0], now, view.free, running, policy)
             reservation_at_head[waiting[0].id] = INF if resv is None else resv.start_s
     return jobs, started, rejected, reservation_at_head, policy
 
 
-@pytest.mark.parametrize("allocation", list(ALLOCATORS))
+@pytest.mark.parametrize("placement", list(REGISTRY["placement"]))
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(specs=jobs_strategy)
-def test_easy_never_delays_the_head_and_ends_every_job(allocation, specs):
-    allocator = ALLOCATORS[allocation]
-    jobs, started, rejected, reservation_at_head, policy = simulate(easy_backfill, allocator, specs)
+def test_easy_never_delays_the_head_and_ends_every_job(placement, specs):
+    jobs, started, rejected, reservation_at_head, policy = simulate(easy_backfill, REGISTRY["placement"][placement](),
+                                                                    specs)
     assert set(started) | rejected == set(jobs) and not set(started) & rejected
     assert rejected == {j for j, (q, _) in jobs.items() if q.res > 8}
     assert policy.queue == [] and policy.view.running == {}
@@ -279,8 +291,8 @@ def test_easy_never_delays_the_head_and_ends_every_job(allocation, specs):
 @settings(max_examples=100, deadline=None)
 @given(specs=jobs_strategy)
 def test_fcfs_starts_jobs_in_queue_order(specs):
-    jobs, started, rejected, _, _ = simulate(fcfs_no_backfill, FIRST_FIT, specs)
+    jobs, started, rejected, _, policy = simulate(fcfs_no_backfill, FIRST_FIT, specs)
     assert set(started) | rejected == set(jobs)
-    order = [j.id for j in fcfs.sort([q for j, (q, _) in jobs.items() if j in started], None)]
+    order = [j.id for j in fcfs.sort([q for j, (q, _) in jobs.items() if j in started], policy.view)]
     starts = [started[j][0] for j in order]
     assert starts == sorted(starts)

@@ -1,4 +1,4 @@
-"""EnergyBudget.can_start's fast path (the per-pass ``_Future``, remembered refusals) against the slow oracle
+"""EnergyBudget.can_start's fast path (the per-pass ``Plan``, remembered refusals) against the slow oracle
 of tests/budget_oracle.py, on random small ClusterView states and passes of several candidates."""
 
 from __future__ import annotations
@@ -7,25 +7,31 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
 
-from wattsched.schedulers.budget import EnergyBudget
-from wattsched.schedulers.state import ClusterView, QueuedJob, RunningJob
+from wattsched.energy_models.power import PlatformPower
+from wattsched.energy_models.taurus import TAURUS
+from wattsched.schedulers.budget import EnergyBud, ReducePC
+from wattsched.schedulers.power import PowerManager
+from wattsched.schedulers.state import Assignment, ClusterView, QueuedJob, RunningJob
 from tests import budget_oracle
 
-P_IDLE, P_COMP = 100.0, 203.12  # the default PowerModel's estimates
+P_IDLE, P_COMP = 100.0, 203.12  # the default estimates
 
 
-class KeptHosts:
-    """A power manager stub: free hosts kept idle for the head until given times (what the budget asks)."""
+class KeptHosts(PowerManager):
+    """A power manager stub that switches hosts off: free hosts kept idle for the head until given times
+    (what the budget asks); hosts in transition get the budget's default plan."""
 
     def __init__(self, kept: dict[int, float]) -> None:
         self._kept = kept
-        self.version = 0
+        self.sleep_pstate = TAURUS.sleep_pstate
 
-    def kept(self, view: ClusterView) -> dict[int, float]:
+    def kept_hosts(self, view: ClusterView) -> dict[int, float]:
         return self._kept
 
-    def switching_segments(self, view: ClusterView, budget: EnergyBudget) -> None:
-        return None  # the budget's default for hosts in transition
+
+def at(job: QueuedJob, hosts: ProcSet) -> Assignment:
+    """``job`` at the top frequency on ``hosts``."""
+    return Assignment(hosts, 0, job.walltime_s)
 
 
 @st.composite
@@ -37,9 +43,13 @@ def scenarios(draw):
     te = ts + draw(st.sampled_from([1000.0, 3600.0]))
     low = 0.02 if shutdown else P_IDLE / P_COMP  # without shutdown the budget must pay the idle platform
     fraction = draw(st.floats(low, 1.1))
-    budget = EnergyBudget(mode, budget_j=fraction * n * P_COMP * (te - ts), window_start_s=ts, window_end_s=te,
-                          shutdown=shutdown)
-    budget.on_platform(n, [])
+    budget = {"energy-bud": EnergyBud, "reduce-pc": ReducePC}[mode](
+        budget_j=fraction * n * P_COMP * (te - ts), window_start_s=ts, window_end_s=te)
+    if shutdown:
+        budget.bind_power(KeptHosts({}))
+    platform = ClusterView.idle_machine(n)
+    platform.power = PlatformPower.uniform(TAURUS.node_model, n)
+    budget.on_platform(platform)
     now = draw(st.sampled_from([ts - 300.0, ts, ts + 1.0, (ts + te) / 2, te - 10.0, te + 5.0]))
     if now >= ts:
         budget.cea_j = draw(st.floats(-0.01, 0.5)) * budget.B
@@ -65,7 +75,7 @@ def scenarios(draw):
     free = list(view.free)
     if shutdown and free and draw(st.integers(0, 2)):  # opportunistic shutdown keeps some free hosts for the head
         kept_hosts = draw(st.lists(st.sampled_from(free), unique=True, min_size=1, max_size=len(free)))
-        budget.power_manager = KeptHosts({k: now + draw(st.floats(0.0, 3000.0)) for k in kept_hosts})
+        budget.bind_power(KeptHosts({k: now + draw(st.floats(0.0, 3000.0)) for k in kept_hosts}))
 
     head = None
     if draw(st.integers(0, 3)):  # mostly backfilling behind a head
@@ -90,7 +100,8 @@ def test_fast_can_start_equals_the_oracle(scenario):
     budget, view, head, candidates, release_after = scenario
     budget.begin_pass([], view)
     if head is not None:
-        budget.reserve_head(*head, view)
+        job, start_s, hosts = head
+        budget.reserve_head(job, start_s, at(job, hosts), view)
     taken: set[int] = set()
     for i, (job, order, start) in enumerate(candidates):
         if i == release_after:
@@ -99,10 +110,10 @@ def test_fast_can_start_equals_the_oracle(scenario):
         if len(hosts) < job.res:
             continue
         alloc = ProcSet(*hosts)
-        expected = budget_oracle.can_start(budget, job, alloc, view)
-        assert budget.can_start(job, alloc, view) == expected, (i, job, alloc)
+        expected = budget_oracle.can_start(budget, job, at(job, alloc), view)
+        assert budget.can_start(job, at(job, alloc), view) == expected, (i, job, alloc)
         if expected and start:
-            budget.on_start(job, alloc, view)
+            budget.on_start(job, at(job, alloc), view)
             taken.update(hosts)
 
 
@@ -114,13 +125,15 @@ def test_fast_can_prepare_equals_the_oracle(scenario, data):
     budget, view, head, candidates, release_after = scenario
     budget.begin_pass([], view)
     if head is not None and data.draw(st.booleans()):
-        budget.reserve_head(*head, view)
+        job, start_s, hosts = head
+        budget.reserve_head(job, start_s, at(job, hosts), view)
     now = view.now_s
     for job, order, book in candidates:
         boot = ProcSet(*data.draw(st.lists(st.sampled_from(list(view.off)), unique=True))) if view.off else ProcSet()
         keep = ProcSet(*order[:data.draw(st.integers(0, len(order)))])
         start_s = now + data.draw(st.sampled_from([0.0, 151.52, 600.0]))
-        expected = budget_oracle.can_prepare(budget, job, boot, keep, start_s, view)
-        assert budget.can_prepare(job, boot, keep, start_s, view) == expected, (job, boot, keep, start_s)
+        assignment = at(job, ProcSet((0, job.res - 1)))  # the budget counts its hosts
+        expected = budget_oracle.can_prepare(budget, job, boot, keep, start_s, assignment, view)
+        assert budget.can_prepare(job, boot, keep, start_s, assignment, view) == expected, (job, boot, keep, start_s)
         if expected and book:
-            budget.on_prepare(job, boot, keep, start_s, view)
+            budget.on_prepare(job, boot, keep, start_s, assignment, view)

@@ -76,8 +76,8 @@ def test_unknown_scheduler(tmp_path, capsys) -> None:
 
 
 def test_bad_option_value(tmp_path, capsys) -> None:
-    _fails_cleanly(["run", PLATFORM, WORKLOAD, "-o", '{"allocation": "worst-fit"}'], tmp_path, capsys,
-                   "allocation", "first-fit")
+    _fails_cleanly(["run", PLATFORM, WORKLOAD, "-o", '{"placement": "worst-fit"}'], tmp_path, capsys,
+                   "placement", "first-fit")
 
 
 def test_malformed_options_json(tmp_path, capsys) -> None:
@@ -124,7 +124,7 @@ def test_replay_exit_codes(tmp_path, capsys) -> None:
 def test_schedulers_lists_presets(capsys) -> None:
     assert main(["schedulers"]) == 0
     out = capsys.readouterr().out
-    assert "easy-backfill" in out and "allocation" in out and "first-fit" in out
+    assert "easy-backfill" in out and "placement" in out and "first-fit" in out
 
 
 def test_metrics_and_plot_on_real_batsim_outputs(tmp_path, capsys) -> None:

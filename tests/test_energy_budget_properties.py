@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from wattsched.energy_models.taurus import SWITCH_OFF_ENERGY_J, SWITCH_ON_ENERGY_J, TAURUS
 from wattsched.platforms.generate import taurus_platform_xml
-from wattsched.schedulers.adapter import load_scheduler
+from wattsched.schedulers.adapter import scheduler_handler
 from wattsched.simulator.drivers import run_inprocess
 from wattsched.simulator.engine import Simulation
 from wattsched.simulator.platform import load_platform
@@ -66,7 +66,7 @@ def write_workload(path: Path, jobs: list[JobSpec]) -> Path:
 
 def simulate(platform: Path, workload: Path, preset: str, options: dict) -> Simulation:
     sim = Simulation(load_platform(platform), load_workload(workload))
-    run_inprocess(sim, load_scheduler(preset, options))
+    run_inprocess(sim, scheduler_handler(preset, options))
     return sim
 
 
@@ -216,7 +216,7 @@ def test_short_full_width_backfill_starts_under_energy_bud_and_waits_under_reduc
 ])
 def test_bad_options_give_one_line_naming_the_option(preset, options, option):
     with pytest.raises(OptionError) as error:
-        load_scheduler(preset, options)
+        scheduler_handler(preset, options)
     assert f"'{option}'" in str(error.value) and "\n" not in str(error.value)
 
 

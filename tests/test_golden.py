@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from wattsched.schedulers.adapter import load_scheduler
+from wattsched.schedulers.adapter import scheduler_handler
 from wattsched.schedulers.presets import PRESETS
 from wattsched.simulator.drivers import run_inprocess
 from wattsched.simulator.engine import Simulation
@@ -46,13 +46,15 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "reduce-pc-shutdown": ("reduce-pc", {**BUDGET, "shutdown": True}),
     "powercap": ("powercap", BUDGET),
     "powercap-shutdown": ("powercap", {**BUDGET, "shutdown": True}),
+    # a combination no preset names: reducePC with shutdown and best-fit placement
+    "compose": ("compose", {**BUDGET, "admission": "reduce-pc", "power": "shutdown", "placement": "best-fit"}),
 }
 
 
 def run_case(preset: str, input_name: str, prefix: Path, options: dict) -> None:
     platform, workload = INPUTS[input_name]
     sim = Simulation(load_platform(platform), load_workload(workload))
-    run_inprocess(sim, load_scheduler(preset, options))
+    run_inprocess(sim, scheduler_handler(preset, options))
     write_outputs(sim, prefix)
 
 
@@ -74,7 +76,7 @@ def test_preset_matches_golden(variant: str, input_name: str, tmp_path) -> None:
 
 
 def test_a_changed_decision_gives_a_readable_diff(tmp_path) -> None:
-    run_case("easy-backfill", "taurus16-demo", tmp_path / "out", {"allocation": "best-fit"})
+    run_case("easy-backfill", "taurus16-demo", tmp_path / "out", {"placement": "best-fit"})
     diffs = compare_outputs(tmp_path / "out", GOLDEN / "easy-backfill" / "taurus16-demo" / "out")
     assert diffs
     report = format_report(diffs, limit=5)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from wattsched.schedulers.adapter import load_scheduler
+from wattsched.schedulers.adapter import scheduler_handler
 from wattsched.simulator.drivers import run_inprocess
 from wattsched.simulator.engine import Simulation
 from wattsched.simulator.platform import load_platform
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.slow
 
 def _run(platform: Path, workload: Path, scheduler: str, options: dict) -> Simulation:
     sim = Simulation(load_platform(platform), load_workload(workload))
-    run_inprocess(sim, load_scheduler(scheduler, options))
+    run_inprocess(sim, scheduler_handler(scheduler, options))
     return sim
 
 

@@ -1,7 +1,10 @@
 """Queue orders of schedulers/order.py."""
 
-from wattsched.schedulers.order import KeyOrder, fcfs
+from wattsched.schedulers.order import Fcfs, QueueOrder
+from wattsched.schedulers.pieces import REGISTRY
 from wattsched.schedulers.state import ClusterView, QueuedJob
+
+fcfs = Fcfs()
 
 
 def job(job_id: str, subtime_s: float, res: int = 1) -> QueuedJob:
@@ -22,8 +25,19 @@ def test_fcfs_keeps_arrival_order_among_equal_submission_times():
     assert [j.id for j in fcfs.sort(jobs, VIEW)] == ["w0!1", "w0!10", "w0!9", "w0!11"]
 
 
-def test_a_new_order_is_a_key():
-    widest_first = KeyOrder("widest-first", lambda j, view: -j.res)
+def test_a_new_order_is_a_static_key():
+    class WidestFirst(QueueOrder):
+        name = "widest-first"
+        static = True
+
+        def static_key(self, job: QueuedJob) -> int:
+            return -job.res
+
     jobs = [job("a", 0.0, res=1), job("b", 1.0, res=3), job("c", 2.0, res=3)]
-    assert [j.id for j in widest_first.sort(jobs, VIEW)] == ["b", "c", "a"]
-    assert fcfs.name == "fcfs"
+    assert [j.id for j in WidestFirst().sort(jobs, VIEW)] == ["b", "c", "a"]
+    assert fcfs.name == "fcfs" and REGISTRY["order"]["fcfs"] is Fcfs
+
+
+def test_the_base_order_is_arrival_order():
+    jobs = [job("a", 5.0), job("b", 1.0)]
+    assert [j.id for j in QueueOrder().sort(jobs, VIEW)] == ["a", "b"]

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from wattsched.simulator.platform import HostModel, load_platform, parse_radical, parse_speed_list
+from wattsched.energy_models.power import NodeModel, parse_speed_list
+from wattsched.simulator.platform import load_platform, parse_radical
 from tests.conftest import assert_input_error
 from wattsched.base.errors import InputError
 
@@ -401,7 +402,7 @@ def test_error_prop_without_value(tmp_path):
 
 
 def test_host_model_is_computation_without_sleep():
-    model = HostModel((1.0, 2.0), (0.0, 0.0), (1.0, 1.0))
+    model = NodeModel((1.0, 2.0), (0.0, 0.0), (1.0, 1.0))
     assert model.nb_pstates == 2
     assert model.is_computation(0) and model.is_computation(1)
     assert not model.is_computation(2)

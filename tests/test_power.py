@@ -6,10 +6,10 @@ import pytest
 from procset import ProcSet
 
 from wattsched.schedulers.admission import AdmissionConstraint
-from wattsched.schedulers.backfill import easy_backfill
-from wattsched.schedulers.budget import EnergyBudget, Powercap
+from wattsched.schedulers.backfill import EasyBackfilling
+from wattsched.schedulers.budget import EnergyBud, Powercap
 from wattsched.schedulers.core import PolicyScheduler
-from wattsched.schedulers.order import fcfs
+from wattsched.schedulers.order import Fcfs
 from wattsched.schedulers.power import NoPowerManager, OpportunisticShutdown
 from wattsched.schedulers.state import CallMeLater, QueuedJob, SetPState, StartJob
 from wattsched.base.errors import OptionError
@@ -18,20 +18,20 @@ PROPS = {"wattage_per_state": "95:190, 9.75:9.75, 101:101, 125:125", "sleep_psta
 
 
 def policy(n: int = 4, admission=None, props=None) -> PolicyScheduler:
-    p = PolicyScheduler(order=fcfs, backfill=easy_backfill, admission=admission, power=OpportunisticShutdown())
+    p = PolicyScheduler(order=Fcfs(), backfill=EasyBackfilling(), admission=admission, power=OpportunisticShutdown())
     p.start(n, 0.0, [props or {}] * n if props is not None else None)
     return p
 
 
 def test_idle_hosts_are_switched_off_and_the_sleep_pstate_is_the_platforms():
     p = policy(4, props=PROPS)
-    assert p.power.sleep_pstate == 1 and p.sleep_pstates == {1}
+    assert p.power.sleep_pstate == 1
     p.on_submitted(QueuedJob("a", 1, 100.0, 0.0))
     out = p.schedule()
     assert out == [StartJob("a", ProcSet(0)), SetPState(ProcSet((1, 3)), 1)]
     assert p.view.switching == ProcSet((1, 3)) and not p.view.free
     assert p.schedule() == []  # never switch a host that is switching
-    p.on_pstate_changed(ProcSet((1, 3)), 1)
+    p.on_hosts_changed(ProcSet((1, 3)), 1)
     assert p.view.off == ProcSet((1, 3))
 
 
@@ -39,7 +39,7 @@ def test_asleep_hosts_are_booted_for_the_head_which_waits_for_the_boot():
     p = policy(4)
     p.on_submitted(QueuedJob("a", 2, 100.0, 0.0))
     p.schedule()  # a on 0-1, 2-3 off
-    p.on_pstate_changed(ProcSet((2, 3)), 13)
+    p.on_hosts_changed(ProcSet((2, 3)), 13)
     p.set_time(10.0)
     p.on_submitted(QueuedJob("b", 3, 50.0, 10.0))
     out = p.schedule()
@@ -51,7 +51,7 @@ def test_asleep_hosts_are_booted_for_the_head_which_waits_for_the_boot():
     assert p.schedule() == []  # the head waits; nothing is switched twice
     p.set_time(161.52)
     p.on_completed("a")
-    p.on_pstate_changed(booting, 0)
+    p.on_hosts_changed(booting, 0)
     out = p.schedule()
     assert isinstance(out[0], StartJob) and out[0].job_id == "b"
 
@@ -68,7 +68,7 @@ def test_head_reservation_accounts_for_boot_time():
     # all four hosts free: h starts at once, nothing is switched off
     assert out == [StartJob("h", ProcSet((0, 3)))]
     p2 = policy(4)
-    p2.on_pstate_changed(ProcSet((0, 3)), 13)  # everything asleep
+    p2.on_hosts_changed(ProcSet((0, 3)), 13)  # everything asleep
     p2.on_submitted(QueuedJob("h", 4, 100.0, 0.0))
     p2.on_submitted(QueuedJob("s", 1, 10.0, 0.0))
     out = p2.schedule()
@@ -78,9 +78,9 @@ def test_head_reservation_accounts_for_boot_time():
 
 
 def test_the_budget_can_refuse_a_boot():
-    budget = EnergyBudget(budget_j=4 * 9.75 * 1000 + 1.0, window_start_s=0.0, window_end_s=1000.0, shutdown=True)
+    budget = EnergyBud(budget_j=4 * 9.75 * 1000 + 1.0, window_start_s=0.0, window_end_s=1000.0)
     p = policy(4, admission=budget)
-    p.on_pstate_changed(ProcSet((0, 3)), 13)
+    p.on_hosts_changed(ProcSet((0, 3)), 13)
     p.on_submitted(QueuedJob("h", 1, 100.0, 0.0))
     assert [d for d in p.schedule() if isinstance(d, SetPState)] == []  # cannot pay a boot
     assert budget.power_manager is p.power
@@ -90,7 +90,7 @@ def test_boots_are_just_in_time_and_later_jobs_get_hosts_booted_without_delaying
     p = policy(4)
     p.on_submitted(QueuedJob("a", 2, 1000.0, 0.0))
     p.schedule()  # a on 0-1 until 1000 at the latest, 2-3 switched off
-    p.on_pstate_changed(ProcSet((2, 3)), 13)
+    p.on_hosts_changed(ProcSet((2, 3)), 13)
     p.set_time(10.0)
     p.on_submitted(QueuedJob("h", 4, 100.0, 10.0))
     p.on_submitted(QueuedJob("s", 1, 100.0, 10.0))
@@ -101,12 +101,12 @@ def test_boots_are_just_in_time_and_later_jobs_get_hosts_booted_without_delaying
     p.on_submitted(QueuedJob("l", 1, 5000.0, 20.0))
     assert p.schedule() == []  # s waits for its boot; l would delay h (no host outside h's reservation)
     p.set_time(161.52)
-    p.on_pstate_changed(ProcSet(2), 0)
+    p.on_hosts_changed(ProcSet(2), 0)
     assert p.schedule() == [StartJob("s", ProcSet(2))]
     p.set_time(200.0)
     p.on_completed("s")
     assert p.schedule() == [SetPState(ProcSet(2), 13)]
-    p.on_pstate_changed(ProcSet(2), 13)
+    p.on_hosts_changed(ProcSet(2), 13)
     p.set_time(1000.0 - 151.52)
     p.on_call()
     assert p.schedule() == [SetPState(ProcSet((2, 3)), 0)]  # on at 1000, when a ends
@@ -114,26 +114,26 @@ def test_boots_are_just_in_time_and_later_jobs_get_hosts_booted_without_delaying
     p.on_completed("a")
     assert p.schedule() == []  # 0-1 are kept for h: switching them off and on again would be late
     p.set_time(1000.0)
-    p.on_pstate_changed(ProcSet((2, 3)), 0)
+    p.on_hosts_changed(ProcSet((2, 3)), 0)
     assert p.schedule()[0] == StartJob("h", ProcSet((0, 3)))
 
 
 def test_boots_for_the_head_and_a_later_job_in_one_pass_are_separate_transitions():
     p = policy(4)
-    p.on_pstate_changed(ProcSet((0, 3)), 13)
+    p.on_hosts_changed(ProcSet((0, 3)), 13)
     p.on_submitted(QueuedJob("h", 2, 100.0, 0.0))
     p.on_submitted(QueuedJob("s", 1, 100.0, 0.0))
     assert p.schedule() == [SetPState(ProcSet((0, 2)), 0)]  # 0-1 for h, 2 for s (outside h's hosts)
-    assert [(str(hosts), booting) for hosts, booting, _ in p.power.transitions] == [("0-1", True), ("2", True)]
+    assert [(str(t.hosts), t.booting) for t in p.power.transitions(p.view)] == [("0-1", True), ("2", True)]
     pending = p.power.pending_hosts(p.view)
     assert sum(len(j.alloc) for j in pending) == len(ProcSet().union(*(j.alloc for j in pending))) == 4
 
 
 def test_a_powercap_that_refuses_the_head_still_boots_hosts_for_later_jobs():
     # cap: 2 hosts computing and 2 idle (2 × 203.12 + 2 × 100 W); everything asleep inside the window
-    cap = Powercap(budget_j=606.24 * 10_000, window_start_s=0.0, window_end_s=10_000.0, shutdown=True)
+    cap = Powercap(budget_j=606.24 * 10_000, window_start_s=0.0, window_end_s=10_000.0)
     p = policy(4, admission=cap)
-    p.on_pstate_changed(ProcSet((0, 3)), 13)
+    p.on_hosts_changed(ProcSet((0, 3)), 13)
     p.on_submitted(QueuedJob("h", 3, 100.0, 0.0))
     p.on_submitted(QueuedJob("s", 1, 5000.0, 0.0))
     p.on_submitted(QueuedJob("t", 1, 50.0, 0.0))
@@ -142,11 +142,10 @@ def test_a_powercap_that_refuses_the_head_still_boots_hosts_for_later_jobs():
     # s and t end before te, so hosts 0 and 1 are booted for them (the cap allows two computing hosts)
     assert out == [CallMeLater(10_000.0 - 151.52), SetPState(ProcSet((0, 1)), 0), CallMeLater(10_000.0)]
     p.set_time(151.52)
-    p.on_pstate_changed(ProcSet((0, 1)), 0)
+    p.on_hosts_changed(ProcSet((0, 1)), 0)
     assert p.schedule() == [StartJob("s", ProcSet(0)), StartJob("t", ProcSet(1))]
-    p2 = policy(4, admission=Powercap(budget_j=503.0 * 10_000, window_start_s=0.0, window_end_s=10_000.0,
-                                      shutdown=True))  # below one computing host and three idle
-    p2.on_pstate_changed(ProcSet((0, 3)), 13)
+    p2 = policy(4, admission=Powercap(budget_j=503.0 * 10_000, window_start_s=0.0, window_end_s=10_000.0))  # below one computing host and three idle
+    p2.on_hosts_changed(ProcSet((0, 3)), 13)
     p2.on_submitted(QueuedJob("h", 3, 100.0, 0.0))
     p2.on_submitted(QueuedJob("s", 1, 5000.0, 0.0))
     assert p2.schedule() == [CallMeLater(10_000.0 - 151.52), CallMeLater(10_000.0)]  # s is refused: no boot
@@ -157,24 +156,24 @@ def test_a_job_booted_for_starts_when_its_boot_ends_even_if_the_head_could_take_
     of the boot it starts there first, instead of EASY recomputing the head's reservation on the hosts
     just switched on (which left them idle, then off again: boot/shutdown churn)."""
     class NotH(AdmissionConstraint):  # h waits for something else than hosts (energy, say)
-        def can_start(self, job, alloc, view):
+        def can_start(self, job, assignment, view):
             return job.id != "h"
 
-        def can_prepare(self, job, boot, keep, start_s, view):
+        def can_prepare(self, job, boot, keep, start_s, assignment, view):
             return job.id != "h"
 
     p = policy(8, admission=NotH())
-    p.on_pstate_changed(ProcSet((0, 7)), 13)
+    p.on_hosts_changed(ProcSet((0, 7)), 13)
     p.on_submitted(QueuedJob("h", 2, 5000.0, 0.0))
     p.on_submitted(QueuedJob("s", 3, 500.0, 0.0))
     out = p.schedule()
     assert out[0] == SetPState(ProcSet((2, 4)), 0)  # h's reservation is 0-1 at 151.52; s outside it
     p.set_time(151.52)
-    p.on_pstate_changed(ProcSet((2, 4)), 0)
+    p.on_hosts_changed(ProcSet((2, 4)), 0)
     assert p.schedule() == [StartJob("s", ProcSet((2, 4)))]
 
 
 def test_shutdown_needs_a_sleep_pstate_on_the_platform():
     with pytest.raises(OptionError, match="'shutdown'"):
         policy(2, props={"wattage_per_state": "95:190"})
-    assert NoPowerManager().decide([], None) == []  # type: ignore[arg-type]
+    assert NoPowerManager().decide([], None, None) == []  # type: ignore[arg-type]

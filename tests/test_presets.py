@@ -1,34 +1,69 @@
-"""Presets and option validation of schedulers/presets.py."""
+"""Presets, composition and option validation of schedulers/presets.py."""
 
 import re
 
 import pytest
 
-from wattsched.schedulers.allocation import BEST_FIT, FIRST_FIT, NON_CONTIGUOUS
-from wattsched.schedulers.backfill import easy_backfill, fcfs_no_backfill
-from wattsched.schedulers.order import fcfs
-from wattsched.schedulers.presets import PRESETS, Option, Preset, build
 from wattsched.base.errors import OptionError
+from wattsched.schedulers.admission import AdmissionConstraint, NoConstraint
+from wattsched.schedulers.backfill import EasyBackfilling, FcfsNoBackfill
+from wattsched.schedulers.budget import EnergyBud, ReducePC
+from wattsched.schedulers.frequency import TopFrequency
+from wattsched.schedulers.options import Option
+from wattsched.schedulers.order import Fcfs
+from wattsched.schedulers.pieces import REGISTRY, SLOTS
+from wattsched.schedulers.placement import BestFit, FirstFit, NonContiguous
+from wattsched.schedulers.power import NoPowerManager, OpportunisticShutdown
+from wattsched.schedulers.presets import PRESETS, Preset, build
 
-VALID = "valid options: allocation (first-fit|best-fit|non-contiguous, default first-fit)"
+VALID = "valid options: placement (first-fit|best-fit|non-contiguous, default first-fit)"
+
+
+def kinds(policy):
+    return tuple(type(piece) for piece in policy.pieces)
 
 
 def test_presets_compose_the_pieces():
     easy = build("easy-backfill", {})
-    assert (easy.order, easy.backfill, easy.allocator) == (fcfs, easy_backfill, FIRST_FIT)
-    assert build("easy-backfill", {"allocation": "best-fit"}).allocator is BEST_FIT
-    plain = build("fcfs", {"allocation": "non-contiguous"})
-    assert (plain.backfill, plain.allocator) == (fcfs_no_backfill, NON_CONTIGUOUS)
-    assert build("fcfs").allocator is FIRST_FIT
-    assert build("easy-backfill") is not build("easy-backfill")  # fresh pieces per run
+    assert kinds(easy) == (Fcfs, EasyBackfilling, FirstFit, NoConstraint, NoPowerManager, TopFrequency)
+    assert type(build("easy-backfill", {"placement": "best-fit"}).placement) is BestFit
+    plain = build("fcfs", {"placement": "non-contiguous"})
+    assert (type(plain.backfill), type(plain.placement)) == (FcfsNoBackfill, NonContiguous)
+    assert type(build("fcfs").placement) is FirstFit
+    assert build("easy-backfill").admission is not build("easy-backfill").admission  # fresh pieces per run
+    shut = build("energy-bud", {"shutdown": True, "budget_j": 1e6, "window_end_s": 100.0})
+    assert (type(shut.admission), type(shut.power)) == (EnergyBud, OpportunisticShutdown)
+    assert shut.admission.power_manager is shut.power  # the budget plans the manager's switches
 
 
-def test_every_preset_is_documented():
-    assert set(PRESETS) == {"fcfs", "easy-backfill", "energy-bud", "reduce-pc", "powercap"}
+def test_compose_runs_any_combination_without_a_preset():
+    policy = build("compose", {"admission": "reduce-pc", "power": "shutdown", "placement": "best-fit",
+                               "budget_fraction": 0.5, "window_end_s": 1000.0, "sleep_pstate": 13})
+    assert kinds(policy) == (Fcfs, EasyBackfilling, BestFit, ReducePC, OpportunisticShutdown, TopFrequency)
+    assert kinds(build("compose")) == kinds(build("easy-backfill"))  # the defaults are EASY's
+    with pytest.raises(OptionError, match="option 'order' of compose must be one of fcfs"):
+        build("compose", {"order": "fairest"})
+
+
+def test_options_of_pieces_not_chosen_are_refused_with_their_owner():
+    with pytest.raises(OptionError) as error:
+        build("compose", {"budget_j": 5.0})
+    message = str(error.value)
+    assert "'budget_j'" in message and "admission 'energy-bud'" in message and "not chosen" in message
+    with pytest.raises(OptionError, match="'sleep_pstate' of energy-bud belongs to power 'shutdown'"):
+        build("energy-bud", {"sleep_pstate": 13})
+
+
+def test_every_preset_and_piece_is_documented():
+    assert set(PRESETS) == {"fcfs", "easy-backfill", "energy-bud", "reduce-pc", "powercap", "compose"}
     for name, preset in PRESETS.items():
         assert preset.name == name and preset.description and preset.reference
         for option in preset.options:
             assert option.help and option.describe().startswith(option.name + " (")
+    for slot in SLOTS:
+        assert REGISTRY[slot], slot
+        for name, cls in REGISTRY[slot].items():
+            assert cls.slot == slot and cls.name == name and cls.description, cls
 
 
 def test_unknown_option_lists_the_valid_ones_on_one_line():
@@ -39,43 +74,61 @@ def test_unknown_option_lists_the_valid_ones_on_one_line():
 
 
 def test_wrong_type():
-    with pytest.raises(OptionError, match=re.escape("option 'allocation' of fcfs must be a string, got 3; " + VALID)):
-        build("fcfs", {"allocation": 3})
+    with pytest.raises(OptionError, match=re.escape("option 'placement' of fcfs must be a string, got 3; " + VALID)):
+        build("fcfs", {"placement": 3})
 
 
 def test_value_out_of_the_allowed_set():
     with pytest.raises(OptionError, match=re.escape('must be one of first-fit|best-fit|non-contiguous, got "worst-fit"')):
-        build("easy-backfill", {"allocation": "worst-fit"})
+        build("easy-backfill", {"placement": "worst-fit"})
 
 
 def test_options_must_be_an_object_and_the_preset_must_exist():
     with pytest.raises(OptionError, match="must be a JSON object"):
-        build("easy-backfill", ["allocation"])  # type: ignore[arg-type]
+        build("easy-backfill", ["placement"])  # type: ignore[arg-type]
     with pytest.raises(OptionError, match="unknown scheduler 'easy'; presets: fcfs, easy-backfill"):
         build("easy", {})
 
 
-def test_numeric_options_check_type_and_range():
-    rate = Option("rate_w", float, 100.0, min=0.0, max=1e6, help="power rate")
-    count = Option("every", int, 10, min=1, help="period")
-    preset = Preset("toy", "toy", "none", order=fcfs, backfill=fcfs_no_backfill, extra_options=(rate, count))
-    assert preset.validate({"rate_w": 5}) == {"allocation": "first-fit", "rate_w": 5.0, "every": 10}
-    valid = ("valid options: allocation (first-fit|best-fit|non-contiguous, default first-fit), "
+class Toy(AdmissionConstraint):
+    """A piece with numeric options, registered by the fixture below only."""
+
+    name = "toy"
+    description = "toy"
+    options = (Option("rate_w", float, 100.0, min=0.0, max=1e6, help="power rate"),
+               Option("every", int, 10, min=1, help="period"))
+
+    def __init__(self, rate_w: float, every: int) -> None:
+        self.rate_w, self.every = rate_w, every
+
+
+@pytest.fixture
+def toy(monkeypatch):
+    monkeypatch.setitem(REGISTRY["admission"], "toy", Toy)
+    return Preset("toy", "toy", "none", fixed={"order": "fcfs", "backfill": "fcfs", "admission": "toy"})
+
+
+def test_numeric_options_check_type_and_range(toy):
+    assert toy.validate({"rate_w": 5})[1] == {"placement": "first-fit", "rate_w": 5.0, "every": 10}
+    assert toy.build({"every": 3}).admission.every == 3
+    valid = ("valid options: placement (first-fit|best-fit|non-contiguous, default first-fit), "
              "rate_w (float in [0, 1e+06], default 100.0), every (int in [1, inf], default 10)")
     with pytest.raises(OptionError) as error:
-        preset.validate({"rate_w": -1.0})
+        toy.validate({"rate_w": -1.0})
     assert str(error.value) == f"option 'rate_w' of toy is out of range, got -1.0; {valid}"
     with pytest.raises(OptionError, match="'every' of toy must be an integer, got true"):
-        preset.validate({"every": True})
+        toy.validate({"every": True})
     with pytest.raises(OptionError, match="'rate_w' of toy must be a number, got \"5\""):
-        preset.validate({"rate_w": "5"})
+        toy.validate({"rate_w": "5"})
     with pytest.raises(OptionError, match="'every' of toy must be an integer, got 2.5"):
-        preset.validate({"every": 2.5})
+        toy.validate({"every": 2.5})
+    with pytest.raises(OptionError, match="'rate_w' of toy must be a finite number"):
+        toy.validate({"rate_w": float("nan")})
 
 
 def test_preset_without_options_says_none():
-    bare = Preset("bare", "no options", "none", order=fcfs, backfill=fcfs_no_backfill, allocation=FIRST_FIT)
+    bare = Preset("bare", "no options", "none", fixed={"order": "fcfs", "backfill": "fcfs"}, switches=())
     assert bare.options == ()
     with pytest.raises(OptionError, match="unknown option 'x' for bare; valid options: none"):
         bare.build({"x": 1})
-    assert bare.build({}).allocator is FIRST_FIT
+    assert type(bare.build({}).placement) is FirstFit

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from procset import ProcSet
 
 from wattsched.platforms.generate import taurus_platform_xml
-from wattsched.schedulers.adapter import load_scheduler
+from wattsched.schedulers.adapter import scheduler_handler
 from wattsched.simulator.drivers import run_inprocess
 from wattsched.simulator.engine import Simulation
 from wattsched.simulator.outputs import consumed_energy_lines
@@ -26,7 +26,7 @@ SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=list(H
 SCHEDULERS = [
     ("fcfs", {}),
     ("easy-backfill", {}),
-    ("easy-backfill", {"allocation": "non-contiguous"}),
+    ("easy-backfill", {"placement": "non-contiguous"}),
     ("energy-bud", {"budget_fraction": 0.5, "window_start_s": 600, "window_end_s": 4000, "shutdown": True}),
     ("reduce-pc", {"budget_fraction": 0.6, "window_start_s": 0, "window_end_s": 3000}),
     ("powercap", {"budget_fraction": 0.7, "window_start_s": 300, "window_end_s": 3000}),
@@ -86,7 +86,7 @@ def workload(path: Path, specs) -> Path:
 def test_simulation_invariants(platform_path, tmp_path_factory, name, options, specs) -> None:
     path = workload(tmp_path_factory.mktemp("w") / "w.json", specs)
     sim = Simulation(load_platform(platform_path), load_workload(path))
-    run_inprocess(sim, load_scheduler(name, options))
+    run_inprocess(sim, scheduler_handler(name, options))
     rows = sim.jobs_rows
     # every job ends once: completed (any way) or rejected; jobs wider than the machine are rejected
     assert sorted(r.job.id for r in rows) == sorted(j.id for j in sim.workload.jobs)

@@ -33,7 +33,7 @@ def tiny_runs(out: Path, workload: str) -> list[Run]:
     return [
         Run("easy", PLATFORM, workload, "easy-backfill", {}, str(out / "easy"), window=window,
             max_power_w=16 * 190.738, extra_windows={"first_hour": (0.0, 3600.0)}, tags={"algorithm": "EASY"}),
-        Run("easy-bestfit", PLATFORM, workload, "easy-backfill", {"allocation": "best-fit"},
+        Run("easy-bestfit", PLATFORM, workload, "easy-backfill", {"placement": "best-fit"},
             str(out / "easy_bf"), window=window, tags={"algorithm": "EASY-bf"}),
         Run("fcfs", PLATFORM, workload, "fcfs", {}, str(out / "fcfs"), window=window, tags={"algorithm": "FCFS"}),
     ]

@@ -48,9 +48,9 @@ def run_over_zmq(scheduler_name: str, prefix: Path) -> None:
     assert proc.returncode == 0, out
 
 
-def run_here(scheduler, prefix: Path) -> None:
+def run_here(handler, prefix: Path) -> None:
     sim = new_sim()
-    run_inprocess(sim, scheduler)
+    run_inprocess(sim, handler)
     write_outputs(sim, prefix)
 
 
@@ -73,25 +73,29 @@ pytestmark = pytest.mark.skipif(not PYBATSIM.exists(), reason="pybatsim's launch
 def test_pybatsim_shipped_easy_over_zmq_equals_in_process(tmp_path) -> None:
     from pybatsim.schedulers.easyBackfill import EasyBackfill
 
+    from wattsched.schedulers.adapter import pybatsim_handler
+
     run_over_zmq("backfill-easy", tmp_path / "zmq")
-    run_here(EasyBackfill({}), tmp_path / "inproc")
+    run_here(pybatsim_handler(EasyBackfill({})), tmp_path / "inproc")
     same_outputs(tmp_path / "zmq", tmp_path / "inproc")
     jobs = (tmp_path / "zmq_jobs.csv").read_text().splitlines()
     assert len(jobs) == 1 + 210
 
 
 def test_our_preset_launched_by_pybatsim_equals_wattsched_run(tmp_path) -> None:
-    from wattsched.schedulers.adapter import load_scheduler
+    """pybatsim's launcher runs the preset through the pybatsim adapter; `wattsched run` through the
+    translator, without pybatsim: the same schedule."""
+    from wattsched.schedulers.adapter import scheduler_handler
 
     run_over_zmq("easy-backfill", tmp_path / "zmq")
-    run_here(load_scheduler("easy-backfill", {}), tmp_path / "inproc")
+    run_here(scheduler_handler("easy-backfill", {}), tmp_path / "inproc")
     same_outputs(tmp_path / "zmq", tmp_path / "inproc")
 
 
 def test_wattsched_serve_and_run_connect(tmp_path) -> None:
     """`wattsched serve` waits for a Batsim; `wattsched run --connect` is one (the CLI both ways)."""
-    from wattsched.schedulers.adapter import load_scheduler
     from wattsched.cli import main
+    from wattsched.schedulers.adapter import scheduler_handler
 
     endpoint = free_endpoint()
     wattsched = Path(sys.executable).parent / "wattsched"
@@ -106,5 +110,5 @@ def test_wattsched_serve_and_run_connect(tmp_path) -> None:
             proc.kill()
     assert proc.returncode == 0, out
     assert "simulation ended" in out
-    run_here(load_scheduler("easy-backfill", {}), tmp_path / "inproc")
+    run_here(scheduler_handler("easy-backfill", {}), tmp_path / "inproc")
     same_outputs(tmp_path / "zmq", tmp_path / "inproc")

@@ -97,11 +97,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     options = _options(args.options) if args.options else {}
     platform = load_platform(args.platform)
     workload = load_workload(args.workload)
-    scheduler = None
+    handler = None
     if args.connect is None:
-        from wattsched.schedulers.adapter import load_scheduler
+        from wattsched.schedulers.adapter import scheduler_handler
 
-        scheduler = load_scheduler(args.scheduler, options)
+        handler = scheduler_handler(args.scheduler, options)
     sim = Simulation(platform, workload)
     show = not args.quiet and sys.stderr.isatty() or args.progress
     with _progress_bar(len(workload.jobs), show) as bar:
@@ -118,7 +118,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             callback = show_progress
 
         if args.connect is None:
-            stats = run_inprocess(sim, scheduler, progress=callback)
+            stats = run_inprocess(sim, handler, progress=callback)
         else:
             stats = run_zmq(sim, args.connect, progress=callback)
         if bar is not None:

@@ -40,6 +40,12 @@ def _first_reaching(itvs: list, x: int) -> int:
     return i
 
 
+def intervals(hosts: ProcSet) -> Sequence[tuple[int, int]]:
+    """The sorted disjoint ``(inf, sup)`` intervals of ``hosts``, without a copy (read them, do not
+    modify them)."""
+    return hosts._itvs
+
+
 def contains(hosts: ProcSet, host: int) -> bool:
     """``host in hosts`` with one bisect."""
     itvs = hosts._itvs

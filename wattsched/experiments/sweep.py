@@ -70,7 +70,7 @@ class Run:
         name: unique name of the run (row key, progress and error messages).
         platform: SimGrid platform XML path.
         workload: Batsim workload JSON path.
-        scheduler: a name :func:`schedulers.adapter.load_scheduler` accepts (``easy-backfill``).
+        scheduler: a name :func:`wattsched.schedulers.adapter.scheduler_handler` accepts (``easy-backfill``).
         options: the scheduler's JSON options.
         prefix: output prefix; the run writes ``<prefix>_jobs.csv`` etc.
         window: ``(t0_s, t1_s)`` of utilization and window energy (default: first submission → makespan).
@@ -109,14 +109,14 @@ def one_line_error(error: BaseException) -> str:
 
 
 def _simulate(run: Run, on_jobs: JobsCallback | None) -> None:
-    from wattsched.schedulers.adapter import load_scheduler
+    from wattsched.schedulers.adapter import scheduler_handler
     from wattsched.simulator.drivers import run_inprocess
     from wattsched.simulator.engine import Simulation
     from wattsched.simulator.outputs import write_outputs
     from wattsched.simulator.platform import load_platform
     from wattsched.simulator.workload import load_workload
 
-    scheduler = load_scheduler(run.scheduler, dict(run.options))
+    handler = scheduler_handler(run.scheduler, dict(run.options))
     sim = Simulation(load_platform(run.platform), load_workload(run.workload))
     progress = None
     if on_jobs is not None:
@@ -130,7 +130,7 @@ def _simulate(run: Run, on_jobs: JobsCallback | None) -> None:
 
         progress = report_jobs
 
-    stats = run_inprocess(sim, scheduler, progress=progress)
+    stats = run_inprocess(sim, handler, progress=progress)
     write_outputs(sim, run.prefix, scheduling_time_s=stats.scheduling_time_s,
                   simulation_time_s=stats.simulation_time_s)
     if on_jobs is not None:

@@ -1,8 +1,9 @@
 """The two ways to drive one :class:`~simulator.engine.Simulation`: in-process and over ZeroMQ.
 
-- :func:`run_inprocess` calls a pybatsim ``BatsimScheduler`` directly through pybatsim's own
-  ``Batsim`` class, with an in-memory stand-in for its ZeroMQ socket: no sockets, no JSON, the same
-  callbacks in the same order as over the wire. This is the fast default.
+- :func:`run_inprocess` hands every Batsim message to a *handler* in this process (a function from
+  a message to the scheduler's reply: no sockets, no JSON). The schedulers layer provides handlers
+  (:func:`wattsched.schedulers.adapter.scheduler_handler`: our presets directly, any pybatsim
+  scheduler through pybatsim's own client). This is the fast default.
 - :func:`run_zmq` is a Batsim stand-in: it connects as REQ to a scheduler's REP endpoint, like
   ``batsim -s tcp://...``, so an unmodified scheduler process (``pybatsim easy-backfill``,
   ``wattsched serve`` or any Batsim 4 client) runs against the embedded simulator.
@@ -15,11 +16,9 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
-from unittest import mock
+from typing import Callable
 
 from wattsched.simulator.engine import Simulation
 from wattsched.base.errors import ProtocolError, WattschedError
@@ -40,65 +39,39 @@ class RunStats:
     events: int
 
 
-class _InMemorySocket:
-    """What pybatsim's ``Batsim`` needs of its ``NetworkHandler``: one message in, one reply out."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.inbox: dict | None = None
-        self.outbox: dict | None = None
-
-    def bind(self) -> None:
-        pass
-
-    def recv(self, blocking: bool = False) -> dict | None:
-        msg, self.inbox = self.inbox, None
-        return msg
-
-    def send(self, msg: dict) -> None:
-        self.outbox = msg
-
-    def close(self) -> None:
-        pass
+#: A Batsim message in, the scheduler's reply out.
+Handler = Callable[[dict], dict]
 
 
 def _progress_done(sim: Simulation) -> int:
     return len(sim.jobs_rows)
 
 
-def run_inprocess(sim: Simulation, scheduler: Any, *, progress: ProgressCallback | None = None,
+def run_inprocess(sim: Simulation, handler: Handler, *, progress: ProgressCallback | None = None,
                   max_messages: int | None = None) -> RunStats:
-    """Run ``sim`` to its end with a pybatsim ``BatsimScheduler`` instance, in this process.
+    """Run ``sim`` to its end with a scheduler ``handler`` (message → reply), in this process.
 
     ``max_messages`` stops after that many Batsim messages (for benchmarks of decision costs; the
     simulation is then unfinished and has no meaningful outputs).
-    """
-    from pybatsim.batsim import batsim as pybatsim_batsim
 
-    socket = _InMemorySocket()
+    Raises:
+        ProtocolError: the handler returned no reply, or a reply Batsim would refuse.
+    """
     t0 = time.perf_counter()
     sched_s = 0.0
-    socket.inbox = sim.start()
     total = len(sim.workload.jobs)
-    recursion_limit = sys.getrecursionlimit()  # pybatsim's Batsim raises it for good; keep ours
-    with mock.patch.object(pybatsim_batsim, "NetworkHandler", lambda *a, **k: socket):
+    msg: dict | None = sim.start()
+    while msg is not None:
         t = time.perf_counter()
-        bs = pybatsim_batsim.Batsim(scheduler, "inprocess://", -1)
+        reply = handler(msg)
         sched_s += time.perf_counter() - t
-    sys.setrecursionlimit(recursion_limit)
-    while True:
-        reply = socket.outbox
-        if reply is None:
+        if not isinstance(reply, dict):
             raise ProtocolError("the scheduler did not reply to Batsim's message")
-        socket.outbox = None
         msg = sim.step(reply)
-        if msg is None or (max_messages is not None and sim.nb_messages >= max_messages):
+        if msg is not None and max_messages is not None and sim.nb_messages >= max_messages:
             break
-        if progress is not None:
+        if progress is not None and msg is not None:
             progress(sim.now_s, _progress_done(sim), total)
-        socket.inbox = msg
-        t = time.perf_counter()
-        bs.do_next_event()
-        sched_s += time.perf_counter() - t
     return RunStats(time.perf_counter() - t0, sched_s, sim.nb_messages, sim.nb_events)
 
 

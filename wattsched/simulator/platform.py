@@ -15,7 +15,8 @@ Rules reproduced from real Batsim (behaviours 1, 2, 34, 35):
   hosts); ``zone_properties`` = the union of the ``<prop>``s of every enclosing zone from the root down,
   inner values overriding outer ones, a ``<cluster>`` being a zone of its own.
 
-Performance note: the hosts of one ``<cluster>`` share one :class:`HostModel` and share the *same*
+Performance note: the hosts of one ``<cluster>`` share one
+:class:`~wattsched.energy_models.power.NodeModel` and share the *same*
 ``properties`` and ``zone_properties`` dict objects. Treat ``Host.properties`` and
 ``Host.zone_properties`` as read-only: mutating one would change every host of its cluster.
 """
@@ -29,55 +30,23 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 from wattsched.base.errors import InputError
+from wattsched.energy_models.power import ModelTextError, NodeModel
 
-__all__ = ["HostModel", "Host", "Platform", "load_platform", "parse_speed_list", "parse_radical"]
+__all__ = ["Host", "Platform", "load_platform", "parse_radical"]
 
 log = logging.getLogger(__name__)
 
 
 # --------------------------------------------------------------------------------------------------
-# Data model
+# Data model (a host kind's speeds and powers: wattsched.energy_models.power.NodeModel)
 # --------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class HostModel:
-    """Speed and power table of a host kind; one object shared by all hosts with identical tables."""
-
-    speeds_flops: tuple[float, ...]
-    idle_w: tuple[float, ...]
-    full_w: tuple[float, ...]
-    wattage_off_w: float | None = None
-    sleep_pstate: int | None = None
-    switch_off_pstate: int | None = None
-    switch_on_pstate: int | None = None
-
-    @property
-    def nb_pstates(self) -> int:
-        return len(self.speeds_flops)
-
-    @property
-    def has_sleep(self) -> bool:
-        return self.sleep_pstate is not None
-
-    def is_computation(self, pstate: int) -> bool:
-        """True when ``pstate`` exists and is neither the sleep pstate nor a transition pstate."""
-        if not isinstance(pstate, int) or isinstance(pstate, bool):
-            return False
-        if pstate < 0 or pstate >= len(self.speeds_flops):
-            return False
-        return pstate not in (self.sleep_pstate, self.switch_off_pstate, self.switch_on_pstate)
-
-    @property
-    def computation_pstates(self) -> tuple[int, ...]:
-        return tuple(p for p in range(self.nb_pstates) if self.is_computation(p))
-
-
 @dataclass(slots=True)
 class Host:
     """A compute host. ``properties``/``zone_properties`` may be shared between hosts: do not mutate."""
 
     id: int
     name: str
-    model: HostModel
+    model: NodeModel
     initial_pstate: int
     properties: dict[str, str] = field(default_factory=dict)
     zone_properties: dict[str, str] = field(default_factory=dict)
@@ -88,7 +57,7 @@ class Platform:
     path: str
     hosts: list[Host]
     master_name: str | None
-    models: list[HostModel]
+    models: list[NodeModel]
 
     @property
     def nb_hosts(self) -> int:
@@ -105,42 +74,6 @@ class Platform:
 # --------------------------------------------------------------------------------------------------
 # Small parsers (public: handy for tests and other loaders)
 # --------------------------------------------------------------------------------------------------
-_SPEED_UNITS: dict[str, float] = {}
-for _prefix, _mult in (("", 1.0), ("k", 1e3), ("M", 1e6), ("G", 1e9), ("T", 1e12), ("P", 1e15),
-                       ("E", 1e18), ("Z", 1e21), ("Y", 1e24)):
-    _SPEED_UNITS[_prefix + "f"] = _mult
-    _SPEED_UNITS[_prefix + "flops"] = _mult
-_SPEED_UNITS[""] = 1.0  # bare number: flop/s (SimGrid warns but accepts it)
-
-_NUMBER_UNIT = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z]*)\s*$")
-
-
-def _speed_value(text: str) -> float:
-    """One speed with its unit -> flop/s; raises ValueError with a readable reason."""
-    m = _NUMBER_UNIT.match(text)
-    if m is None:
-        raise ValueError(f"cannot read speed {text.strip()!r}")
-    number, unit = m.groups()
-    try:
-        mult = _SPEED_UNITS[unit]
-    except KeyError:
-        raise ValueError(
-            f"unknown speed unit {unit!r} in {text.strip()!r} (use f, kf, Mf, Gf, Tf, Pf, Ef, Zf, Yf)"
-        ) from None
-    value = float(number) * mult
-    if not value > 0.0 or value == float("inf"):
-        raise ValueError(f"speed {text.strip()!r} must be a positive number of flop/s")
-    return value
-
-
-def parse_speed_list(text: str) -> tuple[float, ...]:
-    """``"100Mf, 50Mf, 1e-9Mf"`` -> speeds in flop/s, one per pstate. Raises ValueError."""
-    parts = text.split(",")
-    if not text.strip() or any(not p.strip() for p in parts):
-        raise ValueError(f"empty speed in {text!r}")
-    return tuple(_speed_value(p) for p in parts)
-
-
 _RADICAL_ITEM = re.compile(r"^(\d+)(?:-(\d+))?$")
 
 
@@ -159,28 +92,6 @@ def parse_radical(text: str) -> list[int]:
     return values
 
 
-def _parse_wattages(text: str, nb_pstates: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """``"idle:full, ..."`` (or SimGrid 3.32's ``"idle:one_core:full"``) -> (idle, full). ValueError."""
-    entries = text.split(",")
-    if len(entries) != nb_pstates:
-        raise ValueError(f"{len(entries)} entries for {nb_pstates} pstates (one 'idle:full' per pstate)")
-    idle: list[float] = []
-    full: list[float] = []
-    for i, entry in enumerate(entries):
-        values = entry.split(":")
-        if len(values) not in (2, 3):
-            raise ValueError(f"entry {i} {entry.strip()!r} is not 'idle:full'")
-        try:
-            numbers = [float(v) for v in values]
-        except ValueError:
-            raise ValueError(f"entry {i} {entry.strip()!r} is not numeric") from None
-        if any(not (n >= 0.0) or n == float("inf") for n in numbers):
-            raise ValueError(f"entry {i} {entry.strip()!r} must hold finite non-negative watts")
-        idle.append(numbers[0])
-        full.append(numbers[-1])
-    return tuple(idle), tuple(full)
-
-
 # --------------------------------------------------------------------------------------------------
 # Loader
 # --------------------------------------------------------------------------------------------------
@@ -196,13 +107,13 @@ class _Loader:
     def __init__(self, path: str) -> None:
         self.path = path
         # (name, properties, zone_properties, model, initial pstate) of each compute host
-        self.compute: list[tuple[str, dict, dict, HostModel, int]] = []
+        self.compute: list[tuple[str, dict, dict, NodeModel, int]] = []
         self._master_host_elem: tuple | None = None
         self.masters_by_role: list[str] = []
         self.master_host_seen = False
         self.names: set[str] = set()
-        self._model_cache: dict[tuple, HostModel] = {}
-        self._models_by_value: dict[HostModel, HostModel] = {}
+        self._model_cache: dict[tuple, NodeModel] = {}
+        self._models_by_value: dict[NodeModel, NodeModel] = {}
 
     # -- errors ------------------------------------------------------------------------------------
     def error(self, where: str, problem: str) -> InputError:
@@ -222,7 +133,7 @@ class _Loader:
                 props[key] = value
         return props
 
-    def model_for(self, where: str, speed: str | None, props: dict[str, str]) -> HostModel:
+    def model_for(self, where: str, speed: str | None, props: dict[str, str]) -> NodeModel:
         wattage = props.get("wattage_per_state")
         off = props.get("wattage_off")
         sleep = props.get("sleep_pstates")
@@ -232,48 +143,12 @@ class _Loader:
             return cached
         if speed is None:
             raise self.error(f"{where}.speed", "missing 'speed' attribute")
-        try:
-            speeds = parse_speed_list(speed)
-        except ValueError as e:
-            raise self.error(f"{where}.speed", str(e)) from None
-        n = len(speeds)
         if wattage is None:
             log.warning("%s: %s has no wattage_per_state property: counted as 0 W", self.path, where)
-            idle = full = (0.0,) * n
-        else:
-            try:
-                idle, full = _parse_wattages(wattage, n)
-            except ValueError as e:
-                raise self.error(f"{where}.wattage_per_state", str(e)) from None
-        off_w: float | None = None
-        if off is not None:
-            try:
-                off_w = float(off)
-            except ValueError:
-                raise self.error(f"{where}.wattage_off", f"{off!r} is not a number") from None
-            if not off_w >= 0.0:
-                raise self.error(f"{where}.wattage_off", f"{off!r} must be non-negative")
-        sleep_p = off_p = on_p = None
-        if sleep is not None:
-            parts = sleep.split(":")
-            try:
-                if len(parts) != 3:
-                    raise ValueError
-                sleep_p, off_p, on_p = (int(p) for p in parts)
-            except ValueError:
-                raise self.error(
-                    f"{where}.sleep_pstates", f"{sleep!r} is not 'sleep:switch_off:switch_on' (3 integers)"
-                ) from None
-            for label, p in (("sleep", sleep_p), ("switch_off", off_p), ("switch_on", on_p)):
-                if not 0 <= p < n:
-                    raise self.error(
-                        f"{where}.sleep_pstates", f"{label} pstate {p} does not exist (host has {n} pstates)"
-                    )
-            if sleep_p in (off_p, on_p):
-                raise self.error(
-                    f"{where}.sleep_pstates", f"sleep pstate {sleep_p} is also a transition pstate"
-                )
-        model = HostModel(speeds, idle, full, off_w, sleep_p, off_p, on_p)
+        try:
+            model = NodeModel.from_text(speed, wattage, off, sleep)
+        except ModelTextError as exc:
+            raise self.error(f"{where}.{exc.field}", exc.problem) from None
         model = self._models_by_value.setdefault(model, model)
         self._model_cache[key] = model
         return model
@@ -289,7 +164,7 @@ class _Loader:
         if n != 1:
             raise self.error(f"{where}.core", f"core={n}: multi-core hosts are not supported (use core=1)")
 
-    def check_initial_pstate(self, elem: ET.Element, where: str, model: HostModel) -> int:
+    def check_initial_pstate(self, elem: ET.Element, where: str, model: NodeModel) -> int:
         text = elem.get("pstate", "0")
         try:
             p = int(text)

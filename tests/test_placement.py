@@ -1,17 +1,25 @@
-"""Placement rules of schedulers/allocation.py on hand-built free sets."""
+"""Placement rules of schedulers/placement.py on hand-built free sets."""
 
 import pytest
 from procset import ProcSet
 
-from wattsched.schedulers.allocation import (
-    ALLOCATORS,
-    BEST_FIT,
-    FIRST_FIT,
-    NON_CONTIGUOUS,
+from wattsched.schedulers.pieces import REGISTRY
+from wattsched.schedulers.placement import (
+    BestFit,
+    FirstFit,
+    NonContiguous,
     best_fit_contiguous,
     first_fit,
     first_fit_contiguous,
 )
+from wattsched.schedulers.state import ClusterView, QueuedJob
+
+FIRST_FIT, BEST_FIT, NON_CONTIGUOUS = FirstFit(), BestFit(), NonContiguous()
+VIEW = ClusterView.idle_machine(16)
+
+
+def job(n: int) -> QueuedJob:
+    return QueuedJob("j", res=n, walltime_s=10.0, subtime_s=0.0)
 
 
 def ps(text: str) -> ProcSet:
@@ -51,22 +59,22 @@ def test_too_wide_or_empty(allocate):
         allocate(ps("0-3"), 0)
 
 
-def test_allocators_by_name_default_first():
-    assert list(ALLOCATORS) == ["first-fit", "best-fit", "non-contiguous"]
+def test_placements_by_name_default_first():
+    assert list(REGISTRY["placement"]) == ["first-fit", "best-fit", "non-contiguous"]
     assert FIRST_FIT.contiguous and BEST_FIT.contiguous and not NON_CONTIGUOUS.contiguous
-    assert FIRST_FIT(ps("2-5"), 2) == ps("2-3")
+    assert FIRST_FIT.allocate(job(2), ps("2-5"), VIEW) == ps("2-3")
 
 
-def test_contiguous_reservation_is_the_allocators_choice_at_that_time():
-    assert FIRST_FIT.reserve(ps("0-1"), ps("0-5"), 4) == ps("0-3")
-    assert BEST_FIT.reserve(ps("0-1"), ps("0-5 8-11"), 4) == ps("8-11")
-    assert FIRST_FIT.reserve(ps("0-1"), ps("0-1 4-5"), 3) is None
+def test_contiguous_reservation_is_the_placements_choice_at_that_time():
+    assert FIRST_FIT.reserve(job(4), ps("0-1"), ps("0-5"), VIEW) == ps("0-3")
+    assert BEST_FIT.reserve(job(4), ps("0-1"), ps("0-5 8-11"), VIEW) == ps("8-11")
+    assert FIRST_FIT.reserve(job(3), ps("0-1"), ps("0-1 4-5"), VIEW) is None
 
 
 def test_non_contiguous_reservation_prefers_hosts_not_free_now():
     # free now 0-3, hosts 8-9 free later: the reservation of 3 takes 8-9 first, then 0
-    assert NON_CONTIGUOUS.reserve(ps("0-3"), ps("0-3 8-9"), 3) == ps("0 8-9")
+    assert NON_CONTIGUOUS.reserve(job(3), ps("0-3"), ps("0-3 8-9"), VIEW) == ps("0 8-9")
     # leaves |free_then| - n = 3 hosts free now outside the reservation (EASY's "extra" count)
-    assert len(ps("0-3") - NON_CONTIGUOUS.reserve(ps("0-3"), ps("0-3 8-9"), 3)) == 3
-    assert NON_CONTIGUOUS.reserve(ps("0-3"), ps("0-3 8-15"), 2) == ps("8-9")
-    assert NON_CONTIGUOUS.reserve(ps("0-3"), ps("0-3"), 5) is None
+    assert len(ps("0-3") - NON_CONTIGUOUS.reserve(job(3), ps("0-3"), ps("0-3 8-9"), VIEW)) == 3
+    assert NON_CONTIGUOUS.reserve(job(2), ps("0-3"), ps("0-3 8-15"), VIEW) == ps("8-9")
+    assert NON_CONTIGUOUS.reserve(job(5), ps("0-3"), ps("0-3"), VIEW) is None

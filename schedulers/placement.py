@@ -1,6 +1,6 @@
-"""Placement: which idle hosts a job gets (a piece shared by every backfilling rule).
+"""Placement: which idle hosts a job gets (slot ``placement``).
 
-Three allocators, each a small :class:`Allocator` with a name:
+Three placements, each a :class:`Placement` piece over one host-choosing function:
 
 - ``first-fit`` (:func:`first_fit_contiguous`): the lowest-id interval of free hosts that is long enough,
   its first ``n`` ids. This is the placement of pybatsim's ``easyBackfill`` (it scans its free intervals
@@ -11,27 +11,29 @@ Three allocators, each a small :class:`Allocator` with a name:
   among equals), its first ``n`` ids.
 - ``non-contiguous`` (:func:`first_fit`): the ``n`` lowest free ids, whatever the gaps.
 
-**Contiguous allocation may fail with enough hosts free**: with free hosts ``"0-1 4-5"`` a 3-host job
-does not fit. The allocator then returns ``None`` and the job waits like a job that lacks hosts
-(FCFS blocks behind it, EASY computes its reservation from the hosts running jobs will free).
+**Contiguous placement may fail with enough hosts free**: with free hosts ``"0-1 4-5"`` a 3-host job
+does not fit. :meth:`Placement.allocate` then returns ``None`` and the job waits like a job that lacks
+hosts (FCFS blocks behind it, EASY computes its reservation from the hosts running jobs will free).
 
-:meth:`Allocator.reserve` chooses the concrete hosts of EASY's reservation for the head job (see
-:mod:`schedulers.backfill`).
+:meth:`Placement.reserve` chooses the concrete hosts of EASY's reservation for the head job (see
+:mod:`wattsched.schedulers.backfill`). The pstate the job runs at on those hosts is the frequency
+choice's (:mod:`wattsched.schedulers.frequency`); the core combines both
+(:meth:`~wattsched.schedulers.core.PolicyScheduler.place`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence, Union
+from typing import Callable, ClassVar, Iterable, Sequence, Union
 
 from procset import ProcSet
 
 from wattsched.base.hostsets import interval
+from wattsched.schedulers.pieces import Piece, register
+from wattsched.schedulers.state import ClusterView, QueuedJob
 
 #: Free hosts as a ProcSet, or as its sorted disjoint ``(inf, sup)`` intervals (what EASY's
 #: reservation builds without paying for a ProcSet).
 FreeHosts = Union[ProcSet, Sequence[tuple[int, int]]]
-AllocateFn = Callable[[FreeHosts, int], "ProcSet | None"]
 
 
 def _intervals(free: FreeHosts) -> Iterable[tuple[int, int]]:
@@ -109,33 +111,32 @@ def _lowest(hosts: ProcSet, n: int) -> ProcSet:
     return picked
 
 
-@dataclass(frozen=True)
-class Allocator:
-    """A named placement rule.
+class Placement(Piece):
+    """Base of the ``placement`` slot. Subclasses give :attr:`choose` (``choose(free, n)``) and
+    :attr:`contiguous`, or override :meth:`allocate` and :meth:`reserve` (e.g. to keep a job inside one
+    partition)."""
 
-    Attributes:
-        name: option value that selects it (``"first-fit"``, ``"best-fit"``, ``"non-contiguous"``).
-        allocate: ``allocate(free, n)`` → ``n`` hosts taken from ``free``, or ``None`` if they do not fit.
-        contiguous: whether allocations are single intervals.
-    """
+    slot = "placement"
+    #: whether allocations are single intervals
+    contiguous: ClassVar[bool] = True
+    #: ``choose(free, n)`` → ``n`` hosts taken from ``free``, or ``None`` if they do not fit
+    choose: ClassVar[Callable[[FreeHosts, int], ProcSet | None]]
 
-    name: str
-    allocate: AllocateFn
-    contiguous: bool
+    def allocate(self, job: QueuedJob, free: FreeHosts, view: ClusterView) -> ProcSet | None:
+        """Hosts for ``job`` among ``free``, or ``None`` if it does not fit."""
+        return self.choose(free, job.res)
 
-    def __call__(self, free: FreeHosts, n: int) -> ProcSet | None:
-        return self.allocate(free, n)
+    def reserve(self, job: QueuedJob, free_now: ProcSet, free_then: FreeHosts, view: ClusterView) -> ProcSet | None:
+        """Hosts to reserve for ``job``, which will start when ``free_then`` (⊇ ``free_now``) is free.
 
-    def reserve(self, free_now: ProcSet, free_then: FreeHosts, n: int) -> ProcSet | None:
-        """Hosts to reserve for a job that will start when ``free_then`` (⊇ ``free_now``) is free.
-
-        Contiguous: the allocator's own choice in ``free_then``. Non-contiguous: hosts that are not
+        Contiguous: the placement's own choice in ``free_then``. Non-contiguous: hosts that are not
         free now first (lowest ids), then the lowest free ones, so that the hosts left out of the
         reservation number ``|free_then| - n``: a concrete reservation then allows exactly as much
         backfilling as EASY's classical count of "extra" processors.
         """
+        n = job.res
         if self.contiguous:
-            return self.allocate(free_then, n)
+            return self.choose(free_then, n)
         if not isinstance(free_then, ProcSet):
             free_then = union_of_intervals(free_then)
         if len(free_then) < n:
@@ -147,9 +148,29 @@ class Allocator:
         return taken
 
 
-FIRST_FIT = Allocator("first-fit", first_fit_contiguous, contiguous=True)
-BEST_FIT = Allocator("best-fit", best_fit_contiguous, contiguous=True)
-NON_CONTIGUOUS = Allocator("non-contiguous", first_fit, contiguous=False)
+@register
+class FirstFit(Placement):
+    """The lowest contiguous interval that is long enough (pybatsim's easyBackfill placement)."""
 
-#: Allocators by option value, default first.
-ALLOCATORS: dict[str, Allocator] = {a.name: a for a in (FIRST_FIT, BEST_FIT, NON_CONTIGUOUS)}
+    name = "first-fit"
+    description = "lowest contiguous interval of free hosts that is long enough, like pybatsim's easyBackfill"
+    choose = staticmethod(first_fit_contiguous)
+
+
+@register
+class BestFit(Placement):
+    """The shortest contiguous interval that is long enough (lowest id among equals)."""
+
+    name = "best-fit"
+    description = "shortest contiguous interval of free hosts that is long enough"
+    choose = staticmethod(best_fit_contiguous)
+
+
+@register
+class NonContiguous(Placement):
+    """The lowest free host ids, whatever the gaps."""
+
+    name = "non-contiguous"
+    description = "lowest free host ids, whatever the gaps"
+    contiguous = False
+    choose = staticmethod(first_fit)

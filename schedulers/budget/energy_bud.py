@@ -1,0 +1,491 @@
+"""energyBud and reducePC: admission constraints that keep the window's energy within the budget.
+
+Energy-budget paper (Glesser et al., "energy-budget-backfilling"), §IV. During the
+window ``[ts, te)`` the platform may consume at most ``B`` joules. Outside the window every constraint
+here admits everything, so the schedule is plain EASY there.
+
+**energyBud** (:class:`EnergyBud`; §IV-B, Algorithm 2):
+
+- Rule 1: energy becomes available at ``R = B / (te − ts)`` J/s (:attr:`EnergyBudget.rate_w`).
+- The counter ``Cea`` (:attr:`EnergyBudget.cea_j`) = energy made available since ``ts`` − energy consumed
+  since ``ts``. At every call of the algorithm it is advanced by ``R·Δt`` minus the consumption since the
+  previous call, *overestimated* by counting computing hosts at P̃comp, idle ones at P̃idle, and hosts
+  asleep or switching at their platform wattage (§IV-C1, :meth:`EnergyBudget.on_clock`).
+- Monitoring stage every ``monitoring_period_s`` (§IV-C1): a QUERY of the consumed energy, and on its
+  ANSWER ``Cea ← R·(t − ts) − (E(t) − E(ts))``, the available energy minus the energy really consumed
+  (:meth:`EnergyBudget.on_energy`); the algorithm also runs then (the pass after the ANSWER).
+- Rule 2, no energy debt: a job starts only if the balance stays ≥ 0 at every instant from now to ``te``,
+  counting the energy still to be released (``R`` J/s) and the estimated future consumption of the whole
+  cluster: running jobs at P̃comp until start + walltime (at their pstate), the new job likewise, then their hosts idle
+  (P̃idle) or, with opportunistic shutdown, switching off and asleep; hosts asleep or in transition at
+  their platform wattage (:meth:`EnergyBudget.can_start`). The balance is piecewise linear, so its
+  minimum is checked at the breakpoints (exact; see "How it is computed" below).
+- Algorithm 2, line "Reserve energy in the future for firstJob": while EASY backfills, the head job's
+  energy ``J`` (its hosts at P̃comp above their baseline over ``[q, q + walltime) ∩ [ts, te)``, ``q`` its
+  reservation time) is reserved *in the future*: it is subtracted from the balance as the head will
+  consume it from ``q`` on, so a backfilled job is admitted only if ``Cea`` still pays the head at ``q``
+  (:meth:`EnergyBudget.reserve_head`); it is released at the line "Remove the energy reservation"
+  (:meth:`EnergyBudget.release_head`). (Subtracting ``J`` from ``Cea`` *now* would refuse every backfill
+  at the start of the window, where ``Cea = 0``, even with a huge budget, against §IV-C4's "B = ∞ gives
+  EASY's schedules".)
+
+**reducePC** (:class:`ReducePC`, §IV-D): the head's energy is not reserved at ``q``; instead the number
+of joules made available per second is lowered by ``J / (q − now)`` during ``[now, q)`` (so ``J`` is put
+aside by ``q``): a backfilled job must keep the balance ≥ 0 with that lowered rate **and**, as under a
+powercap, keep the estimated platform power ≤ ``R − J / (q − now)`` until ``q`` ("as if the powercap had
+been reduced": the saved energy does not let it exceed the lowered rate). When ``q ≤ now`` (the head
+waits for energy, not hosts) the reservation is made as in energyBud.
+
+The powercap baseline of §V-C is :mod:`.powercap`.
+
+With ``B = ∞`` nothing is checked and no call is made: the schedule is exactly EASY's.
+
+**How it is computed** (energyBud / reducePC; the decisions are those of the straightforward version kept
+as the test oracle ``tests/budget_oracle.py``, which rebuilds the whole plan as segments at every call).
+Once per scheduling pass, :meth:`EnergyBudget._future` builds a :class:`~.plan.Plan`: the plan's power as a
+step function on sorted breakpoints ``t0 = max(now, ts) < … < te`` (numpy), the balance ``G`` at each
+breakpoint, and the power counted by the balance (plan + energyBud's reservation or reducePC's lowered
+rate). The running jobs' part of the plan is cached across passes while ``view.running_version`` does not
+change; the ``Plan`` itself is rebuilt only when the view, Cea, the reservation / cut, the power
+manager's ``plan_version`` or the jobs started in the pass change. A candidate then only adds its
+own few pieces (:meth:`EnergyBudget._job_extra`: computing hosts, minus their free / kept baseline), and
+:meth:`~.plan.Plan.admits` checks the balance at the candidate's breakpoints (bisect into ``G``) and at the
+plan's (one vectorized expression), and reducePC's power cap piece by piece. Refusals are remembered for
+the pass, by the allocation's kept hosts: a job with the same kept hosts, at least as many hosts and an
+expected end at least as late is refused without evaluation. That shortcut is exact only when a job's extra
+power grows pointwise with its hosts and walltime (P̃comp ≥ P̃idle ≥ 0, or with shutdown P̃comp ≥ switch-off
+power ≥ sleep power ≥ 0; :meth:`EnergyBudget._monotone`), so it is used only then; jobs started later in
+the pass only add power, so the refusals stay valid, and they are dropped whenever the ``Plan`` is
+rebuilt for another state.
+
+Wake-ups: CALL_ME_LATER at ``ts``, at every monitoring stage inside the window and at ``te`` (so that jobs
+waiting for energy start at the end of the window), never once the work is done (NOTIFY
+no_more_static_job_to_submit, empty queue, nothing running: Batsim would never end the simulation).
+
+The powers of hosts asleep or switching come from the platform (:mod:`.estimates`).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any, ClassVar, Mapping, Sequence
+
+import numpy as np
+from procset import ProcSet
+
+from wattsched.base.hostsets import contains, intervals, size
+from wattsched.schedulers.budget.estimates import Segment
+from wattsched.schedulers.budget.plan import Plan, same_state
+from wattsched.schedulers.budget.window import TIME_EPS_S, BudgetWindow
+from wattsched.schedulers.pieces import register
+from wattsched.schedulers.state import Assignment, ClusterView, QueuedJob
+
+logger = logging.getLogger(__name__)
+
+INF = math.inf
+
+
+class EnergyBudget(BudgetWindow):
+    """energyBud / reducePC (energy-budget paper §IV, Algorithm 2 and §IV-D); see the module docstring.
+
+    Args (:data:`~.window.BUDGET_OPTIONS`):
+        budget_j / budget_fraction: B in joules, or as a fraction of the window's all-computing energy
+            (hosts × P̃comp × window, the paper's 100 %); neither = unlimited (plain EASY).
+        window_start_s, window_end_s: ``[ts, te)``.
+        monitoring_period_s: period of the monitoring stage (table I: 600 s).
+        estimated_idle_w, estimated_comp_w: P̃idle and P̃comp.
+
+    Whether idle hosts are switched off (the future of a freed host is then off, not idle) is the power
+    manager's business (:attr:`~.window.BudgetWindow.shutdown`).
+    """
+
+    #: ``"energy-bud"`` (reservation in the future) or ``"reduce-pc"`` (rate lowered until q)
+    mode: ClassVar[str] = "energy-bud"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.cea_j = 0.0  # Cea at time _last_t (0 before ts)
+        self._last_t: float | None = None
+        self._e_ref: float | None = None  # measured energy at the first stage (≈ ts)
+        self._t_ref = self.ts
+        self._cea_at_ref = 0.0
+        self._stage_times: list[float] = []
+        self._started: list[tuple[int, float]] = []  # jobs started in this pass: (hosts, expected end)
+        #: what the jobs the power manager prepared (booted / kept hosts for) in this pass add to the plan
+        self._prepared: list[Segment] = []
+        self._reserved: list[Segment] = []  # energyBud: the head's run at q, during backfilling
+        self._cut: tuple[float, float] | None = None  # reducePC: (lowered power J/(q-now), q)
+        # fast path (see Plan): the pass's plan as arrays, the running jobs' segments, refusals
+        self._fut: Plan | None = None
+        self._running_cache: tuple[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+        #: refusals of the pass by kept hosts of the allocation: (hosts, expected end)
+        self._refused: dict[tuple, list[tuple[int, float]]] = {}
+
+    # ------------------------------------------------------------ the counter (rule 1, monitoring)
+    def estimated_power_w(self, view: ClusterView) -> float:
+        """P̃ of the platform in the state ``view`` describes: computing hosts at P̃comp, idle ones at
+        P̃idle, asleep and switching ones at their platform wattage (§IV-C1 "counting the number of
+        computing and non-computing nodes")."""
+        p = self.power
+        comp = sum(len(job.alloc) for job in view.running.values())
+        return (comp * p.est_comp_w + len(view.free) * p.est_idle_w + len(view.off) * p.sleep_w
+                + len(view.switching) * p.switch_w)
+
+    def on_clock(self, now_s: float, view: ClusterView) -> None:
+        """Before the clock moves to ``now_s``: Cea += R·Δt − P̃·Δt over the part of the elapsed time
+        inside the window (§IV-C1, "whenever the algorithm is called")."""
+        if self.unlimited:
+            return
+        last = view.now_s if self._last_t is None else self._last_t
+        a, b = max(last, self.ts), min(now_s, self.te)
+        if b > a:
+            self.cea_j += (self.rate_w - self.estimated_power_w(view)) * (b - a)
+        self._last_t = max(last, now_s)
+
+    def on_energy(self, energy_j: float, view: ClusterView) -> None:
+        """ANSWER of a monitoring stage: Cea ← R·(t − ts) − measured consumption since ts (§IV-C1)."""
+        if self.unlimited:
+            return
+        now = view.now_s
+        if self._e_ref is None:
+            if now >= self.ts - TIME_EPS_S:
+                self._e_ref, self._t_ref = energy_j, max(now, self.ts)
+            return
+        if now > self.te:
+            return
+        measured = self.rate_w * (now - self._t_ref) - (energy_j - self._e_ref)
+        if self._t_ref > self.ts:  # the reference came late: keep the estimate of [ts, t_ref)
+            measured += self._cea_at_ref
+        logger.debug("monitoring at %s: Cea %.1f J estimated, %.1f J measured", now, self.cea_j, measured)
+        self.cea_j = measured
+
+    def _stage_due(self, now: float) -> bool:
+        """A monitoring stage (QUERY) is due: the first pass in the window (measures E(ts)), then every
+        ``monitoring_period_s`` from ts."""
+        if not self.ts <= now < self.te:
+            return False
+        due = (self._e_ref is None and not self._stage_times) or now >= self._next_stage
+        if due:
+            if not self._stage_times:
+                self._cea_at_ref = self.cea_j if now > self.ts else 0.0
+            self._stage_times.append(now)
+            while self._next_stage <= now:
+                self._next_stage += self.monitoring_period_s
+        return due
+
+    def _next_wakeup(self, now: float) -> float | None:
+        if now < self.ts:
+            return self.ts
+        if now < self.te:
+            return min(self._next_stage, self.te)
+        return None
+
+    # ------------------------------------------------------------ the plan (rule 2)
+    def _tail(self, n: int, t: float) -> list[Segment]:
+        """``n`` hosts that become free at ``t``: idle for ever, or (shutdown) switching off then asleep."""
+        p = self.power
+        if n <= 0:
+            return []
+        if not self.shutdown:
+            return [(t, INF, n * p.est_idle_w)]
+        return [(t, t + p.switch_off_s, n * p.switch_off_w), (t + p.switch_off_s, INF, n * p.sleep_w)]
+
+    def _run(self, n: int, start: float, end: float) -> list[Segment]:
+        """``n`` hosts computing during ``[start, end)`` then free."""
+        return [(start, end, n * self.power.est_comp_w)] + self._tail(n, end)
+
+    def _free_baseline(self, alloc: ProcSet, view: ClusterView) -> list[Segment]:
+        """What the plan counts for the free hosts ``alloc`` (to replace when a job takes them)."""
+        p = self.power
+        now = view.now_s
+        kept: Mapping[int, float] = self.power_manager.kept_hosts(view) if self.power_manager is not None else {}
+        segs: list[Segment] = []
+        plain = 0
+        for h in alloc:
+            if h in kept:
+                segs += [(now, kept[h], p.est_idle_w)] + self._tail(1, kept[h])
+            else:
+                plain += 1
+        return segs + self._tail(plain, now)
+
+    def _switching_segments(self, view: ClusterView, kept: Mapping[int, float]) -> list[Segment]:
+        """The estimated power of the hosts in transition: the power manager's switches (a boot, then idle
+        while kept for a job, then the tail; a switch-off, then asleep), the rest the larger of both."""
+        p = self.power
+        now = view.now_s
+        pm = self.power_manager
+        segs: list[Segment] = []
+        counted = ProcSet()
+        for t in pm.transitions(view) if pm is not None else ():
+            hs = t.hosts & view.switching
+            if not hs:
+                continue
+            counted |= hs
+            n = len(hs)
+            end = t.end_s
+            if t.booting:
+                until = max([kept.get(h, end) for h in hs] + [end])
+                segs += [(now, end, n * p.switch_on_w), (end, until, n * p.est_idle_w)] + self._tail(n, until)
+            else:
+                segs += [(now, end, n * p.switch_off_w), (end, INF, n * p.sleep_w)]
+        rest = len(view.switching - counted)
+        if rest:
+            segs += [(now, now + p.switch_on_s, rest * p.switch_w)] + self._tail(rest, now + p.switch_on_s)
+        return segs
+
+    def head_energy_j(self, assignment: Assignment, start_s: float) -> float:
+        """``J``: the head's energy above its hosts' baseline over its walltime inside the window."""
+        p = self.power
+        n = size(assignment.hosts)
+        end = assignment.end_s(start_s)
+        dur = max(0.0, min(end, self.te) - max(start_s, self.ts))
+        base = p.sleep_w if self.shutdown else p.est_idle_w
+        return n * (p.est_comp_w - base) * dur
+
+    def _t0(self, now: float) -> tuple[float, float]:
+        """Where the balance starts: ``(max(now, ts), Cea there)`` (0 at ts when now is before it)."""
+        return (now, self.cea_j) if now >= self.ts else (self.ts, 0.0)
+
+    def balance_ok(self, extra: Sequence[Segment], view: ClusterView, *, reserved: Sequence[Segment] = (),
+                   cut: tuple[float, float] | None = None) -> bool:
+        """Rule 2: the balance with ``extra`` (and the head's reservation) stays ≥ 0 from now (or ts) to te.
+
+        Args:
+            reserved: energyBud's reservation, the head's run from ``q``.
+            cut: reducePC's ``(J / (q − now), q)``: the rate is lowered by the first until ``q``.
+        """
+        return self._future(view, reserved, cut).admits(extra, None, -INF)
+
+    # ------------------------------------------------------------ the plan as arrays (fast path)
+    def _running_arrays(self, view: ClusterView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The plan's segments of the running jobs (:meth:`_run` from now), as arrays; cached while the
+        running jobs do not change. The computing segment starts at ``-inf`` instead of now: the plan is
+        only read from ``t0 ≥ now`` on, where both are the same."""
+        key = (id(view.running), view.running_version, len(view.running))
+        cached = self._running_cache
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        p = self.power
+        jobs = list(view.running.values())
+        n = np.array([size(job.alloc) for job in jobs], dtype=float)
+        end = np.array([job.expected_end_s for job in jobs], dtype=float)
+        start = np.full(len(jobs), -INF)
+        if not self.shutdown:
+            a = np.concatenate((start, end))
+            b = np.concatenate((end, np.full(len(jobs), INF)))
+            w = np.concatenate((n * p.est_comp_w, n * p.est_idle_w))
+        else:
+            off = end + p.switch_off_s
+            a = np.concatenate((start, end, off))
+            b = np.concatenate((end, off, np.full(len(jobs), INF)))
+            w = np.concatenate((n * p.est_comp_w, n * p.switch_off_w, n * p.sleep_w))
+        arrays = (a, b, w)
+        self._running_cache = (key, arrays)
+        return arrays
+
+    def _future(self, view: ClusterView, reserved: Sequence[Segment], cut: tuple[float, float] | None) -> Plan:
+        """The plan (``plan`` of tests/budget_oracle.py, with ``reserved`` and ``cut`` in the balance) as a
+        :class:`~.plan.Plan`, rebuilt only when the view, Cea, the jobs started in the pass or the power
+        manager changed."""
+        pm = self.power_manager
+        key = ((view, view.running, view.free, view.off, view.switching),
+               (view.now_s, self.cea_j, view.running_version, list(reserved), cut,
+                pm.plan_version if pm is not None else None))
+        started = (len(self._started), len(self._prepared))
+        fut = self._fut
+        if fut is not None and same_state(fut.key, key):
+            if fut.started == started:
+                return fut
+        else:  # not only more jobs started in the pass: the refusals no longer hold
+            self._refused = {}
+        now = view.now_s
+        p = self.power
+        t0, cea = self._t0(now)
+        segs: list[Segment] = []
+        used = 0
+        for n, end in self._started:
+            segs += self._run(n, now, end)
+            used += n
+        segs += self._prepared
+        kept: Mapping[int, float] = {}
+        if pm is not None:
+            kept = pm.kept_hosts(view)
+        free = view.free
+        free_kept = [until for h, until in kept.items() if contains(free, h)] if kept else []
+        for until in free_kept:
+            segs += [(now, until, p.est_idle_w)] + self._tail(1, until)
+        segs += self._tail(size(free) - used - len(free_kept), now)
+        if view.off:
+            segs.append((now, INF, size(view.off) * p.sleep_w))
+        if view.switching:
+            segs += self._switching_segments(view, kept)
+        a, b, w = self._running_arrays(view)
+        if segs:
+            sa, sb, sw = (np.array(x, dtype=float) for x in zip(*segs))
+            a, b, w = np.concatenate((a, sa)), np.concatenate((b, sb)), np.concatenate((w, sw))
+        other = list(reserved)
+        if cut is not None:
+            other.append((t0, cut[1], cut[0]))
+        fut = Plan(key, t0, self.te, self.rate_w, 1e-9 * max(1.0, self.B), cea, (a, b, w), other, kept)
+        fut.started = started
+        self._fut = fut
+        return fut
+
+    def _job_extra(self, n: int, now: float, end: float, kept: Sequence[tuple[float, int]]) -> list[Segment]:
+        """What starting a job now adds to the plan (``job_segments`` of tests/budget_oracle.py) for ``n``
+        hosts of which ``count`` are kept until ``until`` for each ``(until, count)`` of ``kept`` (hosts kept
+        until the same time summed in one segment)."""
+        p = self.power
+        segs = self._run(n, now, end)
+        plain = n
+        for until, count in kept:
+            segs.append((now, until, -count * p.est_idle_w))
+            segs += [(a, b, -w) for a, b, w in self._tail(count, until)]
+            plain -= count
+        segs += [(a, b, -w) for a, b, w in self._tail(plain, now)]
+        return segs
+
+    def _monotone(self) -> bool:
+        """Whether a job's extra power only grows with its hosts and walltime (so that a refusal in a pass
+        refuses every larger and longer job without kept hosts for the rest of the pass)."""
+        p = self.power
+        if self.shutdown:
+            return p.est_comp_w >= p.switch_off_w >= p.sleep_w >= 0.0
+        return p.est_comp_w >= p.est_idle_w >= 0.0
+
+    # ------------------------------------------------------------ the admission hooks
+    def begin_pass(self, queue: Sequence[QueuedJob], view: ClusterView) -> None:
+        self._started = []
+        self._prepared = []
+        self._reserved = []
+        self._cut = None
+        self._fut = None
+        self._refused = {}
+
+    def end_pass(self, view: ClusterView) -> None:
+        """The pass's starts are applied to ``view`` (they are running jobs now, no longer counted apart)."""
+        self.begin_pass((), view)
+
+    def can_start(self, job: QueuedJob, assignment: Assignment, view: ClusterView) -> bool:
+        """Algorithm 2, "enough energy is available to start job now" (plus reducePC's lowered rate)."""
+        now = view.now_s
+        end = assignment.end_s(now)
+        if self.exempt(now, end):
+            return True
+        fut = self._future(view, self._reserved, self._cut)
+        alloc = assignment.hosts
+        itvs = intervals(alloc)
+        if len(itvs) == 1:
+            lo, hi = itvs[0]
+            n = hi - lo + 1
+            kept = fut.kept_in(alloc) if fut.kept_groups else ()
+        else:
+            n = size(alloc)
+            kept = fut.kept_in(alloc)
+        refused = self._refused.get(kept)
+        if refused:
+            for n2, end2 in refused:
+                if n2 <= n and end2 <= end:
+                    return False
+        ok = self._admits(fut, self._job_extra(n, now, end, kept), end)
+        if not ok and self._monotone():
+            self._refused.setdefault(kept, []).append((n, end))
+        return ok
+
+    def on_start(self, job: QueuedJob, assignment: Assignment, view: ClusterView) -> None:
+        if not self.unlimited:
+            self._started.append((size(assignment.hosts), assignment.end_s(view.now_s)))
+
+    def reserve_head(self, job: QueuedJob, start_s: float, assignment: Assignment, view: ClusterView) -> None:
+        """Algorithm 2, "Reserve energy in the future for firstJob"."""
+        if self.unlimited:
+            return
+        t0, _ = self._t0(view.now_s)
+        if self.mode == "reduce-pc" and start_s > t0:
+            J = self.head_energy_j(assignment, start_s)
+            self._cut = (J / (start_s - t0), start_s)
+        else:
+            p = self.power
+            base = p.sleep_w if self.shutdown else p.est_idle_w
+            self._reserved = [(start_s, assignment.end_s(start_s), size(assignment.hosts) * (p.est_comp_w - base))]
+
+    def release_head(self) -> None:
+        """Algorithm 2, "Remove the energy reservation of firstJob"."""
+        self._reserved = []
+        self._cut = None
+
+    def can_prepare(self, job: QueuedJob, boot: ProcSet, keep: ProcSet, start_s: float, assignment: Assignment,
+                    view: ClusterView) -> bool:
+        """Opportunistic shutdown asks before booting ``boot`` and keeping the free hosts ``keep`` idle for
+        ``job``, which would then start at ``start_s`` on its hosts: boots count in the budget. For the head
+        job it asks outside the backfilling phase; for a later job, while the head's reservation is made
+        (:meth:`reserve_head`), so that the answer is the one :meth:`can_start` will give at ``start_s``."""
+        if self.unlimited:
+            return True
+        now = view.now_s
+        p = self.power
+        end = assignment.end_s(start_s)
+        if not self.in_window(now, max(end, now + p.switch_on_s)):
+            return True
+        fut = self._future(view, self._reserved, self._cut)
+        return self._admits(fut, self._prepare_segments(assignment, boot, keep, start_s, view), end)
+
+    def _admits(self, fut: Plan, extra: Sequence[Segment], end: float) -> bool:
+        """Rule 2 with ``extra`` added to the plan, and under reducePC's lowered rate also the powercap
+        ``R − J / (q − now)`` until ``min(q, end, te)``."""
+        cut = self._cut
+        if cut is not None:
+            return fut.admits(extra, self.rate_w - cut[0], min(cut[1], end, self.te))
+        return fut.admits(extra, None, -INF)
+
+    def on_prepare(self, job: QueuedJob, boot: ProcSet, keep: ProcSet, start_s: float, assignment: Assignment,
+                   view: ClusterView) -> None:
+        """The power manager booted ``boot`` / kept ``keep`` for ``job``: its run from ``start_s`` counts in
+        the rest of the pass (the boots and kept hosts themselves are in the power manager's plan)."""
+        if self.unlimited:
+            return
+        n, end = size(assignment.hosts), assignment.end_s(start_s)
+        self._prepared += self._run(n, start_s, end) + [(a, b, -w) for a, b, w in self._tail(n, start_s)]
+
+    def _prepare_segments(self, assignment: Assignment, boot: ProcSet, keep: ProcSet, start_s: float,
+                          view: ClusterView) -> list[Segment]:
+        """What booting ``boot``, keeping ``keep`` and running a job with ``assignment`` from ``start_s``
+        add to the plan."""
+        now = view.now_s
+        p = self.power
+        n = size(assignment.hosts)
+        end = assignment.end_s(start_s)
+        k = len(boot)
+        extra: list[Segment] = []
+        if k:  # asleep in the plan until start_s; booting, then idle until the job starts
+            extra += [(now, now + p.switch_on_s, k * p.switch_on_w), (now + p.switch_on_s, start_s, k * p.est_idle_w),
+                      (now, start_s, -k * p.sleep_w)]
+        if keep:  # idle until the job starts instead of switching off now; asleep baseline after
+            extra += [(now, start_s, len(keep) * p.est_idle_w), (start_s, INF, len(keep) * p.sleep_w)]
+            extra += [(a, b, -w) for a, b, w in self._free_baseline(keep, view)]
+        # the job's hosts computing from start_s above the asleep baseline, then switching off again
+        extra += [(start_s, end, n * (p.est_comp_w - p.sleep_w)),
+                  (end, end + p.switch_off_s, n * (p.switch_off_w - p.sleep_w))]
+        return extra
+
+
+@register
+class EnergyBud(EnergyBudget):
+    """energyBud (energy-budget paper §IV-B, Algorithm 2): the head job's energy is reserved in the future."""
+
+    name = "energy-bud"
+    description = "energy budget, energyBud: the head job's energy is reserved while EASY backfills"
+    reference = "energy-budget paper §IV-B, Algorithm 2"
+    mode = "energy-bud"
+
+
+@register
+class ReducePC(EnergyBudget):
+    """reducePC (energy-budget paper §IV-D): the head job's energy lowers the power rate until it starts."""
+
+    name = "reduce-pc"
+    description = "energy budget, reducePC: the head job's energy lowers the power rate until it starts"
+    reference = "energy-budget paper §IV-D"
+    mode = "reduce-pc"
+

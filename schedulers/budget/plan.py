@@ -1,0 +1,185 @@
+"""The energy budget's plan: the estimated power of the cluster from now to the end of the window.
+
+The plan is a list of segments (:data:`~.estimates.Segment`: ``watts`` during ``[t0, t1)``): the running jobs at
+P̃comp until their expected end, then their hosts idle or switching off and asleep, the hosts asleep or
+switching, the free hosts and the head's reservation. The balance of rule 2 (energy made available at
+``R`` J/s minus the plan's energy) is piecewise linear, so its minimum is checked at the breakpoints
+(exact). :class:`Plan` holds one pass's plan as arrays so that a candidate job only adds its own few
+segments; ``tests/budget_oracle.py`` is the straightforward version it is checked against.
+"""
+
+from __future__ import annotations
+
+import operator
+from bisect import bisect_left, bisect_right
+from typing import Mapping, Sequence
+
+import numpy as np
+from procset import ProcSet
+
+from wattsched.base.hostsets import intervals
+from wattsched.schedulers.budget.estimates import Segment
+
+def extra_knots(segments: Sequence[Segment], t0: float, t1: float) -> tuple[float, dict[float, float]]:
+    """``segments`` clipped to ``[t0, t1]`` as ``min_balance`` does (tests/budget_oracle.py): the summed
+    power at ``t0`` and the power changes at the later breakpoints (``t0 < at < t1``)."""
+    power = 0.0
+    events: dict[float, float] = {}
+    for a, b, w in segments:
+        if w == 0.0:
+            continue
+        if a < t0:
+            a = t0
+        if b > t1:
+            b = t1
+        if b <= a:
+            continue
+        if a <= t0:
+            power += w
+        else:
+            events[a] = events.get(a, 0.0) + w
+        if b < t1:
+            events[b] = events.get(b, 0.0) - w
+    return power, events
+
+
+def same_state(a: tuple, b: tuple) -> bool:
+    """Whether two :class:`Plan` keys are the same state: objects by identity, then values."""
+    return all(map(operator.is_, a[0], b[0])) and a[1] == b[1]
+
+
+class Plan:
+    """The estimated future of the cluster during one scheduling pass, as arrays.
+
+    Breakpoints ``T[0] = t0 < T[1] < … < T[-1] = te``; on ``[T[k], T[k+1])`` the plan's power is ``plan[k]``
+    and the power counted by the balance (plan + the head's reservation or reducePC's lowered rate) is
+    ``bal[k]``; ``G[k]`` is the balance at ``T[k]`` (piecewise linear in between). A candidate job then only
+    adds its own few pieces (:meth:`~wattsched.schedulers.budget.energy_bud.EnergyBudget.can_start`): its minimum balance is checked at its own
+    breakpoints (bisect) and at the plan's (one vectorized expression), its peak power with one ``max``
+    per piece: the same quantities as ``min_balance`` and ``max_power`` of tests/budget_oracle.py over the
+    whole plan.
+    """
+
+    __slots__ = ("key", "started", "t0", "te", "rate", "tol", "T", "G", "bal", "plan", "T_np", "G_np", "kept_groups")
+
+    started: tuple[int, int]  # (jobs started, jobs prepared) in the pass when the plan was built
+
+    def __init__(self, key: tuple, t0: float, te: float, rate: float, tol: float, cea: float,
+                 plan: tuple[np.ndarray, np.ndarray, np.ndarray], other: Sequence[Segment],
+                 kept: Mapping[int, float]) -> None:
+        self.key = key
+        self.t0, self.te, self.rate, self.tol = t0, te, rate, tol
+        groups: dict[float, list[int]] = {}
+        for h, until in kept.items():
+            groups.setdefault(until, []).append(h)
+        self.kept_groups = [(until, sorted(hosts)) for until, hosts in sorted(groups.items())]
+        a, b, w = plan
+        p0, times, deltas = self._clip(a, b, w, t0, te)
+        if other:
+            oa, ob, ow = (np.array(x, dtype=float) for x in zip(*other))
+            q0, otimes, odeltas = self._clip(oa, ob, ow, t0, te)
+        else:
+            q0, otimes, odeltas = 0.0, times[:0], deltas[:0]
+        uniq, inverse = np.unique(np.concatenate((times, otimes)), return_inverse=True)
+        inverse = inverse.reshape(-1)
+        k = len(uniq)
+        d_plan = np.bincount(inverse[:len(times)], weights=deltas, minlength=k)
+        d_other = np.bincount(inverse[len(times):], weights=odeltas, minlength=k)
+        T = np.empty(k + 2)
+        T[0], T[1:-1], T[-1] = t0, uniq, te
+        plan_w = np.empty(k + 1)
+        plan_w[0] = p0
+        np.cumsum(d_plan, out=plan_w[1:])
+        plan_w[1:] += p0
+        bal_w = plan_w.copy()
+        if other:
+            extra_w = np.empty(k + 1)
+            extra_w[0] = q0
+            np.cumsum(d_other, out=extra_w[1:])
+            extra_w[1:] += q0
+            bal_w += extra_w
+        G = np.empty(k + 2)
+        G[0] = cea
+        np.cumsum((rate - bal_w) * np.diff(T), out=G[1:])
+        G[1:] += cea
+        self.T_np, self.G_np = T, G
+        self.T, self.G = T.tolist(), G.tolist()
+        self.bal, self.plan = bal_w.tolist(), plan_w.tolist()
+
+    @staticmethod
+    def _clip(a: np.ndarray, b: np.ndarray, w: np.ndarray, t0: float, t1: float
+              ) -> tuple[float, np.ndarray, np.ndarray]:
+        a = np.maximum(a, t0)
+        b = np.minimum(b, t1)
+        ok = (b > a) & (w != 0.0)
+        a, b, w = a[ok], b[ok], w[ok]
+        first = a <= t0
+        later = ~first
+        ends = b < t1
+        return (float(w[first].sum()), np.concatenate((a[later], b[ends])),
+                np.concatenate((w[later], -w[ends])))
+
+    def kept_in(self, alloc: ProcSet) -> tuple[tuple[float, int], ...]:
+        """The kept hosts among ``alloc``: ``((until, how many), …)`` by increasing ``until``."""
+        out = []
+        itvs = intervals(alloc)
+        for until, hosts in self.kept_groups:
+            count = 0
+            for lo, hi in itvs:
+                count += bisect_right(hosts, hi) - bisect_left(hosts, lo)
+            if count:
+                out.append((until, count))
+        return tuple(out)
+
+    def admits(self, segments: Sequence[Segment], cap: float | None, cap_until: float) -> bool:
+        """Whether the balance with ``segments`` added stays ≥ −tol on ``[t0, te]`` and, when ``cap`` is
+        given, the plan's power with ``segments`` stays ≤ ``cap + 1e-9`` on ``[t0, cap_until)``."""
+        t0, te, rate, tol = self.t0, self.te, self.rate, self.tol
+        T, G, bal = self.T, self.G, self.bal
+        if G[0] < -tol:
+            return False
+        power, events = extra_knots(segments, t0, te)
+        if cap is not None and cap_until > t0:
+            plan = self.plan
+            if plan[0] + power > cap + 1e-9:
+                return False
+        # the balance at the candidate's own breakpoints (where it is most often lowest)
+        xs = [t0]
+        energy = [0.0]
+        levels = [power]
+        x = 0.0
+        prev = t0
+        for at in sorted(events):
+            x += power * (at - prev)
+            k = bisect_right(T, at) - 1
+            if G[k] + (rate - bal[k]) * (at - T[k]) - x < -tol:
+                return False
+            xs.append(at)
+            energy.append(x)
+            power += events[at]
+            levels.append(power)
+            prev = at
+        x += power * (te - prev)
+        if G[-1] - x < -tol:
+            return False
+        xs.append(te)
+        energy.append(x)
+        if len(T) > 2:
+            inner = slice(1, -1)
+            if float((self.G_np[inner] - np.interp(self.T_np[inner], xs, energy)).min()) < -tol:
+                return False
+        if cap is not None and cap_until > t0:
+            limit = cap + 1e-9
+            plan = self.plan
+            for i in range(len(levels)):
+                lo_t = xs[i]
+                if lo_t >= cap_until:
+                    break
+                hi_t = xs[i + 1] if xs[i + 1] < cap_until else cap_until
+                if hi_t <= lo_t:
+                    continue
+                lo = bisect_right(T, lo_t) - 1
+                hi = bisect_left(T, hi_t)
+                if max(plan[lo:hi]) + levels[i] > limit:
+                    return False
+        return True

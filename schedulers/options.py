@@ -1,0 +1,126 @@
+"""Scheduler options: declared by each piece, validated before the run, listed by ``wattsched schedulers``.
+
+An :class:`Option` names one key of the JSON options (``-o '{"budget_fraction": 0.5}'``), its type,
+default, allowed values or range and a one-line help. Validation turns a bad value into an
+:class:`~wattsched.base.errors.OptionError` that says, on one line, what was expected and which options
+are valid.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from wattsched.base.errors import OptionError
+
+Options = Mapping[str, Any]
+
+_TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+
+
+@dataclass(frozen=True)
+class Option:
+    """One scheduler option.
+
+    Attributes:
+        name: key in the JSON options.
+        type: ``str``, ``int``, ``float`` or ``bool`` (an ``int`` is accepted for ``float``; ``bool`` is
+            never accepted for numbers; numbers must be finite).
+        default: value when absent (``None``: absent means "not set").
+        choices: allowed values.
+        min, max: inclusive range for numbers.
+        help: one line for ``wattsched schedulers`` and the docs.
+    """
+
+    name: str
+    type: type
+    default: Any
+    choices: Sequence[Any] | None = None
+    min: float | None = None
+    max: float | None = None
+    help: str = ""
+
+    def describe(self) -> str:
+        """Short form for error messages: ``placement (first-fit|best-fit|non-contiguous, default first-fit)``."""
+        if self.choices is not None:
+            allowed = "|".join(_show(c) for c in self.choices)
+        elif self.min is not None or self.max is not None:
+            lo = "-inf" if self.min is None else f"{self.min:g}"
+            hi = "inf" if self.max is None else f"{self.max:g}"
+            allowed = f"{self.type.__name__} in [{lo}, {hi}]"
+        else:
+            allowed = self.type.__name__
+        return f"{self.name} ({allowed}, default {_show(self.default)})"
+
+    def check(self, value: Any, owner: str, valid: str) -> Any:
+        """``value`` converted to the option's type, or :class:`OptionError` naming ``owner`` (the
+        scheduler) and listing ``valid`` options."""
+        ok = isinstance(value, self.type) and not (self.type is not bool and isinstance(value, bool))
+        if self.type is float and isinstance(value, int) and not isinstance(value, bool):
+            try:
+                value, ok = float(value), True
+            except OverflowError:
+                ok = False
+        if ok and isinstance(value, float) and not math.isfinite(value):
+            raise OptionError(f"option '{self.name}' of {owner} must be a finite number, got {_got(value)}; "
+                              f"valid options: {valid}")
+        if not ok:
+            raise OptionError(
+                f"option '{self.name}' of {owner} must be {_TYPE_NAMES.get(self.type, self.type.__name__)}, "
+                f"got {_got(value)}; valid options: {valid}"
+            )
+        if self.choices is not None and value not in self.choices:
+            raise OptionError(
+                f"option '{self.name}' of {owner} must be one of {'|'.join(_show(c) for c in self.choices)}, "
+                f"got {_got(value)}; valid options: {valid}"
+            )
+        if (self.min is not None and value < self.min) or (self.max is not None and value > self.max):
+            raise OptionError(
+                f"option '{self.name}' of {owner} is out of range, got {_got(value)}; valid options: {valid}"
+            )
+        return value
+
+
+def _got(value: Any) -> str:
+    """A user's value as JSON (``"5"`` is a string, ``5`` a number), shortened when long."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "unset"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value)
+
+
+def validate(options: Options | None, declared: Sequence[Option], owner: str) -> dict[str, Any]:
+    """Every declared option with its value (defaults filled in).
+
+    Raises:
+        OptionError: ``options`` is not an object, names an unknown option, or holds a bad value.
+    """
+    if options is None:
+        options = {}
+    valid = describe_all(declared)
+    if not isinstance(options, Mapping):
+        raise OptionError(f"options of {owner} must be a JSON object, got {_got(options)}; valid options: {valid}")
+    known = {o.name: o for o in declared}
+    for key in options:
+        if key not in known:
+            raise OptionError(f"unknown option '{key}' for {owner}; valid options: {valid}")
+    return {name: opt.check(options[name], owner, valid) if name in options else opt.default
+            for name, opt in known.items()}
+
+
+def describe_all(declared: Sequence[Option]) -> str:
+    """``placement (first-fit|best-fit|non-contiguous, default first-fit), ...`` or ``none``."""
+    return ", ".join(o.describe() for o in declared) or "none"

@@ -1,0 +1,145 @@
+"""The Batsim 4 protocol for our policies, without pybatsim: Batsim messages in, replies out.
+
+:class:`BatsimTranslator` turns each Batsim message (the ``{"now": t, "events": [...]}`` dict) into calls of a
+:class:`~wattsched.schedulers.core.PolicyScheduler` and its decisions into the events of the reply, stamped
+with the received ``now``. It is what the embedded simulator calls in-process (no sockets, no JSON, no
+pybatsim per-message bookkeeping), and what ``wattsched serve`` puts behind a ZeroMQ socket.
+
+It answers exactly as :class:`~wattsched.schedulers.adapter.WattschedScheduler` does through pybatsim (the
+same events with the same data, in the same order: Batsim behaviour 39), so a preset gives the same
+schedule either way (``tests/test_protocol.py`` checks it on whole simulations).
+
+**Once per message.** The policy is told every event of the message, then schedules once (``per_event``:
+after every JOB_SUBMITTED and JOB_COMPLETED, like pybatsim's own ``easyBackfill``).
+"""
+
+from __future__ import annotations
+
+import logging
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
+
+from procset import ProcSet
+
+from wattsched.base.errors import ProtocolError
+from wattsched.energy_models.dvfs import CPU_BOUND, BetaModel
+from wattsched.schedulers.core import PolicyScheduler
+from wattsched.schedulers.state import CallMeLater, Decision, JobState, QueryEnergy, QueuedJob, RejectJob, SetPState, StartJob
+
+logger = logging.getLogger(__name__)
+
+#: A Batsim message in, the scheduler's reply out (what the simulator's in-process driver calls).
+Handler = Callable[[dict], dict]
+
+_JOB_KEYS = frozenset({"id", "res", "walltime", "subtime", "profile", "user", "beta"})
+
+
+def queued_job(job_id: str, entry: Mapping[str, Any]) -> QueuedJob:
+    """The policy's view of a job object of JOB_SUBMITTED (``walltime`` -1 or absent = none; ``beta``, when
+    the workload gives it, is the job's β model).
+
+    Raises:
+        ProtocolError: a field of the wrong type or out of range.
+    """
+    try:
+        walltime = entry.get("walltime")
+        beta = entry.get("beta")
+        user = entry.get("user")
+        return QueuedJob(
+            id=job_id,
+            res=int(entry["res"]),
+            walltime_s=None if walltime is None or float(walltime) < 0 else float(walltime),
+            subtime_s=float(entry["subtime"]),
+            profile=str(entry.get("profile", "")),
+            user=None if user is None else str(user),
+            runtime=CPU_BOUND if beta is None else BetaModel(float(beta)),
+            extra=MappingProxyType({k: v for k, v in entry.items() if k not in _JOB_KEYS}),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ProtocolError(f"JOB_SUBMITTED {job_id}: field 'job' is not a valid job object ({exc})") from None
+
+
+def decision_event(decision: Decision, now: float) -> dict:
+    """The Batsim event of one decision, as pybatsim writes it."""
+    if isinstance(decision, StartJob):
+        return {"timestamp": now, "type": "EXECUTE_JOB", "data": {"job_id": decision.job_id, "alloc": str(decision.alloc)}}
+    if isinstance(decision, RejectJob):
+        return {"timestamp": now, "type": "REJECT_JOB", "data": {"job_id": decision.job_id}}
+    if isinstance(decision, SetPState):
+        return {"timestamp": now, "type": "SET_RESOURCE_STATE",
+                "data": {"resources": str(decision.hosts), "state": str(decision.pstate)}}
+    if isinstance(decision, CallMeLater):
+        return {"timestamp": now, "type": "CALL_ME_LATER", "data": {"timestamp": decision.at_s}}
+    if isinstance(decision, QueryEnergy):
+        return {"timestamp": now, "type": "QUERY", "data": {"requests": {"consumed_energy": {}}}}
+    raise TypeError(f"no Batsim translation for {decision!r}")  # pragma: no cover - a new Decision type
+
+
+class BatsimTranslator:
+    """A policy scheduler answering Batsim messages (see the module docstring).
+
+    Args:
+        policy: a fresh policy scheduler (one simulation).
+        per_event: schedule after every submission and completion, like pybatsim's ``easyBackfill``.
+    """
+
+    def __init__(self, policy: PolicyScheduler, *, per_event: bool = False) -> None:
+        self.policy = policy
+        self.per_event = per_event
+        self._running = False
+        self._ended = False
+
+    def __call__(self, message: dict) -> dict:
+        """Handle one Batsim message and return the reply (same ``now``, every event stamped with it)."""
+        try:
+            now = message["now"]
+            events = message["events"]
+        except (KeyError, TypeError):
+            raise ProtocolError("a Batsim message must be an object with 'now' and 'events'") from None
+        policy = self.policy
+        out: list[Decision] = []
+        if self._running:
+            policy.set_time(float(now))
+        for event in events:
+            kind = event.get("type")
+            data = event.get("data") or {}
+            if kind == "SIMULATION_BEGINS":
+                resources = sorted(data.get("compute_resources") or [], key=lambda r: r["id"])
+                properties = [dict(r.get("properties") or {}) for r in resources]
+                policy.start(int(data["nb_compute_resources"]), float(now), properties)
+                self._running = True
+            elif kind == "SIMULATION_ENDS":
+                self._running = False
+                self._ended = True
+            elif kind == "JOB_SUBMITTED":
+                policy.on_submitted(queued_job(data["job_id"], data["job"]))
+                if self.per_event:
+                    out += policy.schedule()
+            elif kind == "JOB_COMPLETED":
+                policy.on_completed(data["job_id"], JobState.parse(data.get("job_state", "")))
+                if self.per_event:
+                    out += policy.schedule()
+            elif kind == "JOB_KILLED":
+                pass  # the JOB_COMPLETED of each killed job came first and freed its hosts
+            elif kind == "RESOURCE_STATE_CHANGED":
+                policy.on_hosts_changed(ProcSet.from_str(data["resources"]), int(data["state"]))
+            elif kind == "ANSWER":
+                if "consumed_energy" in data:
+                    policy.on_energy(float(data["consumed_energy"]))
+            elif kind == "REQUESTED_CALL":
+                policy.on_call()
+            elif kind == "NOTIFY":
+                if data.get("type") == "no_more_static_job_to_submit":
+                    policy.on_no_more_jobs()
+                else:
+                    logger.info("NOTIFY %s ignored", data.get("type"))
+            else:
+                raise ProtocolError(f"unknown event type {kind!r} from Batsim")
+        if self._running and not self.per_event:
+            out = policy.schedule()
+        return {"now": now, "events": [decision_event(d, now) for d in out]}
+
+    @property
+    def ended(self) -> bool:
+        """SIMULATION_ENDS was answered."""
+        return self._ended
