@@ -4,8 +4,9 @@ Same inputs for both, one run: a 1,152-host Taurus machine filled at t=0 by 1,15
 ends are one second apart (from t=100), and ``N`` waiting jobs taken from the seeded synthetic week of
 ``bench_simulator.py`` (their sizes and walltimes), all submitted at t=1. From t=100 on, every Batsim
 message is one job completion, and each scheduler takes one decision with about ``N`` waiting jobs;
-the benchmark times ``K`` such decisions (the whole handling of the message by pybatsim's ``Batsim``
-class and the scheduler, in-process, on the embedded simulator).
+the benchmark times ``K`` such decisions (the whole handling of the message, in-process, on the embedded
+simulator: ours through its Batsim-protocol translator, pybatsim's through pybatsim's own ``Batsim`` class
+fed in memory, ``wattsched.schedulers.adapter.pybatsim_handler``).
 
 pybatsim's ``backfill-easy`` schedules on every event, so its handling of the ``N`` submissions costs
 O(N²) and is not what is measured: its ``_schedule_jobs`` is switched off while the t=1 message is
@@ -23,7 +24,6 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from unittest import mock
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -54,38 +54,35 @@ def bench_workload(n_waiting: int) -> Path:
 def time_decisions(scheduler_name: str, n_waiting: int, decisions: int) -> list[float]:
     """Seconds of each of ``decisions`` measured decisions."""
     from _common import bench_inputs
-    from pybatsim.batsim import batsim as pybatsim_batsim
 
-    from wattsched.schedulers.adapter import load_scheduler
-    from wattsched.simulator.drivers import _InMemorySocket
+    from wattsched.schedulers.adapter import PRESET_CLASSES, load_scheduler, pybatsim_handler, scheduler_handler
     from wattsched.simulator.engine import Simulation
     from wattsched.simulator.platform import load_platform
     from wattsched.simulator.workload import load_workload
 
     platform_path, _ = bench_inputs(NB_HOSTS, 20000)
     sim = Simulation(load_platform(platform_path), load_workload(bench_workload(n_waiting)))
-    scheduler = load_scheduler(scheduler_name, {})
-    socket = _InMemorySocket()
-    socket.inbox = sim.start()
-    with mock.patch.object(pybatsim_batsim, "NetworkHandler", lambda *a, **k: socket):
-        bs = pybatsim_batsim.Batsim(scheduler, "inprocess://", -1)
+    scheduler = None
+    if scheduler_name in PRESET_CLASSES:
+        handler = scheduler_handler(scheduler_name, {})
+    else:
+        scheduler = load_scheduler(scheduler_name, {})
+        handler = pybatsim_handler(scheduler)
     pybatsim_easy = hasattr(scheduler, "_schedule_jobs")
     times: list[float] = []
-    while len(times) < decisions:
-        msg = sim.step(socket.outbox)
-        if msg is None:
-            break
-        socket.inbox = msg
+    msg = sim.start()
+    while msg is not None and len(times) < decisions:
         submitting = any(e["type"] == "JOB_SUBMITTED" and e["data"]["job_id"].startswith("w0!q") for e in msg["events"])
         if pybatsim_easy and submitting:
-            scheduler._schedule_jobs = lambda current_time: None
+            scheduler._schedule_jobs = lambda current_time: None  # type: ignore[union-attr]
         t0 = time.perf_counter()
-        bs.do_next_event()
+        reply = handler(msg)
         dt = time.perf_counter() - t0
         if pybatsim_easy and submitting:
-            del scheduler._schedule_jobs
+            del scheduler._schedule_jobs  # type: ignore[union-attr]
         if msg["now"] >= 100 and [e["type"] for e in msg["events"]] == ["JOB_COMPLETED"]:
             times.append(dt)
+        msg = sim.step(reply)
     return times
 
 

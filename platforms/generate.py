@@ -1,4 +1,4 @@
-"""Generate SimGrid 4.1 platforms of Taurus nodes (energy-budget paper, table I; DESIGN §4).
+"""Generate SimGrid 4.1 platforms of Taurus nodes (energy-budget paper, table I; docs/architecture.md §4).
 
 Two forms, both accepted by real Batsim 4.2.1 (they copy the ``batsim-reference`` fixtures):
 
@@ -13,7 +13,10 @@ Two forms, both accepted by real Batsim 4.2.1 (they copy the ``batsim-reference`
 
 Each compute host carries the 16 Taurus pstates of :data:`energy_models.taurus.TAURUS` (13 DVFS, sleep,
 virtual switch-off, virtual switch-on), ``wattage_per_state`` ``idle:full`` per pstate, ``wattage_off``
-and ``sleep_pstates="13:14:15"``. Numbers are written with Python's shortest round-trip ``repr`` (exponent
+and ``sleep_pstates="13:14:15"``, and ``speed_per_state``: the ``speed`` attribute again, as a property,
+because Batsim sends schedulers the properties of each host but not its speeds (a DVFS policy needs them
+to know how long a job runs at a pstate, and a power manager how long a transition takes;
+:mod:`wattsched.energy_models.power`). Numbers are written with Python's shortest round-trip ``repr`` (exponent
 without padding: ``1e-9Mf``), which reproduces the reference strings character for character.
 
 Batsim numbers hosts in byte order of their names (behaviour 1): ``taurus-0, taurus-1, taurus-10, ...``.
@@ -69,6 +72,7 @@ def wattage_per_state_attribute(node: TaurusNode = TAURUS) -> str:
 def _energy_props(node: TaurusNode, indent: str) -> str:
     sleep = f"{node.sleep_pstate}:{node.switch_off_pstate}:{node.switch_on_pstate}"
     return (
+        f'{indent}<prop id="speed_per_state" value="{speed_attribute(node)}" />\n'
         f'{indent}<prop id="wattage_per_state" value="{wattage_per_state_attribute(node)}" />\n'
         f'{indent}<prop id="wattage_off" value="{format_number(node.off_w)}" />\n'
         f'{indent}<prop id="sleep_pstates" value="{sleep}" />\n'
