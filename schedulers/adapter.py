@@ -211,7 +211,7 @@ class Powercap(WattschedScheduler):
 
 
 #: The pybatsim class of every preset (registered in setup.cfg under ``pybatsim.schedulers``).
-PRESET_CLASSES: dict[str, type[WattschedScheduler]] = {  # type: ignore[misc]
+PRESET_CLASSES: dict[str, type[WattschedScheduler]] = {
     cls.preset: cls for cls in (Fcfs, EasyBackfill, EnergyBud, ReducePC, Powercap, Compose)}
 
 
@@ -333,7 +333,7 @@ class InProcessBatsim(Batsim):
         finally:
             sys.setrecursionlimit(limit)
 
-    @property  # type: ignore[override]
+    @property
     def network(self) -> _MemoryChannel:
         return self._channel
 

@@ -23,7 +23,7 @@ choice's (:mod:`wattsched.schedulers.frequency`); the core combines both
 
 from __future__ import annotations
 
-from typing import Callable, ClassVar, Iterable, Sequence, Union
+from typing import ClassVar, Iterable, Sequence, Union
 
 from procset import ProcSet
 
@@ -119,8 +119,10 @@ class Placement(Piece):
     slot = "placement"
     #: whether allocations are single intervals
     contiguous: ClassVar[bool] = True
-    #: ``choose(free, n)`` → ``n`` hosts taken from ``free``, or ``None`` if they do not fit
-    choose: ClassVar[Callable[[FreeHosts, int], ProcSet | None]]
+    @staticmethod
+    def choose(free: FreeHosts, n: int) -> ProcSet | None:
+        """``n`` hosts taken from ``free``, or ``None`` if they do not fit (subclasses set it)."""
+        raise NotImplementedError
 
     def allocate(self, job: QueuedJob, free: FreeHosts, view: ClusterView) -> ProcSet | None:
         """Hosts for ``job`` among ``free``, or ``None`` if it does not fit."""

@@ -282,7 +282,7 @@ class OpportunisticShutdown(PowerManager):
                 decisions.append(CallMeLater(wakeup))
         free = view.free  # the boots above took hosts out of it
         off = minus(free, self._kept_set())
-        if off:
+        if off and self.sleep_pstate is not None:
             decisions.append(SetPState(off, self.sleep_pstate))
             self._transitions.append(Transition(ProcSet(off), False, now + self.switch_off_s))
         if boot:

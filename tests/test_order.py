@@ -41,3 +41,46 @@ def test_a_new_order_is_a_static_key():
 def test_the_base_order_is_arrival_order():
     jobs = [job("a", 5.0), job("b", 1.0)]
     assert [j.id for j in QueueOrder().sort(jobs, VIEW)] == ["a", "b"]
+
+
+class LeastUsageFirst(QueueOrder):
+    """A toy fair-share: the jobs of the user with the fewest host-seconds used so far come first, usage
+    charged from the start and completion events every piece hears."""
+
+    name = "least-usage-first"
+
+    def __init__(self) -> None:
+        self.usage: dict[str | None, float] = {}
+        self.starts: list[tuple[str, str, int | None]] = []
+
+    def on_started(self, job, view) -> None:
+        self.starts.append((job.id, str(job.alloc), job.pstate))
+
+    def on_completed(self, job, state, view) -> None:
+        self.usage[job.user] = self.usage.get(job.user, 0.0) + len(job.alloc) * (view.now_s - job.start_s)
+
+    def sort(self, jobs, view):
+        return sorted(jobs, key=lambda j: self.usage.get(j.user, 0.0))
+
+
+def test_an_order_reads_per_user_usage_from_start_and_completion_events():
+    from procset import ProcSet
+
+    from wattsched.schedulers.backfill import FcfsNoBackfill
+    from wattsched.schedulers.core import PolicyScheduler
+    from wattsched.schedulers.state import JobState, StartJob
+
+    order = LeastUsageFirst()
+    policy = PolicyScheduler(order=order, backfill=FcfsNoBackfill())
+    policy.start(2)
+    policy.on_submitted(QueuedJob("a1", 2, 100.0, 0.0, user="alice"))
+    assert policy.schedule() == [StartJob("a1", ProcSet((0, 1)))]
+    assert order.starts == [("a1", "0-1", 0)]  # heard with its hosts and pstate
+    policy.set_time(10.0)
+    policy.on_submitted(QueuedJob("a2", 2, 100.0, 10.0, user="alice"))  # alice's arrives first
+    policy.on_submitted(QueuedJob("b1", 2, 100.0, 11.0, user="bob"))
+    assert policy.schedule() == []
+    policy.set_time(50.0)
+    policy.on_completed("a1", JobState.COMPLETED_SUCCESSFULLY)
+    assert order.usage == {"alice": 100.0}  # 2 hosts × 50 s
+    assert policy.schedule() == [StartJob("b1", ProcSet((0, 1)))]  # bob has used nothing: first

@@ -117,7 +117,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
             callback = show_progress
 
-        if args.connect is None:
+        if handler is not None:
             stats = run_inprocess(sim, handler, progress=callback)
         else:
             stats = run_zmq(sim, args.connect, progress=callback)

@@ -85,7 +85,7 @@ SWF_FIELDS: tuple[str, ...] = (
 _STATUS_CANCELLED = 5
 
 
-class SwfJob(dict):  # type: ignore[type-arg]
+class SwfJob(dict):
     """One SWF line: a dict from :data:`SWF_FIELDS` names to numbers, plus ``line`` (1-based)."""
 
 

@@ -134,7 +134,7 @@ def find_outputs(path: str | Path, prefix: str | None = None) -> dict[str, Path]
 def _read_csv(path: Path, required: tuple[str, ...], **kwargs: object) -> pd.DataFrame:
     """Read a CSV file and check that its header has the ``required`` columns."""
     try:
-        frame = pd.read_csv(path, **kwargs)  # type: ignore[arg-type]
+        frame = pd.read_csv(path, **kwargs)
     except FileNotFoundError as error:
         raise InputError(path, "", "file not found") from error
     except pd.errors.EmptyDataError as error:

@@ -31,17 +31,17 @@ def atomic_paths(paths: Sequence[str | os.PathLike]) -> Iterator[list[Path]]:
     try:
         for target in targets:
             target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+            fd, name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
             os.close(fd)
-            temps.append(Path(tmp))
+            temps.append(Path(name))
         yield temps
         mode = 0o666 & ~_umask()
-        for tmp, target in zip(temps, targets):
-            os.chmod(tmp, mode)
-            os.replace(tmp, target)
+        for temp, target in zip(temps, targets):
+            os.chmod(temp, mode)
+            os.replace(temp, target)
     finally:
-        for tmp in temps:
-            tmp.unlink(missing_ok=True)
+        for temp in temps:
+            temp.unlink(missing_ok=True)
 
 
 @contextmanager

@@ -165,7 +165,9 @@ def available_algorithms(algorithms: Sequence[Algorithm] = ALGORITHMS,
                          presets: Mapping[str, Any] | None = None) -> tuple[list[Algorithm], list[Algorithm]]:
     """``(registered, missing)``: the algorithms whose preset is (not) in ``schedulers.presets.PRESETS``."""
     if presets is None:
-        from wattsched.schedulers.presets import PRESETS as presets  # noqa: N811 - read at call time
+        from wattsched.schedulers.presets import PRESETS
+
+        presets = PRESETS  # read at call time
     have = [a for a in algorithms if a.preset in presets]
     return have, [a for a in algorithms if a.preset not in presets]
 
@@ -212,8 +214,9 @@ def build_runs(inputs: Sequence[MachineInputs], runs_dir: str | Path,
     window_s = WINDOW_S[1] - WINDOW_S[0]
     for inp in inputs:
         max_power_w = inp.nb_hosts * TAURUS.pstates[0].full_w
-        common = dict(platform=inp.platform, workload=inp.workload, window=(0.0, WEEK_S), max_power_w=max_power_w,
-                      tau_s=10.0, extra_windows={"budget": WINDOW_S, "week": (0.0, WEEK_S)})
+        common: dict[str, Any] = dict(platform=inp.platform, workload=inp.workload, window=(0.0, WEEK_S),
+                                      max_power_w=max_power_w, tau_s=10.0,
+                                      extra_windows={"budget": WINDOW_S, "week": (0.0, WEEK_S)})
         base_tags = {"machine": inp.machine.name, "nb_hosts": inp.nb_hosts, "inputs": inp.label}
         folder = Path(runs_dir) / inp.label
         if include_easy:

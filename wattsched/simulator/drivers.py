@@ -86,7 +86,7 @@ def run_zmq(sim: Simulation, endpoint: str, *, progress: ProgressCallback | None
     """
     import zmq
 
-    ctx = zmq.Context.instance()
+    ctx: zmq.Context = zmq.Context.instance()
     sock = ctx.socket(zmq.REQ)
     sock.setsockopt(zmq.LINGER, 0)
     if timeout_s is not None:
