@@ -42,4 +42,4 @@ golden: $(STAMP)  ## regenerate the golden outputs of every preset (review the d
 	$(PY) -m tests.test_golden --update
 
 reproduce-energy-budget: $(STAMP)  ## energy-budget paper §V: report + figures 2-5 (reduced size; FULL=1 for the paper's)
-	$(PY) -m wattsched.experiments.energy_budget --out results/energy-budget $(if $(FULL),--full,)
+	$(VENV)/bin/wattsched reproduce energy-budget --out results/energy-budget $(if $(FULL),--full,)

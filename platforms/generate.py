@@ -21,27 +21,21 @@ without padding: ``1e-9Mf``), which reproduces the reference strings character f
 
 Batsim numbers hosts in byte order of their names (behaviour 1): ``taurus-0, taurus-1, taurus-10, ...``.
 
-CLI: ``python -m platforms.generate --hosts 1152 -o platforms/taurus_1152.xml [--flat]``.
+Command line: ``wattsched platform --hosts 1152 --output platforms/taurus_1152.xml [--flat]``.
 """
 
 from __future__ import annotations
 
-import argparse
 import re
-import sys
-from collections.abc import Sequence
-from pathlib import Path
 
 from wattsched.energy_models.taurus import TAURUS, TaurusNode
-from wattsched.base.errors import OptionError, WattschedError
-from wattsched.base.fileio import emit_text
+from wattsched.base.errors import OptionError
 
 __all__ = [
     "format_number",
     "speed_attribute",
     "wattage_per_state_attribute",
     "taurus_platform_xml",
-    "main",
 ]
 
 _HEADER = (
@@ -147,28 +141,3 @@ def taurus_platform_xml(
         "</zone>\n"
     )
     return _HEADER + comment + body + _FOOTER
-
-
-def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
-    """``python -m platforms.generate --hosts N [-o file.xml] [--flat] [--prefix P]``; returns the exit code."""
-    parser = argparse.ArgumentParser(
-        prog=prog or "python -m platforms.generate",
-        description="Write a SimGrid 4.1 platform of Taurus nodes (energy-budget paper, table I).",
-    )
-    parser.add_argument("--hosts", type=int, required=True, help="number of compute hosts")
-    parser.add_argument("-o", "--output", type=Path, help="output file (default: standard output)")
-    parser.add_argument("--flat", action="store_true", help="one <host> per node instead of a <cluster>")
-    parser.add_argument("--prefix", default="taurus-", help="host name prefix (default: taurus-)")
-    parser.add_argument("--suffix", default="", help="host name suffix (default: none)")
-    args = parser.parse_args(argv)
-    try:
-        xml = taurus_platform_xml(args.hosts, prefix=args.prefix, suffix=args.suffix, cluster=not args.flat)
-        emit_text(xml, args.output)
-    except WattschedError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

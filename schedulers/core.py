@@ -44,7 +44,7 @@ from wattsched.base.hostsets import minus, plus
 from wattsched.energy_models.power import PlatformPower
 from wattsched.energy_models.taurus import TAURUS
 from wattsched.schedulers.admission import AdmissionConstraint, NoConstraint
-from wattsched.schedulers.backfill import Backfilling, Start
+from wattsched.schedulers.backfill import Backfilling
 from wattsched.schedulers.frequency import FrequencyChoice, TopFrequency
 from wattsched.schedulers.order import QueueOrder
 from wattsched.schedulers.pieces import Piece

@@ -22,7 +22,6 @@ manager must stop asking for calls once the work is done, or the simulation neve
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import dataclass
 from itertools import islice
 from typing import Mapping, Protocol, Sequence

@@ -136,9 +136,9 @@ def test_metrics_and_plot_on_real_batsim_outputs(tmp_path, capsys) -> None:
 
 
 def test_tool_commands(tmp_path, capsys) -> None:
-    assert main(["synth", "--hosts", "8", "--seed", "1", "--days", "1", "-o", str(tmp_path / "w.json")]) == 0
+    assert main(["synth", "--hosts", "8", "--seed", "1", "--days", "1", "--output", str(tmp_path / "w.json")]) == 0
     assert json.loads((tmp_path / "w.json").read_text())["jobs"]
-    assert main(["platform", "--hosts", "8", "-o", str(tmp_path / "p.xml")]) == 0
+    assert main(["platform", "--hosts", "8", "--output", str(tmp_path / "p.xml")]) == 0
     assert main(["run", str(tmp_path / "p.xml"), str(tmp_path / "w.json"), "-e", str(tmp_path / "o"), "-q"]) == 0
     with pytest.raises(SystemExit):
         main(["swf", "--help"])

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from wattsched.platforms.generate import format_number, main, speed_attribute, taurus_platform_xml, wattage_per_state_attribute
+from wattsched.cli import main
+from wattsched.platforms.generate import format_number, speed_attribute, taurus_platform_xml, wattage_per_state_attribute
 from wattsched.base.errors import OptionError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,9 +112,11 @@ def test_invalid_prefix() -> None:
 
 def test_cli_writes_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "p.xml"
-    assert main(["--hosts", "5", "-o", str(out), "--flat"]) == 0
+    assert main(["platform", "--hosts", "5", "--output", str(out), "--flat"]) == 0
     assert out.read_text() == taurus_platform_xml(5, cluster=False)
-    assert main(["--hosts", "0"]) == 2
+    with pytest.raises(SystemExit) as exit_:
+        main(["platform", "--hosts", "0"])
+    assert exit_.value.code == 2
     assert "positive integer" in capsys.readouterr().err
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from wattsched.base.errors import InputError
-from wattsched.analysis.regress import Difference, compare_outputs, format_report, main, update_golden
+from wattsched.analysis.regress import Difference, compare_outputs, format_report, update_golden
+from wattsched.cli import main
 
 REFERENCE = Path(__file__).parent / "fixtures" / "batsim-reference"
 
@@ -155,12 +156,12 @@ def test_update_golden_copies_and_replaces(tmp_path: Path) -> None:
 
 def test_cli_exit_codes(golden_and_run: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     golden, run = golden_and_run
-    assert main([str(run), str(golden)]) == 0
+    assert main(["regress", str(run), str(golden)]) == 0
     edit_cell(run / "out_jobs.csv", "3,", "starting_time", "1.000000")
-    assert main([str(run), str(golden)]) == 1
+    assert main(["regress", str(run), str(golden)]) == 1
     assert "job 3: starting_time" in capsys.readouterr().out
-    assert main([str(run), str(golden), "--update"]) == 0
-    assert main([str(run), str(golden)]) == 0
+    assert main(["regress", str(run), str(golden), "--update"]) == 0
+    assert main(["regress", str(run), str(golden)]) == 0
 
 
 def test_folder_without_outputs(tmp_path: Path) -> None:

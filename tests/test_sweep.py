@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from wattsched.experiments.sweep import Run, failed_runs, load_runs, main, outputs_exist, report_failures, run_sweep, runs_to_json
+from wattsched.cli import main
+from wattsched.experiments.sweep import Run, failed_runs, load_runs, outputs_exist, report_failures, run_sweep, runs_to_json
 from wattsched.base.errors import OptionError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,7 +97,7 @@ def test_cli_round_trip_and_exit_status(tmp_path: Path, workload: str, capsys: p
     spec = tmp_path / "runs.json"
     spec.write_text(runs_to_json(runs))
     assert load_runs(spec) == runs
-    assert main([str(spec), "-o", str(tmp_path / "m.csv"), "-j", "2", "-q"]) == 1
+    assert main(["sweep", str(spec), "--output", str(tmp_path / "m.csv"), "-j", "2", "-q"]) == 1
     err = capsys.readouterr().err
     assert "run bad-option failed: unknown option 'nope'" in err
     assert pd.read_csv(tmp_path / "m.csv")["status"].tolist() == ["done", "failed"]

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from wattsched.workloads.swf import main, read_swf, swf_to_batsim
+from wattsched.cli import main
+from wattsched.workloads.swf import read_swf, swf_to_batsim
 from wattsched.base.errors import InputError, OptionError
 
 TINY = Path(__file__).resolve().parent / "fixtures" / "swf" / "tiny.swf"
@@ -113,7 +114,7 @@ def test_missing_file_and_bad_options(tmp_path: Path) -> None:
 
 def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "w.json"
-    assert main([str(TINY), "-o", str(out), "--speed", "100e6", "--hosts", "8"]) == 0
+    assert main(["swf", str(TINY), "--output", str(out), "--speed", "100e6", "--hosts", "8"]) == 0
     assert json.loads(out.read_text()) == json.loads(json.dumps(swf_to_batsim(TINY, speed_flops=SPEED, nb_hosts=8)))
-    assert main([str(tmp_path / "missing.swf")]) == 2
+    assert main(["swf", str(tmp_path / "missing.swf")]) == 2
     assert "missing.swf" in capsys.readouterr().err

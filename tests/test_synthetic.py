@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wattsched.workloads.synthetic import DEFAULT_MODEL, WALLTIME_GRID_S, main, offered_load, synthetic_week
+from wattsched.cli import main
+from wattsched.workloads.synthetic import DEFAULT_MODEL, WALLTIME_GRID_S, offered_load, synthetic_week
 from wattsched.base.errors import OptionError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -129,14 +130,16 @@ def test_single_host_machine() -> None:
 
 def test_cli_and_shipped_demo(tmp_path: Path) -> None:
     out = tmp_path / "demo.json"
-    argv = ["--hosts", "16", "--seed", "1", "--days", "1", "--load", "0.4", "--min-runtime", "120",
-            "--max-runtime", "1800", "--users", "8", "-o", str(out)]
+    argv = ["synth", "--hosts", "16", "--seed", "1", "--days", "1", "--load", "0.4", "--min-runtime", "120",
+            "--max-runtime", "1800", "--users", "8", "--output", str(out)]
     assert main(argv) == 0
     shipped = json.loads((ROOT / "workloads" / "demo_taurus16.json").read_text())
     assert json.loads(out.read_text()) == shipped  # workloads/README.md's command line
     assert 150 <= len(shipped["jobs"]) <= 300
     assert {j["res"] for j in shipped["jobs"]} <= set(range(1, 17))
-    assert main(["--hosts", "0", "--seed", "1"]) == 2
+    with pytest.raises(SystemExit) as exit_:
+        main(["synth", "--hosts", "0", "--seed", "1"])
+    assert exit_.value.code == 2
 
 
 def test_demo_loads_in_simulator() -> None:

@@ -99,7 +99,7 @@ def test_wattsched_serve_and_run_connect(tmp_path) -> None:
 
     endpoint = free_endpoint()
     wattsched = Path(sys.executable).parent / "wattsched"
-    proc = subprocess.Popen([str(wattsched), "serve", "easy-backfill", "-s", endpoint],
+    proc = subprocess.Popen([str(wattsched), "serve", "-s", "easy-backfill", "--bind", endpoint],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         assert main(["run", str(PLATFORM), str(WORKLOAD), "--connect", endpoint, "-e", str(tmp_path / "zmq"),

@@ -42,24 +42,19 @@ Jobs dropped, counted by reason in ``workload["meta"]["filtered"]``:
 ``nb_hosts`` or the largest ``res``. ``meta`` (ignored by Batsim, which reads only ``nb_res``, ``jobs``
 and ``profiles``) records the source, the options and the counts.
 
-CLI: ``python -m workloads.swf trace.swf -o w.json --speed 100e6 [--hosts N] [--start S --duration D]``.
+Command line: ``wattsched swf trace.swf --output w.json --speed 100e6 [--hosts N] [--window START,END]``.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import sys
 from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from wattsched.base.errors import InputError, OptionError, WattschedError
-from wattsched.base.fileio import emit_text
+from wattsched.base.errors import InputError, OptionError
 
-__all__ = ["SWF_FIELDS", "SwfJob", "read_swf", "swf_to_batsim", "profile_name", "main"]
+__all__ = ["SWF_FIELDS", "SwfJob", "read_swf", "swf_to_batsim", "profile_name"]
 
 SWF_FIELDS: tuple[str, ...] = (
     "job_number",
@@ -266,39 +261,3 @@ def swf_to_batsim(
         "filtered": dict(sorted(filtered.items())),
     }
     return {"nb_res": nb_res, "jobs": jobs, "profiles": profiles, "meta": meta}
-
-
-def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
-    """``python -m workloads.swf trace.swf -o w.json --speed 100e6 ...``; returns the exit code."""
-    parser = argparse.ArgumentParser(
-        prog=prog or "python -m workloads.swf", description="Convert an SWF trace into a Batsim JSON workload."
-    )
-    parser.add_argument("swf", type=Path, help="input .swf trace")
-    parser.add_argument("-o", "--output", type=Path, help="output .json (default: standard output)")
-    parser.add_argument("--speed", type=float, default=100e6, help="host speed in flop/s (default 100e6)")
-    parser.add_argument("--hosts", type=int, help="platform size (drops larger jobs)")
-    parser.add_argument("--max-jobs", type=int, help="keep at most this many jobs")
-    parser.add_argument("--start", type=float, help="start of the extract, in trace seconds")
-    parser.add_argument("--duration", type=float, help="length of the extract in seconds")
-    parser.add_argument("--procs-per-host", type=int, default=1, help="trace processors per host")
-    args = parser.parse_args(argv)
-    try:
-        workload = swf_to_batsim(
-            args.swf,
-            speed_flops=args.speed,
-            nb_hosts=args.hosts,
-            max_jobs=args.max_jobs,
-            start_time_s=args.start,
-            duration_s=args.duration,
-            procs_per_host=args.procs_per_host,
-        )
-        text = json.dumps(workload, indent=1) + "\n"
-        emit_text(text, args.output)
-    except WattschedError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -44,28 +44,22 @@ Batsim workload dict (``nb_res``, ``jobs`` sorted by ``subtime`` with ids 1..n, 
 ``meta`` entry (ignored by Batsim) holding the seed, the model and the achieved offered load.
 Deterministic for a seed (``numpy.random.default_rng(seed)``).
 
-CLI: ``python -m workloads.synthetic --hosts 1152 --seed 1 -o week.json [--days 7] [--load 0.85]``.
+Command line: ``wattsched synth --hosts 1152 --seed 1 --output week.json [--days 7] [--load 0.85]``.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import json
 import math
-import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from wattsched.base.errors import OptionError, WattschedError
-from wattsched.base.fileio import emit_text
+from wattsched.base.errors import OptionError
 from wattsched.workloads.swf import profile_name
 
-__all__ = ["SyntheticModel", "DEFAULT_MODEL", "WALLTIME_GRID_S", "synthetic_week", "offered_load", "main"]
+__all__ = ["SyntheticModel", "DEFAULT_MODEL", "WALLTIME_GRID_S", "synthetic_week", "offered_load"]
 
 WEEK_S: float = 7 * 86400.0
 _MAX_RUNTIME_S = 36 * 3600.0
@@ -278,43 +272,3 @@ def synthetic_week(
         "model": dataclasses.asdict(model),
     }
     return {"nb_res": nb_hosts, "jobs": job_list, "profiles": profiles, "meta": meta}
-
-
-def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
-    """``python -m workloads.synthetic --hosts N --seed S [-o week.json] ...``; returns the exit code."""
-    parser = argparse.ArgumentParser(
-        prog=prog or "python -m workloads.synthetic",
-        description="Write a seeded synthetic HPC workload (Lublin-Feitelson style) as Batsim JSON.",
-    )
-    parser.add_argument("--hosts", type=int, required=True, help="machine size")
-    parser.add_argument("--seed", type=int, required=True, help="random seed")
-    parser.add_argument("-o", "--output", type=Path, help="output .json (default: standard output)")
-    parser.add_argument("--days", type=float, default=7.0, help="submission window in days (default 7)")
-    parser.add_argument("--load", type=float, default=0.85, help="target offered load (default 0.85)")
-    parser.add_argument("--speed", type=float, default=100e6, help="host speed in flop/s (default 100e6)")
-    parser.add_argument("--users", type=int, default=50, help="number of users (default 50)")
-    parser.add_argument("--min-runtime", type=float, help="shortest runtime in s (default 1)")
-    parser.add_argument("--max-runtime", type=float, help="longest runtime in s (default 129600 = 36 h)")
-    args = parser.parse_args(argv)
-    try:
-        model = DEFAULT_MODEL
-        if args.min_runtime is not None or args.max_runtime is not None:
-            low_s, high_s = model.runtime_range_s
-            model = dataclasses.replace(model, runtime_range_s=(
-                low_s if args.min_runtime is None else args.min_runtime,
-                high_s if args.max_runtime is None else args.max_runtime,
-            ))
-        workload = synthetic_week(
-            args.hosts, seed=args.seed, duration_s=args.days * 86400.0, target_load=args.load,
-            speed_flops=args.speed, users=args.users, model=model,
-        )
-        text = json.dumps(workload, indent=1) + "\n"
-        emit_text(text, args.output)
-    except WattschedError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

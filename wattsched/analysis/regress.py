@@ -9,7 +9,7 @@ and :func:`update_golden` regenerates the golden files from a run::
     print(format_report(diffs))       # out_jobs.csv: job 7: starting_time 120.000000 (golden) → 130.000000 (run)
     update_golden("results/out", "tests/golden/easy")
 
-or from a shell: ``python -m wattsched.analysis.regress RUN GOLDEN [--update]``.
+or from a shell: ``wattsched regress RUN GOLDEN [--update]``.
 
 Comparison rules (DESIGN.md §8: times exact, energy to 1e-6 relative):
 
@@ -28,13 +28,11 @@ Comparison rules (DESIGN.md §8: times exact, energy to 1e-6 relative):
 
 from __future__ import annotations
 
-import argparse
 import csv
 import difflib
 import logging
 import math
 import shutil
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -343,29 +341,3 @@ def update_golden(run: str | Path, golden: str | Path, *, prefix: str | None = N
             logger.info("removed %s: the run wrote no %s output", target, kind)
     logger.info("golden %s updated from %s (%d files)", folder, run, len(written))
     return written
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m wattsched.analysis.regress RUN GOLDEN [--update]``: print the differences (exit 1 if any)."""
-    parser = argparse.ArgumentParser(prog="python -m wattsched.analysis.regress", description=main.__doc__)
-    parser.add_argument("run", help="the run's outputs: folder or prefix (results/out)")
-    parser.add_argument("golden", help="the golden outputs: folder or prefix")
-    parser.add_argument("--update", action="store_true", help="copy the run's files over the golden ones")
-    parser.add_argument("--limit", type=int, default=20, help="differences shown (default 20)")
-    parser.add_argument("--rel-tol", type=float, default=1e-6, help="relative tolerance on energy")
-    args = parser.parse_args(argv)
-    try:
-        if args.update:
-            for path in update_golden(args.run, args.golden):
-                sys.stdout.write(f"updated {path}\n")
-            return 0
-        diffs = compare_outputs(args.run, args.golden, rel_tol_energy=args.rel_tol)
-    except InputError as error:
-        sys.stderr.write(f"error: {error}\n")
-        return 2
-    sys.stdout.write(format_report(diffs, args.limit) + "\n")
-    return 1 if diffs else 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

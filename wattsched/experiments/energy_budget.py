@@ -26,17 +26,15 @@ Outputs under ``--out``: ``inputs/`` (platforms, workloads), ``runs/`` (Batsim C
 ``results.csv`` (one row per run), ``report.md`` (tables per machine and the paper's orderings checked)
 and ``<machine>_fig{2,3,4,5}_<metric>.png`` (metric vs budget, one line per algorithm, like figures 2-5).
 
-CLI: ``python -m wattsched.experiments.energy_budget --out results/energy-budget [--full] [-j N] [--force]``.
+Command line: ``wattsched reproduce energy-budget --out results/energy-budget [--full] [-j N] [--force]``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import math
 import os
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,13 +45,13 @@ import numpy as np
 import pandas as pd
 
 from wattsched.energy_models.taurus import TAURUS, budget_energy_j
-from wattsched.experiments.sweep import Run, failed_runs, report_failures, run_sweep
-from wattsched.base.errors import OptionError, WattschedError
+from wattsched.experiments.sweep import Run, failed_runs, run_sweep
+from wattsched.base.errors import OptionError
 
 __all__ = [
     "ALGORITHMS", "BUDGETS", "EASY", "MACHINES", "METRICS", "Algorithm", "Budget", "Machine", "MachineInputs",
     "OrderingCheck", "available_algorithms", "build_runs", "check_shutdown_lowers_bsld",
-    "check_utilization_order", "main", "plot_figures", "run_experiment", "write_report",
+    "check_utilization_order", "parse_swf_inputs", "plot_figures", "run_experiment", "write_report",
 ]
 
 logger = logging.getLogger(__name__)
@@ -620,7 +618,8 @@ def plot_figures(frame: pd.DataFrame, out_dir: str | Path) -> list[Path]:
 
 
 # --------------------------------------------------------------------------------------------- CLI
-def _parse_swf(values: Sequence[str]) -> dict[str, str]:
+def parse_swf_inputs(values: Sequence[str]) -> dict[str, str]:
+    """``NAME=PATH[:START_S]`` values of ``--swf`` → ``{machine key: path[:start]}``."""
     keys = {m.key for m in MACHINES}
     found = {}
     for value in values:
@@ -655,41 +654,3 @@ def choose_machines(full: bool, names: Sequence[str] | None, scale: float | None
         how = f"reduced: every machine at {scale:g} of its hosts ({desc})"
     return sizes, (how + "; one full week each, window and budgets as in the paper; `--full` (make FULL=1) "
                    "runs the paper's sizes.")
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m wattsched.experiments.energy_budget --out DIR [--full] ...``; exit 1 when a run failed."""
-    parser = argparse.ArgumentParser(prog="python -m wattsched.experiments.energy_budget", description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="results/energy-budget", help="output folder")
-    parser.add_argument("--full", action="store_true", help="the paper's machine sizes (1,152, 3,356, 80,640)")
-    parser.add_argument("--scale", type=float, help="fraction of each machine's hosts (default: the reduced sizes "
-                        + ", ".join(f"{k} {v}" for k, v in REDUCED_HOSTS.items()) + "; 1 with --full)")
-    parser.add_argument("--machines", help="comma-separated subset of " + ",".join(m.key for m in MACHINES))
-    parser.add_argument("--swf", action="append", default=[], metavar="NAME=PATH[:START_S]",
-                        help="use one week of this SWF trace for machine NAME (at its full size)")
-    parser.add_argument("--seed", type=int, default=1, help="seed of the synthetic weeks (default 1)")
-    parser.add_argument("--load", type=float, default=0.95, help="initial offered load of synthetic weeks")
-    parser.add_argument("-j", "--workers", type=int, help="processes (default: CPU count)")
-    parser.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
-    parser.add_argument("-v", "--verbose", action="store_true")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
-    try:
-        machines, size_note = choose_machines(args.full, args.machines.split(",") if args.machines else None,
-                                              args.scale)
-        have, missing = available_algorithms()
-        if missing:
-            sys.stderr.write("presets not registered, left out: " + ", ".join(a.preset for a in missing) + "\n")
-        result = run_experiment(args.out, machines, seed=args.seed, load=args.load, swf=_parse_swf(args.swf),
-                                workers=args.workers, force=args.force, size_note=size_note)
-    except WattschedError as error:
-        sys.stderr.write(f"error: {error}\n")
-        return 2
-    for note in result.notes:
-        sys.stdout.write(f"EASY utilization, {note}\n")
-    sys.stdout.write(f"{len(result.frame)} runs in {result.wall_s:.0f} s; report: {Path(args.out) / 'report.md'}\n")
-    return 1 if report_failures(result.frame) else 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -25,13 +25,12 @@ Usage::
             Run("fcfs", "p.xml", "w.json", "fcfs", {}, "out/fcfs")]
     frame = run_sweep(runs, workers=2, csv_path="out/metrics.csv")
 
-CLI: ``python -m wattsched.experiments.sweep runs.json -o metrics.csv [-j N] [--force]`` where ``runs.json`` is a
+Command line: ``wattsched sweep runs.json --output metrics.csv [-j N] [--force]`` where ``runs.json`` is a
 list of objects with the fields of :class:`Run`.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import math
@@ -49,7 +48,7 @@ import pandas as pd
 
 from wattsched.base.errors import OptionError, WattschedError
 
-__all__ = ["Run", "run_sweep", "execute_run", "outputs_exist", "failed_runs", "load_runs", "main"]
+__all__ = ["Run", "run_sweep", "execute_run", "outputs_exist", "failed_runs", "load_runs"]
 
 logger = logging.getLogger(__name__)
 
@@ -370,29 +369,3 @@ def report_failures(frame: pd.DataFrame, stream: Any = None) -> int:
     for name, error in failures:
         stream.write(f"run {name} failed: {error}\n")
     return len(failures)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m wattsched.experiments.sweep runs.json -o metrics.csv [-j N] [--force]``; exit 1 if a run failed."""
-    parser = argparse.ArgumentParser(prog="python -m wattsched.experiments.sweep", description=main.__doc__)
-    parser.add_argument("runs", help="JSON list of runs (fields of experiments.sweep.Run)")
-    parser.add_argument("-o", "--output", default="sweep.csv", help="metrics CSV (default sweep.csv)")
-    parser.add_argument("-j", "--workers", type=int, default=None, help="processes (default: CPU count)")
-    parser.add_argument("--force", action="store_true", help="simulate runs whose outputs already exist")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
-    try:
-        frame = run_sweep(load_runs(args.runs), workers=args.workers, force=args.force,
-                          csv_path=args.output, show_progress=not args.quiet and sys.stderr.isatty())
-    except WattschedError as error:
-        sys.stderr.write(f"error: {error}\n")
-        return 2
-    counts = frame["status"].value_counts().to_dict()
-    sys.stdout.write(f"{len(frame)} runs ({', '.join(f'{v} {k}' for k, v in counts.items())}); "
-                     f"metrics in {args.output}\n")
-    return 1 if report_failures(frame) else 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -91,7 +91,11 @@ def run_zmq(sim: Simulation, endpoint: str, *, progress: ProgressCallback | None
     sock.setsockopt(zmq.LINGER, 0)
     if timeout_s is not None:
         sock.setsockopt(zmq.RCVTIMEO, int(timeout_s * 1000))
-    sock.connect(endpoint)
+    try:
+        sock.connect(endpoint)
+    except zmq.ZMQError as exc:
+        sock.close()
+        raise WattschedError(f"--connect {endpoint}: not a ZeroMQ endpoint one can connect to ({exc})") from None
     t0 = time.perf_counter()
     sched_s = 0.0
     total = len(sim.workload.jobs)

@@ -1,0 +1,73 @@
+"""``wattsched``: one command, one argparse tree, one convention per concept (:mod:`.common`).
+
+Every subcommand's ``--help`` is its documentation. Errors a user can cause are printed as one line
+(``wattsched: error: <file>: <field>: <problem>``) with exit status 2; nothing is written when a run fails.
+
+=============  ===============================================================================
+subcommand     module
+=============  ===============================================================================
+run, replay,   :mod:`.simulate`: simulate; replay recordings of real Batsim; serve real Batsim
+serve
+schedulers     :mod:`.describe`: presets and pieces with their options and papers
+metrics, plot, :mod:`.analyse`: any Batsim output folder
+regress
+synth, swf,    :mod:`.inputs`: workloads and platforms
+platform
+sweep,         :mod:`.studies`: many runs; the papers' experiments
+reproduce
+=============  ===============================================================================
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from typing import NoReturn, Sequence
+
+from wattsched.base.errors import WattschedError
+from wattsched.cli import analyse, describe, inputs, simulate, studies
+
+__all__ = ["build_parser", "main"]
+
+
+class Parser(argparse.ArgumentParser):
+    """An argparse parser whose usage errors are one line (the usage itself is in ``--help``)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line."""
+    parser = Parser(
+        prog="wattsched",
+        description="Energy-aware HPC job schedulers for Batsim 4, with an embedded Batsim-compatible simulator.",
+        epilog="Run 'wattsched COMMAND --help' for the documentation of a command.",
+    )
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output (-vv for debug)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=Parser)
+    for module in (simulate, describe, analyse, inputs, studies):
+        module.add_parsers(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    level = [logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)]
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return int(args.func(args))
+    except WattschedError as exc:
+        print(f"wattsched: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("wattsched: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+

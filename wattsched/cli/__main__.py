@@ -1,0 +1,7 @@
+"""``python -m wattsched.cli``: the ``wattsched`` command."""
+
+import sys
+
+from wattsched.cli import main
+
+sys.exit(main())

@@ -1,0 +1,76 @@
+"""``wattsched metrics``, ``plot`` and ``regress``: any Batsim output folder, ours or real Batsim's."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from wattsched.cli.common import positive_float, window
+
+
+def cmd_metrics(args: argparse.Namespace) -> int:
+    from wattsched.analysis.metrics import compute_metrics, format_table, metrics_to_json
+
+    metrics = compute_metrics(args.outputs, tau_s=args.tau, window=args.window,
+                              workload=args.workload, max_power_w=args.max_power)
+    print(metrics_to_json(metrics) if args.json else format_table(metrics, title=Path(args.outputs).name))
+    return 0
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    from wattsched.analysis.outputs import find_outputs
+    from wattsched.analysis.plots import plot_all, plot_power
+
+    out_dir = Path(args.out_dir) if args.out_dir else find_outputs(args.outputs)["jobs"].parent
+    paths = plot_all(args.outputs, out_dir)
+    if args.window or args.budget_power:
+        plot_power(args.outputs, out_dir / "power.png", budget_window=args.window, budget_power_w=args.budget_power)
+    for p in paths:
+        print(p)
+    return 0
+
+
+def cmd_regress(args: argparse.Namespace) -> int:
+    from wattsched.analysis.regress import compare_outputs, format_report, update_golden
+
+    if args.update:
+        update_golden(args.run, args.golden)
+        print(f"golden outputs in {args.golden} updated from {args.run}")
+        return 0
+    diffs = compare_outputs(args.run, args.golden, rel_tol_energy=args.rel_tol)
+    print(format_report(diffs, limit=args.limit))
+    return 1 if diffs else 0
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("metrics", help="metrics of any Batsim output folder (ours or real Batsim's)",
+                       description="Compute utilization, AVEbsld (bounded slowdown), waiting time, makespan, energy, "
+                                   "energy inside a window and per-user stretch from Batsim output files.")
+    p.add_argument("outputs", help="output folder (holding one run), or prefix such as results/out")
+    p.add_argument("--tau", type=positive_float, default=10.0,
+                   help="bounded-slowdown threshold in seconds (default 10)")
+    p.add_argument("--window", type=window, metavar="START,END",
+                   help="time window in seconds for utilization and window energy")
+    p.add_argument("--workload", help="workload JSON, to join the jobs' 'user' field for per-user stretch")
+    p.add_argument("--max-power", type=positive_float, metavar="W",
+                   help="platform's all-computing power in W (energy relative to it)")
+    p.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    p.set_defaults(func=cmd_metrics)
+
+    p = sub.add_parser("plot", help="Gantt chart, power over time and host states as PNG",
+                       description="Write gantt.png, power.png and machine_states.png for a run.")
+    p.add_argument("outputs", help="output folder (holding one run), or prefix such as results/out")
+    p.add_argument("-d", "--out-dir", default=None, help="where to write the PNGs (default: next to the outputs)")
+    p.add_argument("--window", type=window, metavar="START,END", help="an energy-budget window to shade, in seconds")
+    p.add_argument("--budget-power", type=positive_float, metavar="W", help="budget power in W, drawn as a line")
+    p.set_defaults(func=cmd_plot)
+
+    p = sub.add_parser("regress", help="compare a run with golden outputs (or --update them)",
+                       description="Compare the five CSVs of RUN with GOLDEN (times exact, energies within "
+                                   "--rel-tol); prints a readable diff and exits 1 when they differ.")
+    p.add_argument("run", help="output folder or prefix of the run")
+    p.add_argument("golden", help="folder or prefix of the golden outputs")
+    p.add_argument("--update", action="store_true", help="replace the golden outputs with the run's")
+    p.add_argument("--rel-tol", type=positive_float, default=1e-6, help="relative tolerance on energies (default 1e-6)")
+    p.add_argument("--limit", type=int, default=20, help="differences shown (default 20)")
+    p.set_defaults(func=cmd_regress)

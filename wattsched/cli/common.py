@@ -1,0 +1,126 @@
+"""What every subcommand shares: one convention per concept.
+
+=========================  =============================================================================
+concept                    option
+=========================  =============================================================================
+scheduler                  ``-s/--scheduler NAME`` (preset, pybatsim entry point, ``module:Class``, ``file.py``)
+scheduler options          ``-o/--options JSON`` or ``-o @file.json``
+simulation outputs         ``-e/--export PREFIX`` (Batsim's five ``PREFIX_*.csv``)
+a generated file           ``--output FILE`` (standard output when absent)
+a time window              ``--window START,END`` in seconds
+machine size, seed         ``--hosts N``, ``--seed S``
+parallel runs              ``-j/--workers N``; ``--force`` runs again what is already done
+progress bar               shown on a terminal; ``-q/--quiet`` hides it, ``--progress`` forces it
+machine-readable output    ``--json``
+=========================  =============================================================================
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any, ContextManager
+
+from wattsched.base.errors import OptionError
+
+
+def scheduler_options(text: str) -> dict[str, Any]:
+    """``-o`` value: a JSON object, or ``@file`` holding one.
+
+    Raises:
+        OptionError: the file cannot be read, or the text is not a JSON object.
+    """
+    source = "option -o"
+    if text.startswith("@"):
+        source = text[1:]
+        try:
+            text = Path(source).read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise OptionError(f"-o {text}: cannot read {source}: {reason}") from None
+    try:
+        value = json.loads(text, parse_constant=_no_constant)
+    except (json.JSONDecodeError, ValueError, RecursionError) as exc:
+        detail = f"{exc.msg} at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
+        raise OptionError(f"{source}: scheduler options are not valid JSON ({detail})") from None
+    if not isinstance(value, dict):
+        raise OptionError(f"{source}: scheduler options must be a JSON object like '{{\"placement\": \"best-fit\"}}'")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def window(text: str) -> tuple[float, float]:
+    """``--window START,END``: two finite times in seconds, END after START."""
+    try:
+        a, b = (float(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected START,END in seconds, got {text!r}") from None
+    if not (math.isfinite(a) and math.isfinite(b)):
+        raise argparse.ArgumentTypeError(f"window bounds must be finite numbers of seconds, got {text!r}")
+    if b <= a:
+        raise argparse.ArgumentTypeError(f"window end {b:g} is not after its start {a:g}")
+    return a, b
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not 0.0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
+    return value
+
+
+def add_options_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-o", "--options", metavar="JSON",
+                        help="scheduler options: a JSON object, or @file.json (see 'wattsched schedulers')")
+
+
+def add_progress_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--progress", action="store_true", help="show the progress bar even when not on a terminal")
+
+
+def add_output_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--output", type=Path, metavar="FILE", help=f"{what} (default: standard output)")
+
+
+def progress_enabled(args: argparse.Namespace) -> bool:
+    import sys
+
+    return bool(args.progress or (not args.quiet and sys.stderr.isatty()))
+
+
+def simulation_progress(enabled: bool) -> ContextManager[Any]:
+    """A rich progress bar on jobs done and simulated time; a no-op context when disabled."""
+    if not enabled:
+        return nullcontext(None)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn("[bold]simulating"), BarColumn(), MofNCompleteColumn(),
+                    TextColumn("jobs  t={task.fields[sim_time]}"), TimeElapsedColumn(), transient=False)
+
+
+def format_sim_time(t_s: float) -> str:
+    """Simulated time as ``1d02:03:04.5`` or ``02:03:04.5``."""
+    days, rest = divmod(t_s, 86400)
+    h, rest = divmod(rest, 3600)
+    m, s = divmod(rest, 60)
+    return f"{int(days)}d{int(h):02d}:{int(m):02d}:{s:04.1f}" if days else f"{int(h):02d}:{int(m):02d}:{s:04.1f}"

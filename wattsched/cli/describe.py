@@ -1,0 +1,53 @@
+"""``wattsched schedulers``: the presets, every piece of every slot, their options and papers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+
+def cmd_schedulers(args: argparse.Namespace) -> int:
+    from wattsched.schedulers.pieces import REGISTRY, SLOTS
+    from wattsched.schedulers.presets import PRESETS
+
+    def option_json(option: Any) -> dict[str, Any]:
+        return {"default": option.default, "help": option.help, "valid": option.describe()}
+
+    if args.json:
+        out = {
+            "presets": {name: {"description": p.description, "reference": p.reference,
+                               "options": {o.name: option_json(o) for o in p.options}} for name, p in PRESETS.items()},
+            "pieces": {slot: {name: {"description": cls.description, "reference": cls.reference,
+                                     "options": {o.name: option_json(o) for o in cls.options}}
+                              for name, cls in REGISTRY[slot].items()} for slot in SLOTS},
+        }
+        print(json.dumps(out, indent=2, default=str))
+        return 0
+    print("PRESETS  (-s NAME -o '{...}')\n")
+    for name, preset in PRESETS.items():
+        print(f"{name}\n    {preset.description}\n    from: {preset.reference}")
+        for o in preset.options:
+            print(f"    {o.describe()}\n        {o.help}")
+        print()
+    print("PIECES  (-s compose -o '{\"SLOT\": \"NAME\", ...}'; each piece's options go in the same object)\n")
+    for slot in SLOTS:
+        print(f"{slot}:")
+        for name, cls in REGISTRY[slot].items():
+            ref = f"  [{cls.reference}]" if cls.reference else ""
+            print(f"    {name:<16} {cls.description}{ref}")
+            for o in cls.options:
+                print(f"        {o.describe()}: {o.help}")
+        print()
+    print("Any pybatsim scheduler also works: a name registered under the 'pybatsim.schedulers' entry point\n"
+          "(e.g. backfill-easy), 'package.module:Class', or 'path/to/file.py[:Class]'.")
+    return 0
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("schedulers", help="list the presets and the pieces they compose, with options and papers",
+                       description="List every preset with its options (type, default, valid values) and the paper "
+                                   "it comes from, then every piece of every slot (order, backfill, placement, "
+                                   "admission, power, frequency) that '-s compose' combines.")
+    p.add_argument("--json", action="store_true", help="print the listing as JSON")
+    p.set_defaults(func=cmd_schedulers)

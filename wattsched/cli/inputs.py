@@ -1,0 +1,84 @@
+"""``wattsched synth``, ``swf`` and ``platform``: the workloads and platforms a study runs on."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+
+from wattsched.base.fileio import emit_text
+from wattsched.cli.common import add_output_argument, positive_float, positive_int, window
+
+
+def cmd_synth(args: argparse.Namespace) -> int:
+    from wattsched.workloads.synthetic import DEFAULT_MODEL, synthetic_week
+
+    model = DEFAULT_MODEL
+    if args.min_runtime is not None or args.max_runtime is not None:
+        low_s, high_s = model.runtime_range_s
+        model = dataclasses.replace(model, runtime_range_s=(
+            low_s if args.min_runtime is None else args.min_runtime,
+            high_s if args.max_runtime is None else args.max_runtime,
+        ))
+    workload = synthetic_week(args.hosts, seed=args.seed, duration_s=args.days * 86400.0, target_load=args.load,
+                              speed_flops=args.speed, users=args.users, model=model)
+    emit_text(json.dumps(workload, indent=1) + "\n", args.output)
+    return 0
+
+
+def cmd_swf(args: argparse.Namespace) -> int:
+    from wattsched.workloads.swf import swf_to_batsim
+
+    start_s, duration_s = (None, None) if args.window is None else (args.window[0], args.window[1] - args.window[0])
+    workload = swf_to_batsim(args.swf, speed_flops=args.speed, nb_hosts=args.hosts, max_jobs=args.max_jobs,
+                             start_time_s=start_s, duration_s=duration_s, procs_per_host=args.procs_per_host)
+    emit_text(json.dumps(workload, indent=1) + "\n", args.output)
+    return 0
+
+
+def cmd_platform(args: argparse.Namespace) -> int:
+    from wattsched.platforms.generate import taurus_platform_xml
+
+    emit_text(taurus_platform_xml(args.hosts, prefix=args.prefix, suffix=args.suffix, cluster=not args.flat),
+              args.output)
+    return 0
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("synth", help="generate a seeded synthetic HPC workload (Lublin-Feitelson style)",
+                       description="Write a seeded synthetic HPC workload (Lublin & Feitelson 2003: job sizes, run "
+                                   "times, daily arrival cycle) as Batsim JSON, for a machine of --hosts hosts.")
+    p.add_argument("--hosts", type=positive_int, required=True, help="machine size")
+    p.add_argument("--seed", type=int, required=True, help="random seed")
+    add_output_argument(p, "output .json")
+    p.add_argument("--days", type=positive_float, default=7.0, help="submission period in days (default 7)")
+    p.add_argument("--load", type=positive_float, default=0.85, help="target offered load (default 0.85)")
+    p.add_argument("--speed", type=positive_float, default=100e6, help="host speed in flop/s (default 100e6)")
+    p.add_argument("--users", type=positive_int, default=50, help="number of users (default 50)")
+    p.add_argument("--min-runtime", type=positive_float, metavar="S", help="shortest run time in s (default 1)")
+    p.add_argument("--max-runtime", type=positive_float, metavar="S",
+                   help="longest run time in s (default 129600 = 36 h)")
+    p.set_defaults(func=cmd_synth)
+
+    p = sub.add_parser("swf", help="convert an SWF trace (Parallel Workloads Archive) to a Batsim workload",
+                       description="Convert an SWF trace (Standard Workload Format, Parallel Workloads Archive) into "
+                                   "a Batsim JSON workload: one job per trace line, run time as flops at --speed.")
+    p.add_argument("swf", help="input .swf trace")
+    add_output_argument(p, "output .json")
+    p.add_argument("--speed", type=positive_float, default=100e6, help="host speed in flop/s (default 100e6)")
+    p.add_argument("--hosts", type=positive_int, help="platform size (drops larger jobs)")
+    p.add_argument("--max-jobs", type=positive_int, help="keep at most this many jobs")
+    p.add_argument("--window", type=window, metavar="START,END",
+                   help="keep the jobs submitted in this window of trace seconds (shifted to start at 0)")
+    p.add_argument("--procs-per-host", type=positive_int, default=1, help="trace processors per host (default 1)")
+    p.set_defaults(func=cmd_swf)
+
+    p = sub.add_parser("platform", help="generate a Taurus-calibrated SimGrid platform of any size",
+                       description="Write a SimGrid 4.1 platform of Taurus nodes (energy-budget paper, table I, with "
+                                   "Batsim's 13 DVFS pstates, sleep and transition pstates) and a master host.")
+    p.add_argument("--hosts", type=positive_int, required=True, help="number of compute hosts")
+    add_output_argument(p, "output .xml")
+    p.add_argument("--flat", action="store_true", help="one <host> per node instead of a <cluster>")
+    p.add_argument("--prefix", default="taurus-", help="host name prefix (default: taurus-)")
+    p.add_argument("--suffix", default="", help="host name suffix (default: none)")
+    p.set_defaults(func=cmd_platform)

@@ -1,0 +1,76 @@
+"""``wattsched sweep`` and ``wattsched reproduce``: many simulations at once, and the papers' studies."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from wattsched.cli.common import positive_float, positive_int
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from wattsched.experiments.sweep import load_runs, report_failures, run_sweep
+
+    frame = run_sweep(load_runs(args.runs), workers=args.workers, force=args.force, csv_path=args.output,
+                      show_progress=not args.quiet and sys.stderr.isatty())
+    counts = frame["status"].value_counts().to_dict()
+    print(f"{len(frame)} runs ({', '.join(f'{v} {k}' for k, v in counts.items())}); metrics in {args.output}")
+    return 1 if report_failures(frame) else 0
+
+
+def cmd_reproduce_energy_budget(args: argparse.Namespace) -> int:
+    from wattsched.experiments.energy_budget import (
+        available_algorithms,
+        choose_machines,
+        parse_swf_inputs,
+        run_experiment,
+    )
+    from wattsched.experiments.sweep import report_failures
+
+    logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
+    machines, size_note = choose_machines(args.full, args.machines.split(",") if args.machines else None, args.scale)
+    _, missing = available_algorithms()
+    if missing:
+        print("presets not registered, left out: " + ", ".join(a.preset for a in missing), file=sys.stderr)
+    result = run_experiment(args.out, machines, seed=args.seed, load=args.load, swf=parse_swf_inputs(args.swf),
+                            workers=args.workers, force=args.force, size_note=size_note)
+    for note in result.notes:
+        print(f"EASY utilization, {note}")
+    print(f"{len(result.frame)} runs in {result.wall_s:.0f} s; report: {Path(args.out) / 'report.md'}")
+    return 1 if report_failures(result.frame) else 0
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("sweep", help="run a list of simulations in parallel, resumably, into one metrics table",
+                       description="Run every simulation of RUNS (a JSON list of runs: name, platform, workload, "
+                                   "scheduler, options, prefix, ...) on the embedded simulator in parallel processes; "
+                                   "a run whose outputs exist is not run again (--force runs it). Writes one row of "
+                                   "metrics per run; a failed run is reported and the others go on (exit 1).")
+    p.add_argument("runs", help="JSON list of runs (the fields of wattsched.experiments.sweep.Run)")
+    p.add_argument("--output", default="sweep.csv", metavar="FILE", help="metrics CSV (default sweep.csv)")
+    p.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")
+    p.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("reproduce", help="reproduce a paper's experiment (report, tables and figures)",
+                       description="Reproduce the evaluation of one of the papers the presets implement.")
+    papers = p.add_subparsers(dest="paper", metavar="PAPER", required=True)
+    e = papers.add_parser("energy-budget", help="energy-budget paper §V: energyBud, reducePC, powercap, shutdown",
+                          description="The energy-budget paper's §V: one-week workloads, a 3-day budget window, "
+                                      "budgets 100 … 30 %, energyBud / reducePC / powercap with and without "
+                                      "opportunistic shutdown, plus EASY, on SDSC-Blue, MetaCentrum and Curie "
+                                      "(reduced sizes unless --full). Writes results.csv, report.md and figures 2-5.")
+    e.add_argument("--out", default="results/energy-budget", help="output folder (default results/energy-budget)")
+    e.add_argument("--full", action="store_true", help="the paper's machine sizes (1,152, 3,356, 80,640 hosts)")
+    e.add_argument("--scale", type=positive_float, help="fraction of each machine's hosts")
+    e.add_argument("--machines", help="comma-separated subset: sdsc-blue,metacentrum,curie")
+    e.add_argument("--swf", action="append", default=[], metavar="NAME=PATH[:START_S]",
+                   help="use one week of this SWF trace for machine NAME (at its full size)")
+    e.add_argument("--seed", type=int, default=1, help="seed of the synthetic weeks (default 1)")
+    e.add_argument("--load", type=positive_float, default=0.95, help="initial offered load of synthetic weeks")
+    e.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")
+    e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
+    e.set_defaults(func=cmd_reproduce_energy_budget)
