@@ -1,7 +1,8 @@
-"""Energy models: node power-state tables, estimated powers P̃ and energy helpers (DESIGN §2, §6).
+"""Energy models: the per-host power model, the DVFS time model and node calibrations (docs/architecture.md §4).
 
-``energy_models.taurus`` holds the Taurus node of the energy-budget paper (table I) with Batsim's DVFS
-pstates; other modules of this package (DVFS gears, EAR model, accounting) import from it as needed.
+- :mod:`.power`: speeds and powers per pstate, sleep and transitions, for every host; per-job energy.
+- :mod:`.dvfs`: the β model of a job's run time at lower frequencies (UPAS eq. 4).
+- :mod:`.taurus`: the Taurus node of the energy-budget paper (table I) with Batsim's DVFS pstates.
 """
 
 from wattsched.energy_models.taurus import TAURUS, Pstate, PstateKind, TaurusNode

@@ -6,7 +6,7 @@ frequency and the rest (memory, communication) does not, so at a frequency ``f``
     T(f) = T(f_top) × (β × f_top / f + 1 − β)
 
 β = 1 (the default of every job) is a CPU-bound job, slowed exactly by the speed ratio; β = 0 a job the
-frequency does not touch. In Batsim terms (DESIGN's energy conventions) a β job is a composed profile:
+frequency does not touch. In Batsim terms (docs/architecture.md §4) a β job is a composed profile:
 ``β × T × speed_top`` flops of computation, then a delay of ``(1 − β) × T``; the simulator then runs it
 exactly ``T(f)`` at a pstate of speed ``f``.
 """

@@ -1,7 +1,7 @@
 """The per-host power model: pstate speeds and powers, sleep and transitions (docs/architecture.md §4).
 
-One :class:`NodeModel` describes a kind of host the way a SimGrid platform does (DESIGN's energy
-conventions, Batsim behaviours 20-25): a speed and an ``idle:full`` wattage per pstate; optionally a
+One :class:`NodeModel` describes a kind of host the way a SimGrid platform does (Batsim behaviours
+20-25): a speed and an ``idle:full`` wattage per pstate; optionally a
 sleep pstate and two *virtual* pstates for the transitions (``sleep_pstates="sleep:switch_off:switch_on"``).
 A transition runs one flop at its virtual pstate, so it lasts ``1 / speed`` seconds at that pstate's
 wattage. A :class:`PlatformPower` maps every host id to its model (hosts of one kind share one object).

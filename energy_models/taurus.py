@@ -3,7 +3,7 @@
 The energy-budget paper (energyBud / reducePC, §V-B, table I) calibrates its simulator on the Grid'5000
 Taurus cluster (16 Dell PowerEdge R720, 2× Xeon E5-2630 each) and attributes per-node measures to one
 "processor" of the model. :data:`TAURUS` holds those measures and the 16 SimGrid pstates every shipped
-platform and every ``batsim-reference`` recording uses (DESIGN §4 and §6):
+platform and every ``batsim-reference`` recording uses (docs/architecture.md §4):
 
 =========  ==========================================  ======================================
 pstate     speed                                       wattage ``idle:full`` (W)
@@ -14,7 +14,7 @@ pstate     speed                                       wattage ``idle:full`` (W)
 15         virtual switch-on, 1/151.52 flop/s          125.1743848996832 (both)
 =========  ==========================================  ======================================
 
-How the virtual pstates derive from table I (DESIGN §4): SimGrid has no notion of a transition, so Batsim
+How the virtual pstates derive from table I (docs/architecture.md §4): SimGrid has no notion of a transition, so Batsim
 runs **one flop** in a virtual pstate; its speed is therefore ``1 / duration`` and its wattage the mean
 power of the transition, ``energy / duration``:
 
@@ -93,7 +93,7 @@ class Pstate:
 
     @property
     def is_computation(self) -> bool:
-        """True for the DVFS states that can run jobs (DESIGN §4: only those run jobs)."""
+        """True for the DVFS states that can run jobs (docs/architecture.md §4: only those run jobs)."""
         return self.kind is PstateKind.COMPUTATION
 
 
@@ -151,7 +151,7 @@ class TaurusNode:
         )
 
 
-# Batsim's Taurus DVFS calibration (DESIGN §6), literal strings of the reference platform XML.
+# Batsim's Taurus DVFS calibration, literal strings of the reference platform XML.
 _DVFS_SPEEDS_MFLOPS: tuple[float, ...] = (
     100.0,
     88.95899053627761,

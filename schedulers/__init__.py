@@ -1,9 +1,10 @@
-"""wattsched policies: a scheduler = queue order + backfilling + admission constraint + power manager +
-frequency choice (DESIGN §5).
+"""wattsched policies: a scheduler is one piece per slot (docs/architecture.md §3).
 
-- ``state.py``: jobs, the cluster view, decisions;  ``order.py``: queue orders;
-  ``allocation.py``: placement;  ``backfill.py``: FCFS and EASY;  ``admission.py``: admission constraints;
-  ``power.py``: power managers;  ``frequency.py``: frequency choice;
-- ``core.py``: :class:`PolicyScheduler`, the pure composition;  ``presets.py``: named schedulers and options;
-- ``adapter.py``: the only module that touches pybatsim.
+- ``pieces.py``: the common base, the events every piece hears, the registry;
+- the slots: ``order.py`` (queue order), ``backfill.py`` (FCFS, EASY), ``placement.py`` (hosts),
+  ``admission.py`` and ``budget/`` (energyBud, reducePC, powercap), ``power.py`` (shutdown),
+  ``frequency.py`` (DVFS);
+- ``state.py``: jobs, assignments, the cluster view, decisions; ``options.py``: validated options;
+- ``core.py``: :class:`PolicyScheduler`, the composition; ``presets.py``: named combinations and ``compose``;
+- ``protocol.py``: Batsim messages ↔ policy (no pybatsim); ``adapter.py``: the pybatsim bridge.
 """

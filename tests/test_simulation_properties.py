@@ -1,4 +1,4 @@
-"""Properties of whole simulations (DESIGN §8) on random workloads, for every preset, with and without
+"""Properties of whole simulations (docs/architecture.md §9) on random workloads, for every preset, with and without
 switching hosts off: every job ends completed, killed or rejected, once; no two jobs share a host at the
 same time; host counts always add up; energy is accounted to the joule (every job's energy fits in the
 platform's, the platform's equals the integral of the CSV's power)."""

@@ -1,6 +1,6 @@
 """Metrics of a finished run, as pure functions of Batsim's output DataFrames (evalys style).
 
-One definition for each metric of DESIGN.md §7, used by every study:
+One definition for each metric of docs/architecture.md §8, used by every study:
 
 * **bounded slowdown** of a job: ``max(1, (wait + run) / max(run, τ))``, τ = 10 s by default
   (:func:`bounded_slowdowns`); AVEbsld is its mean over the jobs that ran;
@@ -81,7 +81,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: τ of the bounded slowdown, seconds (DESIGN.md §7).
+#: τ of the bounded slowdown, seconds (docs/architecture.md §8).
 DEFAULT_TAU_S: Final[float] = 10.0
 REJECTED: Final[str] = "REJECTED"
 
@@ -309,7 +309,7 @@ def compute_metrics(
     workload: str | Path | Mapping[str, Any] | None = None,
     max_power_w: float | None = None,
 ) -> Metrics:
-    """Every metric of DESIGN.md §7 for one run.
+    """Every metric of docs/architecture.md §8 for one run.
 
     Args:
         outputs_path: folder, prefix path (``results/out``) or loaded outputs.

@@ -11,7 +11,7 @@ and :func:`update_golden` regenerates the golden files from a run::
 
 or from a shell: ``wattsched regress RUN GOLDEN [--update]``.
 
-Comparison rules (DESIGN.md §8: times exact, energy to 1e-6 relative):
+Comparison rules (docs/architecture.md §9: times exact, energy to 1e-6 relative):
 
 * ``jobs.csv``: rows keyed by ``job_id`` (``workload!job_id`` when several workloads); missing and
   extra jobs are reported, then every column of the common jobs; a different completion order is

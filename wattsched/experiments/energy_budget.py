@@ -15,7 +15,7 @@ Energy-budget paper, §V-C and §V-D (and the authors' ``energybudget-expe`` scr
 * **Algorithms**: energyBud, reducePC and powercap (presets ``energy-bud``, ``reduce-pc``,
   ``powercap``), each with opportunistic shutdown (``SHUT``) and without (``IDLE``), at every budget;
   EASY backfilling once, without budget (the paper's reference).
-* **Metrics** (DESIGN §7): utilization over the week ``[0, 7 d)``; AVEbsld with τ = 10 s over all jobs;
+* **Metrics** (docs/architecture.md §8): utilization over the week ``[0, 7 d)``; AVEbsld with τ = 10 s over all jobs;
   energy over the week relative to the week's maximum (every host computing at Pcomp = 190.738 W);
   jobs started inside the budget window and during the week. Also the energy inside the window over B.
 

@@ -3,7 +3,7 @@
 Only what the embedded simulator needs is read: compute hosts (``<host>`` and ``<cluster>``), their
 pstate speeds, ``wattage_per_state`` / ``wattage_off`` / ``sleep_pstates`` properties, and the
 ``<prop>``s of the zones that enclose them. The network (links, routes, routers, backbones ...) is
-ignored: the platforms we simulate have zero-cost networks (see DESIGN.md §4 and behaviours 34-36 of
+ignored: the platforms we simulate have zero-cost networks (see docs/architecture.md §4 and behaviours 34-36 of
 ``tests/fixtures/batsim-reference/README.md``).
 
 Rules reproduced from real Batsim (behaviours 1, 2, 34, 35):
