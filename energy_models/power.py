@@ -27,6 +27,7 @@ from functools import cached_property
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+from procset import ProcSet
 
 __all__ = [
     "ModelTextError",
@@ -349,7 +350,7 @@ class PlatformPower:
         """``(model, number of hosts)`` for the distinct models of ``hosts`` (a ProcSet or host ids)."""
         if len(self.models) == 1:
             return [(self.models[0], len(hosts))]
-        if hasattr(hosts, "intervals"):
+        if isinstance(hosts, ProcSet):
             hosts = np.concatenate([np.arange(a, b + 1) for a, b in hosts.intervals()]) if len(hosts) else []
         indexes, counts = np.unique(self.model_of[hosts], return_counts=True)
         return [(self.models[int(i)], int(c)) for i, c in zip(indexes, counts)]
