@@ -41,7 +41,18 @@ from pybatsim.batsim.batsim import Batsim, BatsimScheduler, Job
 from wattsched.base.errors import OptionError, ProtocolError
 from wattsched.schedulers.presets import PRESETS, build
 from wattsched.schedulers.protocol import BatsimTranslator, Handler, queued_job
-from wattsched.schedulers.state import CallMeLater, Decision, JobState, QueryEnergy, RejectJob, SetPState, StartJob
+from wattsched.schedulers.state import (
+    CallMeLater,
+    Decision,
+    JobState,
+    NotifyRegistrationFinished,
+    QueryEnergy,
+    RegisterJob,
+    RegisterProfile,
+    RejectJob,
+    SetPState,
+    StartJob,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -75,9 +86,12 @@ class WattschedScheduler(BatsimScheduler):
 
     # ------------------------------------------------------------ simulation
     def onSimulationBegins(self) -> None:
-        resources = getattr(self.bs, "compute_resources", None) or {}
+        bs = self.bs
+        resources = getattr(bs, "compute_resources", None) or {}
         properties = [dict(resources[k].get("properties") or {}) for k in sorted(resources)]
-        self.policy.start(int(self.bs.nb_compute_resources), float(self.bs.time()), properties)
+        self.policy.start(int(bs.nb_compute_resources), float(bs.time()), properties,
+                          dynamic_jobs=bool(getattr(bs, "dynamic_job_registration_enabled", False)),
+                          profiles=getattr(bs, "profiles", None))
         self._running = True
 
     def onSimulationEnds(self) -> None:
@@ -170,6 +184,13 @@ class WattschedScheduler(BatsimScheduler):
                 bs.wake_me_up_at(decision.at_s)
             elif isinstance(decision, QueryEnergy):
                 bs.request_consumed_energy()
+            elif isinstance(decision, RegisterProfile):
+                bs.register_profiles(decision.workload, {decision.name: dict(decision.profile)})
+            elif isinstance(decision, RegisterJob):
+                job = decision.job
+                bs.register_job(decision.job_id, job["res"], job.get("walltime", -1), job["profile"], job["subtime"])
+            elif isinstance(decision, NotifyRegistrationFinished):
+                bs.notify_registration_finished()
             else:  # pragma: no cover - a new Decision type without a translation
                 raise TypeError(f"no Batsim translation for {decision!r}")
 

@@ -13,6 +13,16 @@ pstate (:class:`~wattsched.schedulers.state.Assignment`). Backfilling, the admis
 power manager all see that assignment, so EASY's reservation and an energy budget use the real expected
 end of a job slowed by DVFS.
 
+**Re-registration.** Batsim kills a job at the walltime of its workload entry. When a job starts with
+another walltime (slowed by DVFS) or another profile (computed by the placement), and Batsim accepts
+dynamic jobs (``--enable-dynamic-jobs``), the job is replaced (Batsim behaviour 44): REJECT_JOB of the
+original, REGISTER_PROFILE of a copy of its profile (per job, as Batsim drops a profile once its job is
+done), REGISTER_JOB of ``resized!<workload>.<name>`` with the original's submission time and the new
+walltime, then EXECUTE_JOB of the replacement. The replacement's completion is the original's for every
+piece (``RunningJob.job`` is the original). Once no job waits, runs or will come, the core sends NOTIFY
+``registration_finished`` (without it Batsim never ends a simulation with dynamic jobs). Without dynamic
+jobs a slowed job keeps its walltime and a warning says so.
+
 A pass (:meth:`PolicyScheduler.schedule`) returns, in this order: the rejections of jobs submitted since
 the last pass (jobs asking for no host or for more hosts than the machine has, as pybatsim's
 ``easyBackfill`` does), then the starts of jobs whose hosts the power manager booted for them and which
@@ -39,7 +49,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from procset import ProcSet
 from sortedcontainers import SortedKeyList
 
-from wattsched.base.errors import OptionError
+from wattsched.base.errors import OptionError, ProtocolError
 from wattsched.base.hostsets import minus, plus
 from wattsched.energy_models.power import PlatformPower
 from wattsched.energy_models.taurus import TAURUS
@@ -55,7 +65,10 @@ from wattsched.schedulers.state import (
     ClusterView,
     Decision,
     JobState,
+    NotifyRegistrationFinished,
     QueuedJob,
+    RegisterJob,
+    RegisterProfile,
     RejectJob,
     RunningJob,
     SetPState,
@@ -63,6 +76,9 @@ from wattsched.schedulers.state import (
 )
 
 logger = logging.getLogger(__name__)
+
+#: The workload of the jobs the core registers to replace others (a walltime or profile changed at start).
+REPLACEMENT_WORKLOAD = "resized"
 
 
 class PolicyScheduler:
@@ -110,6 +126,9 @@ class PolicyScheduler:
         self._waiting_rejects: list[RejectJob] = []
         self._pstates_changed = False  # some host left pstate 0 (else a job at pstate 0 needs no check)
         self._top: int | None = 0  # the top pstate of every host (None: hosts differ)
+        self._registered: set[str] = set()  # ids of the jobs registered to replace others (their JOB_SUBMITTED)
+        self._registration_done = False
+        self._warned_walltime = False
 
     def __repr__(self) -> str:
         names = ", ".join(f"{piece.slot}={piece.name}" for piece in self.pieces)
@@ -128,13 +147,16 @@ class PolicyScheduler:
         """Waiting jobs in arrival order."""
         return list(self._queue.values())
 
-    def start(self, nb_hosts: int, now_s: float = 0.0, properties: Sequence[Mapping[str, Any]] | None = None) -> None:
+    def start(self, nb_hosts: int, now_s: float = 0.0, properties: Sequence[Mapping[str, Any]] | None = None, *,
+              dynamic_jobs: bool = False, profiles: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         """The simulation begins on ``nb_hosts`` idle computation hosts at pstate 0.
 
         Args:
             properties: the platform ``properties`` of each compute host (SIMULATION_BEGINS); the power model
                 of every host is read from them (without them, every host is a Taurus node of the
                 energy-budget paper's table I). Pieces check their options against the platform.
+            dynamic_jobs: Batsim accepts dynamic job registration (its config ``dynamic-jobs-enabled``).
+            profiles: every workload's profiles (SIMULATION_BEGINS), to copy when a job is re-registered.
 
         Raises:
             OptionError: a piece's options do not fit the platform.
@@ -142,6 +164,8 @@ class PolicyScheduler:
         """
         view = ClusterView.idle_machine(nb_hosts, now_s)
         view.host_properties = list(properties or [])
+        view.dynamic_jobs = dynamic_jobs
+        view.profiles = dict(profiles or {})
         if properties:
             view.power = PlatformPower.from_properties(view.host_properties)
         else:
@@ -153,6 +177,8 @@ class PolicyScheduler:
         self._arrival.clear()
         self._sorted.clear()
         self._waiting_rejects.clear()
+        self._registered.clear()
+        self._registration_done = False
         for piece in self.pieces:
             piece.on_platform(view)
 
@@ -167,6 +193,8 @@ class PolicyScheduler:
     def on_submitted(self, job: QueuedJob) -> None:
         """A job arrives; it is rejected at the next pass if it asks for no host or more than exist."""
         view = self.view
+        if job.id in self._registered:  # the acknowledgement of a replacement we registered (running already)
+            return
         if job.res <= 0 or job.res > view.nb_hosts:
             logger.info("rejecting %s: asks for %d hosts, the machine has %d", job.id, job.res, view.nb_hosts)
             self._waiting_rejects.append(RejectJob(job.id))
@@ -324,6 +352,9 @@ class PolicyScheduler:
                 self._switching(decision)
             decisions.append(decision)
         decisions.extend(admission.decisions(waiting, view))
+        if view.dynamic_jobs and not self._registration_done and self.work_done:
+            self._registration_done = True
+            decisions.append(NotifyRegistrationFinished())
         return decisions
 
     def _start(self, job: QueuedJob, assignment: Assignment, started: list[RunningJob]) -> Iterable[Decision]:
@@ -332,6 +363,15 @@ class PolicyScheduler:
         hosts = assignment.hosts
         pstate = assignment.pstate
         out: list[Decision] = []
+        job_id = job.id
+        if assignment.walltime_s != job.walltime_s or assignment.profile is not None:
+            if view.dynamic_jobs:
+                job_id = self._replace(job, assignment, out)
+            elif not self._warned_walltime:
+                self._warned_walltime = True
+                logger.warning("%s starts with walltime %s instead of %s (or another profile), but Batsim does not "
+                               "accept dynamic jobs: it keeps the workload's (run it with dynamic jobs enabled)",
+                               job.id, assignment.walltime_s, job.walltime_s)
         if pstate is not None and (pstate != 0 or self._pstates_changed):
             differ = ProcSet(*(h for h in hosts if view.pstates[h] != pstate))
             if differ:
@@ -339,12 +379,50 @@ class PolicyScheduler:
                 out.append(SetPState(differ, pstate))
                 for host in differ:
                     view.pstates[host] = pstate
-        out.append(StartJob(job.id, hosts))
+        out.append(StartJob(job_id, hosts))
         view.free = minus(view.free, hosts)
-        running = RunningJob(job.id, hosts, view.now_s, assignment.end_s(view.now_s), pstate, job)
+        running = RunningJob(job_id, hosts, view.now_s, assignment.end_s(view.now_s), pstate, job)
         view.add_running(running)
         started.append(running)
         return out
+
+    def _replace(self, job: QueuedJob, assignment: Assignment, out: list[Decision]) -> str:
+        """Reject ``job`` and register its replacement with the assignment's walltime and profile (see the
+        module docstring); returns the replacement's id."""
+        workload, _, name = job.id.partition("!")
+        new_name = f"{workload}.{name}" if name else workload
+        new_id = f"{REPLACEMENT_WORKLOAD}!{new_name}"
+        out.append(RejectJob(job.id))
+        if assignment.profile is not None:
+            profile_name = f"{job.profile}@{new_name}"
+            out.append(RegisterProfile(REPLACEMENT_WORKLOAD, profile_name, assignment.profile))
+        else:
+            profile_name = self._copy_profile(workload, job.profile, new_name, out, {})
+        walltime = -1.0 if assignment.walltime_s is None else assignment.walltime_s  # -1: none, as pybatsim writes
+        entry = {"profile": profile_name, "id": new_id, "res": job.res, "walltime": walltime, "subtime": job.subtime_s}
+        out.append(RegisterJob(new_id, entry))
+        self._registered.add(new_id)
+        return new_id
+
+    def _copy_profile(self, workload: str, name: str, suffix: str, out: list[Decision], done: dict[str, str]) -> str:
+        """Register ``workload``'s profile ``name`` (and the parts of a composed one, once each: ``done``) as
+        ``name@suffix`` in the replacement workload; returns the new name.
+
+        Raises:
+            ProtocolError: SIMULATION_BEGINS did not list the profile.
+        """
+        if name in done:
+            return done[name]
+        profile = self.view.profiles.get(workload, {}).get(name)
+        if profile is None:
+            raise ProtocolError(f"cannot re-register a job of profile '{name}': SIMULATION_BEGINS lists no such "
+                                f"profile in workload '{workload}'")
+        copy = dict(profile)
+        if copy.get("type") == "composed":
+            copy["seq"] = [self._copy_profile(workload, part, suffix, out, done) for part in copy.get("seq", [])]
+        new_name = done[name] = f"{name}@{suffix}"
+        out.append(RegisterProfile(REPLACEMENT_WORKLOAD, new_name, copy))
+        return new_name
 
     def _sorted_key(self, job: QueuedJob) -> tuple:
         return (self.order.static_key(job), self._arrival[job.id])

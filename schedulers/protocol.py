@@ -24,7 +24,19 @@ from procset import ProcSet
 from wattsched.base.errors import ProtocolError
 from wattsched.energy_models.dvfs import CPU_BOUND, BetaModel
 from wattsched.schedulers.core import PolicyScheduler
-from wattsched.schedulers.state import CallMeLater, Decision, JobState, QueryEnergy, QueuedJob, RejectJob, SetPState, StartJob
+from wattsched.schedulers.state import (
+    CallMeLater,
+    Decision,
+    JobState,
+    NotifyRegistrationFinished,
+    QueryEnergy,
+    QueuedJob,
+    RegisterJob,
+    RegisterProfile,
+    RejectJob,
+    SetPState,
+    StartJob,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +84,13 @@ def decision_event(decision: Decision, now: float) -> dict:
         return {"timestamp": now, "type": "CALL_ME_LATER", "data": {"timestamp": decision.at_s}}
     if isinstance(decision, QueryEnergy):
         return {"timestamp": now, "type": "QUERY", "data": {"requests": {"consumed_energy": {}}}}
+    if isinstance(decision, RegisterProfile):
+        return {"timestamp": now, "type": "REGISTER_PROFILE", "data": {
+            "workload_name": decision.workload, "profile_name": decision.name, "profile": dict(decision.profile)}}
+    if isinstance(decision, RegisterJob):
+        return {"timestamp": now, "type": "REGISTER_JOB", "data": {"job_id": decision.job_id, "job": dict(decision.job)}}
+    if isinstance(decision, NotifyRegistrationFinished):
+        return {"timestamp": now, "type": "NOTIFY", "data": {"type": "registration_finished"}}
     raise TypeError(f"no Batsim translation for {decision!r}")  # pragma: no cover - a new Decision type
 
 
@@ -106,7 +125,9 @@ class BatsimTranslator:
             if kind == "SIMULATION_BEGINS":
                 resources = sorted(data.get("compute_resources") or [], key=lambda r: r["id"])
                 properties = [dict(r.get("properties") or {}) for r in resources]
-                policy.start(int(data["nb_compute_resources"]), float(now), properties)
+                config = data.get("config") or {}
+                policy.start(int(data["nb_compute_resources"]), float(now), properties,
+                             dynamic_jobs=bool(config.get("dynamic-jobs-enabled")), profiles=data.get("profiles"))
                 self._running = True
             elif kind == "SIMULATION_ENDS":
                 self._running = False

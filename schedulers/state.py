@@ -10,7 +10,8 @@ knows nothing of pybatsim or of the Batsim JSON protocol; :mod:`wattsched.schedu
 - :class:`ClusterView` is the mutable picture the core (:class:`~wattsched.schedulers.core.PolicyScheduler`)
   keeps up to date: clock, idle hosts, running jobs, hosts off or switching, pstates, power model, energy.
 - :data:`Decision` is one of :class:`StartJob`, :class:`RejectJob`, :class:`SetPState`,
-  :class:`CallMeLater`, :class:`QueryEnergy`; the translators turn each into one Batsim event.
+  :class:`CallMeLater`, :class:`QueryEnergy`, and for dynamic jobs :class:`RegisterProfile`,
+  :class:`RegisterJob`, :class:`NotifyRegistrationFinished`; the translators turn each into one Batsim event.
 
 Host sets are :class:`procset.ProcSet` (string form ``"0-3 7 9-10"``, as in the protocol). A ProcSet
 is mutable: policy code never mutates a set it did not create (it uses ``|`` and ``-``, which copy).
@@ -92,12 +93,18 @@ class Assignment:
         walltime_s: the job's walltime at that pstate (its runtime model applied to the workload's
             walltime), ``None`` without walltime: an upper bound of its run time.
         partition: the partition of the hosts when the platform has several, else ``None``.
+        profile: the profile the job runs with on these hosts when the placement computes one (e.g. from a
+            time model of the partition), else ``None``: the workload's. Not composed.
+
+    When the walltime or the profile differ from the job's, the core re-registers the job (dynamic jobs,
+    :meth:`~wattsched.schedulers.core.PolicyScheduler.place`): Batsim kills a job at its own walltime.
     """
 
     hosts: ProcSet
     pstate: int | None = None
     walltime_s: float | None = None
     partition: str | None = None
+    profile: Mapping[str, Any] | None = field(default=None, compare=False)
 
     def end_s(self, start_s: float) -> float:
         """When the job ends at the latest if started at ``start_s``: start + walltime, or ``inf``."""
@@ -145,6 +152,8 @@ class ClusterView:
             and periodic wake-ups must stop.
         host_properties: the platform ``properties`` of every compute host (SIMULATION_BEGINS), by host id;
             empty when Batsim sent none.
+        dynamic_jobs: Batsim accepts dynamic job registration (``--enable-dynamic-jobs``).
+        profiles: the profiles of every workload, by workload and name (SIMULATION_BEGINS).
         running_by_end: ``running`` sorted by expected end (then start order), kept up to date by
             :meth:`add_running` / :meth:`remove_running` so that EASY never re-sorts it.
         running_version: bumped by :meth:`add_running` / :meth:`remove_running`: lets pieces cache what
@@ -162,6 +171,8 @@ class ClusterView:
     energy_j: float | None = None
     no_more_jobs: bool = False
     host_properties: list[Mapping[str, Any]] = field(default_factory=list)
+    dynamic_jobs: bool = False
+    profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     running_by_end: SortedKeyList = field(default_factory=lambda: SortedKeyList(key=end_key))
     running_version: int = field(default=0, compare=False, repr=False)
 
@@ -224,4 +235,27 @@ class QueryEnergy:
     """Ask Batsim for the energy consumed so far (QUERY consumed_energy); the answer comes as ANSWER."""
 
 
-Decision = Union[StartJob, RejectJob, SetPState, CallMeLater, QueryEnergy]
+@dataclass(frozen=True)
+class RegisterProfile:
+    """Add profile ``name`` to workload ``workload`` (REGISTER_PROFILE; dynamic jobs, Batsim behaviour 44)."""
+
+    workload: str
+    name: str
+    profile: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class RegisterJob:
+    """Submit job ``job_id`` (``"workload!name"``) described by ``job`` (REGISTER_JOB, behaviour 44)."""
+
+    job_id: str
+    job: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class NotifyRegistrationFinished:
+    """No more dynamic job will be registered (NOTIFY registration_finished, behaviour 44)."""
+
+
+Decision = Union[StartJob, RejectJob, SetPState, CallMeLater, QueryEnergy, RegisterProfile, RegisterJob,
+                 NotifyRegistrationFinished]
