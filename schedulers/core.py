@@ -49,6 +49,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from procset import ProcSet
 from sortedcontainers import SortedKeyList
 
+from wattsched.base.batsim_files import REPLACEMENT_WORKLOAD
 from wattsched.base.errors import OptionError, ProtocolError
 from wattsched.base.hostsets import minus, plus
 from wattsched.energy_models.power import PlatformPower
@@ -77,8 +78,6 @@ from wattsched.schedulers.state import (
 
 logger = logging.getLogger(__name__)
 
-#: The workload of the jobs the core registers to replace others (a walltime or profile changed at start).
-REPLACEMENT_WORKLOAD = "resized"
 
 
 class PolicyScheduler:

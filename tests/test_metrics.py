@@ -227,3 +227,22 @@ def test_nb_hosts_is_needed_without_schedule(tmp_path: Path) -> None:
     metrics = compute_metrics(tmp_path, nb_hosts=4)
     assert metrics["utilization"] == pytest.approx(1420.0 / 3000.0)
     assert "total_energy_j" not in metrics
+
+
+def test_a_job_replaced_by_the_scheduler_counts_once_as_the_original():
+    """A job slowed by DVFS is rejected and re-registered as resized!w0.<id> (docs/architecture.md §3)."""
+    from wattsched.analysis.outputs import merge_replacements
+
+    jobs = pd.DataFrame({
+        "job_id": ["1", "2", "w0.1", "3"],
+        "workload_name": ["w0", "w0", "resized", "w0"],
+        "final_state": ["REJECTED", "COMPLETED_SUCCESSFULLY", "COMPLETED_SUCCESSFULLY", "REJECTED"],
+        "submission_time": [0.0, 0.0, 0.0, 5.0],
+        "starting_time": [None, 0.0, 10.0, None],
+        "waiting_time": [None, 0.0, 10.0, None],
+    })
+    merged = merge_replacements(jobs)
+    assert list(zip(merged["workload_name"], merged["job_id"], merged["final_state"])) == [
+        ("w0", "2", "COMPLETED_SUCCESSFULLY"), ("w0", "1", "COMPLETED_SUCCESSFULLY"), ("w0", "3", "REJECTED")]
+    assert merged.loc[merged["job_id"] == "1", "waiting_time"].item() == 10.0
+    assert merge_replacements(jobs[jobs["workload_name"] == "w0"]).equals(jobs[jobs["workload_name"] == "w0"])

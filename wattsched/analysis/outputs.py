@@ -29,7 +29,7 @@ from typing import Final
 import pandas as pd
 
 from wattsched.base import batsim_files
-from wattsched.base.batsim_files import OUTPUT_KINDS
+from wattsched.base.batsim_files import OUTPUT_KINDS, REPLACEMENT_WORKLOAD
 from wattsched.base.errors import InputError
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "BatsimOutputs",
     "find_outputs",
     "load_outputs",
+    "merge_replacements",
     "read_consumed_energy",
     "read_jobs",
     "read_machine_states",
@@ -181,6 +182,27 @@ def read_jobs(path: str | Path) -> pd.DataFrame:
     return frame
 
 
+def merge_replacements(jobs: pd.DataFrame) -> pd.DataFrame:
+    """One row per job when a scheduler replaced jobs (a walltime or profile changed at start, see
+    :data:`~wattsched.base.batsim_files.REPLACEMENT_WORKLOAD`): the replacement's row, named as the original
+    (``workload_name`` and ``job_id``), in place of the original's REJECTED row. Its submission time is
+    already the original's (the replacement is registered with it, Batsim behaviour 44)."""
+    if "workload_name" not in jobs.columns:
+        return jobs
+    resized = jobs["workload_name"] == REPLACEMENT_WORKLOAD
+    if not resized.any():
+        return jobs
+    out = jobs.copy()
+    names = out.loc[resized, "job_id"].str.split(".", n=1)
+    out.loc[resized, "workload_name"] = names.str[0]
+    out.loc[resized, "job_id"] = names.str[1]
+    replaced = set(zip(out.loc[resized, "workload_name"], out.loc[resized, "job_id"]))
+    replaced_rows = pd.Series([(w, j) in replaced for w, j in zip(out["workload_name"], out["job_id"])],
+                              index=out.index)
+    original = (~resized) & (out["final_state"] == "REJECTED") & replaced_rows
+    return out[~original].reset_index(drop=True)
+
+
 def read_schedule(path: str | Path) -> dict[str, str]:
     """Read ``<prefix>_schedule.csv`` (a header and one row) as ``{key: text value}``.
 
@@ -257,7 +279,8 @@ class BatsimOutputs:
 
 
 def load_outputs(path: str | Path | BatsimOutputs, prefix: str | None = None) -> BatsimOutputs:
-    """Find (:func:`find_outputs`) and read every output file of a run.
+    """Find (:func:`find_outputs`) and read every output file of a run (jobs replaced by a scheduler merged
+    with their replacements: :func:`merge_replacements`).
 
     Args:
         path: folder, prefix path or jobs file; an already loaded :class:`BatsimOutputs` is returned as is.
@@ -268,7 +291,7 @@ def load_outputs(path: str | Path | BatsimOutputs, prefix: str | None = None) ->
     paths = find_outputs(path, prefix)
     return BatsimOutputs(
         paths=paths,
-        jobs=read_jobs(paths["jobs"]),
+        jobs=merge_replacements(read_jobs(paths["jobs"])),
         schedule=read_schedule(paths["schedule"]) if "schedule" in paths else None,
         machine_states=read_machine_states(paths["machine_states"]) if "machine_states" in paths else None,
         consumed_energy=read_consumed_energy(paths["consumed_energy"]) if "consumed_energy" in paths else None,

@@ -32,6 +32,12 @@ CONSUMED_ENERGY_COLUMNS: Final[tuple[str, ...]] = ("time", "energy", "event_type
 PSTATE_CHANGES_COLUMNS: Final[tuple[str, ...]] = ("time", "machine_id", "new_pstate")
 
 
+#: The workload of the jobs a scheduler registers to replace others that start with another walltime or
+#: profile (a job slowed by DVFS): ``resized!<workload>.<name>`` replaces ``<workload>!<name>``, which
+#: Batsim reports as REJECTED (:func:`wattsched.analysis.outputs.merge_replacements` joins the two).
+REPLACEMENT_WORKLOAD: Final[str] = "resized"
+
+
 def output_paths(prefix: str | os.PathLike) -> dict[str, Path]:
     """``{"jobs": Path("<prefix>_jobs.csv"), ...}`` for every kind."""
     text = os.fspath(prefix)
