@@ -5,7 +5,8 @@ EASY with an energy budget (energyBud / reducePC, energy-budget paper §IV-B, Al
 *energy* for the head job while it backfills. The hooks, in the order of a scheduling pass:
 
 1. :meth:`~AdmissionConstraint.begin_pass` (the queue in scheduling order);
-2. for each start the backfilling rule considers: :meth:`~AdmissionConstraint.can_start`, then
+2. for each start the backfilling rule considers: :meth:`~AdmissionConstraint.refuses` (before placing it,
+   a cheap "certainly not"), :meth:`~AdmissionConstraint.can_start`, then
    :meth:`~AdmissionConstraint.on_start` when it starts; around EASY's backfilling phase,
    :meth:`~AdmissionConstraint.reserve_head` / :meth:`~AdmissionConstraint.release_head`, and
    :meth:`~AdmissionConstraint.earliest_start_s` may move the head's reservation later (a powercap that
@@ -50,6 +51,17 @@ class AdmissionConstraint(Piece):
     def can_start(self, job: QueuedJob, assignment: Assignment, view: ClusterView) -> bool:
         """Whether ``job`` may start now with ``assignment`` (its hosts are known to be free)."""
         return True
+
+    def refuses(self, job: QueuedJob, view: ClusterView) -> bool:
+        """A cheap answer before placement: True only when ``job`` certainly cannot start now, whatever its
+        hosts and pstate (e.g. it is dominated by a job refused earlier in the pass). Backfilling then skips
+        it without placing it. False when unsure."""
+        return False
+
+    def refuses_from(self, res: int, end_s: float, view: ClusterView) -> bool:
+        """True only when every job of at least ``res`` hosts ending no sooner than ``end_s`` certainly
+        cannot start now (backfilling then stops scanning the queue). False when unsure."""
+        return False
 
     def on_start(self, job: QueuedJob, assignment: Assignment, view: ClusterView) -> None:
         """``job`` starts now with ``assignment`` (during the pass, after :meth:`can_start` said yes)."""

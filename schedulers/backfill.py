@@ -73,6 +73,11 @@ class Placer(Protocol):
         """``job`` on exactly ``hosts``: its pstate and walltime there."""
         ...
 
+    @property
+    def shortest_walltime_s(self) -> float:
+        """The shortest walltime (at the top frequency) among the waiting jobs (``inf`` when none has one)."""
+        ...
+
     def reserve(self, job: QueuedJob, free_now: ProcSet, free_then: FreeHosts) -> Assignment | None:
         """The assignment to reserve for ``job``, which will start when ``free_then`` is free."""
         ...
@@ -247,11 +252,16 @@ class EasyBackfilling(Backfilling):
         contiguous = placer.contiguous
         # smallest width known not to fit in `free` / `extra` (both only shrink during the pass)
         no_fit_free = no_fit_extra = free_count + 1
+        shortest_end_s = now_s + placer.shortest_walltime_s  # no waiting job ends sooner
         for job in islice(queue, i + 1, None):
             n = job.res
             if n > free_count or n >= no_fit_free:
                 if free_count == 0:
                     break
+                continue
+            if admission.refuses(job, view):
+                if admission.refuses_from(1, shortest_end_s, view):
+                    break  # every later job is refused too
                 continue
             # the walltime at the top frequency is a lower bound of the walltime at any pstate
             short = job.walltime_s is not None and now_s + job.walltime_s <= shadow_s
@@ -273,6 +283,8 @@ class EasyBackfilling(Backfilling):
                         no_fit_extra = n
                     continue
             if not admission.can_start(job, assignment, view):
+                if admission.refuses_from(1, shortest_end_s, view):
+                    break  # every later job is refused too
                 continue
             admission.on_start(job, assignment, view)
             starts.append((job, assignment))

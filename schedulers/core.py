@@ -47,7 +47,7 @@ from dataclasses import replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from procset import ProcSet
-from sortedcontainers import SortedKeyList
+from sortedcontainers import SortedKeyList, SortedList
 
 from wattsched.base.batsim_files import REPLACEMENT_WORKLOAD
 from wattsched.base.errors import OptionError, ProtocolError
@@ -122,6 +122,7 @@ class PolicyScheduler:
         self._static = order.static
         self._arrival: dict[str, int] = {}
         self._sorted: SortedKeyList = SortedKeyList(key=self._sorted_key)
+        self._walltimes: SortedList = SortedList()  # walltimes of the waiting jobs (inf: none)
         self._waiting_rejects: list[RejectJob] = []
         self._pstates_changed = False  # some host left pstate 0 (else a job at pstate 0 needs no check)
         self._top: int | None = 0  # the top pstate of every host (None: hosts differ)
@@ -173,6 +174,7 @@ class PolicyScheduler:
         self._top = tops.pop() if len(tops) == 1 else None
         self._view = view
         self._queue.clear()
+        self._walltimes.clear()
         self._arrival.clear()
         self._sorted.clear()
         self._waiting_rejects.clear()
@@ -201,6 +203,7 @@ class PolicyScheduler:
         if job.id in self._queue or job.id in view.running:
             raise ValueError(f"job {job.id!r} submitted twice")
         self._queue[job.id] = job
+        self._walltimes.add(math.inf if job.walltime_s is None else job.walltime_s)
         if self._static:
             self._arrival[job.id] = len(self._arrival)
             self._sorted.add(job)
@@ -276,6 +279,11 @@ class PolicyScheduler:
         """The assignment EASY reserves for ``job``, which will start when ``free_then`` is free."""
         hosts = self.placement.reserve(job, free_now, free_then, self.view)
         return None if hosts is None else self.assign(job, hosts)
+
+    @property
+    def shortest_walltime_s(self) -> float:
+        """The shortest walltime (at the top frequency) among the waiting jobs (``inf`` when none has one)."""
+        return self._walltimes[0] if self._walltimes else math.inf
 
     def assign(self, job: QueuedJob, hosts: ProcSet) -> Assignment:
         """``job`` on ``hosts``: the frequency choice's pstate and the walltime at it (runtime model).
@@ -428,9 +436,11 @@ class PolicyScheduler:
 
     def _dequeue(self, job_id: str) -> QueuedJob | None:
         job = self._queue.pop(job_id, None)
-        if job is not None and self._static:
-            self._sorted.remove(job)
-            del self._arrival[job_id]
+        if job is not None:
+            self._walltimes.remove(math.inf if job.walltime_s is None else job.walltime_s)
+            if self._static:
+                self._sorted.remove(job)
+                del self._arrival[job_id]
         return job
 
     def _switching(self, decision: SetPState) -> None:

@@ -76,7 +76,7 @@ from procset import ProcSet
 
 from wattsched.base.hostsets import contains, intervals, size
 from wattsched.schedulers.budget.estimates import Segment
-from wattsched.schedulers.budget.plan import Plan, same_state
+from wattsched.schedulers.budget.plan import Plan, Staircase, same_state
 from wattsched.schedulers.budget.window import TIME_EPS_S, BudgetWindow
 from wattsched.schedulers.pieces import register
 from wattsched.schedulers.state import Assignment, ClusterView, QueuedJob
@@ -120,7 +120,7 @@ class EnergyBudget(BudgetWindow):
         self._fut: Plan | None = None
         self._running_cache: tuple[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
         #: refusals of the pass by kept hosts of the allocation: (hosts, expected end)
-        self._refused: dict[tuple, list[tuple[int, float]]] = {}
+        self._refused: dict[tuple, Staircase] = {}
 
     # ------------------------------------------------------------ the counter (rule 1, monitoring)
     def estimated_power_w(self, view: ClusterView) -> float:
@@ -284,14 +284,19 @@ class EnergyBudget(BudgetWindow):
         self._running_cache = (key, arrays)
         return arrays
 
+    def _state_key(self, view: ClusterView, reserved: Sequence[Segment], cut: tuple[float, float] | None) -> tuple:
+        """What the plan depends on, beyond the jobs started in the pass: the view's objects (by identity), the
+        clock, Cea, the running jobs, the head's reservation or reducePC's cut, the power manager's plan."""
+        pm = self.power_manager
+        return ((view, view.running, view.free, view.off, view.switching),
+                (view.now_s, self.cea_j, view.running_version, list(reserved), cut,
+                 pm.plan_version if pm is not None else None))
+
     def _future(self, view: ClusterView, reserved: Sequence[Segment], cut: tuple[float, float] | None) -> Plan:
         """The plan (``plan`` of tests/budget_oracle.py, with ``reserved`` and ``cut`` in the balance) as a
         :class:`~.plan.Plan`, rebuilt only when the view, Cea, the jobs started in the pass or the power
         manager changed."""
-        pm = self.power_manager
-        key = ((view, view.running, view.free, view.off, view.switching),
-               (view.now_s, self.cea_j, view.running_version, list(reserved), cut,
-                pm.plan_version if pm is not None else None))
+        key = self._state_key(view, reserved, cut)
         started = (len(self._started), len(self._prepared))
         fut = self._fut
         if fut is not None and same_state(fut.key, key):
@@ -308,9 +313,8 @@ class EnergyBudget(BudgetWindow):
             segs += self._run(n, now, end)
             used += n
         segs += self._prepared
-        kept: Mapping[int, float] = {}
-        if pm is not None:
-            kept = pm.kept_hosts(view)
+        pm = self.power_manager
+        kept: Mapping[int, float] = pm.kept_hosts(view) if pm is not None else {}
         free = view.free
         free_kept = [until for h, until in kept.items() if contains(free, h)] if kept else []
         for until in free_kept:
@@ -384,14 +388,34 @@ class EnergyBudget(BudgetWindow):
             n = size(alloc)
             kept = fut.kept_in(alloc)
         refused = self._refused.get(kept)
-        if refused:
-            for n2, end2 in refused:
-                if n2 <= n and end2 <= end:
-                    return False
+        if refused is not None and refused.dominates(n, end):
+            return False
         ok = self._admits(fut, self._job_extra(n, now, end, kept), end)
         if not ok and self._monotone():
-            self._refused.setdefault(kept, []).append((n, end))
+            self._refused.setdefault(kept, Staircase()).add(n, end)
         return ok
+
+    def refuses(self, job: QueuedJob, view: ClusterView) -> bool:
+        """Before placement: a job with at most as many hosts and an end no later was refused in this state
+        of the pass (:meth:`refuses_from`); the job's end is at least ``now + walltime`` (a lower pstate
+        only stretches it)."""
+        walltime = job.walltime_s
+        return walltime is not None and self.refuses_from(job.res, view.now_s + walltime, view)
+
+    def refuses_from(self, res: int, end_s: float, view: ClusterView) -> bool:
+        """Every job of at least ``res`` hosts ending no sooner than ``end_s`` is refused now: a refusal of
+        this state of the pass dominates ``(res, end_s)``, and no host is kept (so every allocation has the
+        refusals' key: no kept hosts). Exact, as the refusals are (:meth:`_monotone`). Refusals are dropped
+        when the state changes: the plan is rebuilt for another state (:meth:`_future`), the head's
+        reservation is released, a pass begins or ends."""
+        refused = self._refused.get(())
+        fut = self._fut
+        if refused is None or fut is None or fut.kept_groups:
+            return False
+        now = view.now_s
+        if not (now < self.te - TIME_EPS_S and end_s > self.ts):  # exempt
+            return False
+        return refused.dominates(res, end_s)
 
     def on_start(self, job: QueuedJob, assignment: Assignment, view: ClusterView) -> None:
         if not self.unlimited:
@@ -411,9 +435,10 @@ class EnergyBudget(BudgetWindow):
             self._reserved = [(start_s, assignment.end_s(start_s), size(assignment.hosts) * (p.est_comp_w - base))]
 
     def release_head(self) -> None:
-        """Algorithm 2, "Remove the energy reservation of firstJob"."""
+        """Algorithm 2, "Remove the energy reservation of firstJob" (the pass's refusals no longer hold)."""
         self._reserved = []
         self._cut = None
+        self._refused = {}
 
     def can_prepare(self, job: QueuedJob, boot: ProcSet, keep: ProcSet, start_s: float, assignment: Assignment,
                     view: ClusterView) -> bool:

@@ -183,3 +183,34 @@ class Plan:
                 if max(plan[lo:hi]) + levels[i] > limit:
                     return False
         return True
+
+
+class Staircase:
+    """Refusals of a pass as their Pareto front: a job with at least ``n`` hosts and an end no sooner than
+    ``end`` is refused when some refused ``(n2, end2)`` has ``n2 ≤ n`` and ``end2 ≤ end``. Kept as hosts
+    increasing, ends strictly decreasing, so a query is one bisect."""
+
+    __slots__ = ("ns", "ends")
+
+    def __init__(self) -> None:
+        self.ns: list[int] = []
+        self.ends: list[float] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.ns)
+
+    def dominates(self, n: int, end: float) -> bool:
+        """Whether ``(n, end)`` is refused by a refusal already recorded."""
+        i = bisect_right(self.ns, n) - 1
+        return i >= 0 and self.ends[i] <= end
+
+    def add(self, n: int, end: float) -> None:
+        """Record the refusal of ``(n, end)`` (refusals it dominates are dropped)."""
+        if self.dominates(n, end):
+            return
+        i = bisect_left(self.ns, n)
+        j = i
+        while j < len(self.ns) and self.ends[j] >= end:
+            j += 1
+        self.ns[i:j] = [n]
+        self.ends[i:j] = [end]
