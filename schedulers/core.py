@@ -106,6 +106,7 @@ class PolicyScheduler:
         # static orders (FCFS): the queue kept sorted by (key, arrival number), no sort per pass
         self._static = order.static
         self._arrival: dict[str, int] = {}
+        self._arrivals = 0  # arrival numbers handed out (never reused: dequeued jobs leave _arrival)
         self._sorted: SortedKeyList = SortedKeyList(key=self._sorted_key)
         self._waiting_rejects: list[RejectJob] = []
         self._pstates_changed = False  # some host left pstate 0 (else a job at pstate 0 needs no check)
@@ -151,6 +152,7 @@ class PolicyScheduler:
         self._view = view
         self._queue.clear()
         self._arrival.clear()
+        self._arrivals = 0
         self._sorted.clear()
         self._waiting_rejects.clear()
         for piece in self.pieces:
@@ -175,7 +177,8 @@ class PolicyScheduler:
             raise ValueError(f"job {job.id!r} submitted twice")
         self._queue[job.id] = job
         if self._static:
-            self._arrival[job.id] = len(self._arrival)
+            self._arrival[job.id] = self._arrivals
+            self._arrivals += 1
             self._sorted.add(job)
         for piece in self.pieces:
             piece.on_submitted(job, view)
