@@ -45,6 +45,7 @@ simulations, with EASY backfilling behind it.
 from __future__ import annotations
 
 import math
+from operator import attrgetter
 from typing import Any, ClassVar, Iterable, Mapping
 
 from wattsched.base.errors import OptionError, ProtocolError
@@ -82,6 +83,9 @@ CHARGE = Option("charge", str, "end", choices=("end", "running"),
 NORMALIZATION = Option("normalization", str, "capacity", choices=("capacity", "total"),
                        help="divide usage by the machine's decayed capacity (eq. 3) or by every user's "
                             "decayed usage (SLURM's U_user/U_root)")
+
+
+_OWNER = attrgetter("user")
 
 
 def _positive(owner: str, name: str, value: float) -> float:
@@ -217,18 +221,36 @@ class FairShareOrder(QueueOrder):
         return 2.0 ** -self.exponent(user, measure, now_s)
 
     # ------------------------------------------------------------------------ the order
+    def exponents(self, users: list[User], measure: str, now_s: float) -> list[float]:
+        """:meth:`exponent` of each of ``users`` (the normalization computed once)."""
+        norm = self._norm(measure, now_s)
+        if not norm > 0:
+            return [0.0] * len(users)
+        total = self._share_total + sum(self.default_share for u in set(users) if u not in self._users)
+        scale = total / (norm * self.damping)
+        shares, default = self.shares, self.default_share
+        raw = self.usage[measure].usages(users, now_s)
+        return [r * scale / (shares.get(u, default) if u is not None else default) for u, r in zip(users, raw)]
+
     def user_keys(self, users: Iterable[User], now_s: float) -> dict[User, float]:
-        """Sort key of each user's jobs (smaller first): ``U/S/d`` of the order's single measure."""
-        measure = self.measures[0]
-        return {u: self.exponent(u, measure, now_s) for u in users}
+        """Sort key of each user's jobs (smaller first): the decayed usage per share of the order's single
+        measure, which orders as ``U/S/d`` does (eq. 3's normalization, the sum of the shares and d are
+        common to every user: dropped, so that a pass reads each user's usage once)."""
+        users = list(users)
+        shares, default = self.shares, self.default_share
+        raw = self.usage[self.measures[0]].usages(users, now_s)
+        return {u: r / (shares.get(u, default) if u is not None else default) for u, r in zip(users, raw)}
 
     def sort(self, jobs: Iterable[QueuedJob], view: ClusterView) -> list[QueuedJob]:
         queue = list(jobs)
-        users = {job.user for job in queue}
+        owners = list(map(_OWNER, queue))  # map/sorted with built-in callables: no Python call per job
+        users = set(owners)
         if len(users) <= 1:
             return queue  # one owner: arrival order
         keys = self.user_keys(users, view.now_s)
-        return sorted(queue, key=lambda job: keys[job.user])  # stable: ties keep arrival order
+        job_keys = list(map(keys.__getitem__, owners))
+        order = sorted(range(len(queue)), key=job_keys.__getitem__)  # stable: ties keep arrival order
+        return list(map(queue.__getitem__, order))
 
 
 @register
@@ -264,10 +286,9 @@ class FairSharePlusEnergy(FairShareOrder):
 
     def user_keys(self, users: Iterable[User], now_s: float) -> dict[User, float]:
         users = list(users)
-        total = dict.fromkeys(users, 0.0)
+        total = [0.0] * len(users)
         for m in self.measures:
-            x = {u: self.exponent(u, m, now_s) for u in users}
-            lowest = min(x.values())  # the user of the largest factor: F / max F = 2^-(x - min x)
-            for u in users:
-                total[u] += 2.0 ** -(x[u] - lowest)
-        return {u: -value for u, value in total.items()}
+            x = self.exponents(users, m, now_s)
+            lowest = min(x)  # the user of the largest factor: F / max F = 2^-(x - min x)
+            total = [t + 2.0 ** (lowest - e) for t, e in zip(total, x)]
+        return {u: -value for u, value in zip(users, total)}

@@ -269,3 +269,56 @@ def test_wattsched_run_per_user_prints_each_users_stretch(tmp_path, capsys) -> N
                  "--per-user"]) == 0
     metrics = json.loads(capsys.readouterr().out)
     assert {f"mean_stretch_user_{u}" for u in range(1, 9)} <= set(metrics)
+
+
+def test_pybatsim_class_and_translator_schedule_alike(tmp_path) -> None:
+    """The presets registered for pybatsim (what 'pybatsim efs' and the Docker image run) read users and
+    energy factors from pybatsim's job objects exactly as the in-process translator does."""
+    from wattsched.platforms.generate import taurus_platform_xml
+    from wattsched.schedulers.adapter import PRESET_CLASSES, pybatsim_handler, scheduler_handler
+    from wattsched.simulator.drivers import run_inprocess
+    from wattsched.simulator.engine import Simulation
+    from wattsched.simulator.platform import load_platform
+    from wattsched.simulator.workload import load_workload
+    from wattsched.workloads.lightesp import light_esp
+
+    (tmp_path / "p.xml").write_text(taurus_platform_xml(15))
+    (tmp_path / "w.json").write_text(json.dumps(light_esp(copies=2)))
+    for preset in ("fairshare", "efs", "fs-efs"):
+        rows = []
+        for handler in (scheduler_handler(preset, {}), pybatsim_handler(PRESET_CLASSES[preset]({}))):
+            sim = Simulation(load_platform(tmp_path / "p.xml"), load_workload(tmp_path / "w.json"))
+            run_inprocess(sim, handler)
+            rows.append(sorted((r.job.id, r.start_s, r.alloc_str) for r in sim.jobs_rows))
+        assert rows[0] == rows[1], preset
+    assert rows[0] != sorted((r.job.id, r.start_s, r.alloc_str) for r in _fifo_rows(tmp_path))
+
+
+def _fifo_rows(tmp_path):
+    from wattsched.schedulers.adapter import scheduler_handler
+    from wattsched.simulator.drivers import run_inprocess
+    from wattsched.simulator.engine import Simulation
+    from wattsched.simulator.platform import load_platform
+    from wattsched.simulator.workload import load_workload
+
+    sim = Simulation(load_platform(tmp_path / "p.xml"), load_workload(tmp_path / "w.json"))
+    run_inprocess(sim, scheduler_handler("compose", {"order": "fifo"}))
+    return sim.jobs_rows
+
+
+def test_batched_exponents_equal_the_equations() -> None:
+    v = view(4)
+    both = FairSharePlusEnergy(shares={"a": 2.0}, half_life_s=500.0, damping=1.5)
+    both.on_platform(v)
+    run(both, v, qjob("a", "a", factor=0.5), ProcSet((0, 3)), 0.0, 100.0)
+    run(both, v, qjob("b", "b", factor=2.0), ProcSet((0, 1)), 100.0, 200.0)
+    both.on_submitted(qjob("c", "c"), v)
+    for m in ("cpu", "energy"):
+        assert both.exponents(["a", "b", "c"], m, 400.0) == pytest.approx(
+            [both.exponent(u, m, 400.0) for u in "abc"], rel=1e-12)
+    fs = FairShare(half_life_s=500.0)
+    fs.on_platform(v)
+    run(fs, v, qjob("a", "a"), ProcSet((0, 3)), 200.0, 300.0)
+    run(fs, v, qjob("b", "b"), ProcSet((0, 1)), 300.0, 400.0)
+    keys = fs.user_keys(["a", "b"], 450.0)
+    assert (keys["a"] < keys["b"]) == (fs.exponent("a", "cpu", 450.0) < fs.exponent("b", "cpu", 450.0))
