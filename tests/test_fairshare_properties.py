@@ -18,7 +18,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
 
-from wattsched.platforms.generate import taurus_platform_xml
 from wattsched.schedulers.adapter import scheduler_handler
 from wattsched.schedulers.fairshare import EnergyFairShare, FairShare, FairSharePlusEnergy
 from wattsched.schedulers.state import ClusterView, JobState, QueuedJob, RunningJob
@@ -44,20 +43,18 @@ jobs_strategy = st.lists(
 
 
 @pytest.fixture(scope="module")
-def platform_path(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("platform") / f"taurus_{N}.xml"
-    path.write_text(taurus_platform_xml(N))
-    return path
+def platform_path(taurus_platform) -> Path:
+    return taurus_platform(N)
 
 
 @pytest.fixture(scope="module")
-def pow2_platform_path(tmp_path_factory) -> Path:
+def pow2_platform_path(platform_path) -> Path:
     """Taurus with every wattage a power of two: joules are then CPU-seconds times 2^k exactly, so EFS's
     arithmetic is FS's scaled without rounding (equal factors must give bit-identical orders)."""
-    xml = taurus_platform_xml(N)
-    xml = re.sub(r'(id="wattage_per_state" value=")[^"]*"',
-                 lambda m: m.group(1) + ", ".join(["64:128"] * 16) + '"', xml)
-    path = tmp_path_factory.mktemp("platform") / f"pow2_{N}.xml"
+    xml = re.sub(r'(id="wattage_per_state" value=")([^"]*,[^"]*)"',  # the compute hosts' (master_host has 1)
+                 lambda m: m.group(1) + ", ".join(["64:128"] * len(m.group(2).split(","))) + '"',
+                 platform_path.read_text())
+    path = platform_path.with_name(f"pow2_{N}.xml")
     path.write_text(xml)
     return path
 

@@ -108,7 +108,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--parts", default="lightesp,table1", help="lightesp and/or table1 (default both)")
     e.add_argument("--traces", help="comma-separated subset of sdsc,pik,curie (default all)")
     e.add_argument("--full", action="store_true", help="whole logs (hours for Curie); synthetic PIK-IPLEX of 52 weeks")
-    e.add_argument("--weeks", type=positive_int, help="weeks of every trace (default: 4 SDSC-SP2, 2 PIK-IPLEX, 1 Curie)")
+    e.add_argument("--weeks", type=positive_int, help="weeks of every trace (default: 8 SDSC-SP2, 4 PIK-IPLEX, 2 Curie)")
     e.add_argument("--users", type=positive_int, default=20, help="most active users made green/gluttonous (default 20)")
     e.add_argument("--seeds", type=positive_int, default=5, help="Light-ESP submission orders (default 5)")
     e.add_argument("--seed", type=int, default=1, help="seed of the synthetic traces (default 1)")

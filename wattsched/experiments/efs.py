@@ -24,7 +24,7 @@ EFS paper (Georgiou, Glesser, Rzadca, Trystram, CCGrid 2015), with the queue ord
    Archive folder holds them (``--pwa``, ``$WATTSCHED_PWA``, or ``../shared/data/pwa`` beside the
    repository); PIK-IPLEX is not there and is always a synthetic trace of its size
    (:mod:`workloads.synthetic`), as is any missing log. By default (reduced size) each trace is cut to
-   its busiest weeks (:func:`workloads.swf.busiest_window`: SDSC-SP2 4, Curie 1; PIK-IPLEX 2 synthetic
+   its busiest weeks (:func:`workloads.swf.busiest_window`: SDSC-SP2 8, Curie 2; PIK-IPLEX 4 synthetic
    weeks at offered load 0.9); ``--full`` replays the whole logs (hours for Curie).
 
 Outputs under ``--out``: ``inputs/``, ``runs/`` (Batsim CSVs of every run, resumable), ``lightesp.csv``,
@@ -98,9 +98,9 @@ class Trace:
 
 
 TRACES: tuple[Trace, ...] = (
-    Trace("sdsc", "SDSC-SP2", 128, "SDSC-SP2-1998-4.2-cln.swf.gz", 4, 104, 100),
-    Trace("pik", "PIK-IPLEX", 2560, None, 2, 52, 100),
-    Trace("curie", "Curie", 80640, "CEA-Curie-2011-2.1-cln.swf.gz", 1, 26, 200),
+    Trace("sdsc", "SDSC-SP2", 128, "SDSC-SP2-1998-4.2-cln.swf.gz", 8, 104, 100),
+    Trace("pik", "PIK-IPLEX", 2560, None, 4, 52, 100),
+    Trace("curie", "Curie", 80640, "CEA-Curie-2011-2.1-cln.swf.gz", 2, 26, 200),
 )
 
 #: Table I of the paper: (trace, policy, efficiency) → (min, mean, median, std, max) of the users' mean
