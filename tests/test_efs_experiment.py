@@ -89,3 +89,24 @@ def test_bad_arguments(tmp_path, capsys) -> None:
         main(["reproduce", "efs", "--help"])
     assert info.value.code == 0
     assert "table I" in capsys.readouterr().out
+
+
+def test_other_statistics_of_the_normalized_stretch() -> None:
+    baseline = jobs_frame([("1", 10, 10, "a"), ("2", 0, 10, "a")])
+    run = jobs_frame([("1", 0, 10, "a"), ("2", 10, 10, "a")])
+    assert per_user_normalized_stretch(run, baseline, statistic="geometric") == {"a": pytest.approx(1.0)}
+    assert per_user_normalized_stretch(run, baseline, statistic="ratio-of-means") == {"a": pytest.approx(1.0)}
+    with pytest.raises(ValueError, match="statistic"):
+        per_user_normalized_stretch(run, baseline, statistic="median")
+
+
+def test_charging_while_jobs_run_is_a_separate_study(tmp_path) -> None:
+    result = run_experiment(tmp_path / "efs", parts=["lightesp"], seeds=1, charge="running", workers=1,
+                            show_progress=False)
+    frame = result.frame.set_index("policy")
+    assert '"charge": "running"' in frame.loc["EFS", "options"].iloc[0]
+    assert "charge" not in frame.loc["FIFO", "options"].iloc[0]
+    assert all("_running" in p for p in frame["prefix"])
+    assert "charged while jobs run" in result.report.read_text()
+    with pytest.raises(OptionError, match="--charge"):
+        run_experiment(tmp_path, charge="start")

@@ -54,7 +54,8 @@ def cmd_reproduce_efs(args: argparse.Namespace) -> int:
                             traces=args.traces.split(",") if args.traces else None, full=args.full,
                             weeks=args.weeks, pwa=args.pwa, nb_users=args.users, seeds=args.seeds, seed=args.seed,
                             workers=args.workers, force=args.force,
-                            show_progress=not args.quiet and sys.stderr.isatty())
+                            show_progress=not args.quiet and sys.stderr.isatty(), charge=args.charge,
+                            note=None if args.quiet else lambda line: print(line, file=sys.stderr, flush=True))
     print(f"{len(result.frame)} runs in {result.wall_s:.0f} s; report: {result.report}")
     return 1 if report_failures(result.frame) else 0
 
@@ -108,10 +109,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--parts", default="lightesp,table1", help="lightesp and/or table1 (default both)")
     e.add_argument("--traces", help="comma-separated subset of sdsc,pik,curie (default all)")
     e.add_argument("--full", action="store_true", help="whole logs (hours for Curie); synthetic PIK-IPLEX of 52 weeks")
-    e.add_argument("--weeks", type=positive_int, help="weeks of every trace (default: 8 SDSC-SP2, 4 PIK-IPLEX, 2 Curie)")
+    e.add_argument("--weeks", type=positive_int, help="weeks of every trace (default: 8 SDSC-SP2, 4 PIK-IPLEX, 1 Curie)")
     e.add_argument("--users", type=positive_int, default=20, help="most active users made green/gluttonous (default 20)")
     e.add_argument("--seeds", type=positive_int, default=5, help="Light-ESP submission orders (default 5)")
     e.add_argument("--seed", type=int, default=1, help="seed of the synthetic traces (default 1)")
+    e.add_argument("--charge", choices=("end", "running"), default="end",
+                   help="when FS, EFS and FS+EFS charge usage: when a job ends (the paper's, default) or while it "
+                        "runs (a sensitivity study)")
     e.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")
     e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
     e.add_argument("-q", "--quiet", action="store_true", help="no progress bar")

@@ -24,7 +24,7 @@ EFS paper (Georgiou, Glesser, Rzadca, Trystram, CCGrid 2015), with the queue ord
    Archive folder holds them (``--pwa``, ``$WATTSCHED_PWA``, or ``../shared/data/pwa`` beside the
    repository); PIK-IPLEX is not there and is always a synthetic trace of its size
    (:mod:`workloads.synthetic`), as is any missing log. By default (reduced size) each trace is cut to
-   its busiest weeks (:func:`workloads.swf.busiest_window`: SDSC-SP2 8, Curie 2; PIK-IPLEX 4 synthetic
+   its busiest weeks (:func:`workloads.swf.busiest_window`: SDSC-SP2 8, Curie 1; PIK-IPLEX 4 synthetic
    weeks at offered load 0.9); ``--full`` replays the whole logs (hours for Curie).
 
 Outputs under ``--out``: ``inputs/``, ``runs/`` (Batsim CSVs of every run, resumable), ``lightesp.csv``,
@@ -41,7 +41,7 @@ import logging
 import math
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,7 +100,7 @@ class Trace:
 TRACES: tuple[Trace, ...] = (
     Trace("sdsc", "SDSC-SP2", 128, "SDSC-SP2-1998-4.2-cln.swf.gz", 8, 104, 100),
     Trace("pik", "PIK-IPLEX", 2560, None, 4, 52, 100),
-    Trace("curie", "Curie", 80640, "CEA-Curie-2011-2.1-cln.swf.gz", 2, 26, 200),
+    Trace("curie", "Curie", 80640, "CEA-Curie-2011-2.1-cln.swf.gz", 1, 26, 200),
 )
 
 #: Table I of the paper: (trace, policy, efficiency) → (min, mean, median, std, max) of the users' mean
@@ -217,7 +217,20 @@ def lightesp_inputs(inputs_dir: Path, mode: str, seed: int) -> tuple[str, str]:
 
 
 # -------------------------------------------------------------------------------------------- runs
-def lightesp_runs(inputs_dir: Path, runs_dir: Path, seeds: Sequence[int]) -> list[Run]:
+def policy_options(policy: Policy, charge: str) -> dict[str, Any]:
+    """The scheduler options of ``policy`` with usage charged at ``charge`` (``end``, the default, or
+    ``running``; FIFO has no usage)."""
+    options = dict(policy.options)
+    if policy.name != "FIFO" and charge != "end":
+        options["charge"] = charge
+    return options
+
+
+def _suffix(charge: str) -> str:
+    return "" if charge == "end" else f"_{charge}"
+
+
+def lightesp_runs(inputs_dir: Path, runs_dir: Path, seeds: Sequence[int], charge: str = "end") -> list[Run]:
     runs = []
     for mode in LIGHTESP_MODES:
         for seed in seeds:
@@ -225,13 +238,13 @@ def lightesp_runs(inputs_dir: Path, runs_dir: Path, seeds: Sequence[int]) -> lis
             for policy in POLICIES:
                 key = policy.name.lower().replace("+", "-")
                 runs.append(Run(name=f"lightesp/{mode}/s{seed}/{policy.name}", platform=platform, workload=workload,
-                                scheduler=policy.scheduler, options=dict(policy.options),
-                                prefix=str(runs_dir / "lightesp" / f"{mode}_s{seed}" / key),
+                                scheduler=policy.scheduler, options=policy_options(policy, charge),
+                                prefix=str(runs_dir / "lightesp" / f"{mode}_s{seed}{_suffix(charge)}" / key),
                                 tags={"part": "lightesp", "mode": mode, "seed": seed, "policy": policy.name}))
     return runs
 
 
-def table1_runs(inputs: Sequence[TraceInputs], inputs_dir: Path, runs_dir: Path) -> list[Run]:
+def table1_runs(inputs: Sequence[TraceInputs], inputs_dir: Path, runs_dir: Path, charge: str = "end") -> list[Run]:
     """Per trace: the FS baseline, two check runs (EFS with equal factors; FS with the top user green),
     then every top user × {green, gluttonous} × {EFS, FS+EFS}."""
     from wattsched.workloads.users import with_energy_factors
@@ -239,13 +252,13 @@ def table1_runs(inputs: Sequence[TraceInputs], inputs_dir: Path, runs_dir: Path)
     runs = []
     for inp in inputs:
         base = json.loads(Path(inp.workload).read_text())
-        folder = runs_dir / "table1" / inp.label
+        folder = runs_dir / "table1" / f"{inp.label}{_suffix(charge)}"
         tags = {"part": "table1", "trace": inp.trace.key}
 
         def run(name: str, policy: str, workload: str, user: str, efficiency: str, prefix: str) -> Run:
             p = _BY_NAME[policy]
             return Run(name=f"table1/{inp.label}/{name}", platform=inp.platform, workload=workload,
-                       scheduler=p.scheduler, options=dict(p.options), prefix=str(folder / prefix),
+                       scheduler=p.scheduler, options=policy_options(p, charge), prefix=str(folder / prefix),
                        tags={**tags, "policy": policy, "user": user, "efficiency": efficiency})
 
         runs.append(run("baseline", "FS", inp.workload, "", "baseline", "baseline_fs"))
@@ -305,10 +318,23 @@ def table1_table(frame: pd.DataFrame, inputs: Sequence[TraceInputs]) -> tuple[pd
             same[key] = _same_schedule(jobs, baseline)
         checks[inp.trace.key] = same
         for _, run in runs[runs["efficiency"].isin(list(EFFICIENCIES))].iterrows():
-            values = per_user_normalized_stretch(_jobs(run["prefix"]), baseline, users)
-            rows.append({"trace": inp.trace.key, "policy": run["policy"], "efficiency": run["efficiency"],
-                         "user": run["user"], "normalized_stretch": values.get(str(run["user"]), math.nan)})
+            jobs, user = _jobs(run["prefix"]), str(run["user"])
+            row = {"trace": inp.trace.key, "policy": run["policy"], "efficiency": run["efficiency"], "user": user}
+            for column, statistic in (("normalized_stretch", "mean"), ("geometric", "geometric"),
+                                      ("ratio_of_means", "ratio-of-means")):
+                row[column] = per_user_normalized_stretch(jobs, baseline, users, statistic=statistic).get(user, math.nan)
+            row["jobs"] = sum(1 for owner in users.values() if owner == user)
+            row["moved"] = _moved(jobs, baseline, [j for j, owner in users.items() if owner == user])
+            rows.append(row)
     return pd.DataFrame(rows), checks
+
+
+def _moved(jobs: pd.DataFrame, baseline: pd.DataFrame, ids: Sequence[str]) -> float:
+    """Share of the jobs ``ids`` whose start time differs from the baseline's."""
+    start = jobs.set_index(jobs["job_id"].astype(str))["starting_time"]
+    base = baseline.set_index(baseline["job_id"].astype(str))["starting_time"]
+    ids = [i for i in ids if i in start.index and i in base.index]
+    return float((start[ids] != base[ids]).mean()) if ids else math.nan
 
 
 def _same_schedule(jobs: pd.DataFrame, baseline: pd.DataFrame) -> bool:
@@ -319,12 +345,21 @@ def _same_schedule(jobs: pd.DataFrame, baseline: pd.DataFrame) -> bool:
 
 
 def table1_stats(per_user: pd.DataFrame) -> pd.DataFrame:
-    """min / mean / median / std (ddof 1) / max over the users, per trace, policy and efficiency."""
+    """min / mean / median / std (ddof 1) / max over the users of the paper's statistic (mean of the
+    per-job ratios), per trace, policy and efficiency; then our robustness columns: the median over the
+    users of the geometric mean of the ratios and of the ratio of mean stretches, the share of users whose
+    geometric mean is below 1, and the mean share of a user's jobs that start at another time."""
+    columns = ["trace", "policy", "efficiency", *STATS, "users", "geo_median", "geo_below_1", "rom_median", "moved"]
     if per_user.empty:
-        return pd.DataFrame(columns=["trace", "policy", "efficiency", *STATS, "users"])
-    grouped = per_user.groupby(["trace", "policy", "efficiency"], sort=False)["normalized_stretch"]
-    out = grouped.agg(["min", "mean", "median", "std", "max", "count"]).reset_index()
-    return out.rename(columns={"count": "users"})
+        return pd.DataFrame(columns=columns)
+    grouped = per_user.groupby(["trace", "policy", "efficiency"], sort=False)
+    out = grouped["normalized_stretch"].agg(["min", "mean", "median", "std", "max", "count"])
+    out = out.rename(columns={"count": "users"})
+    out["geo_median"] = grouped["geometric"].median()
+    out["geo_below_1"] = grouped["geometric"].apply(lambda v: float((v < 1).mean()))
+    out["rom_median"] = grouped["ratio_of_means"].median()
+    out["moved"] = grouped["moved"].mean()
+    return out.reset_index()[columns]
 
 
 # ----------------------------------------------------------------------------------------- checks
@@ -495,7 +530,27 @@ def write_report(path: Path, *, lightesp: pd.DataFrame, per_user: pd.DataFrame, 
                 *(f"paper {s}" for s in ("min", "mean", "med", "std", "max"))]
         lines += _md_table(head, rows, "lll")
         lines += ["FS rows are 1 by construction: FS does not read energy factors (the check run above shows the "
-                  "schedule unchanged).", "", "### The paper's findings on our runs", ""]
+                  "schedule unchanged).", "",
+                  "### How robust is the mean of ratios (our addition)", "",
+                  "The paper's statistic averages each job's stretch ratio: a job of stretch 1 that waits can only get "
+                  "worse, and one short job delayed by hours weighs more than hundreds of unchanged ones. Over the "
+                  "same users: the median of each user's geometric mean of the ratios, the share of users whose "
+                  "geometric mean is below 1, the median of each user's mean stretch over her baseline mean "
+                  "stretch, and the mean share of a user's jobs that start at another time than in the baseline.", ""]
+        robust = []
+        for trace in TRACES:
+            for policy in ("EFS", "FS+EFS"):
+                for eff in ("green", "gluttonous"):
+                    sel = stats[(stats.get("trace") == trace.key) & (stats["policy"] == policy)
+                                & (stats["efficiency"] == eff)] if not stats.empty else stats
+                    if len(sel):
+                        r = sel.iloc[0]
+                        robust.append([trace.name, policy.lower(), eff, f"{r['mean']:.2f}", f"{r['geo_median']:.3f}",
+                                       f"{100 * r['geo_below_1']:.0f} %", f"{r['rom_median']:.3f}",
+                                       f"{100 * r['moved']:.0f} %"])
+        lines += _md_table(["trace", "config", "efficiency", "mean of ratios (paper's)", "median geometric mean",
+                            "users below 1", "median ratio of means", "jobs moved"], robust, "lll")
+        lines += ["### The paper's findings on our runs", ""]
         lines += [c.markdown() for c in table1_claims(stats)] + [""]
         if not per_user.empty:
             lines += ["### Each user's mean normalized stretch", ""]
@@ -556,7 +611,8 @@ class ExperimentResult:
 def run_experiment(out: str | Path, *, parts: Sequence[str] = ("lightesp", "table1"), traces: Sequence[str] | None = None,
                    full: bool = False, weeks: int | None = None, pwa: str | os.PathLike | None = None,
                    nb_users: int = 20, seeds: int = 5, seed: int = 1, workers: int | None = None,
-                   force: bool = False, show_progress: bool | None = None) -> ExperimentResult:
+                   force: bool = False, show_progress: bool | None = None, charge: str = "end",
+                   note: Callable[[str], None] | None = None) -> ExperimentResult:
     """Prepare the inputs, run every simulation (a resumable sweep), write the tables, figures and report.
 
     Args:
@@ -569,6 +625,9 @@ def run_experiment(out: str | Path, *, parts: Sequence[str] = ("lightesp", "tabl
         nb_users: users made green / gluttonous in turn (the paper: 20).
         seeds: Light-ESP submission orders (seeds 1..seeds).
         seed: seed of the synthetic traces.
+        charge: when FS, EFS and FS+EFS charge usage: ``end`` (the paper's) or ``running`` (a sensitivity
+            study; its runs go to folders suffixed ``_running``).
+        note: called with one line per step (inputs ready, runs starting) for long runs.
 
     Raises:
         OptionError: an unknown part or trace, or a missing ``pwa`` folder.
@@ -583,17 +642,23 @@ def run_experiment(out: str | Path, *, parts: Sequence[str] = ("lightesp", "tabl
         raise OptionError(f"unknown trace(s) {', '.join(sorted(set(traces) - keys))}; traces: {', '.join(sorted(keys))}")
     if weeks is not None and weeks < 1:
         raise OptionError(f"--weeks must be at least 1, got {weeks}")
+    if charge not in ("end", "running"):
+        raise OptionError(f"--charge must be end or running, got {charge!r}")
     out = Path(out)
     inputs_dir, runs_dir = out / "inputs", out / "runs"
     pwa_dir = find_pwa(pwa)
     runs: list[Run] = []
     if "lightesp" in parts:
-        runs += lightesp_runs(inputs_dir, runs_dir, range(1, seeds + 1))
+        runs += lightesp_runs(inputs_dir, runs_dir, range(1, seeds + 1), charge)
     inputs: list[TraceInputs] = []
+    say = note or (lambda line: None)
     if "table1" in parts:
-        inputs = [trace_inputs(t, inputs_dir, pwa=pwa_dir, full=full, weeks=weeks, nb_users=nb_users, seed=seed)
-                  for t in chosen]
-        runs += table1_runs(inputs, inputs_dir, runs_dir)
+        for t in chosen:
+            inputs.append(trace_inputs(t, inputs_dir, pwa=pwa_dir, full=full, weeks=weeks, nb_users=nb_users,
+                                       seed=seed))
+            say(f"table I inputs: {t.name}, {inputs[-1].nb_jobs:,} jobs ({inputs[-1].source})")
+        runs += table1_runs(inputs, inputs_dir, runs_dir, charge)
+    say(f"{len(runs)} runs on {workers or os.cpu_count()} processes (done runs are skipped)")
     frame = run_sweep(runs, workers=workers, force=force, show_progress=show_progress)
     frame.to_csv(out / "runs.csv", index=False)
     lightesp = lightesp_table(frame) if "lightesp" in parts else pd.DataFrame()
@@ -609,7 +674,9 @@ def run_experiment(out: str | Path, *, parts: Sequence[str] = ("lightesp", "tabl
     how = ("full: whole logs" if full else "reduced: each trace cut to its busiest weeks") if weeks is None else \
         f"{weeks} week(s) per trace"
     size_note = (f"{how} ({', '.join(f'{i.trace.name} {i.nb_jobs:,} jobs' for i in inputs)}); " if inputs else "") + \
-        (f"Light-ESP ×4 with {seeds} submission orders." if "lightesp" in parts else "")
+        (f"Light-ESP ×4 with {seeds} submission orders." if "lightesp" in parts else "") + \
+        (" Usage charged when a job ends (the paper's accounting)." if charge == "end" else
+         " Usage charged while jobs run (option charge: running), not at their end as in the paper.")
     report = write_report(out / "report.md", lightesp=lightesp, per_user=per_user, stats=stats, checks=checks,
                           inputs=inputs, wall_s=wall, workers=workers, failures=failed_runs(frame),
                           size_note=size_note, nb_runs=len(runs))
