@@ -26,8 +26,9 @@ class Option:
 
     Attributes:
         name: key in the JSON options.
-        type: ``str``, ``int``, ``float``, ``bool`` or ``dict`` (a JSON object) (an ``int`` is accepted for ``float``; ``bool`` is
-            never accepted for numbers; numbers must be finite).
+        type: ``str``, ``int``, ``float``, ``bool`` or ``dict`` (a JSON object; its entries are the piece's
+            to check) (an ``int`` is accepted for ``float``; ``bool`` is never accepted for numbers; numbers
+            must be finite).
         default: value when absent (``None``: absent means "not set").
         choices: allowed values.
         min, max: inclusive range for numbers.

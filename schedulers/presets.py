@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 # importing the slot modules registers their pieces
-from wattsched.schedulers import admission, backfill, budget, fairshare, frequency, order, placement, power  # noqa: F401
+from wattsched.schedulers import (  # noqa: F401
+    admission, backfill, budget, fairshare, frequency, order, placement, power)
 from wattsched.base.errors import OptionError
 from wattsched.schedulers.core import PolicyScheduler
 from wattsched.schedulers.options import Option, Options, _got, describe_all

@@ -39,7 +39,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     from wattsched.simulator.outputs import write_outputs
     from wattsched.simulator.platform import load_platform
     from wattsched.simulator.workload import load_workload
-
     from wattsched.workloads.users import check_job_fields
 
     options = scheduler_options(args.options) if args.options else {}
