@@ -64,6 +64,8 @@ def test_tiny_reproduction(tmp_path) -> None:
     again = run_experiment(out, traces=["sdsc"], weeks=1, pwa=pwa, nb_users=2, seeds=1, workers=1,
                            show_progress=False)
     assert (again.frame["status"] == "skipped").all()
+    assert "(0 simulated, the others' outputs reused" in again.report.read_text()
+    assert "simulated" not in report.split("**Wall time**")[1].split("\n")[0]
     assert again.stats.equals(result.stats)
 
 
