@@ -23,8 +23,10 @@ Energy Efficiency in HPC", CCGrid 2015), §III-B to §III-D and §IV-A; SLURM's 
 * eq. 4, fair-share factor: ``F_u = 2^(−U_u/S_u/d)``, ``d`` = ``damping`` (SLURM's
   FairShareDampeningFactor, default 1): F = 1 without usage, 0.5 when the usage equals the share.
 
-**Orders.** ``fairshare`` and ``efs`` sort waiting jobs by decreasing ``F_u`` of their owner (computed as
-increasing ``U_u/S_u/d``, which orders the same without F's underflow to 0 beyond U/S/d ≈ 1074);
+**Orders.** ``fairshare`` and ``efs`` sort waiting jobs by decreasing ``F_u`` of their owner, computed as
+increasing decayed usage per target share ``R_u / s_u``: F is decreasing in ``U_u/S_u/d``, and eq. 3's
+denominator, the sum of the shares and ``d`` are the same for every user, so the order is eq. 4's without
+reading the capacity each pass and without F's underflow to 0 beyond U/S/d ≈ 1074 (where F would tie);
 ``fs-efs`` by decreasing ``F^FS_u / max F^FS + F^EFS_u / max F^EFS``, each factor "normalized to [its]
 maximum current value" (§IV-A): the maximum over the users who have jobs waiting, the users being
 prioritized. Ties keep arrival order ("all algorithms use job's arrival order to break ties"), so with a
