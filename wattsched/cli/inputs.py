@@ -100,8 +100,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "default) as Batsim JSON, each job with a 'user' and an 'energy_factor'. "
                                    "Submission rules and user assignment: docstring of wattsched.workloads.lightesp.",
                        epilog="example: wattsched lightesp --output esp.json && wattsched platform --hosts 15 "
-                              "--output esp.xml && wattsched run esp.xml esp.json -s efs --per-user",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                              "--output esp.xml && wattsched run esp.xml esp.json -s efs --per-user")
     add_output_argument(p, "output .json")
     p.add_argument("--copies", type=positive_int, default=4, help="Light-ESPs one after the other (default 4)")
     p.add_argument("--users", choices=("same-workload", "different-workloads"), default="same-workload",

@@ -97,7 +97,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                           description="The EnergyFairShare paper's §IV: (1) Light-ESP x4 with three users of the same "
                                       "workload and energy factors 0.7/1.0/1.3 under FIFO, FS, EFS and FS+EFS (figure "
                                       "2); (2) three users with different workloads (figure 3); (3) table I: SDSC-SP2, "
-                                      "PIK-IPLEX and Curie with each of their 20 most active users in turn 30 %% greener "
+                                      "PIK-IPLEX and Curie with each of their 20 most active users in turn 30 % greener "
                                       "or more gluttonous, stretch normalized by the FairShare baseline. Real SDSC-SP2 "
                                       "and Curie logs are used when found (--pwa), synthetic traces otherwise; reduced "
                                       "size (busiest weeks) unless --full. Writes report.md, tables and figures.",
