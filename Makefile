@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test test-slow bench replay golden reproduce-energy-budget clean
+.PHONY: install demo test test-slow bench replay golden reproduce-energy-budget reproduce-efs clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,3 +43,6 @@ golden: $(STAMP)  ## regenerate the golden outputs of every preset (review the d
 
 reproduce-energy-budget: $(STAMP)  ## energy-budget paper §V: report + figures 2-5 (reduced size; FULL=1 for the paper's)
 	$(VENV)/bin/wattsched reproduce energy-budget --out results/energy-budget $(if $(FULL),--full,)
+
+reproduce-efs: $(STAMP)  ## EFS paper §IV: Light-ESP x4 (figures 2-3) + table I (reduced size; FULL=1 for whole logs)
+	$(VENV)/bin/wattsched reproduce efs --out results/efs $(if $(FULL),--full,)

@@ -231,9 +231,28 @@ class Powercap(WattschedScheduler):
     preset = "powercap"
 
 
+class FairShare(WattschedScheduler):
+    """Preset ``fairshare`` for pybatsim: EASY behind FairShare on CPU-seconds (EFS paper §III-B, eq. 1-4)."""
+
+    preset = "fairshare"
+
+
+class EnergyFairShare(WattschedScheduler):
+    """Preset ``efs`` for pybatsim: EASY behind EnergyFairShare, FairShare on joules (EFS paper §III-C)."""
+
+    preset = "efs"
+
+
+class FairSharePlusEnergy(WattschedScheduler):
+    """Preset ``fs-efs`` for pybatsim: EASY behind FS+EFS (EFS paper §IV-A)."""
+
+    preset = "fs-efs"
+
+
 #: The pybatsim class of every preset (registered in setup.cfg under ``pybatsim.schedulers``).
 PRESET_CLASSES: dict[str, type[WattschedScheduler]] = {
-    cls.preset: cls for cls in (Fcfs, EasyBackfill, EnergyBud, ReducePC, Powercap, Compose)}
+    cls.preset: cls for cls in (Fcfs, EasyBackfill, EnergyBud, ReducePC, Powercap, FairShare, EnergyFairShare,
+                                FairSharePlusEnergy, Compose)}
 
 
 def _unknown(spec: str, why: str = "") -> OptionError:

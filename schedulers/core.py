@@ -121,6 +121,7 @@ class PolicyScheduler:
         # static orders (FCFS): the queue kept sorted by (key, arrival number), no sort per pass
         self._static = order.static
         self._arrival: dict[str, int] = {}
+        self._arrivals = 0  # arrival numbers handed out (never reused: dequeued jobs leave _arrival)
         self._sorted: SortedKeyList = SortedKeyList(key=self._sorted_key)
         self._walltimes: SortedList = SortedList()  # walltimes of the waiting jobs (inf: none)
         self._waiting_rejects: list[RejectJob] = []
@@ -176,6 +177,7 @@ class PolicyScheduler:
         self._queue.clear()
         self._walltimes.clear()
         self._arrival.clear()
+        self._arrivals = 0
         self._sorted.clear()
         self._waiting_rejects.clear()
         self._registered.clear()
@@ -205,7 +207,8 @@ class PolicyScheduler:
         self._queue[job.id] = job
         self._walltimes.add(math.inf if job.walltime_s is None else job.walltime_s)
         if self._static:
-            self._arrival[job.id] = len(self._arrival)
+            self._arrival[job.id] = self._arrivals
+            self._arrivals += 1
             self._sorted.add(job)
         for piece in self.pieces:
             piece.on_submitted(job, view)

@@ -51,3 +51,20 @@ class Fcfs(QueueOrder):
 
     def static_key(self, job: QueuedJob) -> float:
         return job.subtime_s
+
+
+@register
+class Fifo(QueueOrder):
+    """First in, first out: the order in which jobs arrived at the scheduler (JOB_SUBMITTED order). Batsim
+    submits a workload's jobs in (submission time, id) order (behaviour 10), so this is ``fcfs`` for every
+    static workload; it differs only for jobs that arrive with a submission time in the past. The EFS
+    paper's baseline ("FIFO, in which jobs' priorities are based on their waiting time", §IV-B) and the
+    tie-break of every fair-share order."""
+
+    name = "fifo"
+    description = "first in, first out: arrival order at the scheduler"
+    reference = "EFS paper §IV-B (FIFO baseline); tie-break of every order"
+    static = True
+
+    def static_key(self, job: QueuedJob) -> int:
+        return 0

@@ -21,6 +21,9 @@ Presets:
 - ``energy-bud``: EASY + energy budget, energyBud (energy-budget paper §IV-B, Algorithm 2).
 - ``reduce-pc``: EASY + energy budget, reducePC (energy-budget paper §IV-D).
 - ``powercap``: EASY under the powercap ``B / (te − ts)`` inside the window (energy-budget paper §V-C).
+- ``fairshare``: EASY behind FairShare on CPU-seconds (EFS paper §III-B, eq. 1-4).
+- ``efs``: EASY behind EnergyFairShare, FairShare on joules (EFS paper §III-C).
+- ``fs-efs``: EASY behind FS+EFS, both factors normalized to their maximum and summed (EFS paper §IV-A).
 - ``compose``: any piece in any slot.
 """
 
@@ -30,7 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 # importing the slot modules registers their pieces
-from wattsched.schedulers import admission, backfill, budget, frequency, order, placement, power  # noqa: F401
+from wattsched.schedulers import (  # noqa: F401
+    admission, backfill, budget, fairshare, frequency, order, placement, power)
 from wattsched.base.errors import OptionError
 from wattsched.schedulers.core import PolicyScheduler
 from wattsched.schedulers.options import Option, Options, _got, describe_all
@@ -179,6 +183,13 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
            fixed={"order": "fcfs", "backfill": "easy", "admission": "reduce-pc"}, switches=(PLACEMENT, SHUTDOWN)),
     Preset("powercap", "EASY under the powercap B / (te - ts) inside the window", "energy-budget paper §V-C",
            fixed={"order": "fcfs", "backfill": "easy", "admission": "powercap"}, switches=(PLACEMENT, SHUTDOWN)),
+    Preset("fairshare", "EASY behind FairShare: the users with the least decayed CPU-seconds per share first",
+           "EFS paper §III-B, eq. 1-4 (SLURM classic fair share)",
+           fixed={"order": "fairshare", "backfill": "easy"}, switches=(PLACEMENT, SHUTDOWN)),
+    Preset("efs", "EASY behind EnergyFairShare: the users with the least decayed joules per share first",
+           "EFS paper §III-C", fixed={"order": "efs", "backfill": "easy"}, switches=(PLACEMENT, SHUTDOWN)),
+    Preset("fs-efs", "EASY behind FS+EFS: FairShare and EnergyFairShare factors normalized to their maximum, summed",
+           "EFS paper §IV-A", fixed={"order": "fs-efs", "backfill": "easy"}, switches=(PLACEMENT, SHUTDOWN)),
     _compose(),
 )}
 

@@ -33,3 +33,19 @@ def assert_input_error(load, path: Path, *fragments: str):
     for fragment in fragments:
         assert fragment in message, (fragment, message)
     return info.value
+
+
+@pytest.fixture(scope="session")
+def taurus_platform(tmp_path_factory):
+    """``taurus_platform(n)``: the path of a Taurus platform of ``n`` hosts, written once per session."""
+    from wattsched.platforms.generate import taurus_platform_xml
+
+    folder = tmp_path_factory.mktemp("platforms")
+
+    def write(nb_hosts: int) -> Path:
+        path = folder / f"taurus_{nb_hosts}.xml"
+        if not path.exists():
+            path.write_text(taurus_platform_xml(nb_hosts))
+        return path
+
+    return write

@@ -48,6 +48,14 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "powercap-shutdown": ("powercap", {**BUDGET, "shutdown": True}),
     # a combination no preset names: reducePC with shutdown and best-fit placement
     "compose": ("compose", {**BUDGET, "admission": "reduce-pc", "power": "shutdown", "placement": "best-fit"}),
+    # fair-share orders (EFS paper); a short half-life and charging while jobs run, so that both matter
+    "fairshare": ("fairshare", {}),
+    "fairshare-running": ("fairshare", {"charge": "running", "half_life_s": 3600.0, "shares": {"1": 3}}),
+    "efs": ("efs", {}),
+    "efs-shutdown": ("efs", {"shutdown": True, "half_life_s": 7200.0}),
+    "fs-efs": ("fs-efs", {"normalization": "total"}),
+    # EnergyFairShare under an energy budget with shutdown
+    "compose-efs-energy-bud": ("compose", {**BUDGET, "order": "efs", "admission": "energy-bud", "power": "shutdown"}),
 }
 
 

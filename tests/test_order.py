@@ -84,3 +84,25 @@ def test_an_order_reads_per_user_usage_from_start_and_completion_events():
     policy.on_completed("a1", JobState.COMPLETED_SUCCESSFULLY)
     assert order.usage == {"alice": 100.0}  # 2 hosts × 50 s
     assert policy.schedule() == [StartJob("b1", ProcSet((0, 1)))]  # bob has used nothing: first
+
+
+def test_fifo_keeps_arrival_order_after_earlier_jobs_left_the_queue():
+    """Arrival numbers are never reused: a job arriving after others started still comes after the job
+    that has waited since before them (a bug of the core's static queue, found by the fair-share
+    property tests)."""
+    from procset import ProcSet
+
+    from wattsched.schedulers.backfill import FcfsNoBackfill
+    from wattsched.schedulers.core import PolicyScheduler
+    from wattsched.schedulers.order import Fifo
+    from wattsched.schedulers.state import JobState, StartJob
+
+    policy = PolicyScheduler(order=Fifo(), backfill=FcfsNoBackfill())
+    policy.start(2)
+    for k in range(3):
+        policy.on_submitted(QueuedJob(f"j{k}", 1, 10.0, 0.0))
+    assert len(policy.schedule()) == 2  # j0, j1 start; j2 waits
+    policy.set_time(1.0)
+    policy.on_submitted(QueuedJob("late", 1, 10.0, 1.0))
+    policy.on_completed("j0", JobState.COMPLETED_SUCCESSFULLY)
+    assert policy.schedule() == [StartJob("j2", ProcSet(0))]

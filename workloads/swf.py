@@ -42,6 +42,9 @@ Jobs dropped, counted by reason in ``workload["meta"]["filtered"]``:
 ``nb_hosts`` or the largest ``res``. ``meta`` (ignored by Batsim, which reads only ``nb_res``, ``jobs``
 and ``profiles``) records the source, the options and the counts.
 
+:func:`busiest_window` finds the extract of a given length with the highest offered load, the kind of
+period the papers pick ("we selected traces with high average usage", EFS paper §IV-A).
+
 Command line: ``wattsched swf trace.swf --output w.json --speed 100e6 [--hosts N] [--window START,END]``.
 """
 
@@ -54,7 +57,7 @@ from typing import Any, NamedTuple
 
 from wattsched.base.errors import InputError, OptionError
 
-__all__ = ["SWF_FIELDS", "SwfJob", "read_swf", "swf_to_batsim", "profile_name"]
+__all__ = ["SWF_FIELDS", "SwfJob", "read_swf", "swf_to_batsim", "profile_name", "busiest_window"]
 
 SWF_FIELDS: tuple[str, ...] = (
     "job_number",
@@ -261,3 +264,34 @@ def swf_to_batsim(
         "filtered": dict(sorted(filtered.items())),
     }
     return {"nb_res": nb_res, "jobs": jobs, "profiles": profiles, "meta": meta}
+
+
+def busiest_window(swf_path: str | Path, *, nb_hosts: int, duration_s: float, step_s: float = 7 * 86400.0
+                   ) -> tuple[float, float]:
+    """The start (trace seconds, a multiple of ``step_s``) of the ``duration_s`` extract with the highest
+    offered load Σ processors × run time / (``nb_hosts`` × ``duration_s``), and that load.
+
+    Counts the jobs :func:`swf_to_batsim` would keep (run time > 0, 1 ≤ processors ≤ ``nb_hosts``, submit
+    time ≥ 0) by their submission time; a job's whole area counts in the window it is submitted in.
+
+    Raises:
+        InputError: malformed SWF. OptionError: non-positive ``nb_hosts``, ``duration_s`` or ``step_s``.
+    """
+    if nb_hosts < 1 or not duration_s > 0 or not step_s > 0:
+        raise OptionError(f"nb_hosts, duration_s and step_s must be positive, got {nb_hosts}, {duration_s}, {step_s}")
+    area_by_step: Counter[int] = Counter()
+    last = 0
+    for r in read_swf(swf_path):
+        procs = r["allocated_processors"] if r["allocated_processors"] != -1 else r["requested_processors"]
+        if r["run_time"] <= 0 or not 1 <= procs <= nb_hosts or r["submit_time"] < 0:
+            continue
+        step = int(r["submit_time"] // step_s)
+        area_by_step[step] += procs * r["run_time"]
+        last = max(last, step)
+    width = max(1, math.ceil(duration_s / step_s))
+    best_start, best_area = 0, -1.0
+    for first in range(0, max(1, last - width + 2)):
+        area = sum(area_by_step.get(first + i, 0.0) for i in range(width))
+        if area > best_area:
+            best_start, best_area = first, area
+    return best_start * step_s, max(best_area, 0.0) / (nb_hosts * duration_s)

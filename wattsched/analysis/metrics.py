@@ -15,6 +15,9 @@ One definition for each metric of docs/architecture.md §8, used by every study:
   (:func:`relative_window_energy`);
 * **per-user mean stretch**, stretch = (wait + run) / run, when a user is known for the jobs
   (:func:`per_user_mean_stretch`);
+* **per-user mean stretch normalized by a baseline run**: for each job of a user, its stretch divided by
+  its stretch in a baseline run of the same jobs, averaged over the user's jobs (EFS paper, table I:
+  "stretch-green / stretch-baseline", :func:`per_user_normalized_stretch`);
 * **jobs started**, jobs per ``final_state``, jobs rejected (:func:`final_state_counts`).
 
 Rejected jobs (``final_state`` REJECTED, empty time fields) are left out of every time metric but
@@ -74,6 +77,8 @@ __all__ = [
     "mean_waiting_time_s",
     "metrics_to_json",
     "per_user_mean_stretch",
+    "per_user_normalized_stretch",
+    "stretches",
     "relative_window_energy",
     "total_energy_j",
     "utilization",
@@ -201,6 +206,26 @@ def load_workload_users(workload: str | Path | Mapping[str, Any]) -> dict[str, s
     return users
 
 
+def stretches(jobs: pd.DataFrame) -> pd.Series:
+    """Stretch ``(wait + run) / run`` of each job that ran, indexed by job_id (Batsim's unbounded
+    "slowdown"; the EFS paper's stretch)."""
+    ran = jobs_that_ran(jobs)
+    run = ran["execution_time"]
+    values = (ran["waiting_time"] + run) / run
+    return pd.Series(values.to_numpy(dtype=float), index=ran["job_id"].astype(str).to_numpy(), name="stretch")
+
+
+def _owners(jobs: pd.DataFrame, users: Mapping[str, str] | None) -> pd.Series | None:
+    """User of each job that ran, indexed by job_id (None: no user known)."""
+    ran = jobs_that_ran(jobs)
+    ids = ran["job_id"].astype(str).to_numpy()
+    if "user" in ran.columns:
+        return pd.Series(ran["user"].astype(str).to_numpy(), index=ids)
+    if users:
+        return pd.Series([users.get(job_id) for job_id in ids], index=ids, dtype=object)
+    return None
+
+
 def per_user_mean_stretch(jobs: pd.DataFrame, users: Mapping[str, str] | None = None) -> dict[str, float]:
     """Mean stretch ``(wait + run) / run`` per user over the jobs that ran.
 
@@ -212,17 +237,44 @@ def per_user_mean_stretch(jobs: pd.DataFrame, users: Mapping[str, str] | None = 
         ``{user: mean stretch}``; empty when no user is known for any job (Batsim's jobs.csv has no
         user column).
     """
-    ran = jobs_that_ran(jobs)
-    if "user" in ran.columns:
-        owner = ran["user"].astype(str)
-    elif users:
-        owner = ran["job_id"].map(lambda job_id: users.get(str(job_id)))
-    else:
+    owner = _owners(jobs, users)
+    if owner is None:
         return {}
-    run = ran["execution_time"]
-    stretch = (ran["waiting_time"] + run) / run
-    frame = pd.DataFrame({"user": owner, "stretch": stretch}).dropna(subset=["user"])
+    frame = pd.DataFrame({"user": owner, "stretch": stretches(jobs)}).dropna(subset=["user"])
     return {str(user): float(value) for user, value in frame.groupby("user")["stretch"].mean().items()}
+
+
+def per_user_normalized_stretch(jobs: pd.DataFrame, baseline: pd.DataFrame,
+                                users: Mapping[str, str] | None = None, *, statistic: str = "mean"
+                                ) -> dict[str, float]:
+    """Per user, the mean over her jobs of ``stretch / stretch in the baseline run`` (EFS paper, table I).
+
+    Args:
+        jobs: the jobs.csv frame of the run.
+        baseline: the jobs.csv frame of the baseline run of the same jobs (same job ids).
+        users: job_id → user, when ``jobs`` has no ``user`` column.
+        statistic: ``"mean"`` of the ratios (the paper's); ``"geometric"`` mean of the ratios (a job
+            twice as slow and one twice as fast cancel out, where the mean counts +25 %); or
+            ``"ratio-of-means"``, the user's mean stretch over her mean stretch in the baseline.
+
+    Returns:
+        ``{user: value}`` over the jobs that ran in both runs; empty when no user is known.
+    """
+    owner = _owners(jobs, users)
+    if owner is None:
+        return {}
+    new, old = stretches(jobs), stretches(baseline)  # aligned on job_id; jobs missing from one are NaN
+    frame = pd.DataFrame({"user": owner, "new": new, "old": old}).dropna()
+    grouped = frame.groupby("user")
+    if statistic == "mean":
+        values = (frame["new"] / frame["old"]).groupby(frame["user"]).mean()
+    elif statistic == "geometric":
+        values = np.exp(np.log(frame["new"] / frame["old"]).groupby(frame["user"]).mean())
+    elif statistic == "ratio-of-means":
+        values = grouped["new"].mean() / grouped["old"].mean()
+    else:
+        raise ValueError(f"statistic must be mean, geometric or ratio-of-means, got {statistic!r}")
+    return {str(user): float(value) for user, value in values.items()}
 
 
 # ------------------------------------------------------------------------------------------ energy

@@ -12,6 +12,7 @@ schedulers     :mod:`.describe`: presets and pieces with their options and paper
 metrics, plot, :mod:`.analyse`: any Batsim output folder
 regress
 synth, swf,    :mod:`.inputs`: workloads and platforms
+lightesp,
 platform
 sweep,         :mod:`.studies`: many runs; the papers' experiments
 reproduce

@@ -1,4 +1,4 @@
-"""``wattsched synth``, ``swf`` and ``platform``: the workloads and platforms a study runs on."""
+"""``wattsched synth``, ``swf``, ``lightesp`` and ``platform``: the workloads and platforms a study runs on."""
 
 from __future__ import annotations
 
@@ -32,6 +32,27 @@ def cmd_swf(args: argparse.Namespace) -> int:
     start_s, duration_s = (None, None) if args.window is None else (args.window[0], args.window[1] - args.window[0])
     workload = swf_to_batsim(args.swf, speed_flops=args.speed, nb_hosts=args.hosts, max_jobs=args.max_jobs,
                              start_time_s=start_s, duration_s=duration_s, procs_per_host=args.procs_per_host)
+    emit_text(json.dumps(workload, indent=1) + "\n", args.output)
+    return 0
+
+
+def efficiencies(text: str) -> tuple[float, float, float]:
+    """``--efficiencies G,N,L``: three energy factors > 0."""
+    try:
+        values = tuple(float(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected three numbers like 0.7,1.0,1.3, got {text!r}") from None
+    if len(values) != 3 or not all(0 < v < float("inf") for v in values):
+        raise argparse.ArgumentTypeError(f"expected three numbers > 0 like 0.7,1.0,1.3, got {text!r}")
+    return values[0], values[1], values[2]
+
+
+def cmd_lightesp(args: argparse.Namespace) -> int:
+    from wattsched.workloads.lightesp import light_esp
+
+    workload = light_esp(copies=args.copies, users=args.users, efficiencies=args.efficiencies, seed=args.seed,
+                         hosts_per_node=args.hosts_per_node, period_s=args.period,
+                         walltime_factor=args.walltime_factor, speed_flops=args.speed)
     emit_text(json.dumps(workload, indent=1) + "\n", args.output)
     return 0
 
@@ -72,6 +93,31 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="keep the jobs submitted in this window of trace seconds (shifted to start at 0)")
     p.add_argument("--procs-per-host", type=positive_int, default=1, help="trace processors per host (default 1)")
     p.set_defaults(func=cmd_swf)
+
+    p = sub.add_parser("lightesp", help="generate the Light-ESP workload of the EFS paper (table II), with users",
+                       description="Write COPIES Light-ESP workloads one after the other (EFS paper table II: 230 "
+                                   "jobs of 14 types on 15 nodes of 12 cores, node-exclusive; one host per node by "
+                                   "default) as Batsim JSON, each job with a 'user' and an 'energy_factor'. "
+                                   "Submission rules and user assignment: docstring of wattsched.workloads.lightesp.",
+                       epilog="example: wattsched lightesp --output esp.json && wattsched platform --hosts 15 "
+                              "--output esp.xml && wattsched run esp.xml esp.json -s efs --per-user")
+    add_output_argument(p, "output .json")
+    p.add_argument("--copies", type=positive_int, default=4, help="Light-ESPs one after the other (default 4)")
+    p.add_argument("--users", choices=("same-workload", "different-workloads"), default="same-workload",
+                   help="same-workload: 3 users with the same jobs and energy factors --efficiencies (paper "
+                        "§IV-B.1); different-workloads: 3 users with 1/6, 2/6, 3/6 of the jobs, factor 1 "
+                        "(§IV-B.2) (default same-workload)")
+    p.add_argument("--efficiencies", type=efficiencies, default=(0.7, 1.0, 1.3), metavar="G,N,L",
+                   help="energy factors of users 1, 2, 3 with same-workload (default 0.7,1.0,1.3)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the submission order (default 1)")
+    p.add_argument("--hosts-per-node", type=positive_int, default=1,
+                   help="hosts per 12-core node: 1 = a host is a node (15 hosts), 12 = a host is a core (default 1)")
+    p.add_argument("--period", type=positive_float, default=935.0, metavar="S",
+                   help="seconds between the starts of two copies (default 935, table II's theoretical run time)")
+    p.add_argument("--walltime-factor", type=positive_float, default=1.0,
+                   help="walltime / run time, at least 1 (default 1)")
+    p.add_argument("--speed", type=positive_float, default=100e6, help="host speed in flop/s (default 100e6)")
+    p.set_defaults(func=cmd_lightesp)
 
     p = sub.add_parser("platform", help="generate a Taurus-calibrated SimGrid platform of any size",
                        description="Write a SimGrid 4.1 platform of Taurus nodes (energy-budget paper, table I, with "

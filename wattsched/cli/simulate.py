@@ -23,6 +23,9 @@ examples:
   wattsched run P.xml W.json -s energy-bud -o '{"budget_fraction": 0.5, "window_end_s": 86400, "shutdown": true}'
   wattsched run P.xml W.json -s compose -o '{"admission": "reduce-pc", "power": "shutdown", "window_end_s": 86400}'
   wattsched run P.xml W.json -s easy-backfill -o @options.json
+  wattsched run P.xml W.json -s efs -o '{"half_life_s": 86400}' --per-user   (EnergyFairShare, per-user stretch)
+  wattsched run P.xml W.json -s compose -o '{"order": "efs", "admission": "energy-bud", "power": "shutdown",
+                                            "budget_fraction": 0.6, "window_end_s": 86400}'
   wattsched run P.xml W.json -s mypackage.mymodule:MyScheduler        (any pybatsim scheduler class)
   wattsched run P.xml W.json --connect tcp://127.0.0.1:28000          (Batsim stand-in: the scheduler
                                                                          runs in another process)
@@ -36,10 +39,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     from wattsched.simulator.outputs import write_outputs
     from wattsched.simulator.platform import load_platform
     from wattsched.simulator.workload import load_workload
+    from wattsched.workloads.users import check_job_fields
 
     options = scheduler_options(args.options) if args.options else {}
     platform = load_platform(args.platform)
     workload = load_workload(args.workload)
+    check_job_fields((job.entry for job in workload.jobs), args.workload)
     handler = None
     if args.connect is None:
         from wattsched.schedulers.adapter import scheduler_handler
@@ -66,7 +71,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             bar.update(task, completed=len(sim.jobs_rows), sim_time=format_sim_time(sim.now_s))
     paths = write_outputs(sim, args.export, scheduling_time_s=stats.scheduling_time_s,
                           simulation_time_s=stats.simulation_time_s)
-    metrics = compute_metrics(str(args.export), tau_s=args.tau)
+    metrics = compute_metrics(str(args.export), tau_s=args.tau, workload=args.workload if args.per_user else None)
     if args.json:
         print(metrics_to_json(metrics))
     else:
@@ -129,6 +134,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tau", type=positive_float, default=10.0,
                    help="bounded-slowdown threshold in seconds (default 10)")
     p.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    p.add_argument("--per-user", action="store_true",
+                   help="also print each user's mean stretch (from the workload's 'user' field)")
     add_progress_arguments(p)
     p.set_defaults(func=cmd_run)
 

@@ -42,6 +42,24 @@ def cmd_reproduce_energy_budget(args: argparse.Namespace) -> int:
     return 1 if report_failures(result.frame) else 0
 
 
+def cmd_reproduce_efs(args: argparse.Namespace) -> int:
+    from wattsched.experiments.efs import find_pwa, run_experiment
+    from wattsched.experiments.sweep import report_failures
+
+    logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
+    pwa = find_pwa(args.pwa)
+    print(f"Parallel Workloads Archive logs: {pwa if pwa is not None else 'not found, synthetic traces'}",
+          file=sys.stderr)
+    result = run_experiment(args.out, parts=args.parts.split(","),
+                            traces=args.traces.split(",") if args.traces else None, full=args.full,
+                            weeks=args.weeks, pwa=args.pwa, nb_users=args.users, seeds=args.seeds, seed=args.seed,
+                            workers=args.workers, force=args.force,
+                            show_progress=not args.quiet and sys.stderr.isatty(), charge=args.charge,
+                            note=None if args.quiet else lambda line: print(line, file=sys.stderr, flush=True))
+    print(f"{len(result.frame)} runs in {result.wall_s:.0f} s; report: {result.report}")
+    return 1 if report_failures(result.frame) else 0
+
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("sweep", help="run a list of simulations in parallel, resumably, into one metrics table",
                        description="Run every simulation of RUNS (a JSON list of runs: name, platform, workload, "
@@ -74,3 +92,31 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")
     e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
     e.set_defaults(func=cmd_reproduce_energy_budget)
+
+    e = papers.add_parser("efs", help="EFS paper §IV: FairShare, EnergyFairShare, FS+EFS (Light-ESP, table I)",
+                          description="The EnergyFairShare paper's §IV: (1) Light-ESP x4 with three users of the same "
+                                      "workload and energy factors 0.7/1.0/1.3 under FIFO, FS, EFS and FS+EFS (figure "
+                                      "2); (2) three users with different workloads (figure 3); (3) table I: SDSC-SP2, "
+                                      "PIK-IPLEX and Curie with each of their 20 most active users in turn 30 % greener "
+                                      "or more gluttonous, stretch normalized by the FairShare baseline. Real SDSC-SP2 "
+                                      "and Curie logs are used when found (--pwa), synthetic traces otherwise; reduced "
+                                      "size (busiest weeks) unless --full. Writes report.md, tables and figures.",
+                          epilog="example: wattsched reproduce efs --out results/efs -j 2")
+    e.add_argument("--out", default="results/efs", help="output folder (default results/efs)")
+    e.add_argument("--pwa", metavar="DIR",
+                   help="folder of Parallel Workloads Archive logs (default: $WATTSCHED_PWA, else ../shared/data/pwa "
+                        "beside the repository)")
+    e.add_argument("--parts", default="lightesp,table1", help="lightesp and/or table1 (default both)")
+    e.add_argument("--traces", help="comma-separated subset of sdsc,pik,curie (default all)")
+    e.add_argument("--full", action="store_true", help="whole logs (hours for Curie); synthetic PIK-IPLEX of 52 weeks")
+    e.add_argument("--weeks", type=positive_int, help="weeks of every trace (default: 8 SDSC-SP2, 4 PIK-IPLEX, 1 Curie)")
+    e.add_argument("--users", type=positive_int, default=20, help="most active users made green/gluttonous (default 20)")
+    e.add_argument("--seeds", type=positive_int, default=5, help="Light-ESP submission orders (default 5)")
+    e.add_argument("--seed", type=int, default=1, help="seed of the synthetic traces (default 1)")
+    e.add_argument("--charge", choices=("end", "running"), default="end",
+                   help="when FS, EFS and FS+EFS charge usage: when a job ends (the paper's, default) or while it "
+                        "runs (a sensitivity study)")
+    e.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")
+    e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
+    e.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    e.set_defaults(func=cmd_reproduce_efs)
