@@ -33,8 +33,10 @@ import numpy as np
 from procset import ProcSet
 
 from wattsched.simulator.platform import Platform
-from wattsched.simulator.workload import ComposedProfile, DelayProfile, Job, ParallelProfile, Workload
-from wattsched.base.errors import ProtocolError
+from wattsched.simulator.workload import (
+    ComposedProfile, DelayProfile, Job, ParallelProfile, Profile, Workload, parse_job, parse_profile,
+)
+from wattsched.base.errors import InputError, ProtocolError
 from wattsched.base.hostsets import from_sorted_ids, parse_canonical as parse_hosts
 
 log = logging.getLogger(__name__)
@@ -82,6 +84,8 @@ class JobStatus(IntEnum):
 
 
 _TIMER, _COMPLETION = 0, 1
+# fields of a heap entry: (time, phase, order, version, tie-breaker, kind, payload)
+_VERSION, _KIND, _PAYLOAD = 3, 5, 6
 
 
 def procset_ids(ps: ProcSet) -> np.ndarray:
@@ -149,8 +153,17 @@ class _RunJob:
     dyn_w: float = 0.0  # (full - idle) x load summed over the job's hosts
     first_dyn_w: float = 0.0  # the part of dyn_w of the job's first host
     idle_w: float = 0.0  # idle power of the job's hosts at their pstates
+    first_idle_w: float = 0.0  # the part of idle_w of the job's first host
+    first_host: int = 0  # where Batsim runs the job's actor: the lowest id of the allocation (B42)
     energy_j: float = 0.0
     energy_t_s: float = 0.0
+    # lazy billing of the hosts but the first (B42): last time the job read them itself (its start,
+    # the end of a parallel task); while their power has changed unread, the time of their last
+    # reading, the energy billed to them eagerly since then up to their last change, and that change
+    read_s: float = 0.0
+    lag_read_s: float = math.nan
+    lag_eager_j: float = 0.0
+    lag_change_s: float = 0.0
     version: int = 0
     final_state: str = ""
     return_code: int = 0
@@ -165,6 +178,7 @@ class _Switch:
     resources: str
     target: int
     pending: int  # number of host groups not finished yet
+    reported: bool = False
 
 
 class Simulation:
@@ -175,12 +189,24 @@ class Simulation:
         workload: jobs and profiles (one static workload, named as in ``workload.name``).
         workload_label: what ``SIMULATION_BEGINS.workloads`` shows for the workload (Batsim sends
             the absolute path of the file).
+        dynamic_jobs: accept REGISTER_PROFILE / REGISTER_JOB from the scheduler (Batsim's
+            ``--enable-dynamic-jobs``, B44); the simulation then ends only after the scheduler's
+            NOTIFY ``registration_finished``.
+        acknowledge_dynamic_jobs: answer each REGISTER_JOB with a JOB_SUBMITTED (Batsim's
+            ``--acknowledge-dynamic-jobs``, B44).
     """
 
-    def __init__(self, platform: Platform, workload: Workload, *, workload_label: str | None = None) -> None:
+    def __init__(self, platform: Platform, workload: Workload, *, workload_label: str | None = None,
+                 dynamic_jobs: bool = False, acknowledge_dynamic_jobs: bool = False) -> None:
         self.platform = platform
         self.workload = workload
         self.workload_label = workload_label or os.path.abspath(workload.path)
+        self.dynamic_jobs = dynamic_jobs
+        self.acknowledge_dynamic_jobs = acknowledge_dynamic_jobs
+        self._registration_open = dynamic_jobs  # until NOTIFY registration_finished (B44)
+        # profiles of every workload, parsed and as received (B44: REGISTER_PROFILE adds to them)
+        self._profiles: dict[str, dict[str, Profile]] = {workload.name: dict(workload.profiles)}
+        self._raw_profiles: dict[str, dict[str, Any]] = {workload.name: dict(workload.profiles_json)}
         n = len(platform.hosts)
         self.nb_hosts = n
         models = list(platform.models)
@@ -214,8 +240,10 @@ class Simulation:
         self.energy_j = 0.0
         self.wattmin_w = float(self._idle[self.model_of, self.pstate].sum())
         self.dyn_w = 0.0
-        # time of the last energy reading of every host (a CSV row or a QUERY): see _start_leaf
+        # time of the last energy reading of every host (a CSV row or a QUERY), and the running jobs
+        # whose hosts but the first have changed power unread since then (B42, see _start_leaf)
         self._last_reading_s = 0.0
+        self._lagging: dict[int, _RunJob] = {}
 
         self.jobs: dict[str, _RunJob] = {j.id: _RunJob(j) for j in workload.jobs}
         self._job_index: dict[str, int] = {}
@@ -227,8 +255,9 @@ class Simulation:
             (t, list(group)) for t, group in itertools.groupby(workload.jobs, key=lambda j: j.subtime_s)
         ]
         self._sub_next = 0
-        self._heap: list[tuple[float, int, int, int, str, Any]] = []
+        self._heap: list[tuple[float, int, int, int, int, str, Any]] = []
         self._seq = itertools.count()
+        self._tie = itertools.count()  # heap entries never compare their payloads
         self._order = itertools.count()
         self._out: list[dict] = []
         self._notify_deferred = False  # NOTIFY opens the next message (B11)
@@ -271,7 +300,11 @@ class Simulation:
             "nb_storage_resources": 0,
             "allow_compute_sharing": False,
             "allow_storage_sharing": True,
-            "config": dict(_BATSIM_CONFIG),
+            "config": {
+                **_BATSIM_CONFIG,
+                "dynamic-jobs-enabled": self.dynamic_jobs,
+                "dynamic-jobs-acknowledged": self.acknowledge_dynamic_jobs,
+            },
             "compute_resources": resources,
             "storage_resources": [],
             "workloads": {self.workload.name: self.workload_label},
@@ -320,8 +353,7 @@ class Simulation:
             self._notify_deferred = True
         if events:
             return self._message(events)
-        while self._heap:
-            t = self._heap[0][0]
+        while (t := self._next_time()) is not None:
             batch = self._pop_batch(t)
             if batch:
                 return self._message(batch)
@@ -337,15 +369,51 @@ class Simulation:
                 f"deadlock at t={self.now_s:.6f}: nothing is left to happen but {len(waiting)} job(s) "
                 f"were never started nor rejected by the scheduler ({shown})"
             )
+        if self._registration_open:  # B44: Batsim's is_simulation_finished waits for it forever
+            raise ProtocolError(
+                f"deadlock at t={self.now_s:.6f}: nothing is left to happen but dynamic job registration is "
+                "still open (the scheduler must send NOTIFY {'type': 'registration_finished'})"
+            )
+
+    def _is_stale(self, entry: tuple) -> bool:
+        """The end of a task that was killed or re-timed (DVFS) since it was scheduled."""
+        if entry[_KIND] != "job":
+            return False
+        rj: _RunJob = entry[_PAYLOAD]
+        return entry[_VERSION] != rj.version or rj.status != JobStatus.RUNNING
+
+    def _next_time(self) -> float | None:
+        """Time of the next live event, None when nothing is left. Stale ends are dropped first:
+        the former end of a killed or DVFS-shortened task neither keeps the simulation alive nor
+        moves the clock (B41)."""
+        heap = self._heap
+        while heap and self._is_stale(heap[0]):
+            heapq.heappop(heap)
+        return heap[0][0] if heap else None
 
     def _pop_batch(self, t: float) -> list[dict]:
-        """All Batsim-side events at time ``t``: timers then completions (B9, B37)."""
+        """All Batsim-side events at time ``t``: timers then completions (B9, B37).
+
+        What SimGrid's actors do at ``t`` comes before anything Batsim's server writes then: every
+        part of a job that ends at ``t`` and is followed by another starts the next one before any
+        row of time ``t`` reads the energy (B42), and every switch that ends at ``t`` is applied
+        before the rows of the first request completing then (B40).
+        """
         self._advance(max(t, self.now_s))
+        due: list[tuple] = []
+        heap = self._heap
+        while heap and heap[0][0] <= t:
+            entry = heapq.heappop(heap)
+            if entry[_KIND] == "job":
+                if self._is_stale(entry) or self._next_part(entry[_PAYLOAD]):
+                    continue
+            due.append(entry)
         events: list[dict] = []
         last_sub = -1
         notify = False
-        while self._heap and self._heap[0][0] <= t:
-            _, _, _, version, kind, payload = heapq.heappop(self._heap)
+        switched = False
+        for entry in due:
+            kind, payload = entry[_KIND], entry[_PAYLOAD]
             if kind == "submit":
                 events.extend(self._submit_due())
                 last_sub = len(events) - 1
@@ -353,14 +421,14 @@ class Simulation:
             elif kind == "call":
                 events.append(self._event("REQUESTED_CALL", {}))
             elif kind == "job":
-                rj: _RunJob = payload
-                if version != rj.version or rj.status != JobStatus.RUNNING:
-                    continue
-                ev = self._job_event(rj)
-                if ev is not None:
-                    events.append(ev)
+                events.append(self._job_end_event(payload))
             elif kind == "switch":
-                ev = self._switch_done(*payload)
+                if not switched:
+                    switched = True
+                    for e in due:
+                        if e[_KIND] == "switch":
+                            self._switch_hosts_done(*e[_PAYLOAD])
+                ev = self._switch_request_done(payload[0])
                 if ev is not None:
                     events.append(ev)
         if notify:
@@ -371,7 +439,7 @@ class Simulation:
         return events
 
     def _push(self, t: float, phase: int, order: int, version: int, kind: str, payload: Any) -> None:
-        heapq.heappush(self._heap, (t, phase, order, version, kind, payload))
+        heapq.heappush(self._heap, (t, phase, order, version, next(self._tie), kind, payload))
 
     # ------------------------------------------------------------------ submissions
 
@@ -446,7 +514,7 @@ class Simulation:
         self.wattmin_w += self._host_sum(self._idle, hosts) - before
 
     def _energy_row(self, kind: str) -> None:
-        self._last_reading_s = self.now_s
+        self._read_all()  # B42
         self.energy_rows.append((self.now_s, self.energy_j, kind, self.wattmin_w))
 
     def _machine_row(self) -> None:
@@ -510,7 +578,11 @@ class Simulation:
         except (TypeError, ValueError):
             raise ProtocolError(f"{ev['type']}: field 'timestamp' is not a number: {ts!r}") from None
         self._advance(ts)  # B5: applied at its timestamp, never in the past
-        data = ev.get("data") or {}
+        data = ev.get("data")
+        if data is None:
+            data = {}
+        elif not isinstance(data, dict):
+            raise ProtocolError(f"{ev['type']}: field 'data' must be an object, got {data!r}")
         handler = self._HANDLERS.get(ev["type"])
         if handler is None:
             raise ProtocolError(
@@ -557,10 +629,12 @@ class Simulation:
         rj.start_s = self.now_s
         rj.start_seq = next(self._order)
         rj.energy_t_s = self.now_s
-        rj.idle_w = self._host_sum(self._idle, hosts, n)
+        rj.read_s = self.now_s
+        rj.first_host = alloc.min
+        self._set_idle_power(rj)
         wall = rj.job.walltime_s
         rj.wall_end_s = self.now_s + wall if wall is not None else math.inf
-        rj.leaves = _flatten(self.workload.profiles[rj.job.profile])
+        rj.leaves = _flatten(self._profiles[rj.job.id.split("!", 1)[0]][rj.job.profile])
         rj.leaf_idx = 0
         self.job_of_host[hosts] = self._job_index[rj.job.id]
         self._set_machine_state(hosts, n, MachineState.COMPUTING, MachineState.IDLE)
@@ -591,7 +665,7 @@ class Simulation:
             self._update_task_progress(rj)
             progress[jid] = self._progress_tree(rj)
             rc = -2 if rj.is_parallel else -1  # B15
-            self._end_job(rj, "COMPLETED_KILLED", rc)
+            self._out.append(self._end_job(rj, "COMPLETED_KILLED", rc))
         self._out.append(self._event("JOB_KILLED", {"job_ids": list(ids), "job_progress": progress}))
 
     def _on_call_me_later(self, data: dict) -> None:
@@ -605,7 +679,7 @@ class Simulation:
         requests = data.get("requests")
         if not isinstance(requests, dict) or set(requests) - {"consumed_energy"} or not requests:
             raise ProtocolError(f"QUERY: field 'requests' must be {{'consumed_energy': {{}}}}, got {requests!r}")
-        self._last_reading_s = self.now_s
+        self._read_all()  # B42
         self._out.append(self._event("ANSWER", {"consumed_energy": r6(self.energy_j)}))  # B26
 
     def _on_metadata(self, data: dict) -> None:
@@ -614,8 +688,78 @@ class Simulation:
 
     def _on_notify(self, data: dict) -> None:
         kind = data.get("type")
-        if kind not in ("registration_finished", "continue_registration"):
+        if kind == "registration_finished":  # B44 (accepted, and meaningless, without dynamic jobs)
+            self._registration_open = False
+        elif kind == "continue_registration":
+            self._registration_open = self.dynamic_jobs
+        else:
             raise ProtocolError(f"NOTIFY: field 'type': unsupported value {kind!r}")
+
+    # ------------------------------------------------------------------ dynamic registration (B44)
+
+    def _registration_field(self, data: dict, etype: str, key: str) -> str:
+        """A string field of a registration, once checked that registrations are accepted now."""
+        if not self.dynamic_jobs:
+            raise ProtocolError(
+                f"{etype}: dynamic job registration is disabled (Batsim's --enable-dynamic-jobs, "
+                "Simulation(dynamic_jobs=True))"
+            )
+        if not self._registration_open:
+            raise ProtocolError(f"{etype}: registration after the scheduler's NOTIFY registration_finished")
+        value = data.get(key)
+        if not isinstance(value, str) or not value:
+            raise ProtocolError(f"{etype}: field '{key}' must be a non-empty string, got {value!r}")
+        return value
+
+    def _on_register_profile(self, data: dict) -> None:
+        """REGISTER_PROFILE: a new profile, in a new workload if needed; nothing is sent back."""
+        etype = "REGISTER_PROFILE"
+        wl = self._registration_field(data, etype, "workload_name")
+        name = self._registration_field(data, etype, "profile_name")
+        desc = data.get("profile")
+        if not isinstance(desc, dict):
+            raise ProtocolError(f"{etype} {name}: field 'profile' must be an object, got {desc!r}")
+        profiles = self._profiles.get(wl, {})
+        raw = self._raw_profiles.get(wl, {})
+        if name in profiles:
+            raise ProtocolError(
+                f"{etype}: field 'profile_name': profile '{name}' already exists in workload '{wl}'"
+            )
+        try:
+            profile = parse_profile(f"{etype} (workload '{wl}')", name, desc, profiles, raw)
+        except InputError as exc:
+            raise ProtocolError(str(exc)) from None
+        self._profiles.setdefault(wl, profiles)[name] = profile
+        self._raw_profiles.setdefault(wl, raw)[name] = desc
+
+    def _on_register_job(self, data: dict) -> None:
+        """REGISTER_JOB: the job is submitted at once (its ``subtime`` is kept for the outputs) and,
+        when acknowledged, announced by a JOB_SUBMITTED among the results of the reply."""
+        etype = "REGISTER_JOB"
+        jid = self._registration_field(data, etype, "job_id")
+        wl, _, name = jid.partition("!")
+        if not name:
+            raise ProtocolError(f"{etype}: field 'job_id' {jid!r} must be '<workload>!<job name>'")
+        if wl not in self._profiles:
+            raise ProtocolError(
+                f"{etype}: field 'job_id' {jid!r}: workload '{wl}' does not exist (REGISTER_PROFILE creates it)"
+            )
+        if jid in self.jobs:
+            raise ProtocolError(f"{etype}: field 'job_id': job {jid} already exists")
+        if "job" not in data:
+            raise ProtocolError(f"{etype} {jid}: field 'job' is missing (descriptions from Redis are not supported)")
+        try:
+            job = parse_job(f"{etype} {jid}", "job", data["job"], wl, self._profiles[wl])
+        except InputError as exc:
+            raise ProtocolError(str(exc)) from None
+        if job.id != jid:
+            raise ProtocolError(f"{etype} {jid}: field 'job.id' {data['job']['id']!r} names another job")
+        rj = _RunJob(job, status=JobStatus.SUBMITTED)
+        self.jobs[jid] = rj
+        self._job_index[jid] = len(self._job_list)
+        self._job_list.append(rj)
+        if self.acknowledge_dynamic_jobs:
+            self._out.append(self._event("JOB_SUBMITTED", {"job_id": jid, "job": job.entry}))
 
     def _on_set_state(self, data: dict) -> None:
         try:
@@ -690,15 +834,22 @@ class Simulation:
             self.pstate_rows.append((self.now_s, resources, target))
             self._out.append(self._event("RESOURCE_STATE_CHANGED", {"resources": resources, "state": str(target)}))
 
-    def _switch_done(self, sw: _Switch, hosts: np.ndarray) -> dict | None:
+    def _switch_hosts_done(self, sw: _Switch, hosts: np.ndarray) -> None:
+        """Hosts end their transition: the actor switching them sets their pstate and state (B40)."""
         self.dyn_w -= self._host_sum(self._full, hosts) - self._host_sum(self._idle, hosts)
         off = self.mstate[hosts[0]] == MachineState.SWITCHING_OFF
         target_state = MachineState.SLEEPING if off else MachineState.IDLE
         self._set_pstate(hosts, sw.target)
         self._set_machine_state(hosts, len(hosts), target_state)
         sw.pending -= 1
-        if sw.pending:
+
+    def _switch_request_done(self, sw: _Switch) -> dict | None:
+        """A request whose hosts have all ended their transition: its rows, written from the state
+        of every host (B40: all the switches ending at this time are already applied), and its
+        RESOURCE_STATE_CHANGED (B23)."""
+        if sw.pending or sw.reported:
             return None
+        sw.reported = True
         self._energy_row("p")  # B30: after the change
         self._machine_row()
         self.pstate_rows.append((self.now_s, sw.resources, sw.target))
@@ -713,7 +864,7 @@ class Simulation:
             self._update_task_progress(rj)
         self._set_pstate(hosts, target)
         for rj in running:
-            rj.idle_w = self._host_sum(self._idle, rj.hosts, rj.nb_hosts)
+            self._set_idle_power(rj)
             if rj.is_parallel:
                 self._set_task_rate(rj)
                 self._schedule_job_event(rj)
@@ -764,22 +915,70 @@ class Simulation:
             rj.first_dyn_w = float(per_host[0])
         self.dyn_w += rj.dyn_w
 
-    def _start_leaf(self, rj: _RunJob) -> None:
-        """Start the current part of a job.
+    def _set_idle_power(self, rj: _RunJob) -> None:
+        rj.idle_w = self._host_sum(self._idle, rj.hosts, rj.nb_hosts)
+        h = rj.first_host
+        rj.first_idle_w = float(self._idle[self.model_of[h], self.pstate[h]])
 
-        SimGrid's energy plugin bills a host lazily: at each reading (a CSV row or a QUERY, which
-        read every host), at the end of an execution and before a pstate change, the time since the
-        host's previous reading is billed at the power *of that moment*. A compute part that starts
-        after a delay part inside a job (a composed profile) reads only the host its actor runs on
-        (the first of the allocation), so on the other hosts the delay's time since the last
-        reading is billed at the compute power (recorded by real Batsim, ``composed-profiles``:
-        10.39 s x 51.92 W for the second host of job 6 between 195 s and 235 s).
-        """
+    # Lazy billing (B42). SimGrid's energy plugin bills a host only when it reads it: the time since
+    # its previous reading at the power the host has at the moment of the new reading. Batsim reads
+    # every host at each CSV row and QUERY, the hosts of a parallel task when it ends (also when
+    # killed or cut by the walltime), a host whose pstate changes (always right after a 'p' row), a
+    # switching host at each step of its switch, and the host of a job's actor (the first of the
+    # allocation) when a delay ends or a compute part starts. So the only hosts whose power changes
+    # unread are the other hosts of a job whose compute part starts after a delay: they are tracked
+    # per job, as one group, until their next reading; every other host is billed eagerly.
+
+    def _rest_power_w(self, rj: _RunJob) -> float:
+        """Power drawn now by the hosts of ``rj`` but the first."""
+        return rj.idle_w - rj.first_idle_w + rj.dyn_w - rj.first_dyn_w
+
+    def _unread_change(self, rj: _RunJob, before_w: float) -> None:
+        """The hosts of ``rj`` but the first change power without being read; they drew ``before_w``."""
+        now = self.now_s
+        if rj.lag_read_s != rj.lag_read_s:  # NaN: nothing pending yet
+            last = max(rj.read_s, self._last_reading_s)
+            if last == now:
+                return  # read at this very time: nothing to bill lazily
+            rj.lag_read_s = rj.lag_change_s = last
+            rj.lag_eager_j = 0.0
+            self._lagging[id(rj)] = rj
+        rj.lag_eager_j += before_w * (now - rj.lag_change_s)
+        rj.lag_change_s = now
+
+    def _bill_lag(self, rj: _RunJob) -> None:
+        """Read the lagging hosts of ``rj``: their time since their last reading is billed at the
+        power they draw now instead of what was billed eagerly."""
+        extra_j = self._rest_power_w(rj) * (rj.lag_change_s - rj.lag_read_s) - rj.lag_eager_j
+        self.energy_j += extra_j
+        rj.energy_j += extra_j
+        rj.lag_read_s = math.nan
+
+    def _read_job_hosts(self, rj: _RunJob) -> None:
+        """A parallel task of ``rj`` ends (or the job): all its hosts are read."""
+        if rj.lag_read_s == rj.lag_read_s:
+            self._bill_lag(rj)
+            del self._lagging[id(rj)]
+        rj.read_s = self.now_s
+
+    def _read_all(self) -> None:
+        """A CSV row or a QUERY reads every host."""
+        if self._lagging:
+            for rj in self._lagging.values():
+                self._bill_lag(rj)
+            self._lagging.clear()
+        self._last_reading_s = self.now_s
+
+    def _start_leaf(self, rj: _RunJob) -> None:
+        """Start the current part of a job (B19-B22). Only the host of the job's actor is read
+        then: on the other hosts, a compute part that follows a delay changes their power unread,
+        billed at the compute power back to their last reading (B42, recorded by real Batsim:
+        ``composed-profiles`` job 6, ``composed-profiles-c`` job 8)."""
         leaf = rj.leaves[rj.leaf_idx].profile
         rj.task_t0_s = self.now_s
         self._account_job_energy(rj)
         if isinstance(leaf, ParallelProfile):
-            after_delay = rj.leaf_idx > 0 and not rj.is_parallel
+            before_w = self._rest_power_w(rj)
             rj.is_parallel = True
             rj.remains = 1.0
             if leaf.kind == "parallel_homogeneous":
@@ -792,16 +991,12 @@ class Simulation:
                 except ValueError as exc:
                     raise ProtocolError(f"EXECUTE_JOB {rj.job.id}: {exc}") from None
             self._set_task_rate(rj)
-            if after_delay:
-                unread_w = rj.dyn_w - rj.first_dyn_w
-                extra_j = unread_w * (self.now_s - max(rj.delay_start_s, self._last_reading_s))
-                self.energy_j += extra_j
-                rj.energy_j += extra_j
+            if rj.dyn_w - rj.first_dyn_w != 0.0:
+                self._unread_change(rj, before_w)
         else:
-            rj.delay_start_s = self.now_s
             rj.is_parallel = False
             self.dyn_w -= rj.dyn_w
-            rj.dyn_w = 0.0  # B21: a delay does not load the CPU
+            rj.dyn_w = rj.first_dyn_w = 0.0  # B21: a delay does not load the CPU
             rj.remains = leaf.delay_s
             rj.delay_s = leaf.delay_s
         self._schedule_job_event(rj)
@@ -811,33 +1006,45 @@ class Simulation:
             return self.now_s if rj.rate == math.inf else rj.task_t0_s + rj.remains / rj.rate
         return rj.task_t0_s + rj.remains
 
+    def _hits_walltime(self, rj: _RunJob, end_s: float) -> bool:
+        """B14: a compute task ending exactly at the walltime succeeds; a delay reaching it is cut."""
+        return end_s > rj.wall_end_s if rj.is_parallel else end_s >= rj.wall_end_s
+
     def _schedule_job_event(self, rj: _RunJob) -> None:
         end = self._task_end_s(rj)
-        # B14: a compute task ending exactly at the walltime succeeds; a delay reaching it is cut
-        walltime = end > rj.wall_end_s if rj.is_parallel else end >= rj.wall_end_s
-        t = rj.wall_end_s if walltime else end
+        t = rj.wall_end_s if self._hits_walltime(rj, end) else end
         rj.version += 1
         self._push(t, _COMPLETION, rj.start_seq, rj.version, "job", rj)
 
-    def _job_event(self, rj: _RunJob) -> dict | None:
-        end = self._task_end_s(rj)
-        walltime = end > rj.wall_end_s if rj.is_parallel else end >= rj.wall_end_s
-        if walltime:
+    def _next_part(self, rj: _RunJob) -> bool:
+        """The current part of ``rj`` ends now: start the next one and return True, or return
+        False when the job ends with it (walltime, failure or last part: see _job_end_event)."""
+        if self._hits_walltime(rj, self._task_end_s(rj)) or rj.leaves[rj.leaf_idx].ret:
+            return False
+        if rj.leaf_idx + 1 == len(rj.leaves):
+            return False
+        if rj.is_parallel:
+            self._read_job_hosts(rj)
+        rj.leaf_idx += 1
+        self._start_leaf(rj)
+        return True
+
+    def _job_end_event(self, rj: _RunJob) -> dict:
+        """End ``rj`` whose last part, failing part (B16) or walltime (B14) is reached now."""
+        if self._hits_walltime(rj, self._task_end_s(rj)):
             self._update_task_progress(rj)
-            return self._end_job(rj, "COMPLETED_WALLTIME_REACHED", -1, emit=True)
+            return self._end_job(rj, "COMPLETED_WALLTIME_REACHED", -1)
         leaf = rj.leaves[rj.leaf_idx]
         if leaf.ret:
-            return self._end_job(rj, "COMPLETED_FAILED", leaf.ret, emit=True)  # B16
-        rj.leaf_idx += 1
-        if rj.leaf_idx < len(rj.leaves):
-            self._start_leaf(rj)
-            return None
-        return self._end_job(rj, "COMPLETED_SUCCESSFULLY", 0, emit=True)
+            return self._end_job(rj, "COMPLETED_FAILED", leaf.ret)
+        return self._end_job(rj, "COMPLETED_SUCCESSFULLY", 0)
 
-    def _end_job(self, rj: _RunJob, state: str, rc: int, *, emit: bool = False) -> dict | None:
+    def _end_job(self, rj: _RunJob, state: str, rc: int) -> dict:
+        """The job ends (also killed, B15): its hosts are read (B42) and freed; its rows."""
         self._account_job_energy(rj)
+        self._read_job_hosts(rj)
         self.dyn_w -= rj.dyn_w
-        rj.dyn_w = 0.0
+        rj.dyn_w = rj.first_dyn_w = 0.0
         rj.status = JobStatus.DONE
         rj.final_state = state
         rj.return_code = rc
@@ -856,10 +1063,7 @@ class Simulation:
             {"job_id": rj.job.id, "job_state": state, "return_code": rc, "alloc": rj.alloc_str},
         )
         rj.flops = 0.0
-        if emit:
-            return ev
-        self._out.append(ev)
-        return None
+        return ev
 
     def _progress_tree(self, rj: _RunJob) -> dict:
         """JOB_KILLED progress: leaf ``{profile_name, progress}`` under composed nodes (B15)."""
@@ -882,16 +1086,19 @@ class Simulation:
         "SET_RESOURCE_STATE": _on_set_state,
         "SET_JOB_METADATA": _on_metadata,
         "NOTIFY": _on_notify,
+        "REGISTER_PROFILE": _on_register_profile,
+        "REGISTER_JOB": _on_register_job,
     }
 
     # ------------------------------------------------------------------ summaries for outputs
 
     @property
     def consumed_joules(self) -> float:
-        """Batsim's ``consumed_joules``: from the first submission to the last job end (B29)."""
-        if self._last_completion is None or self._first_submission_energy_j is None:
-            return 0.0
-        return self._last_completion[1] - self._first_submission_energy_j
+        """Batsim's ``consumed_joules``: from the first submission of a static job to the last job
+        end (B29); each energy is -1 when there was none (Batsim's defaults, ``context.hpp``)."""
+        last_j = self._last_completion[1] if self._last_completion is not None else -1.0
+        first_j = self._first_submission_energy_j if self._first_submission_energy_j is not None else -1.0
+        return last_j - first_j
 
     @property
     def makespan_s(self) -> float:

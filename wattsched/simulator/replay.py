@@ -161,13 +161,24 @@ def compare_csv(ours: Path, recorded: Path, rel_tol: float, tolerated: list[str]
     return out
 
 
-def _parse_args_file(path: Path) -> dict[str, str]:
+#: Batsim flags of ``batsim-args.txt`` that are options of :class:`Simulation` (B44).
+SIMULATION_FLAGS = {
+    "--enable-dynamic-jobs": "dynamic_jobs",
+    "--acknowledge-dynamic-jobs": "acknowledge_dynamic_jobs",
+}
+
+
+def _parse_args_file(path: Path) -> tuple[dict[str, str], dict[str, bool]]:
+    """Input files (``p``, ``w``, ``e``) and :class:`Simulation` options of a Batsim command line."""
     args = shlex.split(path.read_text())
     opts: dict[str, str] = {}
+    flags: dict[str, bool] = {}
     for i, a in enumerate(args):
         if a in ("-p", "--platform", "-w", "--workload", "-e", "--export") and i + 1 < len(args):
             opts[a.lstrip("-")[0]] = args[i + 1]
-    return opts
+        elif a in SIMULATION_FLAGS:
+            flags[SIMULATION_FLAGS[a]] = True
+    return opts, flags
 
 
 def replay(folder: str | os.PathLike, *, rel_tol: float = 1e-6, outputs_dir: str | os.PathLike | None = None) -> ReplayReport:
@@ -176,7 +187,7 @@ def replay(folder: str | os.PathLike, *, rel_tol: float = 1e-6, outputs_dir: str
     if not folder.is_dir():
         raise InputError(folder, "", "not a folder")
     args_file = folder / "batsim-args.txt"
-    opts = _parse_args_file(args_file) if args_file.exists() else {}
+    opts, flags = _parse_args_file(args_file) if args_file.exists() else ({}, {})
     platform_path = folder / opts.get("p", "platform.xml")
     workload_path = folder / opts.get("w", "workload.json")
     prefix = opts.get("e", "out")
@@ -195,7 +206,7 @@ def replay(folder: str | os.PathLike, *, rel_tol: float = 1e-6, outputs_dir: str
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
                 raise InputError(messages_path, f"line {n}", f"not a recorded message: {exc}") from None
     report = ReplayReport(folder.name)
-    sim = Simulation(load_platform(platform_path), load_workload(workload_path))
+    sim = Simulation(load_platform(platform_path), load_workload(workload_path), **flags)
     ours: dict | None = _normalise_begins(sim.start())
     i = 0
     while i < len(recorded):
