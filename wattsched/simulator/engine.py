@@ -394,45 +394,50 @@ class Simulation:
     def _pop_batch(self, t: float) -> list[dict]:
         """All Batsim-side events at time ``t``: timers then completions (B9, B37).
 
-        What SimGrid's actors do at ``t`` comes before anything Batsim's server writes then: every
-        part of a job that ends at ``t`` and is followed by another starts the next one before any
-        row of time ``t`` reads the energy (B42), and every switch that ends at ``t`` is applied
-        before the rows of the first request completing then (B40).
+        The work is done in the order of SimGrid and Batsim at one time (B40, B42): first what the
+        actors woken at ``t`` do, in rounds, the energy loads of the tasks they start being known
+        only to later readings (SimGrid solves the loads after the round): jobs that end write their
+        rows, the submitter submits, and jobs whose part ends start the next part; then Batsim's
+        server writes the rows of the switch requests completing at ``t``, after every switch
+        ending at ``t`` was applied. Events keep the order of rule 9/37 whatever the work order.
         """
         self._advance(max(t, self.now_s))
-        due: list[tuple] = []
+        keyed: list[tuple[tuple, list[dict]]] = []
+        switches: list[tuple] = []
+        last_submission: tuple | None = None
         heap = self._heap
-        while heap and heap[0][0] <= t:
-            entry = heapq.heappop(heap)
-            if entry[_KIND] == "job":
-                if self._is_stale(entry) or self._next_part(entry[_PAYLOAD]):
-                    continue
-            due.append(entry)
-        events: list[dict] = []
-        last_sub = -1
-        notify = False
-        switched = False
-        for entry in due:
-            kind, payload = entry[_KIND], entry[_PAYLOAD]
-            if kind == "submit":
-                events.extend(self._submit_due())
-                last_sub = len(events) - 1
-                notify = self._submitter_done
-            elif kind == "call":
-                events.append(self._event("REQUESTED_CALL", {}))
-            elif kind == "job":
-                events.append(self._job_end_event(payload))
-            elif kind == "switch":
-                if not switched:
-                    switched = True
-                    for e in due:
-                        if e[_KIND] == "switch":
-                            self._switch_hosts_done(*e[_PAYLOAD])
-                ev = self._switch_request_done(payload[0])
-                if ev is not None:
-                    events.append(ev)
-        if notify:
-            if last_sub < len(events) - 1:
+        while heap and heap[0][0] <= t:  # one round of actors per pass
+            continuing: list[_RunJob] = []
+            while heap and heap[0][0] <= t:
+                entry = heapq.heappop(heap)
+                kind, payload, key = entry[_KIND], entry[_PAYLOAD], entry[:_KIND]
+                if kind == "job":
+                    if self._is_stale(entry):
+                        continue
+                    if self._job_continues(payload):
+                        continuing.append(payload)
+                    else:
+                        keyed.append((key, [self._job_end_event(payload)]))
+                elif kind == "submit":
+                    keyed.append((key, self._submit_due()))
+                    if self._submitter_done:
+                        last_submission = key
+                elif kind == "call":
+                    keyed.append((key, [self._event("REQUESTED_CALL", {})]))
+                else:
+                    switches.append(entry)
+            for rj in continuing:
+                self._next_part(rj)
+        for entry in switches:
+            self._switch_hosts_done(*entry[_PAYLOAD])
+        for entry in switches:
+            ev = self._switch_request_done(entry[_PAYLOAD][0])
+            if ev is not None:
+                keyed.append((entry[:_KIND], [ev]))
+        keyed.sort(key=lambda item: item[0])
+        events = [ev for _, evs in keyed for ev in evs]
+        if last_submission is not None:  # B11
+            if keyed[-1][0] != last_submission:
                 events.append(self._event("NOTIFY", {"type": "no_more_static_job_to_submit"}))
             else:
                 self._notify_deferred = True
@@ -447,7 +452,8 @@ class Simulation:
         """Submit every job of the current subtime (B6, B10) and wait for the next one."""
         t, group = self._sub_groups[self._sub_next]
         self._sub_next += 1
-        if self._first_submission_energy_j is None:
+        if self._first_submission_energy_j is None:  # B29; Batsim reads every host for it (B42)
+            self._read_all()
             self._first_submission_energy_j = self.energy_j
         for j in group:
             self.jobs[j.id].status = JobStatus.SUBMITTED
@@ -1016,18 +1022,19 @@ class Simulation:
         rj.version += 1
         self._push(t, _COMPLETION, rj.start_seq, rj.version, "job", rj)
 
-    def _next_part(self, rj: _RunJob) -> bool:
-        """The current part of ``rj`` ends now: start the next one and return True, or return
-        False when the job ends with it (walltime, failure or last part: see _job_end_event)."""
+    def _job_continues(self, rj: _RunJob) -> bool:
+        """Whether the part of ``rj`` ending now is followed by another one (no walltime reached,
+        no failure, B14, B16)."""
         if self._hits_walltime(rj, self._task_end_s(rj)) or rj.leaves[rj.leaf_idx].ret:
             return False
-        if rj.leaf_idx + 1 == len(rj.leaves):
-            return False
+        return rj.leaf_idx + 1 < len(rj.leaves)
+
+    def _next_part(self, rj: _RunJob) -> None:
+        """The current part of ``rj`` ends now and the next one starts (B22)."""
         if rj.is_parallel:
             self._read_job_hosts(rj)
         rj.leaf_idx += 1
         self._start_leaf(rj)
-        return True
 
     def _job_end_event(self, rj: _RunJob) -> dict:
         """End ``rj`` whose last part, failing part (B16) or walltime (B14) is reached now."""

@@ -22,7 +22,7 @@ import shlex
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from wattsched.simulator.engine import Simulation
 from wattsched.base.batsim_files import OUTPUT_KINDS
@@ -49,6 +49,13 @@ class ReplayReport:
     @property
     def ok(self) -> bool:
         return not self.differences
+
+    def summary(self) -> str:
+        """One line: identical (with what was tolerated) or the number of differences and the first."""
+        if self.ok:
+            extra = f", {len(self.tolerated)} tolerance(s) used" if self.tolerated else ""
+            return f"{self.scenario}: identical ({self.messages_compared} Batsim messages{extra})"
+        return f"{self.scenario}: {len(self.differences)} difference(s), first: {self.differences[0]}"
 
     def format(self, limit: int = 10) -> str:
         head = f"{self.scenario}: {self.messages_compared} Batsim messages compared"
@@ -257,3 +264,14 @@ def _split_tolerated(ours: dict, first: dict, second: dict, index: int, rel_tol:
         return False
     merged = {"now": first["now"], "events": first["events"] + second["events"]}
     return not compare_message(ours, merged, index, rel_tol)
+
+
+def format_summary(reports: Sequence[ReplayReport]) -> str:
+    """What ``wattsched replay`` prints after the reports: one line per scenario, then the count,
+    e.g. ``14 scenarios: 13 identical, 1 with differences``."""
+    identical = sum(report.ok for report in reports)
+    noun = "scenario" if len(reports) == 1 else "scenarios"
+    lines = [report.summary() for report in reports]
+    lines.append(f"{len(reports)} {noun}: {identical} identical, {len(reports) - identical} with differences")
+    return "\n".join(lines)
+
