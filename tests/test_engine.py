@@ -223,3 +223,25 @@ def test_switches_ending_together_are_applied_before_their_rows(tmp_path) -> Non
     assert len(done) == 3 and len({r[1:] for r in done}) == 1
     assert done[0][3] == pytest.approx(95 + 3 * 9.75)
     assert [r for r in sim.pstate_rows if r[0] == 6.1] == [(6.1, "1", 13), (6.1, "2", 13), (6.1, "3", 13)]
+
+
+def test_a_row_at_the_start_of_a_compute_part_reads_its_hosts_before_it(tmp_path) -> None:
+    """B42 at one time: job 2 ends (its 'e' row, written by its actor) when job 1's delay ends and
+    its compute part starts. SimGrid solves the loads of the new part only after that round, so the
+    row bills job 1's second host at idle power up to then, and nothing is billed back later."""
+    profiles = {"d5": {"type": "delay", "delay": 5}, "c10": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0},
+                "d5c10": {"type": "composed", "seq": ["d5", "c10"]}}
+    sim = make_sim(tmp_path, [job(1, res=2, profile="d5c10"), job(2, profile="d5")], profiles)
+    sim.start()
+    msg = sim.step(reply(0))
+    msg = sim.step(reply(0, ("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0-1"}),
+                        ("EXECUTE_JOB", {"job_id": "w0!2", "alloc": "2"})))
+    while "JOB_COMPLETED" not in types(msg):
+        msg = sim.step(reply(msg["now"]))
+    assert msg["now"] == 5.0
+    msg = sim.step(reply(5, ("QUERY", {"requests": {"consumed_energy": {}}})))
+    assert msg["events"][0]["data"]["consumed_energy"] == pytest.approx(4 * 95 * 5)
+    while "JOB_COMPLETED" not in types(msg):
+        msg = sim.step(reply(msg["now"]))
+    assert msg["now"] == 15.0
+    assert sim.energy_rows[-1][1] == pytest.approx(4 * 95 * 5 + 10 * (2 * 190.738 + 2 * 95))

@@ -867,7 +867,8 @@ class Simulation:
         running = [self._job_list[int(j)] for j in jobs if j >= 0]
         for rj in running:
             self._account_job_energy(rj)
-            self._update_task_progress(rj)
+            if rj.is_parallel:  # a delay takes its time whatever the speed (B22): its end stays put
+                self._update_task_progress(rj)
         self._set_pstate(hosts, target)
         for rj in running:
             self._set_idle_power(rj)
