@@ -84,8 +84,10 @@ class JobStatus(IntEnum):
 
 
 _TIMER, _COMPLETION = 0, 1
-# fields of a heap entry: (time, phase, order, version, tie-breaker, kind, payload)
-_VERSION, _KIND, _PAYLOAD = 3, 5, 6
+# fields of a heap entry: (time, phase, order, version, kind, payload); the first four are unique
+# (timers and completions number their order apart, a switch's host groups have versions 0, 1, ...)
+# so that payloads are never compared
+_VERSION, _KIND, _PAYLOAD = 3, 4, 5
 
 
 def procset_ids(ps: ProcSet) -> np.ndarray:
@@ -131,6 +133,7 @@ class _RunJob:
     """Run-time state of one job."""
 
     job: Job
+    workload: str  # its name: the part of the job id before '!' (B6, B44)
     status: JobStatus = JobStatus.PENDING
     alloc: ProcSet | None = None
     alloc_str: str = ""
@@ -153,8 +156,6 @@ class _RunJob:
     dyn_w: float = 0.0  # (full - idle) x load summed over the job's hosts
     first_dyn_w: float = 0.0  # the part of dyn_w of the job's first host
     idle_w: float = 0.0  # idle power of the job's hosts at their pstates
-    first_idle_w: float = 0.0  # the part of idle_w of the job's first host
-    first_host: int = 0  # where Batsim runs the job's actor: the lowest id of the allocation (B42)
     energy_j: float = 0.0
     energy_t_s: float = 0.0
     # lazy billing of the hosts but the first (B42): last time the job read them itself (its start,
@@ -245,7 +246,7 @@ class Simulation:
         self._last_reading_s = 0.0
         self._lagging: dict[int, _RunJob] = {}
 
-        self.jobs: dict[str, _RunJob] = {j.id: _RunJob(j) for j in workload.jobs}
+        self.jobs: dict[str, _RunJob] = {j.id: _RunJob(j, workload.name) for j in workload.jobs}
         self._job_index: dict[str, int] = {}
         self._job_list: list[_RunJob] = []
         for j in workload.jobs:
@@ -255,9 +256,8 @@ class Simulation:
             (t, list(group)) for t, group in itertools.groupby(workload.jobs, key=lambda j: j.subtime_s)
         ]
         self._sub_next = 0
-        self._heap: list[tuple[float, int, int, int, int, str, Any]] = []
+        self._heap: list[tuple[float, int, int, int, str, Any]] = []
         self._seq = itertools.count()
-        self._tie = itertools.count()  # heap entries never compare their payloads
         self._order = itertools.count()
         self._out: list[dict] = []
         self._notify_deferred = False  # NOTIFY opens the next message (B11)
@@ -353,8 +353,13 @@ class Simulation:
             self._notify_deferred = True
         if events:
             return self._message(events)
-        while (t := self._next_time()) is not None:
-            batch = self._pop_batch(t)
+        heap = self._heap
+        while heap:
+            head = heap[0]
+            if self._is_stale(head):  # B41: neither keeps the simulation alive nor moves the clock
+                heapq.heappop(heap)
+                continue
+            batch = self._pop_batch(head[0])
             if batch:
                 return self._message(batch)
         self._check_nothing_left()
@@ -375,21 +380,12 @@ class Simulation:
                 "still open (the scheduler must send NOTIFY {'type': 'registration_finished'})"
             )
 
-    def _is_stale(self, entry: tuple) -> bool:
-        """The end of a task that was killed or re-timed (DVFS) since it was scheduled."""
-        if entry[_KIND] != "job":
-            return False
-        rj: _RunJob = entry[_PAYLOAD]
-        return entry[_VERSION] != rj.version or rj.status != JobStatus.RUNNING
-
-    def _next_time(self) -> float | None:
-        """Time of the next live event, None when nothing is left. Stale ends are dropped first:
-        the former end of a killed or DVFS-shortened task neither keeps the simulation alive nor
-        moves the clock (B41)."""
-        heap = self._heap
-        while heap and self._is_stale(heap[0]):
-            heapq.heappop(heap)
-        return heap[0][0] if heap else None
+    @staticmethod
+    def _is_stale(entry: tuple) -> bool:
+        """The end of a task that was killed or re-timed (DVFS) since it was scheduled (every
+        change of a job's task or state bumps its version): it is dropped before the clock moves
+        (B41)."""
+        return entry[_KIND] == "job" and entry[_VERSION] != entry[_PAYLOAD].version
 
     def _pop_batch(self, t: float) -> list[dict]:
         """All Batsim-side events at time ``t``: timers then completions (B9, B37).
@@ -410,20 +406,21 @@ class Simulation:
             continuing: list[_RunJob] = []
             while heap and heap[0][0] <= t:
                 entry = heapq.heappop(heap)
-                kind, payload, key = entry[_KIND], entry[_PAYLOAD], entry[:_KIND]
+                kind, payload = entry[_KIND], entry[_PAYLOAD]
                 if kind == "job":
-                    if self._is_stale(entry):
+                    if entry[_VERSION] != payload.version:  # stale (see _is_stale)
                         continue
-                    if self._job_continues(payload):
+                    outcome = self._job_outcome(payload)
+                    if outcome is None:
                         continuing.append(payload)
                     else:
-                        keyed.append((key, [self._job_end_event(payload)]))
+                        keyed.append((entry, [self._end_job(payload, *outcome)]))
                 elif kind == "submit":
-                    keyed.append((key, self._submit_due()))
+                    keyed.append((entry, self._submit_due()))
                     if self._submitter_done:
-                        last_submission = key
+                        last_submission = entry
                 elif kind == "call":
-                    keyed.append((key, [self._event("REQUESTED_CALL", {})]))
+                    keyed.append((entry, [self._event("REQUESTED_CALL", {})]))
                 else:
                     switches.append(entry)
             for rj in continuing:
@@ -433,18 +430,21 @@ class Simulation:
         for entry in switches:
             ev = self._switch_request_done(entry[_PAYLOAD][0])
             if ev is not None:
-                keyed.append((entry[:_KIND], [ev]))
-        keyed.sort(key=lambda item: item[0])
-        events = [ev for _, evs in keyed for ev in evs]
+                keyed.append((entry, [ev]))
+        if len(keyed) == 1:
+            events = keyed[0][1]
+        else:
+            keyed.sort(key=lambda item: item[0])
+            events = [ev for _, evs in keyed for ev in evs]
         if last_submission is not None:  # B11
-            if keyed[-1][0] != last_submission:
+            if keyed[-1][0] is not last_submission:
                 events.append(self._event("NOTIFY", {"type": "no_more_static_job_to_submit"}))
             else:
                 self._notify_deferred = True
         return events
 
     def _push(self, t: float, phase: int, order: int, version: int, kind: str, payload: Any) -> None:
-        heapq.heappush(self._heap, (t, phase, order, version, next(self._tie), kind, payload))
+        heapq.heappush(self._heap, (t, phase, order, version, kind, payload))
 
     # ------------------------------------------------------------------ submissions
 
@@ -520,7 +520,9 @@ class Simulation:
         self.wattmin_w += self._host_sum(self._idle, hosts) - before
 
     def _energy_row(self, kind: str) -> None:
-        self._read_all()  # B42
+        if self._lagging:  # B42: the row reads every host
+            self._read_all()
+        self._last_reading_s = self.now_s
         self.energy_rows.append((self.now_s, self.energy_j, kind, self.wattmin_w))
 
     def _machine_row(self) -> None:
@@ -636,11 +638,10 @@ class Simulation:
         rj.start_seq = next(self._order)
         rj.energy_t_s = self.now_s
         rj.read_s = self.now_s
-        rj.first_host = alloc.min
-        self._set_idle_power(rj)
+        rj.idle_w = self._host_sum(self._idle, hosts, n)
         wall = rj.job.walltime_s
         rj.wall_end_s = self.now_s + wall if wall is not None else math.inf
-        rj.leaves = _flatten(self._profiles[rj.job.id.split("!", 1)[0]][rj.job.profile])
+        rj.leaves = _flatten(self._profiles[rj.workload][rj.job.profile])
         rj.leaf_idx = 0
         self.job_of_host[hosts] = self._job_index[rj.job.id]
         self._set_machine_state(hosts, n, MachineState.COMPUTING, MachineState.IDLE)
@@ -760,7 +761,7 @@ class Simulation:
             raise ProtocolError(str(exc)) from None
         if job.id != jid:
             raise ProtocolError(f"{etype} {jid}: field 'job.id' {data['job']['id']!r} names another job")
-        rj = _RunJob(job, status=JobStatus.SUBMITTED)
+        rj = _RunJob(job, wl, status=JobStatus.SUBMITTED)
         self.jobs[jid] = rj
         self._job_index[jid] = len(self._job_list)
         self._job_list.append(rj)
@@ -833,8 +834,8 @@ class Simulation:
         if timed:
             sw = _Switch(resources, target, len(timed))
             order = next(self._order)
-            for hm, duration in timed:
-                self._push(self.now_s + duration, _COMPLETION, order, 0, "switch", (sw, hm))
+            for group, (hm, duration) in enumerate(timed):
+                self._push(self.now_s + duration, _COMPLETION, order, group, "switch", (sw, hm))
         else:  # pure DVFS: acknowledged in the next message (B8, B23)
             self._energy_row("p")
             self.pstate_rows.append((self.now_s, resources, target))
@@ -871,7 +872,7 @@ class Simulation:
                 self._update_task_progress(rj)
         self._set_pstate(hosts, target)
         for rj in running:
-            self._set_idle_power(rj)
+            rj.idle_w = self._host_sum(self._idle, rj.hosts, rj.nb_hosts)
             if rj.is_parallel:
                 self._set_task_rate(rj)
                 self._schedule_job_event(rj)
@@ -922,11 +923,6 @@ class Simulation:
             rj.first_dyn_w = float(per_host[0])
         self.dyn_w += rj.dyn_w
 
-    def _set_idle_power(self, rj: _RunJob) -> None:
-        rj.idle_w = self._host_sum(self._idle, rj.hosts, rj.nb_hosts)
-        h = rj.first_host
-        rj.first_idle_w = float(self._idle[self.model_of[h], self.pstate[h]])
-
     # Lazy billing (B42). SimGrid's energy plugin bills a host only when it reads it: the time since
     # its previous reading at the power the host has at the moment of the new reading. Batsim reads
     # every host at each CSV row and QUERY, the hosts of a parallel task when it ends (also when
@@ -937,8 +933,10 @@ class Simulation:
     # per job, as one group, until their next reading; every other host is billed eagerly.
 
     def _rest_power_w(self, rj: _RunJob) -> float:
-        """Power drawn now by the hosts of ``rj`` but the first."""
-        return rj.idle_w - rj.first_idle_w + rj.dyn_w - rj.first_dyn_w
+        """Power drawn now by the hosts of ``rj`` but the first (Batsim runs the job's actor on
+        the lowest id of the allocation)."""
+        h = rj.alloc.min
+        return rj.idle_w - float(self._idle[self.model_of[h], self.pstate[h]]) + rj.dyn_w - rj.first_dyn_w
 
     def _unread_change(self, rj: _RunJob, before_w: float) -> None:
         """The hosts of ``rj`` but the first change power without being read; they drew ``before_w``."""
@@ -985,7 +983,10 @@ class Simulation:
         rj.task_t0_s = self.now_s
         self._account_job_energy(rj)
         if isinstance(leaf, ParallelProfile):
-            before_w = self._rest_power_w(rj)
+            # the other hosts were read at the job's start and at the end of a parallel task: only
+            # after a delay can their power change unread
+            after_delay = rj.nb_hosts > 1 and rj.leaf_idx > 0 and not rj.is_parallel
+            before_w = self._rest_power_w(rj) if after_delay else 0.0
             rj.is_parallel = True
             rj.remains = 1.0
             if leaf.kind == "parallel_homogeneous":
@@ -998,7 +999,7 @@ class Simulation:
                 except ValueError as exc:
                     raise ProtocolError(f"EXECUTE_JOB {rj.job.id}: {exc}") from None
             self._set_task_rate(rj)
-            if rj.dyn_w - rj.first_dyn_w != 0.0:
+            if after_delay and rj.dyn_w != rj.first_dyn_w:
                 self._unread_change(rj, before_w)
         else:
             rj.is_parallel = False
@@ -1013,22 +1014,26 @@ class Simulation:
             return self.now_s if rj.rate == math.inf else rj.task_t0_s + rj.remains / rj.rate
         return rj.task_t0_s + rj.remains
 
-    def _hits_walltime(self, rj: _RunJob, end_s: float) -> bool:
-        """B14: a compute task ending exactly at the walltime succeeds; a delay reaching it is cut."""
-        return end_s > rj.wall_end_s if rj.is_parallel else end_s >= rj.wall_end_s
-
     def _schedule_job_event(self, rj: _RunJob) -> None:
         end = self._task_end_s(rj)
-        t = rj.wall_end_s if self._hits_walltime(rj, end) else end
+        # B14: a compute task ending exactly at the walltime succeeds; a delay reaching it is cut
+        walltime = end > rj.wall_end_s if rj.is_parallel else end >= rj.wall_end_s
+        t = rj.wall_end_s if walltime else end
         rj.version += 1
         self._push(t, _COMPLETION, rj.start_seq, rj.version, "job", rj)
 
-    def _job_continues(self, rj: _RunJob) -> bool:
-        """Whether the part of ``rj`` ending now is followed by another one (no walltime reached,
-        no failure, B14, B16)."""
-        if self._hits_walltime(rj, self._task_end_s(rj)) or rj.leaves[rj.leaf_idx].ret:
-            return False
-        return rj.leaf_idx + 1 < len(rj.leaves)
+    def _job_outcome(self, rj: _RunJob) -> tuple[str, int] | None:
+        """How ``rj`` ends now that its current part ends (final state, return code), or None when
+        its next part follows: walltime (B14), failing part (B16), last part."""
+        end = self._task_end_s(rj)
+        if end > rj.wall_end_s if rj.is_parallel else end >= rj.wall_end_s:  # B14, see _schedule_job_event
+            return "COMPLETED_WALLTIME_REACHED", -1
+        ret = rj.leaves[rj.leaf_idx].ret
+        if ret:
+            return "COMPLETED_FAILED", ret
+        if rj.leaf_idx + 1 == len(rj.leaves):
+            return "COMPLETED_SUCCESSFULLY", 0
+        return None
 
     def _next_part(self, rj: _RunJob) -> None:
         """The current part of ``rj`` ends now and the next one starts (B22)."""
@@ -1036,16 +1041,6 @@ class Simulation:
             self._read_job_hosts(rj)
         rj.leaf_idx += 1
         self._start_leaf(rj)
-
-    def _job_end_event(self, rj: _RunJob) -> dict:
-        """End ``rj`` whose last part, failing part (B16) or walltime (B14) is reached now."""
-        if self._hits_walltime(rj, self._task_end_s(rj)):
-            self._update_task_progress(rj)
-            return self._end_job(rj, "COMPLETED_WALLTIME_REACHED", -1)
-        leaf = rj.leaves[rj.leaf_idx]
-        if leaf.ret:
-            return self._end_job(rj, "COMPLETED_FAILED", leaf.ret)
-        return self._end_job(rj, "COMPLETED_SUCCESSFULLY", 0)
 
     def _end_job(self, rj: _RunJob, state: str, rc: int) -> dict:
         """The job ends (also killed, B15): its hosts are read (B42) and freed; its rows."""
