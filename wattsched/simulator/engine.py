@@ -24,6 +24,7 @@ import heapq
 import itertools
 import logging
 import math
+import operator
 import os
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -88,6 +89,7 @@ _TIMER, _COMPLETION = 0, 1
 # (timers and completions number their order apart, a switch's host groups have versions 0, 1, ...)
 # so that payloads are never compared
 _VERSION, _KIND, _PAYLOAD = 3, 4, 5
+_entry_of = operator.itemgetter(0)
 
 
 def procset_ids(ps: ProcSet) -> np.ndarray:
@@ -128,7 +130,7 @@ def _flatten(profile: Any, path: tuple[tuple[str, int], ...] = ()) -> list[_Leaf
     return [_Leaf(profile, path, getattr(profile, "ret", 0))]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _RunJob:
     """Run-time state of one job."""
 
@@ -398,12 +400,12 @@ class Simulation:
         ending at ``t`` was applied. Events keep the order of rule 9/37 whatever the work order.
         """
         self._advance(max(t, self.now_s))
-        keyed: list[tuple[tuple, list[dict]]] = []
+        keyed: list[tuple[tuple, dict]] = []  # (heap entry, event): sorted by entry, stable
         switches: list[tuple] = []
+        continuing: list[_RunJob] = []
         last_submission: tuple | None = None
         heap = self._heap
         while heap and heap[0][0] <= t:  # one round of actors per pass
-            continuing: list[_RunJob] = []
             while heap and heap[0][0] <= t:
                 entry = heapq.heappop(heap)
                 kind, payload = entry[_KIND], entry[_PAYLOAD]
@@ -414,28 +416,31 @@ class Simulation:
                     if outcome is None:
                         continuing.append(payload)
                     else:
-                        keyed.append((entry, [self._end_job(payload, *outcome)]))
+                        keyed.append((entry, self._end_job(payload, *outcome)))
                 elif kind == "submit":
-                    keyed.append((entry, self._submit_due()))
+                    for ev in self._submit_due():
+                        keyed.append((entry, ev))
                     if self._submitter_done:
                         last_submission = entry
                 elif kind == "call":
-                    keyed.append((entry, [self._event("REQUESTED_CALL", {})]))
+                    keyed.append((entry, self._event("REQUESTED_CALL", {})))
                 else:
                     switches.append(entry)
-            for rj in continuing:
-                self._next_part(rj)
+            if continuing:
+                for rj in continuing:
+                    self._next_part(rj)
+                continuing.clear()
         for entry in switches:
             self._switch_hosts_done(*entry[_PAYLOAD])
         for entry in switches:
             ev = self._switch_request_done(entry[_PAYLOAD][0])
             if ev is not None:
-                keyed.append((entry, [ev]))
+                keyed.append((entry, ev))
         if len(keyed) == 1:
-            events = keyed[0][1]
+            events = [keyed[0][1]]
         else:
-            keyed.sort(key=lambda item: item[0])
-            events = [ev for _, evs in keyed for ev in evs]
+            keyed.sort(key=_entry_of)
+            events = [ev for _, ev in keyed]
         if last_submission is not None:  # B11
             if keyed[-1][0] is not last_submission:
                 events.append(self._event("NOTIFY", {"type": "no_more_static_job_to_submit"}))
