@@ -10,7 +10,8 @@ them as "(B12)".
 Scale: host states live in numpy arrays touched only through the slices of the hosts an event
 concerns; platform power is kept as a running sum (idle part + dynamic part of running tasks) and
 energy is integrated once per state change, so the cost of an event does not grow with the number
-of hosts it does not touch.
+of hosts it does not touch. SimGrid's lazy billing (B42) differs from that integral only for the
+hosts whose power changes without being read; those are tracked per job (see ``_start_leaf``).
 
 Event order inside one simulated time (B7-B12, B37): *timers* (job submissions, requested calls)
 come first in the order their wait began, then *completions* (job ends, walltime ends, switch ends)
@@ -154,7 +155,6 @@ class _RunJob:
     rate: float = 0.0  # fraction per second of the parallel task
     flops: float | np.ndarray = 0.0  # per host: one value (homogeneous) or one per host
     delay_s: float = 0.0
-    delay_start_s: float = 0.0
     dyn_w: float = 0.0  # (full - idle) x load summed over the job's hosts
     first_dyn_w: float = 0.0  # the part of dyn_w of the job's first host
     idle_w: float = 0.0  # idle power of the job's hosts at their pstates

@@ -42,7 +42,8 @@ def _split_id(job_id: str) -> tuple[str, str]:
 
 
 def jobs_lines(sim: Simulation) -> list[str]:
-    """``_jobs.csv``: one row per job in completion order, rejections at rejection time (B28)."""
+    """``_jobs.csv``: one row per job in completion order, rejections at rejection time (B28);
+    dynamically registered jobs like the others, under their own workload (B44)."""
     lines = [",".join(JOBS_COLUMNS)]
     for rj in sim.iter_jobs():
         job = rj.job

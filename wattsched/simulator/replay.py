@@ -5,7 +5,10 @@ A recording folder holds ``platform.xml``, ``workload.json``, ``batsim-args.txt`
 ``out_*.csv`` files (see ``tests/fixtures/batsim-reference/README.md``). The replay answers the i-th
 message of the embedded simulator with the recorded i-th scheduler reply, and checks that each
 Batsim message equals the recorded one (times exact as printed, energies within ``rel_tol``) and
-that the five CSV files match (times exact, energy columns within ``rel_tol``).
+that the five CSV files match (times exact, energy columns within ``rel_tol``). Batsim flags of
+``batsim-args.txt`` that change the simulation become options of :class:`Simulation` (B44:
+``--enable-dynamic-jobs``, ``--acknowledge-dynamic-jobs``); :func:`format_summary` sums up several
+replays.
 
 One difference is tolerated and reported as such (behaviour 38): real Batsim may deliver same-time
 completions in two consecutive messages with the same ``now``; when the recording splits what we

@@ -28,6 +28,7 @@ from wattsched.base.errors import InputError
 
 __all__ = [
     "DelayProfile", "ParallelProfile", "ComposedProfile", "Profile", "Job", "Workload", "load_workload",
+    "parse_job", "parse_profile",
 ]
 
 
