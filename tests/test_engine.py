@@ -174,3 +174,74 @@ def test_dvfs_on_a_sleeping_host_boots_it(tmp_path) -> None:
     assert types(msg) == ["RESOURCE_STATE_CHANGED"]
     assert msg["now"] == round(6.1 + 151.52, 6)
     assert msg["events"][0]["data"] == {"resources": "0-3", "state": "5"}
+
+
+def test_simulation_ends_right_after_a_kill(tmp_path) -> None:
+    """B41: the killed task's former end neither keeps the simulation alive nor moves the clock."""
+    sim = _submitted(tmp_path, [job(1)])
+    msg = sim.step(reply(0, ("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0"}), ("CALL_ME_LATER", {"timestamp": 4})))
+    while types(msg) != ["REQUESTED_CALL"]:
+        msg = sim.step(reply(msg["now"]))
+    assert msg["now"] == 4.0
+    msg = sim.step(reply(4, ("KILL_JOB", {"job_ids": ["w0!1"]})))
+    assert types(msg) == ["JOB_COMPLETED", "JOB_KILLED"]
+    end = sim.step(reply(4))
+    assert types(end) == ["SIMULATION_ENDS"] and end["now"] == 4.0
+    assert sim.energy_j == pytest.approx(4 * (190.738 + 3 * 95))
+
+
+def test_a_dvfs_shortened_task_leaves_no_trace_of_its_former_end(tmp_path) -> None:
+    """B41: the end the task would have had at its former pstate is never an event."""
+    sim = make_sim(tmp_path, [job(1)])
+    sim.start()
+    msg = sim.step(reply(0, ("SET_RESOURCE_STATE", {"resources": "0", "state": "12"}),
+                        ("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0"}), ("CALL_ME_LATER", {"timestamp": 5})))
+    while types(msg) != ["REQUESTED_CALL"]:
+        msg = sim.step(reply(msg["now"]))
+    msg = sim.step(reply(5, ("SET_RESOURCE_STATE", {"resources": "0", "state": "0"})))
+    assert types(msg) == ["RESOURCE_STATE_CHANGED"]
+    msg = sim.step(reply(5))
+    assert types(msg) == ["JOB_COMPLETED"] and msg["now"] < 20.0
+    end = sim.step(reply(msg["now"]))
+    assert types(end) == ["SIMULATION_ENDS"] and end["now"] == msg["now"]
+
+
+def test_switches_ending_together_are_applied_before_their_rows(tmp_path) -> None:
+    """B40: one RESOURCE_STATE_CHANGED, 'p' row, pstate row and machine-state row per request, all
+    written from the state after every switch ending then."""
+    sim = make_sim(tmp_path, [job(1, subtime=100)])
+    sim.start()
+    msg = sim.step(reply(0, *[("SET_RESOURCE_STATE", {"resources": str(h), "state": "13"}) for h in (1, 2, 3)]))
+    while "RESOURCE_STATE_CHANGED" not in types(msg):
+        msg = sim.step(reply(msg["now"]))
+    assert msg["now"] == 6.1
+    assert [e["data"]["resources"] for e in msg["events"]] == ["1", "2", "3"]
+    # rows when applied change one request at a time; rows when done are all equal
+    assert sim.machine_rows[:3] == [(0.0, 0, 0, k, 4 - k, 0) for k in (1, 2, 3)]
+    assert sim.machine_rows[3:] == [(6.1, 3, 0, 0, 1, 0)] * 3
+    done = [r for r in sim.energy_rows if r[0] == 6.1]
+    assert len(done) == 3 and len({r[1:] for r in done}) == 1
+    assert done[0][3] == pytest.approx(95 + 3 * 9.75)
+    assert [r for r in sim.pstate_rows if r[0] == 6.1] == [(6.1, "1", 13), (6.1, "2", 13), (6.1, "3", 13)]
+
+
+def test_a_row_at_the_start_of_a_compute_part_reads_its_hosts_before_it(tmp_path) -> None:
+    """B42 at one time: job 2 ends (its 'e' row, written by its actor) when job 1's delay ends and
+    its compute part starts. SimGrid solves the loads of the new part only after that round, so the
+    row bills job 1's second host at idle power up to then, and nothing is billed back later."""
+    profiles = {"d5": {"type": "delay", "delay": 5}, "c10": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0},
+                "d5c10": {"type": "composed", "seq": ["d5", "c10"]}}
+    sim = make_sim(tmp_path, [job(1, res=2, profile="d5c10"), job(2, profile="d5")], profiles)
+    sim.start()
+    msg = sim.step(reply(0))
+    msg = sim.step(reply(0, ("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0-1"}),
+                        ("EXECUTE_JOB", {"job_id": "w0!2", "alloc": "2"})))
+    while "JOB_COMPLETED" not in types(msg):
+        msg = sim.step(reply(msg["now"]))
+    assert msg["now"] == 5.0
+    msg = sim.step(reply(5, ("QUERY", {"requests": {"consumed_energy": {}}})))
+    assert msg["events"][0]["data"]["consumed_energy"] == pytest.approx(4 * 95 * 5)
+    while "JOB_COMPLETED" not in types(msg):
+        msg = sim.step(reply(msg["now"]))
+    assert msg["now"] == 15.0
+    assert sim.energy_rows[-1][1] == pytest.approx(4 * 95 * 5 + 10 * (2 * 190.738 + 2 * 95))

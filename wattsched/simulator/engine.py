@@ -10,7 +10,8 @@ them as "(B12)".
 Scale: host states live in numpy arrays touched only through the slices of the hosts an event
 concerns; platform power is kept as a running sum (idle part + dynamic part of running tasks) and
 energy is integrated once per state change, so the cost of an event does not grow with the number
-of hosts it does not touch.
+of hosts it does not touch. SimGrid's lazy billing (B42) differs from that integral only for the
+hosts whose power changes without being read; those are tracked per job (see ``_start_leaf``).
 
 Event order inside one simulated time (B7-B12, B37): *timers* (job submissions, requested calls)
 come first in the order their wait began, then *completions* (job ends, walltime ends, switch ends)
@@ -24,6 +25,7 @@ import heapq
 import itertools
 import logging
 import math
+import operator
 import os
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -33,8 +35,10 @@ import numpy as np
 from procset import ProcSet
 
 from wattsched.simulator.platform import Platform
-from wattsched.simulator.workload import ComposedProfile, DelayProfile, Job, ParallelProfile, Workload
-from wattsched.base.errors import ProtocolError
+from wattsched.simulator.workload import (
+    ComposedProfile, DelayProfile, Job, ParallelProfile, Profile, Workload, parse_job, parse_profile,
+)
+from wattsched.base.errors import InputError, ProtocolError
 from wattsched.base.hostsets import from_sorted_ids, parse_canonical as parse_hosts
 
 log = logging.getLogger(__name__)
@@ -82,6 +86,11 @@ class JobStatus(IntEnum):
 
 
 _TIMER, _COMPLETION = 0, 1
+# fields of a heap entry: (time, phase, order, version, kind, payload); the first four are unique
+# (timers and completions number their order apart, a switch's host groups have versions 0, 1, ...)
+# so that payloads are never compared
+_VERSION, _KIND, _PAYLOAD = 3, 4, 5
+_entry_of = operator.itemgetter(0)
 
 
 def procset_ids(ps: ProcSet) -> np.ndarray:
@@ -122,11 +131,12 @@ def _flatten(profile: Any, path: tuple[tuple[str, int], ...] = ()) -> list[_Leaf
     return [_Leaf(profile, path, getattr(profile, "ret", 0))]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _RunJob:
     """Run-time state of one job."""
 
     job: Job
+    workload: str  # its name: the part of the job id before '!' (B6, B44)
     status: JobStatus = JobStatus.PENDING
     alloc: ProcSet | None = None
     alloc_str: str = ""
@@ -145,12 +155,18 @@ class _RunJob:
     rate: float = 0.0  # fraction per second of the parallel task
     flops: float | np.ndarray = 0.0  # per host: one value (homogeneous) or one per host
     delay_s: float = 0.0
-    delay_start_s: float = 0.0
     dyn_w: float = 0.0  # (full - idle) x load summed over the job's hosts
     first_dyn_w: float = 0.0  # the part of dyn_w of the job's first host
     idle_w: float = 0.0  # idle power of the job's hosts at their pstates
     energy_j: float = 0.0
     energy_t_s: float = 0.0
+    # lazy billing of the hosts but the first (B42): last time the job read them itself (its start,
+    # the end of a parallel task); while their power has changed unread, the time of their last
+    # reading, the energy billed to them eagerly since then up to their last change, and that change
+    read_s: float = 0.0
+    lag_read_s: float = math.nan
+    lag_eager_j: float = 0.0
+    lag_change_s: float = 0.0
     version: int = 0
     final_state: str = ""
     return_code: int = 0
@@ -165,6 +181,7 @@ class _Switch:
     resources: str
     target: int
     pending: int  # number of host groups not finished yet
+    reported: bool = False
 
 
 class Simulation:
@@ -175,12 +192,24 @@ class Simulation:
         workload: jobs and profiles (one static workload, named as in ``workload.name``).
         workload_label: what ``SIMULATION_BEGINS.workloads`` shows for the workload (Batsim sends
             the absolute path of the file).
+        dynamic_jobs: accept REGISTER_PROFILE / REGISTER_JOB from the scheduler (Batsim's
+            ``--enable-dynamic-jobs``, B44); the simulation then ends only after the scheduler's
+            NOTIFY ``registration_finished``.
+        acknowledge_dynamic_jobs: answer each REGISTER_JOB with a JOB_SUBMITTED (Batsim's
+            ``--acknowledge-dynamic-jobs``, B44).
     """
 
-    def __init__(self, platform: Platform, workload: Workload, *, workload_label: str | None = None) -> None:
+    def __init__(self, platform: Platform, workload: Workload, *, workload_label: str | None = None,
+                 dynamic_jobs: bool = False, acknowledge_dynamic_jobs: bool = False) -> None:
         self.platform = platform
         self.workload = workload
         self.workload_label = workload_label or os.path.abspath(workload.path)
+        self.dynamic_jobs = dynamic_jobs
+        self.acknowledge_dynamic_jobs = acknowledge_dynamic_jobs
+        self._registration_open = dynamic_jobs  # until NOTIFY registration_finished (B44)
+        # profiles of every workload, parsed and as received (B44: REGISTER_PROFILE adds to them)
+        self._profiles: dict[str, dict[str, Profile]] = {workload.name: dict(workload.profiles)}
+        self._raw_profiles: dict[str, dict[str, Any]] = {workload.name: dict(workload.profiles_json)}
         n = len(platform.hosts)
         self.nb_hosts = n
         models = list(platform.models)
@@ -214,10 +243,12 @@ class Simulation:
         self.energy_j = 0.0
         self.wattmin_w = float(self._idle[self.model_of, self.pstate].sum())
         self.dyn_w = 0.0
-        # time of the last energy reading of every host (a CSV row or a QUERY): see _start_leaf
+        # time of the last energy reading of every host (a CSV row or a QUERY), and the running jobs
+        # whose hosts but the first have changed power unread since then (B42, see _start_leaf)
         self._last_reading_s = 0.0
+        self._lagging: dict[int, _RunJob] = {}
 
-        self.jobs: dict[str, _RunJob] = {j.id: _RunJob(j) for j in workload.jobs}
+        self.jobs: dict[str, _RunJob] = {j.id: _RunJob(j, workload.name) for j in workload.jobs}
         self._job_index: dict[str, int] = {}
         self._job_list: list[_RunJob] = []
         for j in workload.jobs:
@@ -271,7 +302,11 @@ class Simulation:
             "nb_storage_resources": 0,
             "allow_compute_sharing": False,
             "allow_storage_sharing": True,
-            "config": dict(_BATSIM_CONFIG),
+            "config": {
+                **_BATSIM_CONFIG,
+                "dynamic-jobs-enabled": self.dynamic_jobs,
+                "dynamic-jobs-acknowledged": self.acknowledge_dynamic_jobs,
+            },
             "compute_resources": resources,
             "storage_resources": [],
             "workloads": {self.workload.name: self.workload_label},
@@ -320,9 +355,13 @@ class Simulation:
             self._notify_deferred = True
         if events:
             return self._message(events)
-        while self._heap:
-            t = self._heap[0][0]
-            batch = self._pop_batch(t)
+        heap = self._heap
+        while heap:
+            head = heap[0]
+            if self._is_stale(head):  # B41: neither keeps the simulation alive nor moves the clock
+                heapq.heappop(heap)
+                continue
+            batch = self._pop_batch(head[0])
             if batch:
                 return self._message(batch)
         self._check_nothing_left()
@@ -337,34 +376,73 @@ class Simulation:
                 f"deadlock at t={self.now_s:.6f}: nothing is left to happen but {len(waiting)} job(s) "
                 f"were never started nor rejected by the scheduler ({shown})"
             )
+        if self._registration_open:  # B44: Batsim's is_simulation_finished waits for it forever
+            raise ProtocolError(
+                f"deadlock at t={self.now_s:.6f}: nothing is left to happen but dynamic job registration is "
+                "still open (the scheduler must send NOTIFY {'type': 'registration_finished'})"
+            )
+
+    @staticmethod
+    def _is_stale(entry: tuple) -> bool:
+        """The end of a task that was killed or re-timed (DVFS) since it was scheduled (every
+        change of a job's task or state bumps its version): it is dropped before the clock moves
+        (B41)."""
+        return entry[_KIND] == "job" and entry[_VERSION] != entry[_PAYLOAD].version
 
     def _pop_batch(self, t: float) -> list[dict]:
-        """All Batsim-side events at time ``t``: timers then completions (B9, B37)."""
+        """All Batsim-side events at time ``t``: timers then completions (B9, B37).
+
+        The work is done in the order of SimGrid and Batsim at one time (B40, B42): first what the
+        actors woken at ``t`` do, in rounds, the energy loads of the tasks they start being known
+        only to later readings (SimGrid solves the loads after the round): jobs that end write their
+        rows, the submitter submits, and jobs whose part ends start the next part; then Batsim's
+        server writes the rows of the switch requests completing at ``t``, after every switch
+        ending at ``t`` was applied. Events keep the order of rule 9/37 whatever the work order.
+        """
         self._advance(max(t, self.now_s))
-        events: list[dict] = []
-        last_sub = -1
-        notify = False
-        while self._heap and self._heap[0][0] <= t:
-            _, _, _, version, kind, payload = heapq.heappop(self._heap)
-            if kind == "submit":
-                events.extend(self._submit_due())
-                last_sub = len(events) - 1
-                notify = self._submitter_done
-            elif kind == "call":
-                events.append(self._event("REQUESTED_CALL", {}))
-            elif kind == "job":
-                rj: _RunJob = payload
-                if version != rj.version or rj.status != JobStatus.RUNNING:
-                    continue
-                ev = self._job_event(rj)
-                if ev is not None:
-                    events.append(ev)
-            elif kind == "switch":
-                ev = self._switch_done(*payload)
-                if ev is not None:
-                    events.append(ev)
-        if notify:
-            if last_sub < len(events) - 1:
+        keyed: list[tuple[tuple, dict]] = []  # (heap entry, event): sorted by entry, stable
+        switches: list[tuple] = []
+        continuing: list[_RunJob] = []
+        last_submission: tuple | None = None
+        heap = self._heap
+        while heap and heap[0][0] <= t:  # one round of actors per pass
+            while heap and heap[0][0] <= t:
+                entry = heapq.heappop(heap)
+                kind, payload = entry[_KIND], entry[_PAYLOAD]
+                if kind == "job":
+                    if entry[_VERSION] != payload.version:  # stale (see _is_stale)
+                        continue
+                    outcome = self._job_outcome(payload)
+                    if outcome is None:
+                        continuing.append(payload)
+                    else:
+                        keyed.append((entry, self._end_job(payload, *outcome)))
+                elif kind == "submit":
+                    for ev in self._submit_due():
+                        keyed.append((entry, ev))
+                    if self._submitter_done:
+                        last_submission = entry
+                elif kind == "call":
+                    keyed.append((entry, self._event("REQUESTED_CALL", {})))
+                else:
+                    switches.append(entry)
+            if continuing:
+                for rj in continuing:
+                    self._next_part(rj)
+                continuing.clear()
+        for entry in switches:
+            self._switch_hosts_done(*entry[_PAYLOAD])
+        for entry in switches:
+            ev = self._switch_request_done(entry[_PAYLOAD][0])
+            if ev is not None:
+                keyed.append((entry, ev))
+        if len(keyed) == 1:
+            events = [keyed[0][1]]
+        else:
+            keyed.sort(key=_entry_of)
+            events = [ev for _, ev in keyed]
+        if last_submission is not None:  # B11
+            if keyed[-1][0] is not last_submission:
                 events.append(self._event("NOTIFY", {"type": "no_more_static_job_to_submit"}))
             else:
                 self._notify_deferred = True
@@ -379,7 +457,8 @@ class Simulation:
         """Submit every job of the current subtime (B6, B10) and wait for the next one."""
         t, group = self._sub_groups[self._sub_next]
         self._sub_next += 1
-        if self._first_submission_energy_j is None:
+        if self._first_submission_energy_j is None:  # B29; Batsim reads every host for it (B42)
+            self._read_all()
             self._first_submission_energy_j = self.energy_j
         for j in group:
             self.jobs[j.id].status = JobStatus.SUBMITTED
@@ -446,6 +525,8 @@ class Simulation:
         self.wattmin_w += self._host_sum(self._idle, hosts) - before
 
     def _energy_row(self, kind: str) -> None:
+        if self._lagging:  # B42: the row reads every host
+            self._read_all()
         self._last_reading_s = self.now_s
         self.energy_rows.append((self.now_s, self.energy_j, kind, self.wattmin_w))
 
@@ -510,7 +591,11 @@ class Simulation:
         except (TypeError, ValueError):
             raise ProtocolError(f"{ev['type']}: field 'timestamp' is not a number: {ts!r}") from None
         self._advance(ts)  # B5: applied at its timestamp, never in the past
-        data = ev.get("data") or {}
+        data = ev.get("data")
+        if data is None:
+            data = {}
+        elif not isinstance(data, dict):
+            raise ProtocolError(f"{ev['type']}: field 'data' must be an object, got {data!r}")
         handler = self._HANDLERS.get(ev["type"])
         if handler is None:
             raise ProtocolError(
@@ -557,10 +642,11 @@ class Simulation:
         rj.start_s = self.now_s
         rj.start_seq = next(self._order)
         rj.energy_t_s = self.now_s
+        rj.read_s = self.now_s
         rj.idle_w = self._host_sum(self._idle, hosts, n)
         wall = rj.job.walltime_s
         rj.wall_end_s = self.now_s + wall if wall is not None else math.inf
-        rj.leaves = _flatten(self.workload.profiles[rj.job.profile])
+        rj.leaves = _flatten(self._profiles[rj.workload][rj.job.profile])
         rj.leaf_idx = 0
         self.job_of_host[hosts] = self._job_index[rj.job.id]
         self._set_machine_state(hosts, n, MachineState.COMPUTING, MachineState.IDLE)
@@ -591,7 +677,7 @@ class Simulation:
             self._update_task_progress(rj)
             progress[jid] = self._progress_tree(rj)
             rc = -2 if rj.is_parallel else -1  # B15
-            self._end_job(rj, "COMPLETED_KILLED", rc)
+            self._out.append(self._end_job(rj, "COMPLETED_KILLED", rc))
         self._out.append(self._event("JOB_KILLED", {"job_ids": list(ids), "job_progress": progress}))
 
     def _on_call_me_later(self, data: dict) -> None:
@@ -605,7 +691,7 @@ class Simulation:
         requests = data.get("requests")
         if not isinstance(requests, dict) or set(requests) - {"consumed_energy"} or not requests:
             raise ProtocolError(f"QUERY: field 'requests' must be {{'consumed_energy': {{}}}}, got {requests!r}")
-        self._last_reading_s = self.now_s
+        self._read_all()  # B42
         self._out.append(self._event("ANSWER", {"consumed_energy": r6(self.energy_j)}))  # B26
 
     def _on_metadata(self, data: dict) -> None:
@@ -614,8 +700,78 @@ class Simulation:
 
     def _on_notify(self, data: dict) -> None:
         kind = data.get("type")
-        if kind not in ("registration_finished", "continue_registration"):
+        if kind == "registration_finished":  # B44 (accepted, and meaningless, without dynamic jobs)
+            self._registration_open = False
+        elif kind == "continue_registration":
+            self._registration_open = self.dynamic_jobs
+        else:
             raise ProtocolError(f"NOTIFY: field 'type': unsupported value {kind!r}")
+
+    # ------------------------------------------------------------------ dynamic registration (B44)
+
+    def _registration_field(self, data: dict, etype: str, key: str) -> str:
+        """A string field of a registration, once checked that registrations are accepted now."""
+        if not self.dynamic_jobs:
+            raise ProtocolError(
+                f"{etype}: dynamic job registration is disabled (Batsim's --enable-dynamic-jobs, "
+                "Simulation(dynamic_jobs=True))"
+            )
+        if not self._registration_open:
+            raise ProtocolError(f"{etype}: registration after the scheduler's NOTIFY registration_finished")
+        value = data.get(key)
+        if not isinstance(value, str) or not value:
+            raise ProtocolError(f"{etype}: field '{key}' must be a non-empty string, got {value!r}")
+        return value
+
+    def _on_register_profile(self, data: dict) -> None:
+        """REGISTER_PROFILE: a new profile, in a new workload if needed; nothing is sent back."""
+        etype = "REGISTER_PROFILE"
+        wl = self._registration_field(data, etype, "workload_name")
+        name = self._registration_field(data, etype, "profile_name")
+        desc = data.get("profile")
+        if not isinstance(desc, dict):
+            raise ProtocolError(f"{etype} {name}: field 'profile' must be an object, got {desc!r}")
+        profiles = self._profiles.get(wl, {})
+        raw = self._raw_profiles.get(wl, {})
+        if name in profiles:
+            raise ProtocolError(
+                f"{etype}: field 'profile_name': profile '{name}' already exists in workload '{wl}'"
+            )
+        try:
+            profile = parse_profile(f"{etype} (workload '{wl}')", name, desc, profiles, raw)
+        except InputError as exc:
+            raise ProtocolError(str(exc)) from None
+        self._profiles.setdefault(wl, profiles)[name] = profile
+        self._raw_profiles.setdefault(wl, raw)[name] = desc
+
+    def _on_register_job(self, data: dict) -> None:
+        """REGISTER_JOB: the job is submitted at once (its ``subtime`` is kept for the outputs) and,
+        when acknowledged, announced by a JOB_SUBMITTED among the results of the reply."""
+        etype = "REGISTER_JOB"
+        jid = self._registration_field(data, etype, "job_id")
+        wl, _, name = jid.partition("!")
+        if not name:
+            raise ProtocolError(f"{etype}: field 'job_id' {jid!r} must be '<workload>!<job name>'")
+        if wl not in self._profiles:
+            raise ProtocolError(
+                f"{etype}: field 'job_id' {jid!r}: workload '{wl}' does not exist (REGISTER_PROFILE creates it)"
+            )
+        if jid in self.jobs:
+            raise ProtocolError(f"{etype}: field 'job_id': job {jid} already exists")
+        if "job" not in data:
+            raise ProtocolError(f"{etype} {jid}: field 'job' is missing (descriptions from Redis are not supported)")
+        try:
+            job = parse_job(f"{etype} {jid}", "job", data["job"], wl, self._profiles[wl])
+        except InputError as exc:
+            raise ProtocolError(str(exc)) from None
+        if job.id != jid:
+            raise ProtocolError(f"{etype} {jid}: field 'job.id' {data['job']['id']!r} names another job")
+        rj = _RunJob(job, wl, status=JobStatus.SUBMITTED)
+        self.jobs[jid] = rj
+        self._job_index[jid] = len(self._job_list)
+        self._job_list.append(rj)
+        if self.acknowledge_dynamic_jobs:
+            self._out.append(self._event("JOB_SUBMITTED", {"job_id": jid, "job": job.entry}))
 
     def _on_set_state(self, data: dict) -> None:
         try:
@@ -683,22 +839,29 @@ class Simulation:
         if timed:
             sw = _Switch(resources, target, len(timed))
             order = next(self._order)
-            for hm, duration in timed:
-                self._push(self.now_s + duration, _COMPLETION, order, 0, "switch", (sw, hm))
+            for group, (hm, duration) in enumerate(timed):
+                self._push(self.now_s + duration, _COMPLETION, order, group, "switch", (sw, hm))
         else:  # pure DVFS: acknowledged in the next message (B8, B23)
             self._energy_row("p")
             self.pstate_rows.append((self.now_s, resources, target))
             self._out.append(self._event("RESOURCE_STATE_CHANGED", {"resources": resources, "state": str(target)}))
 
-    def _switch_done(self, sw: _Switch, hosts: np.ndarray) -> dict | None:
+    def _switch_hosts_done(self, sw: _Switch, hosts: np.ndarray) -> None:
+        """Hosts end their transition: the actor switching them sets their pstate and state (B40)."""
         self.dyn_w -= self._host_sum(self._full, hosts) - self._host_sum(self._idle, hosts)
         off = self.mstate[hosts[0]] == MachineState.SWITCHING_OFF
         target_state = MachineState.SLEEPING if off else MachineState.IDLE
         self._set_pstate(hosts, sw.target)
         self._set_machine_state(hosts, len(hosts), target_state)
         sw.pending -= 1
-        if sw.pending:
+
+    def _switch_request_done(self, sw: _Switch) -> dict | None:
+        """A request whose hosts have all ended their transition: its rows, written from the state
+        of every host (B40: all the switches ending at this time are already applied), and its
+        RESOURCE_STATE_CHANGED (B23)."""
+        if sw.pending or sw.reported:
             return None
+        sw.reported = True
         self._energy_row("p")  # B30: after the change
         self._machine_row()
         self.pstate_rows.append((self.now_s, sw.resources, sw.target))
@@ -710,7 +873,8 @@ class Simulation:
         running = [self._job_list[int(j)] for j in jobs if j >= 0]
         for rj in running:
             self._account_job_energy(rj)
-            self._update_task_progress(rj)
+            if rj.is_parallel:  # a delay takes its time whatever the speed (B22): its end stays put
+                self._update_task_progress(rj)
         self._set_pstate(hosts, target)
         for rj in running:
             rj.idle_w = self._host_sum(self._idle, rj.hosts, rj.nb_hosts)
@@ -764,22 +928,70 @@ class Simulation:
             rj.first_dyn_w = float(per_host[0])
         self.dyn_w += rj.dyn_w
 
-    def _start_leaf(self, rj: _RunJob) -> None:
-        """Start the current part of a job.
+    # Lazy billing (B42). SimGrid's energy plugin bills a host only when it reads it: the time since
+    # its previous reading at the power the host has at the moment of the new reading. Batsim reads
+    # every host at each CSV row and QUERY, the hosts of a parallel task when it ends (also when
+    # killed or cut by the walltime), a host whose pstate changes (always right after a 'p' row), a
+    # switching host at each step of its switch, and the host of a job's actor (the first of the
+    # allocation) when a delay ends or a compute part starts. So the only hosts whose power changes
+    # unread are the other hosts of a job whose compute part starts after a delay: they are tracked
+    # per job, as one group, until their next reading; every other host is billed eagerly.
 
-        SimGrid's energy plugin bills a host lazily: at each reading (a CSV row or a QUERY, which
-        read every host), at the end of an execution and before a pstate change, the time since the
-        host's previous reading is billed at the power *of that moment*. A compute part that starts
-        after a delay part inside a job (a composed profile) reads only the host its actor runs on
-        (the first of the allocation), so on the other hosts the delay's time since the last
-        reading is billed at the compute power (recorded by real Batsim, ``composed-profiles``:
-        10.39 s x 51.92 W for the second host of job 6 between 195 s and 235 s).
-        """
+    def _rest_power_w(self, rj: _RunJob) -> float:
+        """Power drawn now by the hosts of ``rj`` but the first (Batsim runs the job's actor on
+        the lowest id of the allocation)."""
+        h = rj.alloc.min
+        return rj.idle_w - float(self._idle[self.model_of[h], self.pstate[h]]) + rj.dyn_w - rj.first_dyn_w
+
+    def _unread_change(self, rj: _RunJob, before_w: float) -> None:
+        """The hosts of ``rj`` but the first change power without being read; they drew ``before_w``."""
+        now = self.now_s
+        if rj.lag_read_s != rj.lag_read_s:  # NaN: nothing pending yet
+            last = max(rj.read_s, self._last_reading_s)
+            if last == now:
+                return  # read at this very time: nothing to bill lazily
+            rj.lag_read_s = rj.lag_change_s = last
+            rj.lag_eager_j = 0.0
+            self._lagging[id(rj)] = rj
+        rj.lag_eager_j += before_w * (now - rj.lag_change_s)
+        rj.lag_change_s = now
+
+    def _bill_lag(self, rj: _RunJob) -> None:
+        """Read the lagging hosts of ``rj``: their time since their last reading is billed at the
+        power they draw now instead of what was billed eagerly."""
+        extra_j = self._rest_power_w(rj) * (rj.lag_change_s - rj.lag_read_s) - rj.lag_eager_j
+        self.energy_j += extra_j
+        rj.energy_j += extra_j
+        rj.lag_read_s = math.nan
+
+    def _read_job_hosts(self, rj: _RunJob) -> None:
+        """A parallel task of ``rj`` ends (or the job): all its hosts are read."""
+        if rj.lag_read_s == rj.lag_read_s:
+            self._bill_lag(rj)
+            del self._lagging[id(rj)]
+        rj.read_s = self.now_s
+
+    def _read_all(self) -> None:
+        """A CSV row or a QUERY reads every host."""
+        if self._lagging:
+            for rj in self._lagging.values():
+                self._bill_lag(rj)
+            self._lagging.clear()
+        self._last_reading_s = self.now_s
+
+    def _start_leaf(self, rj: _RunJob) -> None:
+        """Start the current part of a job (B19-B22). Only the host of the job's actor is read
+        then: on the other hosts, a compute part that follows a delay changes their power unread,
+        billed at the compute power back to their last reading (B42, recorded by real Batsim:
+        ``composed-profiles`` job 6, ``composed-profiles-c`` job 8)."""
         leaf = rj.leaves[rj.leaf_idx].profile
         rj.task_t0_s = self.now_s
         self._account_job_energy(rj)
         if isinstance(leaf, ParallelProfile):
-            after_delay = rj.leaf_idx > 0 and not rj.is_parallel
+            # the other hosts were read at the job's start and at the end of a parallel task: only
+            # after a delay can their power change unread
+            after_delay = rj.nb_hosts > 1 and rj.leaf_idx > 0 and not rj.is_parallel
+            before_w = self._rest_power_w(rj) if after_delay else 0.0
             rj.is_parallel = True
             rj.remains = 1.0
             if leaf.kind == "parallel_homogeneous":
@@ -792,16 +1004,12 @@ class Simulation:
                 except ValueError as exc:
                     raise ProtocolError(f"EXECUTE_JOB {rj.job.id}: {exc}") from None
             self._set_task_rate(rj)
-            if after_delay:
-                unread_w = rj.dyn_w - rj.first_dyn_w
-                extra_j = unread_w * (self.now_s - max(rj.delay_start_s, self._last_reading_s))
-                self.energy_j += extra_j
-                rj.energy_j += extra_j
+            if after_delay and rj.dyn_w != rj.first_dyn_w:
+                self._unread_change(rj, before_w)
         else:
-            rj.delay_start_s = self.now_s
             rj.is_parallel = False
             self.dyn_w -= rj.dyn_w
-            rj.dyn_w = 0.0  # B21: a delay does not load the CPU
+            rj.dyn_w = rj.first_dyn_w = 0.0  # B21: a delay does not load the CPU
             rj.remains = leaf.delay_s
             rj.delay_s = leaf.delay_s
         self._schedule_job_event(rj)
@@ -819,25 +1027,32 @@ class Simulation:
         rj.version += 1
         self._push(t, _COMPLETION, rj.start_seq, rj.version, "job", rj)
 
-    def _job_event(self, rj: _RunJob) -> dict | None:
+    def _job_outcome(self, rj: _RunJob) -> tuple[str, int] | None:
+        """How ``rj`` ends now that its current part ends (final state, return code), or None when
+        its next part follows: walltime (B14), failing part (B16), last part."""
         end = self._task_end_s(rj)
-        walltime = end > rj.wall_end_s if rj.is_parallel else end >= rj.wall_end_s
-        if walltime:
-            self._update_task_progress(rj)
-            return self._end_job(rj, "COMPLETED_WALLTIME_REACHED", -1, emit=True)
-        leaf = rj.leaves[rj.leaf_idx]
-        if leaf.ret:
-            return self._end_job(rj, "COMPLETED_FAILED", leaf.ret, emit=True)  # B16
-        rj.leaf_idx += 1
-        if rj.leaf_idx < len(rj.leaves):
-            self._start_leaf(rj)
-            return None
-        return self._end_job(rj, "COMPLETED_SUCCESSFULLY", 0, emit=True)
+        if end > rj.wall_end_s if rj.is_parallel else end >= rj.wall_end_s:  # B14, see _schedule_job_event
+            return "COMPLETED_WALLTIME_REACHED", -1
+        ret = rj.leaves[rj.leaf_idx].ret
+        if ret:
+            return "COMPLETED_FAILED", ret
+        if rj.leaf_idx + 1 == len(rj.leaves):
+            return "COMPLETED_SUCCESSFULLY", 0
+        return None
 
-    def _end_job(self, rj: _RunJob, state: str, rc: int, *, emit: bool = False) -> dict | None:
+    def _next_part(self, rj: _RunJob) -> None:
+        """The current part of ``rj`` ends now and the next one starts (B22)."""
+        if rj.is_parallel:
+            self._read_job_hosts(rj)
+        rj.leaf_idx += 1
+        self._start_leaf(rj)
+
+    def _end_job(self, rj: _RunJob, state: str, rc: int) -> dict:
+        """The job ends (also killed, B15): its hosts are read (B42) and freed; its rows."""
         self._account_job_energy(rj)
+        self._read_job_hosts(rj)
         self.dyn_w -= rj.dyn_w
-        rj.dyn_w = 0.0
+        rj.dyn_w = rj.first_dyn_w = 0.0
         rj.status = JobStatus.DONE
         rj.final_state = state
         rj.return_code = rc
@@ -856,10 +1071,7 @@ class Simulation:
             {"job_id": rj.job.id, "job_state": state, "return_code": rc, "alloc": rj.alloc_str},
         )
         rj.flops = 0.0
-        if emit:
-            return ev
-        self._out.append(ev)
-        return None
+        return ev
 
     def _progress_tree(self, rj: _RunJob) -> dict:
         """JOB_KILLED progress: leaf ``{profile_name, progress}`` under composed nodes (B15)."""
@@ -882,16 +1094,19 @@ class Simulation:
         "SET_RESOURCE_STATE": _on_set_state,
         "SET_JOB_METADATA": _on_metadata,
         "NOTIFY": _on_notify,
+        "REGISTER_PROFILE": _on_register_profile,
+        "REGISTER_JOB": _on_register_job,
     }
 
     # ------------------------------------------------------------------ summaries for outputs
 
     @property
     def consumed_joules(self) -> float:
-        """Batsim's ``consumed_joules``: from the first submission to the last job end (B29)."""
-        if self._last_completion is None or self._first_submission_energy_j is None:
-            return 0.0
-        return self._last_completion[1] - self._first_submission_energy_j
+        """Batsim's ``consumed_joules``: from the first submission of a static job to the last job
+        end (B29); each energy is -1 when there was none (Batsim's defaults, ``context.hpp``)."""
+        last_j = self._last_completion[1] if self._last_completion is not None else -1.0
+        first_j = self._first_submission_energy_j if self._first_submission_energy_j is not None else -1.0
+        return last_j - first_j
 
     @property
     def makespan_s(self) -> float:

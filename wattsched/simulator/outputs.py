@@ -35,19 +35,22 @@ def _g(x: float) -> str:
     return f"{x:g}"
 
 
-def _bare_id(job_id: str) -> str:
-    return job_id.split("!", 1)[1] if "!" in job_id else job_id
+def _split_id(job_id: str) -> tuple[str, str]:
+    """``"w0!12"`` -> ``("w0", "12")``: the workload (static or dynamic, B44) and the bare id."""
+    workload, _, bare = job_id.partition("!")
+    return workload, bare
 
 
 def jobs_lines(sim: Simulation) -> list[str]:
-    """``_jobs.csv``: one row per job in completion order, rejections at rejection time (B28)."""
+    """``_jobs.csv``: one row per job in completion order, rejections at rejection time (B28);
+    dynamically registered jobs like the others, under their own workload (B44)."""
     lines = [",".join(JOBS_COLUMNS)]
-    wl = sim.workload.name
     for rj in sim.iter_jobs():
         job = rj.job
         req_time = _f(job.walltime_s) if job.walltime_s is not None else "-1.000000"
         meta = f'"{rj.metadata}"' if rj.metadata is not None else '""'
-        head = f"{_bare_id(job.id)},{wl},{job.profile},{_f(job.subtime_s)},{job.res},{req_time}"
+        wl, bare_id = _split_id(job.id)
+        head = f"{bare_id},{wl},{job.profile},{_f(job.subtime_s)},{job.res},{req_time}"
         if rj.final_state == "REJECTED":
             lines.append(f"{head},0,REJECTED,,,,,,,,,{meta}")
             continue

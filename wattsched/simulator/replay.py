@@ -5,7 +5,10 @@ A recording folder holds ``platform.xml``, ``workload.json``, ``batsim-args.txt`
 ``out_*.csv`` files (see ``tests/fixtures/batsim-reference/README.md``). The replay answers the i-th
 message of the embedded simulator with the recorded i-th scheduler reply, and checks that each
 Batsim message equals the recorded one (times exact as printed, energies within ``rel_tol``) and
-that the five CSV files match (times exact, energy columns within ``rel_tol``).
+that the five CSV files match (times exact, energy columns within ``rel_tol``). Batsim flags of
+``batsim-args.txt`` that change the simulation become options of :class:`Simulation` (B44:
+``--enable-dynamic-jobs``, ``--acknowledge-dynamic-jobs``); :func:`format_summary` sums up several
+replays.
 
 One difference is tolerated and reported as such (behaviour 38): real Batsim may deliver same-time
 completions in two consecutive messages with the same ``now``; when the recording splits what we
@@ -22,7 +25,7 @@ import shlex
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from wattsched.simulator.engine import Simulation
 from wattsched.base.batsim_files import OUTPUT_KINDS
@@ -49,6 +52,13 @@ class ReplayReport:
     @property
     def ok(self) -> bool:
         return not self.differences
+
+    def summary(self) -> str:
+        """One line: identical (with what was tolerated) or the number of differences and the first."""
+        if self.ok:
+            extra = f", {len(self.tolerated)} tolerance(s) used" if self.tolerated else ""
+            return f"{self.scenario}: identical ({self.messages_compared} Batsim messages{extra})"
+        return f"{self.scenario}: {len(self.differences)} difference(s), first: {self.differences[0]}"
 
     def format(self, limit: int = 10) -> str:
         head = f"{self.scenario}: {self.messages_compared} Batsim messages compared"
@@ -161,13 +171,24 @@ def compare_csv(ours: Path, recorded: Path, rel_tol: float, tolerated: list[str]
     return out
 
 
-def _parse_args_file(path: Path) -> dict[str, str]:
+#: Batsim flags of ``batsim-args.txt`` that are options of :class:`Simulation` (B44).
+SIMULATION_FLAGS = {
+    "--enable-dynamic-jobs": "dynamic_jobs",
+    "--acknowledge-dynamic-jobs": "acknowledge_dynamic_jobs",
+}
+
+
+def _parse_args_file(path: Path) -> tuple[dict[str, str], dict[str, bool]]:
+    """Input files (``p``, ``w``, ``e``) and :class:`Simulation` options of a Batsim command line."""
     args = shlex.split(path.read_text())
     opts: dict[str, str] = {}
+    flags: dict[str, bool] = {}
     for i, a in enumerate(args):
         if a in ("-p", "--platform", "-w", "--workload", "-e", "--export") and i + 1 < len(args):
             opts[a.lstrip("-")[0]] = args[i + 1]
-    return opts
+        elif a in SIMULATION_FLAGS:
+            flags[SIMULATION_FLAGS[a]] = True
+    return opts, flags
 
 
 def replay(folder: str | os.PathLike, *, rel_tol: float = 1e-6, outputs_dir: str | os.PathLike | None = None) -> ReplayReport:
@@ -176,7 +197,7 @@ def replay(folder: str | os.PathLike, *, rel_tol: float = 1e-6, outputs_dir: str
     if not folder.is_dir():
         raise InputError(folder, "", "not a folder")
     args_file = folder / "batsim-args.txt"
-    opts = _parse_args_file(args_file) if args_file.exists() else {}
+    opts, flags = _parse_args_file(args_file) if args_file.exists() else ({}, {})
     platform_path = folder / opts.get("p", "platform.xml")
     workload_path = folder / opts.get("w", "workload.json")
     prefix = opts.get("e", "out")
@@ -195,7 +216,7 @@ def replay(folder: str | os.PathLike, *, rel_tol: float = 1e-6, outputs_dir: str
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
                 raise InputError(messages_path, f"line {n}", f"not a recorded message: {exc}") from None
     report = ReplayReport(folder.name)
-    sim = Simulation(load_platform(platform_path), load_workload(workload_path))
+    sim = Simulation(load_platform(platform_path), load_workload(workload_path), **flags)
     ours: dict | None = _normalise_begins(sim.start())
     i = 0
     while i < len(recorded):
@@ -246,3 +267,14 @@ def _split_tolerated(ours: dict, first: dict, second: dict, index: int, rel_tol:
         return False
     merged = {"now": first["now"], "events": first["events"] + second["events"]}
     return not compare_message(ours, merged, index, rel_tol)
+
+
+def format_summary(reports: Sequence[ReplayReport]) -> str:
+    """What ``wattsched replay`` prints after the reports: one line per scenario, then the count,
+    e.g. ``14 scenarios: 13 identical, 1 with differences``."""
+    identical = sum(report.ok for report in reports)
+    noun = "scenario" if len(reports) == 1 else "scenarios"
+    lines = [report.summary() for report in reports]
+    lines.append(f"{len(reports)} {noun}: {identical} identical, {len(reports) - identical} with differences")
+    return "\n".join(lines)
+

@@ -28,6 +28,7 @@ from wattsched.base.errors import InputError
 
 __all__ = [
     "DelayProfile", "ParallelProfile", "ComposedProfile", "Profile", "Job", "Workload", "load_workload",
+    "parse_job", "parse_profile",
 ]
 
 
@@ -240,64 +241,82 @@ def load_workload(path: str | os.PathLike, name: str = "w0") -> Workload:
     reader = _ProfileReader(path, raw_profiles)
     profiles = {pname: reader.get(pname) for pname in raw_profiles}
 
-    prefix = name + "!"
     jobs: list[Job] = []
     seen: set[str] = set()
     for index, entry in enumerate(raw_jobs):
-        if not isinstance(entry, dict):
-            raise InputError(path, f"jobs[{index}]", "a job must be a JSON object")
-        if "id" not in entry:
-            raise InputError(path, f"jobs[{index}].id", "missing 'id' field")
-        raw_id = entry["id"]
-        if _is_int(raw_id):
-            job_id = prefix + str(raw_id)
-        elif isinstance(raw_id, str) and raw_id:
-            if raw_id.startswith(prefix):
-                job_id = raw_id
-            elif "!" in raw_id:
-                raise InputError(path, f"jobs[{index}].id",
-                                 f"{raw_id!r}: a '!' id must start with the workload name '{prefix}'")
-            else:
-                job_id = prefix + raw_id
-        else:
-            raise InputError(path, f"jobs[{index}].id", f"{raw_id!r} must be an integer or a non-empty string")
-        where = f"job '{job_id}'"
-        if job_id in seen:
-            raise InputError(path, f"{where}.id", "duplicate job id")
-        seen.add(job_id)
-
-        try:
-            subtime = entry["subtime"]
-            res = entry["res"]
-            profile = entry["profile"]
-        except KeyError as e:
-            raise InputError(path, f"{where}.{e.args[0]}", f"missing '{e.args[0]}' field") from None
-        if not _is_number(subtime) or not math.isfinite(subtime):
-            raise InputError(path, f"{where}.subtime", f"{subtime!r} is not a number")
-        if subtime < 0:
-            raise InputError(path, f"{where}.subtime", f"{subtime!r} must not be negative")
-        if not _is_int(res):
-            raise InputError(path, f"{where}.res", f"{res!r} is not an integer")
-        if res < 1:
-            raise InputError(path, f"{where}.res", f"{res!r}: a job needs at least 1 host")
-        if not isinstance(profile, str):
-            raise InputError(path, f"{where}.profile", f"{profile!r} is not a profile name")
-        if profile not in profiles:
-            raise InputError(path, f"{where}.profile", f"profile '{profile}' does not exist")
-        walltime_s: float | None = None
-        if "walltime" in entry:
-            walltime = entry["walltime"]
-            if not _is_number(walltime) or not math.isfinite(walltime):
-                raise InputError(path, f"{where}.walltime", f"{walltime!r} is not a number")
-            if walltime != -1:
-                if walltime <= 0:
-                    raise InputError(path, f"{where}.walltime",
-                                     f"{walltime!r} must be strictly positive (or -1 for none)")
-                walltime_s = float(walltime)
-
-        job_entry = dict(entry)
-        job_entry["id"] = job_id  # keeps the key's position
-        jobs.append(Job(job_id, float(subtime), res, profile, walltime_s, job_entry))
+        job = parse_job(path, f"jobs[{index}]", entry, name, profiles)
+        if job.id in seen:
+            raise InputError(path, f"job '{job.id}'.id", "duplicate job id")
+        seen.add(job.id)
+        jobs.append(job)
 
     jobs.sort(key=lambda j: (j.subtime_s, j.id))
     return Workload(path=path, name=name, jobs=jobs, profiles=profiles, profiles_json=raw_profiles)
+
+
+def parse_job(source: str, where: str, entry: object, workload_name: str, profiles: dict[str, Profile]) -> Job:
+    """One job object of workload ``workload_name`` (a workload file's entry or a REGISTER_JOB's ``job``,
+    B44): ``id`` (int or string, prefixed with ``<workload>!`` unless it already is), ``subtime``, ``res``,
+    ``profile`` (one of ``profiles``), optional ``walltime``; other fields are kept in :attr:`Job.entry`.
+    Raises :class:`InputError` naming ``source`` and the field (``where`` locates the object)."""
+    if not isinstance(entry, dict):
+        raise InputError(source, where, "a job must be a JSON object")
+    if "id" not in entry:
+        raise InputError(source, f"{where}.id", "missing 'id' field")
+    prefix = workload_name + "!"
+    raw_id = entry["id"]
+    if _is_int(raw_id):
+        job_id = prefix + str(raw_id)
+    elif isinstance(raw_id, str) and raw_id:
+        if raw_id.startswith(prefix):
+            job_id = raw_id
+        elif "!" in raw_id:
+            raise InputError(source, f"{where}.id",
+                             f"{raw_id!r}: a '!' id must start with the workload name '{prefix}'")
+        else:
+            job_id = prefix + raw_id
+    else:
+        raise InputError(source, f"{where}.id", f"{raw_id!r} must be an integer or a non-empty string")
+    where = f"job '{job_id}'"
+    try:
+        subtime = entry["subtime"]
+        res = entry["res"]
+        profile = entry["profile"]
+    except KeyError as e:
+        raise InputError(source, f"{where}.{e.args[0]}", f"missing '{e.args[0]}' field") from None
+    if not _is_number(subtime) or not math.isfinite(subtime):
+        raise InputError(source, f"{where}.subtime", f"{subtime!r} is not a number")
+    if subtime < 0:
+        raise InputError(source, f"{where}.subtime", f"{subtime!r} must not be negative")
+    if not _is_int(res):
+        raise InputError(source, f"{where}.res", f"{res!r} is not an integer")
+    if res < 1:
+        raise InputError(source, f"{where}.res", f"{res!r}: a job needs at least 1 host")
+    if not isinstance(profile, str):
+        raise InputError(source, f"{where}.profile", f"{profile!r} is not a profile name")
+    if profile not in profiles:
+        raise InputError(source, f"{where}.profile", f"profile '{profile}' does not exist")
+    walltime_s: float | None = None
+    if "walltime" in entry:
+        walltime = entry["walltime"]
+        if not _is_number(walltime) or not math.isfinite(walltime):
+            raise InputError(source, f"{where}.walltime", f"{walltime!r} is not a number")
+        if walltime != -1:
+            if walltime <= 0:
+                raise InputError(source, f"{where}.walltime",
+                                 f"{walltime!r} must be strictly positive (or -1 for none)")
+            walltime_s = float(walltime)
+    job_entry = dict(entry)
+    job_entry["id"] = job_id  # keeps the key's position
+    return Job(job_id, float(subtime), res, profile, walltime_s, job_entry)
+
+
+def parse_profile(source: str, name: str, desc: object, profiles: dict[str, Profile],
+                  raw_profiles: dict[str, object]) -> Profile:
+    """One more profile ``name`` for a workload that already has ``profiles`` (parsed) and
+    ``raw_profiles`` (as read): a REGISTER_PROFILE (B44). A composed profile may name any of them.
+    Raises :class:`InputError` naming ``source`` and the field."""
+    reader = _ProfileReader(source, {**raw_profiles, name: desc})
+    reader.done.update(profiles)
+    return reader.get(name)
+
