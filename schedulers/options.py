@@ -17,7 +17,7 @@ from wattsched.base.errors import OptionError
 
 Options = Mapping[str, Any]
 
-_TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+_TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false", dict: "a JSON object"}
 
 
 @dataclass(frozen=True)
@@ -26,8 +26,8 @@ class Option:
 
     Attributes:
         name: key in the JSON options.
-        type: ``str``, ``int``, ``float`` or ``bool`` (an ``int`` is accepted for ``float``; ``bool`` is
-            never accepted for numbers; numbers must be finite).
+        type: ``str``, ``int``, ``float``, ``bool`` or ``dict`` (a JSON object, checked by its piece); an
+            ``int`` is accepted for ``float``; ``bool`` is never accepted for numbers; numbers must be finite.
         default: value when absent (``None``: absent means "not set").
         choices: allowed values.
         min, max: inclusive range for numbers.

@@ -21,6 +21,8 @@ Presets:
 - ``energy-bud``: EASY + energy budget, energyBud (energy-budget paper §IV-B, Algorithm 2).
 - ``reduce-pc``: EASY + energy budget, reducePC (energy-budget paper §IV-D).
 - ``powercap``: EASY under the powercap ``B / (te − ts)`` inside the window (energy-budget paper §V-C).
+- ``esc``: FCFS on any free nodes (the ESC paper's SGE-like queue, §2.4) with EnergySaving Cluster's
+  periodic on/off rules (ESC paper §2.5, :mod:`wattsched.schedulers.esc`).
 - ``compose``: any piece in any slot.
 """
 
@@ -30,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 # importing the slot modules registers their pieces
-from wattsched.schedulers import admission, backfill, budget, frequency, order, placement, power  # noqa: F401
+from wattsched.schedulers import admission, backfill, budget, esc, frequency, order, placement, power  # noqa: F401
 from wattsched.base.errors import OptionError
 from wattsched.schedulers.core import PolicyScheduler
 from wattsched.schedulers.options import Option, Options, _got, describe_all
@@ -55,6 +57,10 @@ def slot_switch(slot: str, default: str, help: str) -> Switch:
 PLACEMENT = slot_switch("placement", "first-fit",
                         "host placement: lowest contiguous interval (first-fit, like pybatsim's easyBackfill), "
                         "smallest contiguous interval (best-fit), or lowest free ids (non-contiguous)")
+#: ESC's queue takes any free nodes (SGE-like, ESC paper §2.4): nodes switched off leave gaps between ids.
+ESC_PLACEMENT = slot_switch("placement", "non-contiguous",
+                            "host placement: lowest free ids (non-contiguous, SGE-like, the default here), lowest "
+                            "contiguous interval (first-fit) or smallest contiguous interval (best-fit)")
 SHUTDOWN = Switch(Option("shutdown", bool, False,
                          help="opportunistic shutdown: switch idle hosts off, boot them when a job can use them"),
                   "power", {False: "none", True: "shutdown"})
@@ -179,6 +185,9 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
            fixed={"order": "fcfs", "backfill": "easy", "admission": "reduce-pc"}, switches=(PLACEMENT, SHUTDOWN)),
     Preset("powercap", "EASY under the powercap B / (te - ts) inside the window", "energy-budget paper §V-C",
            fixed={"order": "fcfs", "backfill": "easy", "admission": "powercap"}, switches=(PLACEMENT, SHUTDOWN)),
+    Preset("esc", "FCFS on any free nodes with EnergySaving Cluster's on/off rules (idle time, per-group wait "
+           "thresholds)", "ESC paper §2.4-2.5",
+           fixed={"order": "fcfs", "backfill": "fcfs", "power": "esc"}, switches=(ESC_PLACEMENT,)),
     _compose(),
 )}
 
