@@ -48,8 +48,12 @@ switching node is never switched again). ``min_on`` nodes on are kept: they are 
    least-recently-used policy").
 
 A node's last use is the end of its last job or of its boot (t = 0 for a node never used). Neither rule
-leaves fewer nodes on (idle, computing, booting) than ``min_on`` or than the widest queued job needs
-(*ours*: otherwise rule 1 would boot them again at the next pass).
+leaves fewer nodes on (idle, computing, booting) than ``min_on`` or than the widest queued job needs, nor
+switches off a node the first queued job would be placed on if every node that is on were free (*ours*:
+otherwise rule 1 would boot them again at the next pass, and with a contiguous placement and a short
+``idle_s`` the first job could wait for ever while nodes are switched off and on around it), unless the
+admission constraint refuses to keep them for that job (``can_prepare``: an energy budget that cannot pay
+for it now, where switching nodes off is what lets it run).
 
 **Groups** (§2.3 "users of the system, the groups that they belong to"): ``groups`` maps a group name to
 its thresholds (``upper_wait_s``, ``lower_wait_s``, ``max_queued``; a missing key takes the top-level
@@ -196,17 +200,17 @@ class EnergySavingCluster(PowerManager):
         Option("period_s", float, 60.0, min=0.0, help="time between two energy-saving passes, s (> 0)"),
         Option("idle_s", float, 1800.0, min=0.0,
                help="switch off a node idle for longer than this, s (a huge value: never)"),
-        Option("upper_wait_s", float, 3600.0, min=0.0,
-               help="default group: boot nodes when its queued jobs' mean wait exceeds this, s"),
-        Option("lower_wait_s", float, None, min=0.0,
+        Option("upper_wait_s", float, 3600.0, min=0.0, nullable=True,
+               help="default group: boot nodes when its queued jobs' mean wait exceeds this, s (null: never)"),
+        Option("lower_wait_s", float, None, min=0.0, nullable=True,
                help="default group: switch one idle node off per pass when the mean wait is below this, s"),
-        Option("max_queued", int, None, min=0,
+        Option("max_queued", int, None, min=0, nullable=True,
                help="default group: boot nodes when a user has more queued jobs than this"),
         Option("min_on", int, 0, min=0, help="nodes kept on at all times"),
-        Option("groups", dict, None,
+        Option("groups", dict, None, nullable=True,
                help='user groups and their thresholds: {"name": {"upper_wait_s": ..., "lower_wait_s": ..., '
                     '"max_queued": ...}}'),
-        Option("user_groups", dict, None, help='the group of each user: {"user": "group name"}; others: default'),
+        Option("user_groups", dict, None, nullable=True, help='the group of each user: {"user": "group name"}; others: default'),
         _SLEEP_PSTATE,
     )
 
@@ -283,10 +287,12 @@ class EnergySavingCluster(PowerManager):
         self._group_sub[group] -= sub
         if self._group_n[group] == 0:
             self._group_sub[group] = 0.0  # no rounding drift once the group's queue is empty
-        for counter, key in ((self._user_n, user), (self._res_n, res)):
-            counter[key] -= 1  # type: ignore[index]
-            if counter[key] <= 0:  # type: ignore[index]
-                del counter[key]  # type: ignore[arg-type]
+        self._user_n[user] -= 1
+        if self._user_n[user] <= 0:
+            del self._user_n[user]
+        self._res_n[res] -= 1
+        if self._res_n[res] <= 0:
+            del self._res_n[res]
 
     def on_started(self, job: RunningJob, view: ClusterView) -> None:
         self._dequeued(job.id)
@@ -422,7 +428,7 @@ class EnergySavingCluster(PowerManager):
             self._boot(boot, view, rule)
             decisions.append(SetPState(boot, 0))
             return decisions
-        off = self._switch_off(queue, view, size(on_hosts))
+        off = self._switch_off(queue, view, ctx, on_hosts)
         if off:
             assert self.sleep_pstate is not None
             decisions.append(SetPState(off, self.sleep_pstate))
@@ -492,24 +498,39 @@ class EnergySavingCluster(PowerManager):
                 break
         return out
 
-    def _switch_off(self, queue: Sequence[QueuedJob], view: ClusterView, on_n: int) -> ProcSet:
-        """Rules 4 and 5: idle nodes to switch off, least recently used first, keeping ``min_on`` nodes
-        and the widest queued job's nodes on."""
+    def _switch_off(self, queue: Sequence[QueuedJob], view: ClusterView, ctx: PassContext,
+                    on_hosts: ProcSet) -> ProcSet:
+        """Rules 4 and 5: idle nodes to switch off, least recently used first, keeping ``min_on`` nodes,
+        the widest queued job's count of nodes, and the nodes the first queued job would be placed on
+        (were the nodes that are on all free) on."""
         free = view.free
         if not free:
             return ProcSet()
-        floor = max(self.min_on, max(self._res_n) if self._res_n else 0)
-        room = on_n - floor
-        if room <= 0:
-            return ProcSet()
         now = view.now_s
+        floor = self.min_on
+        if queue:  # the first job waits for these nodes (a contiguous placement needs these very ones) ...
+            head = queue[0]
+            placed = ctx.place(head, on_hosts)
+            assignment = placed if placed is not None else ctx.assign(head, _first(on_hosts, head.res))
+            # ... unless the admission constraint would not let it run on them (an energy budget: then
+            # switching them off is what lets it run)
+            if ctx.admission.can_prepare(head, ProcSet(), assignment.hosts & free, now, assignment, view):
+                floor = max(floor, max(self._res_n))
+                if placed is not None:
+                    free = minus(free, placed.hosts)
+        room = size(on_hosts) - floor
+        if room <= 0 or not free:
+            return ProcSet()
         ids = np.concatenate([np.arange(a, b + 1) for a, b in free.intervals()])
         since = self._idle_since[ids]
         order = np.lexsort((ids, since))  # least recently used first, then hostname order
         ids, since = ids[order], since[order]
         n_idle = int(np.count_nonzero(now - since > self.idle_s)) if not math.isinf(self.idle_s) else 0
-        n_lower = sum(1 for g in self._lower_groups
-                      if self.mean_wait_s(g, now) < self.groups[g].lower_wait_s)  # type: ignore[operator]
+        n_lower = 0
+        for g in self._lower_groups:
+            lower = self.groups[g].lower_wait_s
+            if lower is not None and self.mean_wait_s(g, now) < lower:
+                n_lower += 1
         n = min(room, len(ids), n_idle + n_lower)
         if n <= 0:
             return ProcSet()

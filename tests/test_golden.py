@@ -48,6 +48,10 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "powercap-shutdown": ("powercap", {**BUDGET, "shutdown": True}),
     # a combination no preset names: reducePC with shutdown and best-fit placement
     "compose": ("compose", {**BUDGET, "admission": "reduce-pc", "power": "shutdown", "placement": "best-fit"}),
+    "esc": ("esc", {}),
+    # ESC's rules behind EASY under an energy budget
+    "esc-easy-budget": ("compose", {**BUDGET, "admission": "energy-bud", "power": "esc", "idle_s": 600.0,
+                                    "period_s": 300.0}),
 }
 
 
