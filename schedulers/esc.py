@@ -8,11 +8,16 @@ any free nodes, the paper's SGE-like queue (§2.4), and ``-s compose -o '{"power
 any other piece (EASY, an energy budget, another order).
 
 **The pass** (§2.6 "Energy saving scheduler starts ... according to the energy saving scheduling
-periodical time"): at ``t = k × period_s``. Between two passes nothing is switched. A pass in which no
-rule could act is not asked for (no CALL_ME_LATER is requested for it: with an empty queue the next pass
-asked for is the first one at which an idle node has been idle longer than ``idle_s``), which is the same
-schedule as a pass every period; once the work is done (NOTIFY ``no_more_static_job_to_submit``, empty
-queue, nothing running) no pass is asked for, or Batsim would never end.
+periodical time"): at ``t = k × period_s``, in the first Batsim message at that time. Between two passes
+nothing is switched. A pass at which no rule can act is not asked for (no CALL_ME_LATER): after each
+message the next pass asked for is the first at which a rule may act on the state the message left
+(rules 1 and 3 only change with events; a group's mean wait and a node's idle time grow with time, so the
+passes where they cross their thresholds are computed; with an admission constraint that answers
+``can_prepare``, every pass is asked for while a job waits). This is the schedule of a pass every period,
+except when an event happens exactly at the time of a pass that was not asked for (the pass then sees that
+event; a requested call would have come first, behaviour 7); ``tests/test_esc_properties.py`` checks it.
+Once the work is done (NOTIFY ``no_more_static_job_to_submit``, empty queue, nothing running) no pass is
+asked for, or Batsim would never end.
 
 **Switch-on rules** (§2.5.1), all evaluated at a pass; the nodes switched on are asleep nodes in hostname
 order ("an ordered policy where the list of candidate nodes is sorted in alphabetical order using the name
@@ -86,6 +91,7 @@ from procset import ProcSet
 from wattsched.base.errors import OptionError
 from wattsched.base.hostsets import from_sorted_ids, minus, plus, size
 from wattsched.energy_models.taurus import TAURUS
+from wattsched.schedulers.admission import AdmissionConstraint
 from wattsched.schedulers.options import Option, _got
 from wattsched.schedulers.pieces import register
 from wattsched.schedulers.power import (
@@ -187,6 +193,8 @@ class EnergySavingCluster(PowerManager):
         min_on: nodes kept on (idle, computing or booting) at all times.
         groups: group name → thresholds; user_groups: user → group name.
         sleep_pstate: the sleep pstate (default: the platform's ``sleep_pstates``).
+        every_period: ask for a pass every ``period_s`` while work remains (not an option: the passes that
+            are not asked for otherwise are those at which no rule can act; tests compare both).
 
     Raises:
         OptionError: a period that is not positive, a lower threshold above the upper one, a user in an
@@ -217,7 +225,7 @@ class EnergySavingCluster(PowerManager):
     def __init__(self, period_s: float = 60.0, idle_s: float = 1800.0, upper_wait_s: float | None = 3600.0,
                  lower_wait_s: float | None = None, max_queued: int | None = None, min_on: int = 0,
                  groups: Mapping[str, Any] | None = None, user_groups: Mapping[str, Any] | None = None,
-                 sleep_pstate: int | None = None) -> None:
+                 sleep_pstate: int | None = None, every_period: bool = False) -> None:
         if not period_s > 0 or not math.isfinite(period_s):
             raise OptionError(f"option 'period_s' of esc must be a positive number of seconds, got {_got(period_s)}")
         if not idle_s >= 0:
@@ -240,6 +248,9 @@ class EnergySavingCluster(PowerManager):
         self._idle_since = np.zeros(0)
         self._booting = ProcSet()  # hosts we booted whose RESOURCE_STATE_CHANGED has not come
         self._transitions: list[Transition] = []
+        #: ask for every pass while work remains, not only those at which a rule may act (for tests)
+        self.every_period = every_period
+        self._refused = False  # the admission constraint refused the last pass's boot
         self._last_pass_s = -math.inf  # the last pass run (a multiple of period_s)
         self._next_pass_s = 0.0  # the next pass time (a multiple of period_s)
         self._calls: set[float] = set()  # CALL_ME_LATER times requested and not yet past
@@ -249,6 +260,9 @@ class EnergySavingCluster(PowerManager):
         self._group_sub: dict[str, float] = {g: 0.0 for g in self.groups}
         self._user_n: Counter[str | None] = Counter()
         self._res_n: Counter[int] = Counter()
+        self._all_hosts = ProcSet()
+        self._on_cache: tuple[tuple, ProcSet] | None = None
+        self._off_cache: tuple[tuple, tuple[ProcSet, int]] | None = None
         #: switches decided, for tests and statistics: (time, hosts, "on" | "off", rule)
         self.log: list[tuple[float, ProcSet, str, str]] = []
 
@@ -263,6 +277,9 @@ class EnergySavingCluster(PowerManager):
         self.sleep_pstate = model.sleep_pstate
         self.switch_on_s, self.switch_off_s = transition_times_s(model)
         self._idle_since = np.full(view.nb_hosts, view.now_s)
+        self._all_hosts = view.all_hosts
+        self._on_cache = None
+        self._off_cache = None
         self._last_pass_s = -math.inf
         self._next_pass_s = self._tick_at_or_after(view.now_s)
 
@@ -342,17 +359,22 @@ class EnergySavingCluster(PowerManager):
         return self._transitions
 
     # ------------------------------------------------------------------ the pass
-    def _tick_at_or_after(self, t: float) -> float:
-        """The first pass time ``k × period_s`` at or after ``t``."""
-        k = math.ceil((t - TIME_EPS_S) / self.period_s)
-        return max(0, k) * self.period_s
+    def _tick_at_or_after(self, t: float, later: int = 0) -> float:
+        """The first pass time ``k × period_s`` at or after ``t`` (the ``later``-th one after it); always
+        ``k × period_s`` for an integer ``k``, so that a pass time is the same float however it is found."""
+        k = max(0, math.ceil((t - TIME_EPS_S) / self.period_s)) + later
+        return k * self.period_s
+
+    def _first_pass_beyond(self, origin: float, threshold: float) -> float:
+        """The first pass at which ``now − origin`` exceeds ``threshold`` (an idle time, a mean wait)."""
+        if math.isinf(threshold):
+            return math.inf
+        t = self._tick_at_or_after(origin + threshold)
+        return t if t - origin > threshold else self._tick_at_or_after(origin + threshold, 1)
 
     def _idle_deadline(self, since: float) -> float:
         """The first pass at which a node idle since ``since`` has been idle longer than ``idle_s``."""
-        if math.isinf(self.idle_s):
-            return math.inf
-        t = self._tick_at_or_after(since + self.idle_s)
-        return t if t - since > self.idle_s else t + self.period_s
+        return self._first_pass_beyond(since, self.idle_s)
 
     def mean_wait_s(self, group: str, now: float) -> float:
         """Mean of ``now − subtime`` over the group's queued jobs (0 when none waits)."""
@@ -362,8 +384,10 @@ class EnergySavingCluster(PowerManager):
     def decide(self, queue: Sequence[QueuedJob], view: ClusterView, ctx: PassContext) -> list[Decision]:
         now = view.now_s
         switching = view.switching
-        self._transitions = [t for t in self._transitions if not t.hosts.isdisjoint(switching)]
-        self._booting = self._booting & switching
+        if self._transitions:
+            self._transitions = [t for t in self._transitions if not t.hosts.isdisjoint(switching)]
+        if self._booting:
+            self._booting = self._booting & switching
         self._calls = {t for t in self._calls if t > now + TIME_EPS_S}
         if len(self._queued) != len(queue):  # a job left the queue without starting (killed while waiting)
             self._resync(queue)
@@ -373,8 +397,8 @@ class EnergySavingCluster(PowerManager):
             decisions = self._pass(queue, view, ctx)
             self._last_pass_s = tick
             self.plan_version += 1
-        self._next_pass_s = tick if tick > self._last_pass_s else tick + self.period_s
-        wake = self._wanted_pass(queue, view)
+        self._next_pass_s = tick if tick > self._last_pass_s else self._tick_at_or_after(now, 1)
+        wake = self._next_useful_pass(queue, view, ctx)
         if wake is not None and not any(abs(t - wake) <= TIME_EPS_S for t in self._calls):
             self._calls.add(wake)
             decisions.append(CallMeLater(wake))
@@ -385,58 +409,104 @@ class EnergySavingCluster(PowerManager):
         for job_id in [j for j in self._queued if j not in waiting]:
             self._dequeued(job_id)
 
-    def _wanted_pass(self, queue: Sequence[QueuedJob], view: ClusterView) -> float | None:
-        """The next pass at which a rule may act (None: none until the next event)."""
-        if view.no_more_jobs and not queue and not view.running:
-            return None  # the work is done
-        nxt = self._next_pass_s
-        if queue or (self._lower_groups and view.free):
-            return nxt
-        on = view.nb_hosts - size(view.off) - size(minus(view.switching, self._booting))
-        if on < self.min_on and view.off:
-            return nxt
-        free = view.free
-        if not free or math.isinf(self.idle_s):
-            return None
-        since = min(float(self._idle_since[a:b + 1].min()) for a, b in free.intervals())
-        return max(nxt, self._idle_deadline(since))
+    def _on_hosts(self, view: ClusterView) -> ProcSet:
+        """Nodes idle, computing or booting (not asleep, not switching off). Cached while the sets it is made
+        of are the same objects (policy code never mutates a host set, it replaces it)."""
+        key = (view.off, view.switching, self._booting)
+        cached = self._on_cache
+        if cached is not None and all(a is b for a, b in zip(cached[0], key)):
+            return cached[1]
+        on = self._all_hosts
+        if view.off or view.switching:
+            on = minus(minus(on, view.off), minus(view.switching, self._booting))
+        self._on_cache = (key, on)
+        return on
+
+    def _on_count(self, view: ClusterView) -> int:
+        """``size(self._on_hosts(view))`` without building it (the hosts we boot are switching)."""
+        return view.nb_hosts - size(view.off) - size(view.switching) + size(self._booting)
 
     def _pass(self, queue: Sequence[QueuedJob], view: ClusterView, ctx: PassContext) -> list[Decision]:
-        """One energy-saving pass: the switch-on rules, else the switch-off rules."""
+        """One energy-saving pass at ``view.now_s``: the switch-on rules, else the switch-off rules."""
         now = view.now_s
-        asleep = view.off
-        switching_off = minus(view.switching, self._booting)
-        on_hosts = minus(minus(view.all_hosts, asleep), switching_off)  # idle, computing or booting
-        free_n, booting_n = size(view.free), size(self._booting)
-        boot = ProcSet()
-        rule = ""
-        target: QueuedJob | None = None
-        if queue and asleep:
-            boot, rule, target = self._switch_on(queue, view, ctx, on_hosts, free_n + booting_n)
-        on_n = size(on_hosts) + size(boot)
-        if on_n < self.min_on and asleep:
-            extra = _first(minus(asleep, boot), self.min_on - on_n)
-            boot, rule = plus(boot, extra), rule or "min_on"
-        decisions: list[Decision] = []
+        self._refused = False
+        if not view.off and not view.free:
+            return []  # nothing to boot, nothing to switch off
+        on_hosts = self._on_hosts(view)
+        boot, rule, target = self._boots(queue, view, ctx, on_hosts, now)
         if boot:
             if target is not None:
                 assignment = ctx.assign(target, _first(plus(boot, view.free), target.res))
                 start_s = now + self.switch_on_s
                 if not ctx.admission.can_prepare(target, boot, ProcSet(), start_s, assignment, view):
+                    self._refused = True  # ask again at the next pass
                     return []
                 ctx.admission.on_prepare(target, boot, ProcSet(), start_s, assignment, view)
-            self._boot(boot, view, rule)
-            decisions.append(SetPState(boot, 0))
-            return decisions
-        off = self._switch_off(queue, view, ctx, on_hosts)
-        if off:
-            assert self.sleep_pstate is not None
-            decisions.append(SetPState(off, self.sleep_pstate))
-            self._transitions.append(Transition(off, False, now + self.switch_off_s))
-        return decisions
+            self._booting = self._booting | boot
+            view.switching, view.off = view.switching | boot, view.off - boot  # as the core will (at once: the
+            self._transitions.append(Transition(boot, True, now + self.switch_on_s))  # next pass is judged on it)
+            self.log.append((now, boot, "on", rule))
+            logger.debug("t=%s esc boots %s (%s)", now, boot, rule)
+            return [SetPState(boot, 0)]
+        off, rule = self._offs(queue, view, ctx, on_hosts, now)
+        if not off:
+            return []
+        assert self.sleep_pstate is not None
+        view.switching, view.free = view.switching | off, view.free - off  # as the core will
+        self._transitions.append(Transition(off, False, now + self.switch_off_s))
+        self.log.append((now, off, "off", rule))
+        logger.debug("t=%s esc switches off %s (%s)", now, off, rule)
+        return [SetPState(off, self.sleep_pstate)]
+
+    def _next_useful_pass(self, queue: Sequence[QueuedJob], view: ClusterView, ctx: PassContext) -> float | None:
+        """The next pass at which a rule may act, judged on the state after this message (None: none before
+        the next event). Rules 1 and 3 and ``min_on`` only change with events; rule 2's mean wait and rule
+        4's idle time grow with time (their crossings are computed); rule 5 stops firing as waits grow."""
+        if view.no_more_jobs and not queue and not view.running:
+            return None  # the work is done: asking for more would keep Batsim running for ever
+        nxt = self._next_pass_s
+        if self.every_period or self._refused:
+            return nxt
+        if queue and type(ctx.admission).can_prepare is not AdmissionConstraint.can_prepare:
+            return nxt  # an admission constraint (energy budget) may answer otherwise as time passes
+        if not view.off and not view.free:
+            return None  # nothing to boot or switch off before an event frees or puts to sleep a node
+        on_hosts = self._on_hosts(view)
+        if view.off and self._boots(queue, view, ctx, on_hosts, nxt)[0]:
+            return nxt
+        candidates, room = self._off_candidates(queue, view, ctx, on_hosts)
+        if candidates and room > 0 and self._select_off(candidates, room, nxt)[0]:
+            return nxt
+        later: list[float] = []
+        if view.off and queue:
+            for group, n in self._group_n.items():
+                upper = self.groups[group].upper_wait_s
+                if n and upper is not None:
+                    mean_sub = self._group_sub[group] / n
+                    later.append(self._first_pass_beyond(mean_sub, upper))
+        if candidates and room > 0 and not math.isinf(self.idle_s):
+            since = min(float(self._idle_since[a:b + 1].min()) for a, b in candidates.intervals())
+            later.append(self._idle_deadline(since))
+        later = [t for t in later if t > nxt + TIME_EPS_S]
+        return min(later) if later else None
+
+    # ------------------------------------------------------------------ switch-on rules
+    def _boots(self, queue: Sequence[QueuedJob], view: ClusterView, ctx: PassContext, on_hosts: ProcSet,
+               at: float) -> tuple[ProcSet, str, QueuedJob | None]:
+        """Rules 1-3 and ``min_on`` at time ``at``: the asleep nodes to boot, why, and the job it is for."""
+        asleep = view.off
+        if not asleep:
+            return ProcSet(), "", None
+        boot, rule, target = ProcSet(), "", None
+        if queue:
+            boot, rule, target = self._switch_on(queue, view, ctx, on_hosts, size(view.free) + size(self._booting), at)
+        on_n = size(on_hosts) + size(boot)
+        if on_n < self.min_on:
+            boot, rule = plus(boot, _first(minus(asleep, boot), self.min_on - on_n)), rule or f"min_on {self.min_on}"
+        return boot, rule, target
 
     def _switch_on(self, queue: Sequence[QueuedJob], view: ClusterView, ctx: PassContext, on_hosts: ProcSet,
-                   available_n: int) -> tuple[ProcSet, str, QueuedJob | None]:
+                   available_n: int, at: float) -> tuple[ProcSet, str, QueuedJob | None]:
         """Rules 1-3: the asleep nodes to boot, the rule that asked for most, and the job it asked for."""
         asleep = view.off
         best: tuple[int, str, QueuedJob | None] = (0, "", None)
@@ -444,7 +514,7 @@ class EnergySavingCluster(PowerManager):
         widest = max(self._res_n) if self._res_n else 0
         boot1 = ProcSet()
         if widest:
-            probe = QueuedJob("~esc-widest", widest, None, view.now_s)  # a placement depends on the width only
+            probe = QueuedJob("~esc-widest", widest, None, at)  # a placement depends on the width only
             on_n = size(on_hosts)
             if widest > on_n or (ctx.contiguous and ctx.place(probe, on_hosts) is None):
                 boot1 = _first(asleep, max(0, widest - on_n))
@@ -454,7 +524,7 @@ class EnergySavingCluster(PowerManager):
                 job = next(j for j in queue if j.res == widest)
                 best = (size(boot1), f"rule 1: job {job.id} needs {widest} nodes, {on_n} are on", job)
         if not self._no_group_rule:
-            for need, why, job in self._threshold_needs(queue, view.now_s, available_n):
+            for need, why, job in self._threshold_needs(queue, at, available_n):
                 if need > best[0]:
                     best = (need, why, job)
         n, rule, target = best
@@ -498,15 +568,30 @@ class EnergySavingCluster(PowerManager):
                 break
         return out
 
-    def _switch_off(self, queue: Sequence[QueuedJob], view: ClusterView, ctx: PassContext,
-                    on_hosts: ProcSet) -> ProcSet:
-        """Rules 4 and 5: idle nodes to switch off, least recently used first, keeping ``min_on`` nodes,
-        the widest queued job's count of nodes, and the nodes the first queued job would be placed on
-        (were the nodes that are on all free) on."""
+    # ------------------------------------------------------------------ switch-off rules
+    def _off_candidates(self, queue: Sequence[QueuedJob], view: ClusterView, ctx: PassContext,
+                        on_hosts: ProcSet) -> tuple[ProcSet, int]:
+        """The idle nodes rules 4 and 5 may switch off, and how many at most: ``min_on`` nodes, the widest
+        queued job's count of nodes and the nodes the first queued job would be placed on (were the nodes
+        that are on all free) stay on, unless the admission constraint refuses to keep them for it."""
         free = view.free
         if not free:
-            return ProcSet()
-        now = view.now_s
+            return ProcSet(), 0
+        head_id = queue[0].id if queue else None
+        key = (free, on_hosts, head_id, max(self._res_n) if self._res_n else 0,
+               view.running_version)
+        cached = self._off_cache
+        plain_admission = type(ctx.admission).can_prepare is AdmissionConstraint.can_prepare
+        if plain_admission and cached is not None and cached[0][0] is free and cached[0][1] is on_hosts \
+                and cached[0][2:] == key[2:]:
+            return cached[1]
+        out = self._compute_off_candidates(queue, view, ctx, on_hosts)
+        self._off_cache = (key, out)
+        return out
+
+    def _compute_off_candidates(self, queue: Sequence[QueuedJob], view: ClusterView, ctx: PassContext,
+                                on_hosts: ProcSet) -> tuple[ProcSet, int]:
+        free = view.free
         floor = self.min_on
         if queue:  # the first job waits for these nodes (a contiguous placement needs these very ones) ...
             head = queue[0]
@@ -514,42 +599,40 @@ class EnergySavingCluster(PowerManager):
             assignment = placed if placed is not None else ctx.assign(head, _first(on_hosts, head.res))
             # ... unless the admission constraint would not let it run on them (an energy budget: then
             # switching them off is what lets it run)
-            if ctx.admission.can_prepare(head, ProcSet(), assignment.hosts & free, now, assignment, view):
+            if ctx.admission.can_prepare(head, ProcSet(), assignment.hosts & free, view.now_s, assignment, view):
                 floor = max(floor, max(self._res_n))
                 if placed is not None:
                     free = minus(free, placed.hosts)
-        room = size(on_hosts) - floor
-        if room <= 0 or not free:
-            return ProcSet()
-        ids = np.concatenate([np.arange(a, b + 1) for a, b in free.intervals()])
+        return free, size(on_hosts) - floor
+
+    def _offs(self, queue: Sequence[QueuedJob], view: ClusterView, ctx: PassContext, on_hosts: ProcSet,
+              at: float) -> tuple[ProcSet, str]:
+        """Rules 4 and 5 at time ``at``: the idle nodes to switch off, least recently used first, and why."""
+        candidates, room = self._off_candidates(queue, view, ctx, on_hosts)
+        if not candidates or room <= 0:
+            return ProcSet(), ""
+        return self._select_off(candidates, room, at)
+
+    def _select_off(self, candidates: ProcSet, room: int, at: float) -> tuple[ProcSet, str]:
+        ids = np.concatenate([np.arange(a, b + 1) for a, b in candidates.intervals()])
         since = self._idle_since[ids]
         order = np.lexsort((ids, since))  # least recently used first, then hostname order
         ids, since = ids[order], since[order]
-        n_idle = int(np.count_nonzero(now - since > self.idle_s)) if not math.isinf(self.idle_s) else 0
+        n_idle = int(np.count_nonzero(at - since > self.idle_s)) if not math.isinf(self.idle_s) else 0
         n_lower = 0
         for g in self._lower_groups:
             lower = self.groups[g].lower_wait_s
-            if lower is not None and self.mean_wait_s(g, now) < lower:
+            if lower is not None and self.mean_wait_s(g, at) < lower:
                 n_lower += 1
         n = min(room, len(ids), n_idle + n_lower)
         if n <= 0:
-            return ProcSet()
-        off = from_sorted_ids(sorted(int(h) for h in ids[:n]))
+            return ProcSet(), ""
         rules = []
         if n_idle:
             rules.append(f"rule 4: idle longer than {self.idle_s:g} s")
         if n > n_idle:
             rules.append("rule 5: mean wait below the lower threshold")
-        self.log.append((now, off, "off", "; ".join(rules)))
-        logger.debug("t=%s esc switches off %s (%s)", now, off, "; ".join(rules))
-        return off
-
-    def _boot(self, boot: ProcSet, view: ClusterView, rule: str) -> None:
-        now = view.now_s
-        self._booting = self._booting | boot
-        self._transitions.append(Transition(boot, True, now + self.switch_on_s))
-        self.log.append((now, boot, "on", rule))
-        logger.debug("t=%s esc boots %s (%s)", now, boot, rule)
+        return from_sorted_ids(sorted(int(h) for h in ids[:n])), "; ".join(rules)
 
 
 def _first(hosts: ProcSet, n: int) -> ProcSet:

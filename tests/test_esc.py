@@ -70,14 +70,25 @@ def test_passes_run_every_period_only_and_stop_once_the_work_is_done():
     assert at(p, 1020.0, call=True) == [SetPState(ProcSet(1), SLEEP)]  # host 0 idle since 500 only
 
 
-def test_a_waiting_queue_asks_for_every_pass():
+def test_only_passes_at_which_a_rule_may_act_are_asked_for():
     p = esc(2, period_s=60.0, idle_s=1e9)
     p.on_submitted(QueuedJob("a", 2, None, 0.0))
     assert p.schedule() == [StartJob("a", ProcSet((0, 1)))]
     p.set_time(5.0)
     p.on_submitted(QueuedJob("b", 1, None, 5.0))
-    assert p.schedule() == [CallMeLater(60.0)]
-    assert at(p, 60.0, call=True) == [CallMeLater(120.0)]
+    assert p.schedule() == []  # b waits for busy nodes, none is off, nothing is idle: no rule can act
+    q = esc(2, period_s=60.0, idle_s=1e9, every_period=True)
+    q.on_submitted(QueuedJob("a", 2, None, 0.0))
+    assert q.schedule() == [StartJob("a", ProcSet((0, 1))), CallMeLater(60.0)]
+    # a node asleep and a job waiting: the pass at which the group's mean wait exceeds 3600 s
+    r = esc(2, period_s=60.0, idle_s=1e9)
+    asleep(r, ProcSet(1))
+    r.on_submitted(QueuedJob("a", 1, None, 0.0))
+    r.schedule()
+    r.set_time(10.0)
+    r.on_submitted(QueuedJob("b", 1, None, 10.0))
+    assert r.schedule() == [CallMeLater(3660.0)]  # 3660 - 10 > 3600; 3600 - 10 is not
+    assert switches(at(r, 3660.0, call=True)) == [SetPState(ProcSet(1), 0)]
 
 
 # ------------------------------------------------------------------ switch-off rules (§2.5.2)

@@ -18,7 +18,7 @@ from wattsched.schedulers.backfill import FcfsNoBackfill
 from wattsched.schedulers.core import PolicyScheduler
 from wattsched.schedulers.esc import EnergySavingCluster
 from wattsched.schedulers.order import Fcfs
-from wattsched.schedulers.placement import NonContiguous
+from wattsched.schedulers.placement import FirstFit, NonContiguous
 from wattsched.schedulers.protocol import BatsimTranslator
 from wattsched.simulator.drivers import run_inprocess
 from wattsched.simulator.engine import Simulation
@@ -122,3 +122,24 @@ def test_without_idle_timeout_and_thresholds_esc_is_always_on_fcfs(platform_path
     assert not esc.pstate_rows[1:]  # nothing was ever switched
     # the same energy to the last job end (a pass asked for while a job waited may end the run later)
     assert esc.energy_rows == fcfs.energy_rows and esc.makespan_s == fcfs.makespan_s
+
+
+@given(specs=jobs_strategy, options=options_strategy, period=st.sampled_from([61.7, 7.3]))
+@SETTINGS
+def test_passes_not_asked_for_are_passes_that_would_do_nothing(platform_path, tmp_path_factory, specs, options,
+                                                                period):
+    """The same schedule and switches as with a pass every period (pass times k × 61.7 s or k × 7.3 s never
+    meet the workload's events here: a pass at the time of an event it was not asked for sees the event)."""
+    work = workload(tmp_path_factory.mktemp("w") / "w.json", specs)
+    placement = options.pop("placement")
+    groups = {"g": {"upper_wait_s": 30.0, "max_queued": 1}} if options["user_groups"] else None
+    runs = []
+    for every in (False, True):
+        power = EnergySavingCluster(**{**options, "period_s": period, "groups": groups}, every_period=every)
+        policy = PolicyScheduler(order=Fcfs(), backfill=FcfsNoBackfill(), power=power, name="esc",
+                                 placement=NonContiguous() if placement == "non-contiguous" else FirstFit())
+        sim = simulate(platform_path, work, BatsimTranslator(policy))
+        # up to the last job end: a pass asked for while a job ran may come after it (the work is then done)
+        runs.append(([(r.job.id, r.start_s, r.end_s, str(r.alloc)) for r in sim.jobs_rows],
+                     [row for row in sim.pstate_rows if row[0] <= sim.makespan_s]))
+    assert runs[0] == runs[1]
