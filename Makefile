@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test test-slow bench replay golden reproduce-energy-budget clean
+.PHONY: install demo test test-slow bench replay golden reproduce-energy-budget reproduce-esc clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,3 +43,6 @@ golden: $(STAMP)  ## regenerate the golden outputs of every preset (review the d
 
 reproduce-energy-budget: $(STAMP)  ## energy-budget paper §V: report + figures 2-5 (reduced size; FULL=1 for the paper's)
 	$(VENV)/bin/wattsched reproduce energy-budget --out results/energy-budget $(if $(FULL),--full,)
+
+reproduce-esc: $(STAMP)  ## ESC paper §3: NASA and OSC, always-on vs ESC; report + figures in docs/results/esc (FULL=1: also NASA-like)
+	$(VENV)/bin/wattsched reproduce esc --out results/esc --report-dir docs/results/esc $(if $(FULL),--full,)
