@@ -205,7 +205,7 @@ class EnergySavingCluster(PowerManager):
     description = "EnergySaving Cluster: periodic on/off of nodes by idle time and per-group wait thresholds"
     reference = "ESC paper §2.5"
     options = (
-        Option("period_s", float, 60.0, min=0.0, help="time between two energy-saving passes, s (> 0)"),
+        Option("period_s", float, 60.0, min=0.001, help="time between two energy-saving passes, s"),
         Option("idle_s", float, 1800.0, min=0.0,
                help="switch off a node idle for longer than this, s (a huge value: never)"),
         Option("upper_wait_s", float, 3600.0, min=0.0, nullable=True,
@@ -467,6 +467,8 @@ class EnergySavingCluster(PowerManager):
         nxt = self._next_pass_s
         if self.every_period or self._refused:
             return nxt
+        if any(abs(t - nxt) <= TIME_EPS_S for t in self._calls):
+            return None  # the next pass is asked for already; it judges again after it
         if queue and type(ctx.admission).can_prepare is not AdmissionConstraint.can_prepare:
             return nxt  # an admission constraint (energy budget) may answer otherwise as time passes
         if not view.off and not view.free:
@@ -614,11 +616,18 @@ class EnergySavingCluster(PowerManager):
         return self._select_off(candidates, room, at)
 
     def _select_off(self, candidates: ProcSet, room: int, at: float) -> tuple[ProcSet, str]:
-        ids = np.concatenate([np.arange(a, b + 1) for a, b in candidates.intervals()])
-        since = self._idle_since[ids]
-        order = np.lexsort((ids, since))  # least recently used first, then hostname order
-        ids, since = ids[order], since[order]
-        n_idle = int(np.count_nonzero(at - since > self.idle_s)) if not math.isinf(self.idle_s) else 0
+        """Rules 4 and 5 among ``candidates`` at time ``at``: least recently used first, then hostname order."""
+        if size(candidates) > 256:
+            arr = np.concatenate([np.arange(a, b + 1) for a, b in candidates.intervals()])
+            since_arr = self._idle_since[arr]
+            order = np.lexsort((arr, since_arr))
+            ids = arr[order].tolist()
+            since = since_arr[order].tolist()
+        else:  # small sets: plain Python is faster than numpy's per-call cost
+            pairs = sorted((float(self._idle_since[h]), h) for a, b in candidates.intervals() for h in range(a, b + 1))
+            since = [p[0] for p in pairs]
+            ids = [p[1] for p in pairs]
+        n_idle = sum(1 for t in since if at - t > self.idle_s) if not math.isinf(self.idle_s) else 0
         n_lower = 0
         for g in self._lower_groups:
             lower = self.groups[g].lower_wait_s
@@ -632,7 +641,7 @@ class EnergySavingCluster(PowerManager):
             rules.append(f"rule 4: idle longer than {self.idle_s:g} s")
         if n > n_idle:
             rules.append("rule 5: mean wait below the lower threshold")
-        return from_sorted_ids(sorted(int(h) for h in ids[:n])), "; ".join(rules)
+        return from_sorted_ids(sorted(ids[:n])), "; ".join(rules)
 
 
 def _first(hosts: ProcSet, n: int) -> ProcSet:

@@ -278,7 +278,7 @@ def test_idle_nodes_are_kept_until_the_pass_that_switches_them_off():
 # ------------------------------------------------------------------ options
 @pytest.mark.parametrize("options,fragment", [
     ({"period_s": -5}, "option 'period_s' of esc is out of range, got -5"),
-    ({"period_s": 0}, "option 'period_s' of esc must be a positive number of seconds, got 0"),
+    ({"period_s": 0}, "option 'period_s' of esc is out of range, got 0"),
     ({"lower_wait_s": 900, "upper_wait_s": 600}, "lower_wait_s 900 is above upper_wait_s 600"),
     ({"groups": {"g": {"lower_wait_s": 50, "upper_wait_s": 10}}}, "group 'g': lower_wait_s 50 is above upper_wait_s 10"),
     ({"user_groups": {"ann": "physcis"}, "groups": {"physics": {}}},
@@ -305,3 +305,8 @@ def test_a_group_inherits_the_default_thresholds_and_null_disables_a_rule():
     assert power.group_of(QueuedJob("j", 1, None, 0.0, user="u1")) == "a"
     assert power.group_of(QueuedJob("j", 1, None, 0.0, user="zed")) == "default"
     assert power.group_of(QueuedJob("j", 1, None, 0.0)) == "default"
+
+
+def test_a_period_that_is_not_positive_is_refused_when_built_directly():
+    with pytest.raises(OptionError, match="option 'period_s' of esc must be a positive number of seconds, got 0"):
+        EnergySavingCluster(period_s=0.0)
