@@ -86,11 +86,8 @@ class EscNode:
     @property
     def node_model(self) -> NodeModel:
         """The node as the platform model every simulator and scheduler reads."""
-        return NodeModel(
-            tuple(p.speed_flops for p in self.pstates), tuple(p.idle_w for p in self.pstates),
-            tuple(p.full_w for p in self.pstates), self.off_w, self.sleep_pstate, self.switch_off_pstate,
-            self.switch_on_pstate,
-        )
+        return NodeModel.from_pstates(self.pstates, self.off_w, self.sleep_pstate, self.switch_off_pstate,
+                                      self.switch_on_pstate)
 
 
 def esc_node(switch_off_w: float | None = None, switch_on_w: float | None = None) -> EscNode:

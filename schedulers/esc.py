@@ -100,6 +100,7 @@ from wattsched.schedulers.power import (
     PowerManager,
     Transition,
     platform_sleep_model,
+    transition_pseudo_jobs,
     transition_times_s,
 )
 from wattsched.schedulers.state import CallMeLater, ClusterView, Decision, JobState, QueuedJob, RunningJob, SetPState
@@ -334,22 +335,10 @@ class EnergySavingCluster(PowerManager):
     def pending_hosts(self, view: ClusterView) -> list[RunningJob]:
         """Nodes booting (until their boot ends), switching off (until the pass after, plus a boot) and asleep
         (until the next pass plus a boot) as pseudo running jobs for EASY's reservation."""
-        now = view.now_s
-        out: list[RunningJob] = []
-        counted = ProcSet()
         nxt = self._next_pass_s
-        for k, t in enumerate(self._transitions):
-            hs = minus(t.hosts & view.switching, counted)
-            if hs:
-                counted = plus(counted, hs)
-                ready = t.end_s if t.booting else self._tick_at_or_after(t.end_s) + self.switch_on_s
-                out.append(RunningJob(f"~esc{k}", hs, now, max(ready, now)))
-        rest = minus(view.switching, counted)
-        if rest:
-            out.append(RunningJob("~switching", rest, now, nxt + self.switch_off_s + self.switch_on_s))
-        if view.off:
-            out.append(RunningJob("~off", ProcSet(view.off), now, nxt + self.switch_on_s))
-        return out
+        return transition_pseudo_jobs(view, self._transitions, ProcSet(), "~esc",
+                                      lambda end_s: self._tick_at_or_after(end_s) + self.switch_on_s,
+                                      nxt + self.switch_off_s + self.switch_on_s, nxt + self.switch_on_s)
 
     def kept_hosts(self, view: ClusterView) -> Mapping[int, float]:
         """Every idle node, until the pass that would switch it off for its idle time (rule 4)."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from itertools import islice
-from typing import Mapping, Protocol, Sequence
+from typing import Callable, Mapping, Protocol, Sequence
 
 from procset import ProcSet
 
@@ -98,6 +98,29 @@ def platform_sleep_model(view: ClusterView, sleep_pstate: int | None, owner: str
     if sleep_pstate is not None and sleep_pstate != model.sleep_pstate:
         raise OptionError(f"option 'sleep_pstate' {sleep_pstate}: the platform's sleep pstate is {model.sleep_pstate}")
     return model
+
+
+def transition_pseudo_jobs(view: ClusterView, transitions: Sequence[Transition], counted: ProcSet, prefix: str,
+                           ready_after_switch_off: Callable[[float], float], other_switching_ready_s: float,
+                           off_ready_s: float) -> list[RunningJob]:
+    """Hosts switching or asleep as pseudo running jobs for EASY's reservation (:meth:`PowerManager.pending_hosts`):
+    the hosts of each requested ``transitions`` still switching (except those ``counted`` already) until they
+    can be on (the boot's end, or ``ready_after_switch_off(end of the switch-off)``), other switching hosts
+    until ``other_switching_ready_s``, asleep hosts until ``off_ready_s``."""
+    now = view.now_s
+    out: list[RunningJob] = []
+    for k, t in enumerate(transitions):
+        hs = minus(t.hosts & view.switching, counted)
+        if hs:
+            counted = plus(counted, hs)
+            ready = t.end_s if t.booting else ready_after_switch_off(t.end_s)
+            out.append(RunningJob(f"{prefix}{k}", hs, now, max(ready, now)))
+    rest = minus(view.switching, counted)
+    if rest:
+        out.append(RunningJob("~switching", rest, now, other_switching_ready_s))
+    if view.off:
+        out.append(RunningJob("~off", ProcSet(view.off), now, off_ready_s))
+    return out
 
 
 class PowerManager(Piece):
@@ -233,18 +256,9 @@ class OpportunisticShutdown(PowerManager):
             if booting:
                 out.append(RunningJob(f"~booked:{job_id}", booting, now, end))
                 counted = plus(counted, booting)
-        for k, t in enumerate(self._transitions):
-            hs = minus(t.hosts & view.switching, counted)
-            if hs:
-                counted = plus(counted, hs)
-                ready = t.end_s if t.booting else t.end_s + self.switch_on_s
-                out.append(RunningJob(f"~switching{k}", hs, now, max(ready, now)))
-        rest = minus(view.switching, counted)
-        if rest:
-            out.append(RunningJob("~switching", rest, now, now + self.switch_on_s + self.switch_off_s))
-        if view.off:
-            out.append(RunningJob("~off", ProcSet(view.off), now, now + self.switch_on_s))
-        return out
+        return out + transition_pseudo_jobs(view, self._transitions, counted, "~switching",
+                                            lambda end_s: end_s + self.switch_on_s,
+                                            now + self.switch_on_s + self.switch_off_s, now + self.switch_on_s)
 
     def ready_jobs(self, waiting: Mapping[str, QueuedJob], view: ClusterView, ctx: PassContext) -> list[Start]:
         """The jobs booted for whose hosts are all on and free when the boot ends: they start first in the

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Mapping
 
@@ -271,7 +271,6 @@ class OnOffStatistics:
     energy_j: float
     baseline_makespan_s: float | None = None
     baseline_energy_j: float | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def time_ratio(self) -> float:

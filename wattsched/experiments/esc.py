@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from wattsched.base.errors import OptionError
+from wattsched.base.fileio import write_if_changed
 from wattsched.energy_models.esc import ESC, WH_J
 from wattsched.experiments.sweep import Run, failed_runs, run_sweep
 
@@ -199,14 +200,6 @@ class Inputs:
     span_s: float
 
 
-def _write_once(path: Path, text: str) -> None:
-    if not path.exists() or path.read_text() != text:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(text)
-        os.replace(tmp, path)
-
-
 def prepare_inputs(out: Path, *, pwa_dir: str | None = None, full: bool = False, seed: int = 1,
                    days: float | None = None) -> list[Inputs]:
     """The platforms and workloads (written once under ``out/inputs``). ``days`` shortens every log (tests).
@@ -222,7 +215,7 @@ def prepare_inputs(out: Path, *, pwa_dir: str | None = None, full: bool = False,
     platforms = {}
     for w in WORKLOADS.values():
         platforms[w.key] = inputs_dir / f"esc_{w.nb_hosts}.xml"
-        _write_once(platforms[w.key], esc_platform_xml(w.nb_hosts))
+        write_if_changed(platforms[w.key], esc_platform_xml(w.nb_hosts))
 
     def synthetic(w: EscWorkload, model: Mapping[str, float], what: str) -> Inputs:
         span_days = w.days if days is None else days
@@ -230,7 +223,7 @@ def prepare_inputs(out: Path, *, pwa_dir: str | None = None, full: bool = False,
         path = inputs_dir / f"{w.key}-like_seed{seed}_{span_days:g}d.json"
         if not path.exists():
             work = synthetic_log(w.nb_hosts, span_days, w.load, jobs, seed=seed, model=model)
-            _write_once(path, json.dumps(work))
+            write_if_changed(path, json.dumps(work))
         n = len(json.loads(path.read_text())["jobs"])
         return Inputs(w, f"{w.key}-like", str(platforms[w.key]), str(path),
                       f"synthetic {what} (seed {seed}, {span_days:g} days, offered load {w.load}, "
@@ -242,7 +235,7 @@ def prepare_inputs(out: Path, *, pwa_dir: str | None = None, full: bool = False,
         work = swf_to_batsim(log, speed_flops=ESC.max_speed_flops, nb_hosts=nasa.nb_hosts,
                              duration_s=None if days is None else days * DAY_S)
         path = inputs_dir / f"nasa-trace{'' if days is None else f'_{days:g}d'}.json"
-        _write_once(path, json.dumps(work))
+        write_if_changed(path, json.dumps(work))
         window = "" if days is None else f", submitted in its first {days:g} days"
         made.append(Inputs(nasa, "nasa", str(platforms["nasa"]), str(path),
                            f"the real log {log.name} (cleaned log of {work['meta']['nb_lines']} jobs; the "
