@@ -242,8 +242,6 @@ def build_runs(inputs: Sequence[MachineInputs], runs_dir: str | Path,
 
 
 # -------------------------------------------------------------------------------------- the inputs
-
-
 def platform_file(inputs_dir: Path, nb_hosts: int) -> str:
     """A Taurus platform of ``nb_hosts`` hosts (SimGrid cluster form), written once."""
     from wattsched.platforms.generate import taurus_platform_xml
