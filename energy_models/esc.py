@@ -15,14 +15,14 @@ powering on     555 s using 13.71 Wh        virtual pstate 3: one flop at 1/555 
                                             = 88.92972972972973 W
 ==============  ==========================  =====================================================
 
-``sleep_pstates="1:2:3"``, ``wattage_off`` 2 W, speeds written ``1000.0Mf, 1e-9Mf, 0.0020833333333333333f,
-0.0018018018018018018f`` (the recording writes pstate 0 as ``1Gf``, the same speed) (not used by Batsim, behaviour 23). This is the node of the
-``esc-states`` recording of real Batsim 4.2.1 (behaviour 45), with one difference: the recording's platform
-writes the boot's mean power rounded to 88.92 W, so that a boot there costs 555 × 88.92 = 49350.6 J =
-13.7085 Wh. Here the boot costs the paper's 13.71 Wh exactly (49356 J, 5.4 J more per boot, 0.011 %);
-:func:`esc_node` with ``switch_on_w=88.92`` gives the recording's node (``tests/test_esc_energy.py``
-checks both). The speed of pstate 0 (1 Gf) only scales the flops of a job's profile: the paper assumes a
-running job uses the node's full power (§2.1 "Loaded").
+``sleep_pstates="1:2:3"``, ``wattage_off`` 2 W (not used by Batsim, behaviour 23), speeds written ``1000.0Mf,
+1e-9Mf, 0.0020833333333333333f, 0.0018018018018018018f`` (the recording writes pstate 0 as ``1Gf``, the same
+speed). This is the node of the ``esc-states`` recording of real Batsim 4.2.1 (behaviour 45), with one
+difference: the recording's platform writes the boot's mean power rounded to 88.92 W, so that a boot there
+costs 555 × 88.92 = 49350.6 J = 13.7085 Wh. Here the boot costs the paper's 13.71 Wh exactly (49356 J, 5.4 J
+more per boot, 0.011 %); :func:`esc_node` with ``switch_on_w=88.92`` gives the recording's node
+(``tests/test_esc_node.py`` checks both). The speed of pstate 0 (1 Gf) only scales the flops of a job's
+profile: the paper assumes a running job uses the node's full power (§2.1 "Loaded").
 """
 
 from __future__ import annotations

@@ -28,8 +28,8 @@ of the node"; Batsim numbers hosts in byte order of their names, behaviour 1, so
    that are on (idle, computing or booting) even if all were free. Enough asleep nodes are booted for it
    (the fewest in hostname order; with a contiguous placement, the placement's choice among on and asleep
    nodes). *Our reading*: a job that waits for nodes that are busy does not trigger this rule (its nodes
-   are not "powered down"); the wait thresholds below are what boot nodes for it. This is the literal
-   reading, and the one under which the paper's OSC run keeps at most 32 of 57 nodes on (table 2).
+   are not "powered down"); the wait thresholds below are what boot nodes for it (the broader reading,
+   "boot whenever the idle nodes are too few", would be the energy-budget paper's opportunistic shutdown).
 2. *"The average waiting time of an enqueued job exceeds a given threshold"* of its user's group: for a
    group whose queued jobs have waited ``upper_wait_s`` on average (mean of ``now − subtime``), enough
    nodes are booted for the queue to start, in scheduling order, every job up to and including the
@@ -168,7 +168,8 @@ def parse_groups(defaults: GroupThresholds, groups: Mapping[str, Any] | None,
         out[str(name)] = GroupThresholds(**values)  # type: ignore[arg-type]
     for name, g in out.items():
         if g.upper_wait_s is not None and g.lower_wait_s is not None and g.lower_wait_s > g.upper_wait_s:
-            where = "options" if name == DEFAULT_GROUP and name not in (groups or {}) else f"option 'groups': group '{name}':"
+            top = name == DEFAULT_GROUP and name not in (groups or {})
+            where = "options" if top else f"option 'groups': group '{name}':"
             raise OptionError(f"{where} lower_wait_s {g.lower_wait_s:g} is above upper_wait_s {g.upper_wait_s:g} "
                               "(the lower wait threshold must not exceed the upper one)")
     members: dict[str, str] = {}
@@ -219,7 +220,8 @@ class EnergySavingCluster(PowerManager):
         Option("groups", dict, None, nullable=True,
                help='user groups and their thresholds: {"name": {"upper_wait_s": ..., "lower_wait_s": ..., '
                     '"max_queued": ...}}'),
-        Option("user_groups", dict, None, nullable=True, help='the group of each user: {"user": "group name"}; others: default'),
+        Option("user_groups", dict, None, nullable=True,
+               help='the group of each user: {"user": "group name"}; others: default'),
         _SLEEP_PSTATE,
     )
 
@@ -537,7 +539,8 @@ class EnergySavingCluster(PowerManager):
                 wanted_group[group] = f"rule 2: group '{group}' waits {self.mean_wait_s(group, now):.0f} s on average"
         wanted_user: dict[str | None, int] = {}
         for user, n in self._user_n.items():
-            limit = self.groups[self.user_groups.get(user, DEFAULT_GROUP) if user is not None else DEFAULT_GROUP].max_queued
+            group = self.user_groups.get(user, DEFAULT_GROUP) if user is not None else DEFAULT_GROUP
+            limit = self.groups[group].max_queued
             if limit is not None and n > limit:
                 wanted_user[user] = n - limit
         if not wanted_group and not wanted_user:

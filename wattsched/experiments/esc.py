@@ -320,7 +320,8 @@ def run_experiment(out: str | Path, *, report_dir: str | Path | None = None, pwa
     timing = out / "timing.json"  # the wall time of the run that simulated everything, kept for re-renderings
     simulated = bool((frame["status"] == "done").all())
     if simulated:
-        write_if_changed(timing, json.dumps({"wall_s": result.wall_s, "runs": len(frame), "workers": workers or os.cpu_count()}))
+        write_if_changed(timing, json.dumps({"wall_s": result.wall_s, "runs": len(frame),
+                                             "workers": workers or os.cpu_count()}))
     measured = json.loads(timing.read_text()) if timing.exists() else None
     write_report(frame, report / "report.md", inputs=inputs, wall_s=result.wall_s, workers=workers,
                  traces=traces, figures=figures, full=full, measured=None if simulated else measured)
@@ -552,9 +553,12 @@ def write_report(frame: pd.DataFrame, path: Path, *, inputs: Sequence[Inputs], w
         else:
             paper_cells = [f"{total:.0f}", f"{per:.2f}" if per is not None else ""]
         lines.append(f"| {title} | " + " | ".join(cells + paper_cells) + " |")
-    lines += ["", "Mean time between two shutdowns of a node: " + ", ".join(
-        f"{i.label} {format_duration(float(ok[(ok['workload'] == i.label) & (ok['variant'] == 'esc')]['mean_time_between_shutdowns_s'].iloc[0]))}"
-        for i in inputs if not ok[(ok["workload"] == i.label) & (ok["variant"] == "esc")].empty) + ".", ""]
+    gaps = []
+    for inp in inputs:
+        sel = ok[(ok["workload"] == inp.label) & (ok["variant"] == "esc")]
+        if not sel.empty:
+            gaps.append(f"{inp.label} {format_duration(float(sel['mean_time_between_shutdowns_s'].iloc[0]))}")
+    lines += ["", "Mean time between two shutdowns of a node: " + ", ".join(gaps) + ".", ""]
 
     lines += findings(ok, inputs)
     grid = ok[~ok["variant"].isin(["always-on"])]
