@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test test-slow bench replay golden reproduce-energy-budget reproduce-efs clean
+.PHONY: install demo test test-slow bench replay golden reproduce-energy-budget reproduce-efs reproduce-esc clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,3 +46,6 @@ reproduce-energy-budget: $(STAMP)  ## energy-budget paper §V: report + figures 
 
 reproduce-efs: $(STAMP)  ## EFS paper §IV: Light-ESP x4 (figures 2-3) + table I (reduced size; FULL=1 for whole logs)
 	$(VENV)/bin/wattsched reproduce efs --out results/efs $(if $(FULL),--full,)
+
+reproduce-esc: $(STAMP)  ## ESC paper §3: NASA and OSC, always-on vs ESC; report + figures in docs/results/esc (FULL=1: also NASA-like)
+	$(VENV)/bin/wattsched reproduce esc --out results/esc --report-dir docs/results/esc $(if $(FULL),--full,)

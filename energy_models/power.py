@@ -149,6 +149,14 @@ class NodeModel:
     switch_on_pstate: int | None = None
 
     @classmethod
+    def from_pstates(cls, pstates: Sequence[Any], wattage_off_w: float | None, sleep_pstate: int | None,
+                     switch_off_pstate: int | None, switch_on_pstate: int | None) -> "NodeModel":
+        """The model of a node described by its pstates (each with ``speed_flops``, ``idle_w`` and ``full_w``,
+        as :class:`~wattsched.energy_models.taurus.Pstate`) and its sleep pstates."""
+        return cls(tuple(p.speed_flops for p in pstates), tuple(p.idle_w for p in pstates),
+                   tuple(p.full_w for p in pstates), wattage_off_w, sleep_pstate, switch_off_pstate, switch_on_pstate)
+
+    @classmethod
     def from_text(cls, speed: str | None, wattage_per_state: str | None, wattage_off: str | None = None,
                   sleep_pstates: str | None = None, nb_pstates: int | None = None) -> "NodeModel":
         """The model of a host described by SimGrid's texts: its ``speed`` (None: unknown) and props.

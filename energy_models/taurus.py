@@ -144,11 +144,8 @@ class TaurusNode:
     @property
     def node_model(self) -> NodeModel:
         """The node as the platform model every simulator and scheduler reads (:mod:`.power`)."""
-        return NodeModel(
-            tuple(p.speed_flops for p in self.pstates), tuple(p.idle_w for p in self.pstates),
-            tuple(p.full_w for p in self.pstates), self.off_w, self.sleep_pstate, self.switch_off_pstate,
-            self.switch_on_pstate,
-        )
+        return NodeModel.from_pstates(self.pstates, self.off_w, self.sleep_pstate, self.switch_off_pstate,
+                                      self.switch_on_pstate)
 
 
 # Batsim's Taurus DVFS calibration, literal strings of the reference platform XML.

@@ -1,4 +1,5 @@
-"""Generate SimGrid 4.1 platforms of Taurus nodes (energy-budget paper, table I; docs/architecture.md §4).
+"""Generate SimGrid 4.1 platforms of Taurus nodes (energy-budget paper, table I) or ESC five-state nodes
+(ESC paper §3), docs/architecture.md §4.
 
 Two forms, both accepted by real Batsim 4.2.1 (they copy the ``batsim-reference`` fixtures):
 
@@ -21,22 +22,61 @@ without padding: ``1e-9Mf``), which reproduces the reference strings character f
 
 Batsim numbers hosts in byte order of their names (behaviour 1): ``taurus-0, taurus-1, taurus-10, ...``.
 
-Command line: ``wattsched platform --hosts 1152 --output platforms/taurus_1152.xml [--flat]``.
+:func:`platform_xml` writes any node kind (:class:`NodeKind`: the pstates and sleep pstates of
+:data:`energy_models.taurus.TAURUS` or :data:`energy_models.esc.ESC`); :func:`taurus_platform_xml` and
+:func:`esc_platform_xml` are its two kinds, the ESC one with hosts ``node0 .. node(n-1)`` in a cluster
+``esc`` (the names of the ``esc-states`` recording, behaviour 45).
+
+Command line: ``wattsched platform --hosts 1152 --output platforms/taurus_1152.xml [--flat] [--node esc]``.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Protocol, Sequence
 
-from wattsched.energy_models.taurus import TAURUS, TaurusNode
+from wattsched.energy_models.esc import ESC
+from wattsched.energy_models.taurus import TAURUS
 from wattsched.base.errors import OptionError
 
 __all__ = [
+    "NodeKind",
     "format_number",
     "speed_attribute",
     "wattage_per_state_attribute",
+    "platform_xml",
     "taurus_platform_xml",
+    "esc_platform_xml",
 ]
+
+
+class PstateText(Protocol):
+    """What is written of a pstate: its speed (value and SimGrid unit) and ``idle:full`` watts."""
+
+    @property
+    def speed_value(self) -> float: ...
+    @property
+    def speed_unit(self) -> str: ...
+    @property
+    def idle_w(self) -> float: ...
+    @property
+    def full_w(self) -> float: ...
+
+
+class NodeKind(Protocol):
+    """A kind of compute host the generator writes (:class:`~wattsched.energy_models.taurus.TaurusNode`,
+    :class:`~wattsched.energy_models.esc.EscNode`)."""
+
+    @property
+    def pstates(self) -> Sequence[PstateText]: ...
+    @property
+    def sleep_pstate(self) -> int: ...
+    @property
+    def switch_off_pstate(self) -> int: ...
+    @property
+    def switch_on_pstate(self) -> int: ...
+    @property
+    def off_w(self) -> float: ...
 
 _HEADER = (
     "<?xml version='1.0'?>\n"
@@ -53,17 +93,17 @@ def format_number(value: float) -> str:
     return re.sub(r"e([+-])0*(\d)", lambda m: "e" + ("-" if m.group(1) == "-" else "") + m.group(2), text)
 
 
-def speed_attribute(node: TaurusNode = TAURUS) -> str:
+def speed_attribute(node: NodeKind = TAURUS) -> str:
     """The ``speed`` attribute of a compute host: every pstate speed with its unit, comma-separated."""
     return ", ".join(f"{format_number(p.speed_value)}{p.speed_unit}" for p in node.pstates)
 
 
-def wattage_per_state_attribute(node: TaurusNode = TAURUS) -> str:
+def wattage_per_state_attribute(node: NodeKind = TAURUS) -> str:
     """The ``wattage_per_state`` property: ``idle:full`` per pstate, comma-separated."""
     return ", ".join(f"{format_number(p.idle_w)}:{format_number(p.full_w)}" for p in node.pstates)
 
 
-def _energy_props(node: TaurusNode, indent: str) -> str:
+def _energy_props(node: NodeKind, indent: str) -> str:
     sleep = f"{node.sleep_pstate}:{node.switch_off_pstate}:{node.switch_on_pstate}"
     return (
         f'{indent}<prop id="speed_per_state" value="{speed_attribute(node)}" />\n'
@@ -87,16 +127,44 @@ def taurus_platform_xml(
     prefix: str = "taurus-",
     suffix: str = "",
     cluster: bool = True,
-    node: TaurusNode = TAURUS,
+    node: NodeKind = TAURUS,
 ) -> str:
-    """SimGrid 4.1 XML of ``nb_hosts`` Taurus nodes plus Batsim's ``master_host``.
+    """SimGrid 4.1 XML of ``nb_hosts`` Taurus nodes plus Batsim's ``master_host`` (:func:`platform_xml`)."""
+    return platform_xml(nb_hosts, node, prefix=prefix, suffix=suffix, cluster=cluster, cluster_id="taurus",
+                        what="Taurus-calibrated hosts", source="energy-budget paper table I + Batsim's DVFS pstates")
+
+
+def esc_platform_xml(nb_hosts: int, *, prefix: str = "node", suffix: str = "", cluster: bool = True,
+                     node: NodeKind = ESC) -> str:
+    """SimGrid 4.1 XML of ``nb_hosts`` ESC five-state nodes (ESC paper §3; :mod:`energy_models.esc`) plus
+    Batsim's ``master_host``, hosts ``node0 .. node(n-1)`` (:func:`platform_xml`): 128 for the paper's NASA
+    iPSC/860, 57 for its OSC cluster."""
+    return platform_xml(nb_hosts, node, prefix=prefix, suffix=suffix, cluster=cluster, cluster_id="esc",
+                        what="ESC five-state nodes",
+                        source="ESC paper §3: standby 2 W, off 480 s 10.79 Wh, on 555 s 13.71 Wh, idle 150 W, loaded 230 W")
+
+
+def platform_xml(
+    nb_hosts: int,
+    node: NodeKind,
+    *,
+    prefix: str,
+    suffix: str = "",
+    cluster: bool = True,
+    cluster_id: str = "cluster",
+    what: str = "hosts",
+    source: str = "",
+) -> str:
+    """SimGrid 4.1 XML of ``nb_hosts`` hosts of kind ``node`` plus Batsim's ``master_host``.
 
     Args:
         nb_hosts: number of compute hosts (≥ 1).
+        node: the node kind whose pstates are written.
         prefix: host names are ``f"{prefix}{i}{suffix}"`` for i in 0..nb_hosts-1.
         suffix: see ``prefix`` (cluster and flat forms alike).
         cluster: write one SimGrid ``<cluster>`` (a few KB) rather than one ``<host>`` per node.
-        node: the node model whose pstates are written.
+        cluster_id: the ``<cluster>``'s id (its router is ``<cluster_id>_router``).
+        what, source: the header comment: what the hosts are and where their numbers come from.
 
     Raises:
         OptionError: ``nb_hosts`` < 1 or a prefix/suffix that cannot appear in an XML attribute.
@@ -111,10 +179,7 @@ def taurus_platform_xml(
 
     speed = speed_attribute(node)
     form = "SimGrid <cluster>" if cluster else "flat hosts"
-    comment = (
-        f"<!-- {nb_hosts} Taurus-calibrated hosts ({form}, energy-budget paper table I + Batsim's DVFS "
-        f"pstates) + master_host; generated by platforms/generate.py -->\n"
-    )
+    comment = f"<!-- {nb_hosts} {what} ({form}, {source}) + master_host; generated by platforms/generate.py -->\n"
     if not cluster:
         hosts = "".join(
             f'  <host id="{prefix}{i}{suffix}" coordinates="0 0 0" speed="{speed}" pstate="0">\n'
@@ -130,13 +195,13 @@ def taurus_platform_xml(
         '  <zone id="master_zone" routing="Vivaldi">\n'
         + _master_host("    ")
         + "  </zone>\n"
-        f'  <cluster id="taurus" prefix="{prefix}" suffix="{suffix}" radical="0-{nb_hosts - 1}" '
-        'router_id="taurus_router"\n'
+        f'  <cluster id="{cluster_id}" prefix="{prefix}" suffix="{suffix}" radical="0-{nb_hosts - 1}" '
+        f'router_id="{cluster_id}_router"\n'
         f'           {_ZERO_COST} speed="{speed}">\n'
         + _energy_props(node, "    ")
         + "  </cluster>\n"
         '  <link id="backbone" bandwidth="1e300Bps" latency="0s" sharing_policy="FATPIPE" />\n'
-        '  <zoneRoute src="master_zone" dst="taurus" gw_src="master_host" gw_dst="taurus_router">'
+        f'  <zoneRoute src="master_zone" dst="{cluster_id}" gw_src="master_host" gw_dst="{cluster_id}_router">'
         '<link_ctn id="backbone" /></zoneRoute>\n'
         "</zone>\n"
     )

@@ -249,10 +249,16 @@ class FairSharePlusEnergy(WattschedScheduler):
     preset = "fs-efs"
 
 
+class Esc(WattschedScheduler):
+    """Preset ``esc`` for pybatsim: FCFS with EnergySaving Cluster's on/off rules (ESC paper §2.5)."""
+
+    preset = "esc"
+
+
 #: The pybatsim class of every preset (registered in setup.cfg under ``pybatsim.schedulers``).
 PRESET_CLASSES: dict[str, type[WattschedScheduler]] = {
     cls.preset: cls for cls in (Fcfs, EasyBackfill, EnergyBud, ReducePC, Powercap, FairShare, EnergyFairShare,
-                                FairSharePlusEnergy, Compose)}
+                                FairSharePlusEnergy, Esc, Compose)}
 
 
 def _unknown(spec: str, why: str = "") -> OptionError:

@@ -40,7 +40,7 @@ import heapq
 import math
 from dataclasses import dataclass
 from itertools import islice
-from typing import Iterable, Protocol, Sequence
+from typing import ClassVar, Iterable, Protocol, Sequence
 
 from procset import ProcSet
 
@@ -169,6 +169,9 @@ class Backfilling(Piece):
     """Base of the ``backfill`` slot: starts nothing. Override :meth:`select`."""
 
     slot = "backfill"
+    #: whether :meth:`select` reads the running jobs (``view.running_by_end``: EASY's reservation); when not,
+    #: the core does not build the view with the power manager's pseudo running jobs
+    reads_running: ClassVar[bool] = True
 
     def select(self, queue: Sequence[QueuedJob], view: ClusterView, placer: Placer,
                admission: AdmissionConstraint) -> list[Start]:
@@ -205,6 +208,7 @@ class FcfsNoBackfill(Backfilling):
     name = "fcfs"
     description = "no backfilling: start jobs in queue order while the first one fits"
     reference = "baseline"
+    reads_running = False
 
     def select(self, queue: Sequence[QueuedJob], view: ClusterView, placer: Placer,
                admission: AdmissionConstraint) -> list[Start]:

@@ -349,7 +349,8 @@ class PolicyScheduler:
             ordered = self.order.sort(self._queue.values(), view) if self._queue else []
         admission.begin_pass(ordered, view)
         if ordered:
-            for job, assignment in self.backfill.select(ordered, self.backfill_view(view), self, admission):
+            seen = self.backfill_view(view) if self.backfill.reads_running else view
+            for job, assignment in self.backfill.select(ordered, seen, self, admission):
                 decisions.extend(self._start(job, assignment, started))
         for running in started:
             for piece in self.pieces:

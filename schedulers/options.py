@@ -26,13 +26,13 @@ class Option:
 
     Attributes:
         name: key in the JSON options.
-        type: ``str``, ``int``, ``float``, ``bool`` or ``dict`` (a JSON object; its entries are the piece's
-            to check) (an ``int`` is accepted for ``float``; ``bool`` is never accepted for numbers; numbers
-            must be finite).
+        type: ``str``, ``int``, ``float``, ``bool`` or ``dict`` (a JSON object, checked by its piece); an
+            ``int`` is accepted for ``float``; ``bool`` is never accepted for numbers; numbers must be finite.
         default: value when absent (``None``: absent means "not set").
         choices: allowed values.
         min, max: inclusive range for numbers.
         help: one line for ``wattsched schedulers`` and the docs.
+        nullable: JSON ``null`` is accepted and means "not set" (a rule the option enables is off).
     """
 
     name: str
@@ -42,6 +42,7 @@ class Option:
     min: float | None = None
     max: float | None = None
     help: str = ""
+    nullable: bool = False
 
     def describe(self) -> str:
         """Short form for error messages: ``placement (first-fit|best-fit|non-contiguous, default first-fit)``."""
@@ -52,12 +53,16 @@ class Option:
             hi = "inf" if self.max is None else f"{self.max:g}"
             allowed = f"{self.type.__name__} in [{lo}, {hi}]"
         else:
-            allowed = self.type.__name__
+            allowed = "JSON object" if self.type is dict else self.type.__name__
+        if self.nullable:
+            allowed += " or null"
         return f"{self.name} ({allowed}, default {_show(self.default)})"
 
     def check(self, value: Any, owner: str, valid: str) -> Any:
         """``value`` converted to the option's type, or :class:`OptionError` naming ``owner`` (the
         scheduler) and listing ``valid`` options."""
+        if value is None and self.nullable:
+            return None
         ok = isinstance(value, self.type) and not (self.type is not bool and isinstance(value, bool))
         if self.type is float and isinstance(value, int) and not isinstance(value, bool):
             try:

@@ -3,7 +3,7 @@
 After the backfilling rule has started what it can, the core asks the power manager for decisions
 (:class:`~wattsched.schedulers.state.SetPState` to a sleep pstate or back,
 :class:`~wattsched.schedulers.state.CallMeLater` for its next check). :class:`OpportunisticShutdown` is the
-energy-budget paper's (§IV-C3); ESC thresholds (ESC paper §2) will be another :class:`PowerManager`. A
+energy-budget paper's (§IV-C3); ESC's thresholds (ESC paper §2.5) are :mod:`wattsched.schedulers.esc`. A
 manager must stop asking for calls once the work is done, or the simulation never ends.
 
 **The contract with the rest of the scheduler** (all declared on :class:`PowerManager`, no-ops there):
@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from itertools import islice
-from typing import Mapping, Protocol, Sequence
+from typing import Callable, Mapping, Protocol, Sequence
 
 from procset import ProcSet
 
@@ -76,9 +76,10 @@ def transition_times_s(model: NodeModel) -> tuple[float, float]:
     return TAURUS.switch_on_s, TAURUS.switch_off_s
 
 
-def platform_sleep_model(view: ClusterView, sleep_pstate: int | None) -> NodeModel:
+def platform_sleep_model(view: ClusterView, sleep_pstate: int | None, owner: str = "option 'shutdown'") -> NodeModel:
     """The node model of a platform whose hosts are switched off, checked against the ``sleep_pstate``
-    option (every host must have the same sleep and transition pstates).
+    option (every host must have the same sleep and transition pstates); ``owner`` names what needs it
+    in the error messages.
 
     Raises:
         OptionError: the platform has no sleep pstate, hosts differ, or the option names another pstate.
@@ -88,15 +89,38 @@ def platform_sleep_model(view: ClusterView, sleep_pstate: int | None) -> NodeMod
     models = power.models
     if any(m.sleep_pstate != models[0].sleep_pstate or m.switch_on_pstate != models[0].switch_on_pstate
            or m.switch_off_pstate != models[0].switch_off_pstate for m in models):
-        raise OptionError("option 'shutdown': hosts have different sleep_pstates (one sleep pstate is needed for all)")
+        raise OptionError(f"{owner}: hosts have different sleep_pstates (one sleep pstate is needed for all)")
     model = models[0]
     if sleep_pstate is not None and not 0 <= sleep_pstate < model.nb_pstates:
         raise OptionError(f"option 'sleep_pstate' {sleep_pstate}: the platform has pstates 0-{model.nb_pstates - 1}")
     if model.sleep_pstate is None:
-        raise OptionError("option 'shutdown': the platform has no sleep_pstates (no pstate to switch hosts off)")
+        raise OptionError(f"{owner}: the platform has no sleep_pstates (no pstate to switch hosts off)")
     if sleep_pstate is not None and sleep_pstate != model.sleep_pstate:
         raise OptionError(f"option 'sleep_pstate' {sleep_pstate}: the platform's sleep pstate is {model.sleep_pstate}")
     return model
+
+
+def transition_pseudo_jobs(view: ClusterView, transitions: Sequence[Transition], counted: ProcSet, prefix: str,
+                           ready_after_switch_off: Callable[[float], float], other_switching_ready_s: float,
+                           off_ready_s: float) -> list[RunningJob]:
+    """Hosts switching or asleep as pseudo running jobs for EASY's reservation (:meth:`PowerManager.pending_hosts`):
+    the hosts of each requested ``transitions`` still switching (except those ``counted`` already) until they
+    can be on (the boot's end, or ``ready_after_switch_off(end of the switch-off)``), other switching hosts
+    until ``other_switching_ready_s``, asleep hosts until ``off_ready_s``."""
+    now = view.now_s
+    out: list[RunningJob] = []
+    for k, t in enumerate(transitions):
+        hs = minus(t.hosts & view.switching, counted)
+        if hs:
+            counted = plus(counted, hs)
+            ready = t.end_s if t.booting else ready_after_switch_off(t.end_s)
+            out.append(RunningJob(f"{prefix}{k}", hs, now, max(ready, now)))
+    rest = minus(view.switching, counted)
+    if rest:
+        out.append(RunningJob("~switching", rest, now, other_switching_ready_s))
+    if view.off:
+        out.append(RunningJob("~off", ProcSet(view.off), now, off_ready_s))
+    return out
 
 
 class PowerManager(Piece):
@@ -232,18 +256,9 @@ class OpportunisticShutdown(PowerManager):
             if booting:
                 out.append(RunningJob(f"~booked:{job_id}", booting, now, end))
                 counted = plus(counted, booting)
-        for k, t in enumerate(self._transitions):
-            hs = minus(t.hosts & view.switching, counted)
-            if hs:
-                counted = plus(counted, hs)
-                ready = t.end_s if t.booting else t.end_s + self.switch_on_s
-                out.append(RunningJob(f"~switching{k}", hs, now, max(ready, now)))
-        rest = minus(view.switching, counted)
-        if rest:
-            out.append(RunningJob("~switching", rest, now, now + self.switch_on_s + self.switch_off_s))
-        if view.off:
-            out.append(RunningJob("~off", ProcSet(view.off), now, now + self.switch_on_s))
-        return out
+        return out + transition_pseudo_jobs(view, self._transitions, counted, "~switching",
+                                            lambda end_s: end_s + self.switch_on_s,
+                                            now + self.switch_on_s + self.switch_off_s, now + self.switch_on_s)
 
     def ready_jobs(self, waiting: Mapping[str, QueuedJob], view: ClusterView, ctx: PassContext) -> list[Start]:
         """The jobs booted for whose hosts are all on and free when the boot ends: they start first in the

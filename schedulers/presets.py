@@ -24,6 +24,8 @@ Presets:
 - ``fairshare``: EASY behind FairShare on CPU-seconds (EFS paper §III-B, eq. 1-4).
 - ``efs``: EASY behind EnergyFairShare, FairShare on joules (EFS paper §III-C).
 - ``fs-efs``: EASY behind FS+EFS, both factors normalized to their maximum and summed (EFS paper §IV-A).
+- ``esc``: FCFS on any free nodes (the ESC paper's SGE-like queue, §2.4) with EnergySaving Cluster's
+  periodic on/off rules (ESC paper §2.5, :mod:`wattsched.schedulers.esc`).
 - ``compose``: any piece in any slot.
 """
 
@@ -34,7 +36,7 @@ from typing import Any, Mapping
 
 # importing the slot modules registers their pieces
 from wattsched.schedulers import (  # noqa: F401
-    admission, backfill, budget, fairshare, frequency, order, placement, power)
+    admission, backfill, budget, esc, fairshare, frequency, order, placement, power)
 from wattsched.base.errors import OptionError
 from wattsched.schedulers.core import PolicyScheduler
 from wattsched.schedulers.options import Option, Options, _got, describe_all
@@ -59,6 +61,10 @@ def slot_switch(slot: str, default: str, help: str) -> Switch:
 PLACEMENT = slot_switch("placement", "first-fit",
                         "host placement: lowest contiguous interval (first-fit, like pybatsim's easyBackfill), "
                         "smallest contiguous interval (best-fit), or lowest free ids (non-contiguous)")
+#: ESC's queue takes any free nodes (SGE-like, ESC paper §2.4): nodes switched off leave gaps between ids.
+ESC_PLACEMENT = slot_switch("placement", "non-contiguous",
+                            "host placement: lowest free ids (non-contiguous, SGE-like, the default here), lowest "
+                            "contiguous interval (first-fit) or smallest contiguous interval (best-fit)")
 SHUTDOWN = Switch(Option("shutdown", bool, False,
                          help="opportunistic shutdown: switch idle hosts off, boot them when a job can use them"),
                   "power", {False: "none", True: "shutdown"})
@@ -190,6 +196,9 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
            "EFS paper §III-C", fixed={"order": "efs", "backfill": "easy"}, switches=(PLACEMENT, SHUTDOWN)),
     Preset("fs-efs", "EASY behind FS+EFS: FairShare and EnergyFairShare factors normalized to their maximum, summed",
            "EFS paper §IV-A", fixed={"order": "fs-efs", "backfill": "easy"}, switches=(PLACEMENT, SHUTDOWN)),
+    Preset("esc", "FCFS on any free nodes with EnergySaving Cluster's on/off rules (idle time, per-group wait "
+           "thresholds)", "ESC paper §2.4-2.5",
+           fixed={"order": "fcfs", "backfill": "fcfs", "power": "esc"}, switches=(ESC_PLACEMENT,)),
     _compose(),
 )}
 

@@ -56,6 +56,10 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "fs-efs": ("fs-efs", {"normalization": "total"}),
     # EnergyFairShare under an energy budget with shutdown
     "compose-efs-energy-bud": ("compose", {**BUDGET, "order": "efs", "admission": "energy-bud", "power": "shutdown"}),
+    "esc": ("esc", {}),
+    # ESC's rules behind EASY under an energy budget
+    "esc-easy-budget": ("compose", {**BUDGET, "admission": "energy-bud", "power": "esc", "idle_s": 600.0,
+                                    "period_s": 300.0}),
 }
 
 

@@ -50,6 +50,7 @@ Command line: ``wattsched swf trace.swf --output w.json --speed 100e6 [--hosts N
 
 from __future__ import annotations
 
+import gzip
 import math
 from collections import Counter
 from pathlib import Path
@@ -98,7 +99,8 @@ def _parse_number(text: str, source: Path, line_no: int, field: str) -> float:
 
 
 def read_swf(swf_path: str | Path) -> list[SwfJob]:
-    """Parse an SWF file into one :class:`SwfJob` per job line (comments and blank lines skipped).
+    """Parse an SWF file (``.swf``, or gzipped ``.swf.gz``) into one :class:`SwfJob` per job line (comments
+    and blank lines skipped).
 
     Raises:
         InputError: unreadable file, a line without 18 fields, or a field that is not a number
@@ -106,9 +108,13 @@ def read_swf(swf_path: str | Path) -> list[SwfJob]:
     """
     source = Path(swf_path)
     try:
-        text = source.read_text(encoding="utf-8", errors="replace")
+        if source.suffix == ".gz":  # the Parallel Workloads Archive ships its logs gzipped
+            with gzip.open(source, "rt", encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+        else:
+            text = source.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
-        raise InputError(source, "", f"cannot read the file: {exc.strerror}") from exc
+        raise InputError(source, "", f"cannot read the file: {exc.strerror or exc}") from exc
     jobs: list[SwfJob] = []
     for line_no, raw in enumerate(text.splitlines(), start=1):
         line = raw.split(";", 1)[0].strip()

@@ -62,3 +62,13 @@ def emit_text(text: str, path: str | os.PathLike | None) -> None:
             tmp.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise OptionError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def write_if_changed(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` atomically unless the file already holds it (folders created): inputs that
+    a resumable study writes once and reuses."""
+    target = Path(path)
+    if target.exists() and target.read_text(encoding="utf-8") == text:
+        return
+    with atomic_path(target) as tmp:
+        tmp.write_text(text, encoding="utf-8")

@@ -10,6 +10,8 @@ run, replay,   :mod:`.simulate`: simulate; replay recordings of real Batsim; ser
 serve
 schedulers     :mod:`.describe`: presets and pieces with their options and papers
 metrics, plot, :mod:`.analyse`: any Batsim output folder
+paraver,
+node-stats,
 regress
 synth, swf,    :mod:`.inputs`: workloads and platforms
 lightesp,

@@ -1,4 +1,5 @@
-"""``wattsched metrics``, ``plot`` and ``regress``: any Batsim output folder, ours or real Batsim's."""
+"""``wattsched metrics``, ``plot``, ``paraver``, ``node-stats`` and ``regress``: any Batsim output folder, ours or
+real Batsim's."""
 
 from __future__ import annotations
 
@@ -42,6 +43,47 @@ def cmd_regress(args: argparse.Namespace) -> int:
     return 1 if diffs else 0
 
 
+def _host_names(platform: str | None, nb_hosts: int) -> list[str] | None:
+    if platform is None:
+        return None
+    from wattsched.base.errors import OptionError
+    from wattsched.simulator.platform import load_platform
+
+    names = [h.name for h in load_platform(platform).hosts]
+    if len(names) != nb_hosts:
+        raise OptionError(f"--platform {platform}: {len(names)} compute hosts, the outputs have {nb_hosts}")
+    return names
+
+
+def cmd_paraver(args: argparse.Namespace) -> int:
+    from wattsched.analysis.node_states import node_states
+    from wattsched.analysis.outputs import find_outputs
+    from wattsched.analysis.paraver import write_paraver
+
+    jobs_path = find_outputs(args.outputs)["jobs"]
+    stem = jobs_path.name[: -len("_jobs.csv")]
+    out_dir = Path(args.output_dir) if args.output_dir else jobs_path.parent
+    states = node_states(args.outputs)
+    for path in write_paraver(states, out_dir / stem, _host_names(args.platform, states.nb_hosts)):
+        print(path)
+    return 0
+
+
+def cmd_node_stats(args: argparse.Namespace) -> int:
+    import json
+
+    from wattsched.analysis.node_states import format_statistics, onoff_statistics
+
+    stats = onoff_statistics(args.outputs, baseline=args.baseline)
+    if args.json:
+        print(json.dumps({k: (None if isinstance(v, float) and v != v else v) for k, v in stats.as_dict().items()},
+                         indent=2))
+    else:
+        print(format_statistics(stats, title=f"{Path(args.outputs).name}: on/off statistics (ESC paper, table 2)"),
+              end="")
+    return 0
+
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("metrics", help="metrics of any Batsim output folder (ours or real Batsim's)",
                        description="Compute utilization, AVEbsld (bounded slowdown), waiting time, makespan, energy, "
@@ -64,6 +106,27 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--window", type=window, metavar="START,END", help="an energy-budget window to shade, in seconds")
     p.add_argument("--budget-power", type=positive_float, metavar="W", help="budget power in W, drawn as a line")
     p.set_defaults(func=cmd_plot)
+
+    p = sub.add_parser("paraver", help="node states of a run as a Paraver trace (.prv, .pcf, .row)",
+                       description="Write a Paraver trace of any Batsim output folder (ours or real Batsim's): one row "
+                                   "per host, its states (0 off, 1 running, 2 idle, 3 switching on, 4 switching off) "
+                                   "as state records, the job id (event 1000) and the pstate (event 1001) as events; "
+                                   "<prefix>.prv, <prefix>.pcf (state names and colours, event names) and "
+                                   "<prefix>.row (host names). Times in microseconds from the start.")
+    p.add_argument("outputs", help="output folder (holding one run), or prefix such as results/out")
+    p.add_argument("-d", "--output-dir", default=None, help="where to write the three files (default: next to the outputs)")
+    p.add_argument("--platform", help="the run's platform XML, to name the rows after its hosts (default: 'host <id>')")
+    p.set_defaults(func=cmd_paraver)
+
+    p = sub.add_parser("node-stats", help="on/off statistics of a run (ESC paper, table 2)",
+                       description="Shutdowns, maximum active nodes, active and inactive time in total and per node, "
+                                   "mean active and inactive intervals, mean time between shutdowns, time in each "
+                                   "state, makespan and energy, of any Batsim output folder (ours or real Batsim's); "
+                                   "with --baseline (the always-on run), the time and energy ratios.")
+    p.add_argument("outputs", help="output folder (holding one run), or prefix such as results/out")
+    p.add_argument("--baseline", help="outputs of the always-on run to compare makespan and energy with")
+    p.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    p.set_defaults(func=cmd_node_stats)
 
     p = sub.add_parser("regress", help="compare a run with golden outputs (or --update them)",
                        description="Compare the five CSVs of RUN with GOLDEN (times exact, energies within "

@@ -58,10 +58,11 @@ def cmd_lightesp(args: argparse.Namespace) -> int:
 
 
 def cmd_platform(args: argparse.Namespace) -> int:
-    from wattsched.platforms.generate import taurus_platform_xml
+    from wattsched.platforms.generate import esc_platform_xml, taurus_platform_xml
 
-    emit_text(taurus_platform_xml(args.hosts, prefix=args.prefix, suffix=args.suffix, cluster=not args.flat),
-              args.output)
+    generate = esc_platform_xml if args.node == "esc" else taurus_platform_xml
+    prefix = args.prefix if args.prefix is not None else ("node" if args.node == "esc" else "taurus-")
+    emit_text(generate(args.hosts, prefix=prefix, suffix=args.suffix, cluster=not args.flat), args.output)
     return 0
 
 
@@ -119,12 +120,16 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--speed", type=positive_float, default=100e6, help="host speed in flop/s (default 100e6)")
     p.set_defaults(func=cmd_lightesp)
 
-    p = sub.add_parser("platform", help="generate a Taurus-calibrated SimGrid platform of any size",
+    p = sub.add_parser("platform", help="generate a Taurus-calibrated or ESC SimGrid platform of any size",
                        description="Write a SimGrid 4.1 platform of Taurus nodes (energy-budget paper, table I, with "
-                                   "Batsim's 13 DVFS pstates, sleep and transition pstates) and a master host.")
+                                   "Batsim's 13 DVFS pstates, sleep and transition pstates) or of the ESC paper's "
+                                   "five-state nodes (--node esc: standby 2 W, powering off 480 s using 10.79 Wh, "
+                                   "powering on 555 s using 13.71 Wh, idle 150 W, loaded 230 W), and a master host.")
     p.add_argument("--hosts", type=positive_int, required=True, help="number of compute hosts")
     add_output_argument(p, "output .xml")
+    p.add_argument("--node", choices=("taurus", "esc"), default="taurus",
+                   help="node model: taurus (energy-budget paper) or esc (ESC paper); default taurus")
     p.add_argument("--flat", action="store_true", help="one <host> per node instead of a <cluster>")
-    p.add_argument("--prefix", default="taurus-", help="host name prefix (default: taurus-)")
+    p.add_argument("--prefix", default=None, help="host name prefix (default: taurus- or node)")
     p.add_argument("--suffix", default="", help="host name suffix (default: none)")
     p.set_defaults(func=cmd_platform)

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from wattsched.base.fileio import write_if_changed
 from wattsched.energy_models.taurus import TAURUS, budget_energy_j
 from wattsched.experiments.sweep import Run, failed_runs, run_sweep
 from wattsched.base.errors import OptionError
@@ -241,20 +242,12 @@ def build_runs(inputs: Sequence[MachineInputs], runs_dir: str | Path,
 
 
 # -------------------------------------------------------------------------------------- the inputs
-def _write_if_new(path: Path, text: str) -> None:
-    if not path.exists() or path.read_text() != text:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(text)
-        os.replace(tmp, path)
-
-
 def platform_file(inputs_dir: Path, nb_hosts: int) -> str:
     """A Taurus platform of ``nb_hosts`` hosts (SimGrid cluster form), written once."""
     from wattsched.platforms.generate import taurus_platform_xml
 
     path = inputs_dir / f"taurus_{nb_hosts}.xml"
-    _write_if_new(path, taurus_platform_xml(nb_hosts))
+    write_if_changed(path, taurus_platform_xml(nb_hosts))
     return str(path)
 
 
@@ -268,7 +261,7 @@ def synthetic_inputs(machine: Machine, nb_hosts: int, inputs_dir: Path, *, seed:
     else:
         workload = synthetic_week(nb_hosts, seed=seed, target_load=load, speed_flops=TAURUS.max_speed_flops)
         nb_jobs = len(workload["jobs"])
-        _write_if_new(path, json.dumps(workload))
+        write_if_changed(path, json.dumps(workload))
     return MachineInputs(machine, nb_hosts, platform_file(inputs_dir, nb_hosts), str(path),
                          f"synthetic week (workloads.synthetic, seed {seed}, offered load {load:.2f})", nb_jobs, load)
 
@@ -291,7 +284,7 @@ def swf_inputs(machine: Machine, swf: str, inputs_dir: Path) -> MachineInputs:
                              start_time_s=start_s, duration_s=WEEK_S)
     stem = Path(path).stem + (f"_from{int(start_s)}" if start_s is not None else "")
     out = inputs_dir / f"{machine.key}_{machine.nb_hosts}h_swf_{stem}.json"
-    _write_if_new(out, json.dumps(workload))
+    write_if_changed(out, json.dumps(workload))
     return MachineInputs(machine, machine.nb_hosts, platform_file(inputs_dir, machine.nb_hosts), str(out),
                          f"SWF trace {path}" + (f" from t={start_s:g} s" if start_s is not None else "") + ", one week",
                          len(workload["jobs"]))
