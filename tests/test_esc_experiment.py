@@ -49,13 +49,13 @@ def test_the_nasa_log_is_found_where_it_is_said_to_be(pwa_dir, tmp_path, monkeyp
     assert find_nasa_log(pwa_dir) == pwa_dir / NASA_LOG
     with pytest.raises(OptionError, match="no NASA-iPSC-1993-3.1-cln.swf.gz there"):
         find_nasa_log(tmp_path)
-    monkeypatch.setenv("WATTSCHED_PWA_DIR", str(pwa_dir))
+    monkeypatch.setenv("WATTSCHED_PWA", str(pwa_dir))
     assert find_nasa_log() == (pwa_dir / NASA_LOG).resolve()
 
 
 def test_reproduction_at_a_tiny_size(pwa_dir, tmp_path, capsys):
     out, report = tmp_path / "out", tmp_path / "report"
-    assert main(["reproduce", "esc", "--out", str(out), "--report-dir", str(report), "--pwa-dir", str(pwa_dir),
+    assert main(["reproduce", "esc", "--out", str(out), "--report-dir", str(report), "--pwa", str(pwa_dir),
                  "--days", "2", "-j", "1", "-q"]) == 0
     printed = capsys.readouterr().out
     assert "nasa: the real log NASA-iPSC-1993-3.1-cln.swf.gz" in printed
@@ -75,7 +75,7 @@ def test_reproduction_at_a_tiny_size(pwa_dir, tmp_path, capsys):
 
 
 def test_without_the_log_nasa_is_synthetic(tmp_path, monkeypatch):
-    monkeypatch.setattr(esc, "find_nasa_log", lambda pwa_dir=None: None)
+    monkeypatch.setattr(esc, "find_nasa_log", lambda pwa=None: None)
     inputs = esc.prepare_inputs(tmp_path, days=1.0)
     assert [i.label for i in inputs] == ["nasa-like", "osc-like"]
     work = json.loads(Path(inputs[0].path).read_text())
@@ -85,7 +85,7 @@ def test_without_the_log_nasa_is_synthetic(tmp_path, monkeypatch):
 
 
 def test_a_missing_pwa_dir_is_one_line(tmp_path, capsys):
-    assert main(["reproduce", "esc", "--out", str(tmp_path / "o"), "--pwa-dir", str(tmp_path), "--days", "1"]) == 2
+    assert main(["reproduce", "esc", "--out", str(tmp_path / "o"), "--pwa", str(tmp_path), "--days", "1"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--pwa-dir" in err
+    assert err.count("\n") == 1 and "--pwa" in err
     assert not (tmp_path / "o" / "results.csv").exists()

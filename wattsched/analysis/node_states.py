@@ -405,7 +405,7 @@ def format_statistics(stats: OnOffStatistics, title: str = "on/off statistics (E
     width = max(len(r[0]) for r in rows)
     lines = [title, f"{'measure':<{width}}  {'total':>22}  {'per node':>18}"]
     lines += [f"{a:<{width}}  {b:>22}  {c:>18}" for a, b, c in rows]
-    lines.append(f"time in each state (node-seconds): "
+    lines.append("time in each state (node-seconds): "
                  + ", ".join(f"{k} {v:.0f}" for k, v in stats.time_in_state_s.items()))
     lines.append(f"makespan {format_duration(stats.makespan_s)} ({stats.makespan_s:.0f} s), "
                  f"energy to the makespan {stats.energy_j / 3.6e9:.4f} MWh")

@@ -43,7 +43,8 @@ def cmd_reproduce_energy_budget(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce_efs(args: argparse.Namespace) -> int:
-    from wattsched.experiments.efs import find_pwa, run_experiment
+    from wattsched.experiments.efs import run_experiment
+    from wattsched.workloads.pwa import find_pwa
     from wattsched.experiments.sweep import report_failures
 
     logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
@@ -57,6 +58,7 @@ def cmd_reproduce_efs(args: argparse.Namespace) -> int:
                             show_progress=not args.quiet and sys.stderr.isatty(), charge=args.charge,
                             note=None if args.quiet else lambda line: print(line, file=sys.stderr, flush=True))
     print(f"{len(result.frame)} runs in {result.wall_s:.0f} s; report: {result.report}")
+    return 1 if report_failures(result.frame) else 0
 
 
 def cmd_reproduce_esc(args: argparse.Namespace) -> int:
@@ -64,7 +66,7 @@ def cmd_reproduce_esc(args: argparse.Namespace) -> int:
     from wattsched.experiments.sweep import report_failures
 
     logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
-    result = run_experiment(args.out, report_dir=args.report_dir, pwa_dir=args.pwa_dir, full=args.full,
+    result = run_experiment(args.out, report_dir=args.report_dir, pwa=args.pwa, full=args.full,
                             grid=not args.no_grid, workers=args.workers, force=args.force, seed=args.seed,
                             days=args.days, show_progress=not args.quiet and sys.stderr.isatty())
     for inp in result.inputs:
@@ -137,7 +139,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
     e = papers.add_parser("esc", help="ESC paper §3: NASA and OSC, always-on against EnergySaving Cluster",
                           description="The ESC paper's §3: the NASA iPSC/860 log (128 nodes, 92 days; the real log "
-                                      "when --pwa-dir, $WATTSCHED_PWA_DIR or ../shared/data/pwa holds "
+                                      "when --pwa, $WATTSCHED_PWA or ../shared/data/pwa holds "
                                       "NASA-iPSC-1993-3.1-cln.swf.gz, else a synthetic NASA-like one) and a synthetic "
                                       "OSC-like log (57 nodes, 677 days), each always-on and with ESC (defaults, and a "
                                       "grid of idle times and upper wait thresholds), at the paper's full sizes. Writes "
@@ -145,7 +147,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                       "the paper's, and figures (active nodes over time, a day of node states, the grid).")
     e.add_argument("--out", default="results/esc", help="output folder of the runs (default results/esc)")
     e.add_argument("--report-dir", help="where report.md and the figures go (default: --out)")
-    e.add_argument("--pwa-dir", help="folder holding the Parallel Workloads Archive's NASA log")
+    e.add_argument("--pwa", metavar="DIR",
+                   help="folder of Parallel Workloads Archive logs (default: $WATTSCHED_PWA, else ../shared/data/pwa "
+                        "beside the repository)")
     e.add_argument("--full", action="store_true", help="also the synthetic NASA-like log when the real one is found")
     e.add_argument("--no-grid", action="store_true", help="only always-on and ESC with its defaults")
     e.add_argument("--days", type=positive_float, help="shorten every log to this many days (a quick look)")

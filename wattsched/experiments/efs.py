@@ -49,13 +49,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from wattsched.workloads.pwa import find_pwa
 from wattsched.base.errors import OptionError
 from wattsched.base.fileio import emit_text
 from wattsched.energy_models.taurus import TAURUS
 from wattsched.experiments.energy_budget import platform_file
 from wattsched.experiments.sweep import Run, failed_runs, run_sweep
 
-__all__ = ["POLICIES", "TRACES", "PAPER_TABLE1", "Policy", "Trace", "find_pwa", "run_experiment"]
+__all__ = ["POLICIES", "TRACES", "PAPER_TABLE1", "Policy", "Trace", "run_experiment"]
 
 logger = logging.getLogger(__name__)
 
@@ -126,22 +127,6 @@ STATS = ("min", "mean", "median", "std", "max")
 
 
 # ------------------------------------------------------------------------------------------ inputs
-def find_pwa(explicit: str | os.PathLike | None = None) -> Path | None:
-    """The Parallel Workloads Archive folder: ``explicit``, else ``$WATTSCHED_PWA``, else
-    ``../shared/data/pwa`` beside the repository (or the current folder); None when none exists."""
-    candidates: list[Path] = []
-    if explicit is not None:
-        path = Path(explicit)
-        if not path.is_dir():
-            raise OptionError(f"--pwa {explicit}: no such folder")
-        return path
-    if os.environ.get("WATTSCHED_PWA"):
-        candidates.append(Path(os.environ["WATTSCHED_PWA"]))
-    repo = Path(__file__).resolve().parents[2]
-    candidates += [repo.parent / "shared" / "data" / "pwa", Path.cwd().parent / "shared" / "data" / "pwa"]
-    return next((c for c in candidates if c.is_dir()), None)
-
-
 @dataclass(frozen=True)
 class TraceInputs:
     """A trace as simulated: files, where it comes from, its jobs and its most active users."""
@@ -532,7 +517,7 @@ def write_report(path: Path, *, lightesp: pd.DataFrame, per_user: pd.DataFrame, 
                     ours = [f"{sel[s].iloc[0]:.2f}" if len(sel) else "" for s in STATS]
                     rows.append([trace.name, policy.lower(), eff, *ours,
                                  *(f"{v:.2f}" for v in PAPER_TABLE1[(trace.key, policy, eff)])])
-        head = ["trace", "config", "efficiency", *(f"min", "mean", "med", "std", "max"),
+        head = ["trace", "config", "efficiency", *("min", "mean", "med", "std", "max"),
                 *(f"paper {s}" for s in ("min", "mean", "med", "std", "max"))]
         lines += _md_table(head, rows, "lll")
         lines += ["FS rows are 1 by construction: FS does not read energy factors (the check run above shows the "

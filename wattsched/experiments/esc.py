@@ -9,7 +9,7 @@ the time to process all jobs and the energy (table 1: NASA ×0.73 energy at ×1.
 **Inputs.**
 
 - NASA: the real log when it is at hand (``NASA-iPSC-1993-3.1-cln.swf.gz`` of the Parallel Workloads
-  Archive, looked for in ``--pwa-dir``, then ``$WATTSCHED_PWA_DIR``, then ``../shared/data/pwa/`` next to
+  Archive, looked for in ``--pwa``, then ``$WATTSCHED_PWA``, then ``../shared/data/pwa/`` next to
   the repository and the current folder); it is the *cleaned* log: 18,239 jobs (24,025 one-node system
   jobs of user 3 removed; the paper counts the 42,264 of the full log), 18,066 of them with a run time.
   Converted at 1 Gflop/s (the node's speed), no walltime (the log has none). Otherwise, and also with
@@ -49,7 +49,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from wattsched.base.errors import OptionError
+from wattsched.workloads.pwa import find_log
 from wattsched.base.fileio import write_if_changed
 from wattsched.energy_models.esc import ESC, WH_J
 from wattsched.experiments.sweep import Run, failed_runs, run_sweep
@@ -61,7 +61,6 @@ logger = logging.getLogger(__name__)
 
 DAY_S = 86400.0
 NASA_LOG = "NASA-iPSC-1993-3.1-cln.swf.gz"
-ENV_PWA_DIR = "WATTSCHED_PWA_DIR"
 MWH_J = 1e6 * WH_J
 
 
@@ -139,24 +138,13 @@ OSC_MODEL: dict[str, float] = {}
 
 
 # ------------------------------------------------------------------------------------------ inputs
-def find_nasa_log(pwa_dir: str | os.PathLike | None = None) -> Path | None:
-    """The NASA log: in ``pwa_dir`` if given (an error if it is not there), else in ``$WATTSCHED_PWA_DIR``,
-    ``<repository>/../shared/data/pwa`` or ``./../shared/data/pwa``; None when none has it.
+def find_nasa_log(pwa: str | os.PathLike | None = None) -> Path | None:
+    """The NASA log in the archive's folder (:func:`wattsched.workloads.pwa.find_pwa`), or None.
 
     Raises:
-        OptionError: ``pwa_dir`` is given and holds no NASA log.
+        OptionError: ``pwa`` is given and does not hold the NASA log.
     """
-    if pwa_dir is not None:
-        path = Path(pwa_dir) / NASA_LOG
-        if not path.is_file():
-            raise OptionError(f"--pwa-dir {pwa_dir}: no {NASA_LOG} there")
-        return path
-    folders = [os.environ.get(ENV_PWA_DIR), Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "pwa",
-               Path.cwd() / ".." / "shared" / "data" / "pwa"]
-    for folder in folders:
-        if folder and (Path(folder) / NASA_LOG).is_file():
-            return (Path(folder) / NASA_LOG).resolve()
-    return None
+    return find_log(NASA_LOG, pwa)
 
 
 def synthetic_log(nb_hosts: int, days: float, load: float, nb_jobs: int, *, seed: int, users: int = 50,
@@ -200,12 +188,12 @@ class Inputs:
     span_s: float
 
 
-def prepare_inputs(out: Path, *, pwa_dir: str | None = None, full: bool = False, seed: int = 1,
+def prepare_inputs(out: Path, *, pwa: str | None = None, full: bool = False, seed: int = 1,
                    days: float | None = None) -> list[Inputs]:
     """The platforms and workloads (written once under ``out/inputs``). ``days`` shortens every log (tests).
 
     Raises:
-        OptionError: ``pwa_dir`` holds no NASA log.
+        OptionError: ``pwa`` holds no NASA log.
     """
     from wattsched.platforms.generate import esc_platform_xml
     from wattsched.workloads.swf import swf_to_batsim
@@ -230,7 +218,7 @@ def prepare_inputs(out: Path, *, pwa_dir: str | None = None, full: bool = False,
                       f"{n} jobs)", n, span_days * DAY_S)
 
     nasa = WORKLOADS["nasa"]
-    log = find_nasa_log(pwa_dir)
+    log = find_nasa_log(pwa)
     if log is not None:
         work = swf_to_batsim(log, speed_flops=ESC.max_speed_flops, nb_hosts=nasa.nb_hosts,
                              duration_s=None if days is None else days * DAY_S)
@@ -302,14 +290,14 @@ class EscResult:
     notes: list[str] = field(default_factory=list)
 
 
-def run_experiment(out: str | Path, *, report_dir: str | Path | None = None, pwa_dir: str | None = None,
+def run_experiment(out: str | Path, *, report_dir: str | Path | None = None, pwa: str | None = None,
                    full: bool = False, grid: bool = True, workers: int | None = None, force: bool = False,
                    seed: int = 1, days: float | None = None, show_progress: bool | None = None) -> EscResult:
     """Inputs, runs, statistics, Paraver traces, figures and report (module docstring)."""
     t0 = time.perf_counter()
     out = Path(out)
     report = Path(report_dir) if report_dir is not None else out
-    inputs = prepare_inputs(out, pwa_dir=pwa_dir, full=full, seed=seed, days=days)
+    inputs = prepare_inputs(out, pwa=pwa, full=full, seed=seed, days=days)
     runs = build_runs(inputs, out / "runs", grid=grid)
     frame = run_sweep(runs, workers=workers, force=force, show_progress=show_progress)
     frame = add_statistics(frame)
