@@ -170,27 +170,82 @@ def long_double_sleep(target: float, current: float) -> float:
 # --------------------------------------------------------------------------------------------------
 # SimGrid's part: the L07 model's actions and the solver step
 # --------------------------------------------------------------------------------------------------
+class _Pool:
+    """Compact numpy columns of one kind of action; slot i holds handle ``handles[i]``."""
+
+    def __init__(self, columns: dict[str, float]) -> None:
+        self.fill = columns
+        self.cols = {name: np.full(16, value) for name, value in columns.items()}
+        self.seq = np.zeros(16, dtype=np.int64)
+        self.handles: list[int] = []
+        self.slot: dict[int, int] = {}
+        self.n = 0
+
+    def add(self, handle: int, **values: float) -> int:
+        if self.n == len(self.seq):
+            cap = 2 * self.n
+            for name, old in self.cols.items():
+                new = np.full(cap, self.fill[name])
+                new[: self.n] = old
+                self.cols[name] = new
+            seq = np.zeros(cap, dtype=np.int64)
+            seq[: self.n] = self.seq
+            self.seq = seq
+        s = self.n
+        self.n += 1
+        for name, value in values.items():
+            self.cols[name][s] = value
+        self.seq[s] = handle
+        self.handles.append(handle)
+        self.slot[handle] = s
+        return s
+
+    def remove(self, handle: int) -> bool:
+        s = self.slot.pop(handle, None)
+        if s is None:
+            return False
+        last = self.n - 1
+        if s != last:
+            for col in self.cols.values():
+                col[s] = col[last]
+            self.seq[s] = self.seq[last]
+            moved = self.handles[last]
+            self.handles[s] = moved
+            self.slot[moved] = s
+        self.handles.pop()
+        self.n -= 1
+        return True
+
+
 class L07Clock:
     """The actions of SimGrid's L07 host model and its solver steps, bit for bit.
 
-    Live actions sit in compact numpy arrays (``remains``, ``rate``, ``max_duration``); each action
-    has a handle (an int) and an ``owner`` given by the caller. Hosts are numbered 0..n-1 and have
-    one speed per pstate (flop/s, as SimGrid parsed them).
+    Live actions sit in compact numpy columns: executions (``remains``, ``rate``) and sleeps
+    (``max_duration``); each action has a handle (an int, increasing with creation, which is
+    SimGrid's order of its action list) and an ``owner`` given by the caller. Hosts are numbered
+    0..n-1 and have one speed per pstate (flop/s, as SimGrid parsed them). A step costs a few numpy
+    operations on the live actions, whatever the number of hosts.
     """
 
-    def __init__(self, speeds: Sequence[Sequence[float]], pstates: Sequence[int]) -> None:
+    def __init__(
+        self,
+        speeds: Sequence[Sequence[float]],
+        pstates: Sequence[int],
+        surf_precision: float = SURF_PRECISION,
+        maxmin_precision: float = MAXMIN_PRECISION,
+    ) -> None:
         self.speeds = [tuple(float(s) for s in sp) for sp in speeds]
         self.pstates = [int(p) for p in pstates]
         self.now = 0.0
-        cap = 64
-        self._remains = np.zeros(cap)
-        self._rate = np.zeros(cap)
-        self._maxdur = np.full(cap, NO_MAX_DURATION)
-        self._is_exec = np.zeros(cap, dtype=bool)
-        self._seq = np.zeros(cap, dtype=np.int64)
-        self._n = 0
-        self._handle_of_slot: list[int] = []
-        self._slot_of: dict[int, int] = {}
+        #: thresholds of ``double_update`` on max durations and on remains (``--cfg=surf/precision``
+        #: and ``maxmin/precision`` change them in SimGrid)
+        self.duration_precision = surf_precision
+        self.remains_precision = maxmin_precision * surf_precision
+        # "rate" is what the next solve gives (bound after the last pstate change); "value" what the
+        # last solve gave (SimGrid's variable value: 0 for an action created since, the old rate
+        # after a pstate change until the next solve); steps use the value after solving.
+        self._execs = _Pool({"remains": 0.0, "rate": 0.0, "value": 0.0})
+        self._sleeps = _Pool({"maxdur": 0.0})
         self._owner: dict[int, Any] = {}
         self._tasks: dict[int, tuple[tuple[int, ...], tuple[float, ...]]] = {}
         self._by_host: dict[int, set[int]] = {}
@@ -198,153 +253,135 @@ class L07Clock:
         self.steps = 0
 
     # ---- actions -----------------------------------------------------------------------------
-    def _grow(self) -> None:
-        cap = 2 * len(self._remains)
-        for name, fill in (("_remains", 0.0), ("_rate", 0.0), ("_maxdur", NO_MAX_DURATION)):
-            old = getattr(self, name)
-            new = np.full(cap, fill)
-            new[: len(old)] = old
-            setattr(self, name, new)
-        for name, dtype in (("_is_exec", bool), ("_seq", np.int64)):
-            old = getattr(self, name)
-            new = np.zeros(cap, dtype=dtype)
-            new[: len(old)] = old
-            setattr(self, name, new)
-
-    def _add(self, remains: float, rate: float, maxdur: float, is_exec: bool, owner: Any) -> int:
-        if self._n == len(self._remains):
-            self._grow()
-        h = self._next_handle
-        self._next_handle += 1
-        s = self._n
-        self._n += 1
-        self._remains[s] = remains
-        self._rate[s] = rate
-        self._maxdur[s] = maxdur
-        self._is_exec[s] = is_exec
-        self._seq[s] = h
-        self._handle_of_slot.append(h)
-        self._slot_of[h] = s
-        self._owner[h] = owner
-        return h
-
     def task_rate(self, hosts: Sequence[int], flops: Sequence[float]) -> float:
         """The fair-bottleneck value of a lone task: ``min_h speed_h / flops_h`` (flops > 0)."""
         rate = None
         for h, f in zip(hosts, flops):
             if f > 0:
                 v = self.speeds[h][self.pstates[h]] / f
-                rate = v if rate is None else min(rate, v)
+                rate = v if rate is None or v < rate else rate
         return 1.0 if rate is None else rate  # no work: the variable gets value 1
+
+    def _handle(self, owner: Any) -> int:
+        h = self._next_handle
+        self._next_handle += 1
+        self._owner[h] = owner
+        return h
 
     def execute(self, hosts: Sequence[int], flops: Sequence[float], owner: Any = None) -> int:
         """A (parallel) execution started now; returns its handle."""
         hosts = tuple(int(h) for h in hosts)
         flops = tuple(float(f) for f in flops)
-        has_work = any(f > 0 for f in flops)
-        h = self._add(1.0 if has_work else 0.0, self.task_rate(hosts, flops), NO_MAX_DURATION, True, owner)
+        remains = 1.0 if any(f > 0 for f in flops) else 0.0
+        h = self._handle(owner)
+        self._execs.add(h, remains=remains, rate=self.task_rate(hosts, flops), value=0.0)
         self._tasks[h] = (hosts, flops)
         for host in hosts:
             self._by_host.setdefault(host, set()).add(h)
         return h
 
     def sleep(self, duration: float, owner: Any = None) -> int:
-        """A sleep (``sleep_for`` or a ``wait_for`` timeout) of ``duration`` seconds from now."""
-        return self._add(1.0, 0.0, float(duration), False, owner)
+        """A sleep (``sleep_for`` or a ``wait_for`` timeout) of ``duration`` >= 0 seconds from now."""
+        h = self._handle(owner)
+        self._sleeps.add(h, maxdur=float(duration))
+        return h
 
     def cancel(self, handle: int) -> None:
         """Remove an action (kill, cancelled execution, timeout of an execution that ended)."""
-        s = self._slot_of.pop(handle, None)
-        if s is None:
-            return
-        last = self._n - 1
-        if s != last:
-            for arr in (self._remains, self._rate, self._maxdur, self._is_exec, self._seq):
-                arr[s] = arr[last]
-            moved = self._handle_of_slot[last]
-            self._handle_of_slot[s] = moved
-            self._slot_of[moved] = s
-        self._handle_of_slot.pop()
-        self._n -= 1
         self._owner.pop(handle, None)
-        task = self._tasks.pop(handle, None)
-        if task is not None:
-            for host in task[0]:
+        if self._sleeps.remove(handle):
+            return
+        if self._execs.remove(handle):
+            for host in self._tasks.pop(handle)[0]:
                 self._by_host[host].discard(handle)
 
     def alive(self, handle: int) -> bool:
-        return handle in self._slot_of
+        return handle in self._owner
 
     def remains(self, handle: int) -> float:
-        return float(self._remains[self._slot_of[handle]])
+        return float(self._execs.cols["remains"][self._execs.slot[handle]])
 
     def rate(self, handle: int) -> float:
-        return float(self._rate[self._slot_of[handle]])
+        return float(self._execs.cols["rate"][self._execs.slot[handle]])
+
+    def hosts_of(self, handle: int) -> tuple[int, ...]:
+        """The hosts of an execution (empty for a sleep)."""
+        task = self._tasks.get(handle)
+        return task[0] if task else ()
+
+    def load(self, host: int) -> float:
+        """``Constraint::get_usage`` of the host's CPU: sum of flops_h * value of its executions."""
+        result = 0.0
+        value = self._execs.cols["value"]
+        for h in sorted(self._by_host.get(host, ())):
+            hosts, flops = self._tasks[h]
+            w = flops[hosts.index(host)]
+            if w > 0:
+                result += w * float(value[self._execs.slot[h]])
+        return result
 
     def max_duration(self, handle: int) -> float:
-        return float(self._maxdur[self._slot_of[handle]])
+        return float(self._sleeps.cols["maxdur"][self._sleeps.slot[handle]])
 
     def owner(self, handle: int) -> Any:
         return self._owner[handle]
 
     def __len__(self) -> int:
-        return self._n
+        return self._execs.n + self._sleeps.n
 
     def set_pstate(self, host: int, pstate: int) -> None:
         """``CpuImpl::set_pstate``: new speed, new bound (rate) for the executions on the host."""
         self.pstates[host] = int(pstate)
+        rate = self._execs.cols["rate"]
         for h in self._by_host.get(host, ()):
             hosts, flops = self._tasks[h]
-            self._rate[self._slot_of[h]] = self.task_rate(hosts, flops)
+            rate[self._execs.slot[h]] = self.task_rate(hosts, flops)
 
     # ---- the solver step ---------------------------------------------------------------------
     def next_delta(self) -> float:
-        """``EngineImpl::solve``'s ``time_delta`` (-1 when nothing can end)."""
-        n = self._n
-        if n == 0:
-            return -1.0
-        rate = self._rate[:n]
-        rem = self._remains[:n]
-        md = self._maxdur[:n]
+        """``EngineImpl::solve``'s ``time_delta`` (-1 when nothing can end); solves first."""
         best = np.inf
-        running = rate > 0
-        if running.any():
-            r = rate[running]
-            x = rem[running]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                t = np.where(x > 0, x / r, 0.0)
-            best = float(t.min())
-        timed = md >= 0
-        if timed.any():
-            best = min(best, float(md[timed].min()))
+        n = self._execs.n
+        if n:
+            value = self._execs.cols["value"]
+            value[:n] = self._execs.cols["rate"][:n]  # System::solve
+            # value > 0 for every execution; remains == 0 gives 0 (SimGrid's "else value = 0")
+            best = float(np.min(self._execs.cols["remains"][:n] / value[:n]))
+        m = self._sleeps.n
+        if m:
+            best = min(best, float(np.min(self._sleeps.cols["maxdur"][:m])))
         return -1.0 if best == np.inf else best
 
     def solve_step(self) -> tuple[float, list[int]] | None:
         """One solver step: advance the clock, update every action; return (delta, ended handles).
 
-        Ended handles come in SimGrid's order (creation order) and are removed from the model.
-        None when no action can ever end.
+        Ended handles come in SimGrid's order (creation order); the caller removes them (``cancel``
+        or ``pop_owner``). None when no action can ever end.
         """
         delta = self.next_delta()
         if delta < 0:
             return None
         self.now = self.now + delta
         self.steps += 1
-        n = self._n
-        rem = self._remains[:n]
-        md = self._maxdur[:n]
-        rem -= self._rate[:n] * delta
-        rem[rem < REMAINS_PRECISION] = 0.0
-        timed = md != NO_MAX_DURATION
-        md[timed] -= delta
-        md[timed & (md < SURF_PRECISION)] = 0.0
-        done = (self._is_exec[:n] & (rem <= 0)) | (timed & (md <= 0))
-        slots = np.flatnonzero(done)
-        if len(slots) == 0:
-            return delta, []
-        order = slots[np.argsort(self._seq[slots], kind="stable")]
-        handles = [self._handle_of_slot[s] for s in order]
-        return delta, handles
+        ended: list[int] = []
+        n = self._execs.n
+        if n:
+            rem = self._execs.cols["remains"][:n]
+            rem -= self._execs.cols["value"][:n] * delta
+            rem[rem < self.remains_precision] = 0.0
+            done = rem <= 0.0
+            if done.any():
+                ended.extend(self._execs.seq[np.flatnonzero(done)].tolist())
+        m = self._sleeps.n
+        if m:
+            md = self._sleeps.cols["maxdur"][:m]
+            md -= delta
+            md[md < self.duration_precision] = 0.0
+            done = md <= 0.0
+            if done.any():
+                ended.extend(self._sleeps.seq[np.flatnonzero(done)].tolist())
+        ended.sort()
+        return delta, ended
 
     def pop_owner(self, handle: int) -> Any:
         owner = self._owner.get(handle)
@@ -379,15 +416,20 @@ class _Part:
 
 @dataclass
 class _JobRun:
+    """The actor of one job (``execute_job_process``): where it is in its profile."""
+
     job_id: str
     hosts: tuple[int, ...]
-    parts: list  # flattened list of _Part / ("ret", code) markers ending composed profiles
-    remaining: float  # walltime left (-1: none)
-    index: int = 0
+    parts: list  # flattened list of _Part and ("ret", code) markers ending composed profiles
+    remaining: float  # walltime left (-1: none), Batsim's ``remaining_time``
+    index: int = 0  # next part
     exec_handle: int | None = None
     timeout_handle: int | None = None
     sleep_handle: int | None = None
-    part_start: float = 0.0
+    part_start: float = 0.0  # clock at the start of the running parallel part
+    part_ret: int = 0  # ``ret`` of the running part
+    delay: float = 0.0  # the running delay part's delay
+    walltime_cut: bool = False  # the running delay sleeps until the walltime
 
 
 def _flatten(profile, nb_hosts: int, profiles: dict | None) -> list:
@@ -410,12 +452,94 @@ def _flatten(profile, nb_hosts: int, profiles: dict | None) -> list:
     raise TypeError(f"unknown profile {profile!r}")
 
 
+def _long_double(x: Fraction) -> Fraction:
+    return _round_fraction(x, 64)
+
+
+class EnergyShadow:
+    """SimGrid 3.32's ``host_energy`` plugin, per compute host, on the exact clock of an L07Clock.
+
+    ``power[h][p] = (idle, epsilon, max)`` from ``wattage_per_state`` (``"idle:max"`` gives
+    epsilon = idle). ``HostEnergy::update`` at clock ``now``: if ``last < now``,
+    ``E += P * (now - last)`` with ``P = idle`` when the CPU load is 0, else
+    ``epsilon + min(1, load / speed(pstate_)) * (max - epsilon)``, where ``pstate_`` is the pstate
+    saved at the previous update and ``load`` is the current ``flops_h * value`` of the host's
+    executions; then ``last = now`` and ``pstate_ = current pstate``. Batsim sums the hosts in
+    ``long double``; this class does the same (64-bit significand).
+    """
+
+    def __init__(self, clock: L07Clock, power: Sequence[Sequence[tuple[float, float, float]]]) -> None:
+        self.clock = clock
+        self.power = [[(float(i), float(e), float(m), float(m) - float(e)) for i, e, m in pw] for pw in power]
+        n = len(self.power)
+        self.energy = [0.0] * n
+        self.last = [0.0] * n
+        self.pstate = list(clock.pstates[:n])
+
+    def update(self, host: int) -> None:
+        now = self.clock.now
+        if self.last[host] < now:
+            p = self.pstate[host]
+            speed = self.clock.speeds[host][p]
+            if speed <= 0:
+                cpu_load = 1.0
+            else:
+                cpu_load = self.clock.load(host) / speed
+                if cpu_load > 1:
+                    cpu_load = 1.0
+            idle, eps, _, slope = self.power[host][p]
+            watts = eps + cpu_load * slope if cpu_load > 0 else idle
+            self.energy[host] = self.energy[host] + watts * (now - self.last[host])
+            self.last[host] = now
+        self.pstate[host] = self.clock.pstates[host]
+
+    def read(self, hosts: Iterable[int]) -> Fraction:
+        """``sum((long double) sg_host_get_consumed_energy(h))`` over ``hosts``, in that order."""
+        total = Fraction(0)
+        for h in hosts:
+            self.update(h)
+            total = _long_double(total + Fraction(self.energy[h]))
+        return total
+
+    def read_all(self) -> Fraction:
+        return self.read(range(len(self.power)))
+
+
+@dataclass
+class EnergyRow:
+    """One row of ``_consumed_energy.csv`` as Batsim computes it (``EnergyConsumptionTracer``)."""
+
+    kind: str  # "s", "e" or "p"
+    time: float
+    energy: Fraction  # long double
+    epower: float | None  # (double) of the long double quotient; None for NA
+
+    def cells(self) -> tuple[str, str, str]:
+        """``time``, ``energy`` and ``epower`` cells as printed (``%lf``, ``%Lf``, ``%lf``/NA)."""
+        return f"{self.time:.6f}", _format_fraction(self.energy), ("NA" if self.epower is None else f"{self.epower:.6f}")
+
+
+def _format_fraction(x: Fraction, decimals: int = 6) -> str:
+    """An exact binary fraction printed like glibc's ``%.6Lf`` (round half to even)."""
+    scaled = x * 10**decimals
+    q, r = divmod(scaled.numerator, scaled.denominator)
+    if 2 * r > scaled.denominator or (2 * r == scaled.denominator and q % 2 == 1):
+        q += 1
+    sign = "-" if q < 0 else ""
+    q = abs(q)
+    return f"{sign}{q // 10**decimals}.{q % 10**decimals:0{decimals}d}"
+
+
 class BatsimShadow:
     """Batsim 4.2.1's actors on top of :class:`L07Clock`: which sleeps and executions exist when.
 
     Feed it what the scheduler does (:meth:`start_job`, :meth:`kill_job`, :meth:`call_me_later`,
     :meth:`set_pstate`, :meth:`switch`, :meth:`reach` for the timestamps of a reply) and ask for the
-    next reported step with :meth:`advance`. ``jobs`` are ``(job_id, subtime, walltime or None)``.
+    next reported step with :meth:`advance`. ``jobs`` are ``(job_id, subtime, walltime or None)``;
+    ``clock_options`` go to :class:`L07Clock` (SimGrid's precisions). With ``power`` (see
+    :class:`EnergyShadow`), the energy plugin is shadowed too and ``rows`` gets one
+    :class:`EnergyRow` per ``_consumed_energy.csv`` row (job starts and ends; :meth:`pstate_row`
+    for the rows of SET_RESOURCE_STATE; :meth:`read_energy` for QUERY).
     """
 
     def __init__(
@@ -423,8 +547,14 @@ class BatsimShadow:
         speeds: Sequence[Sequence[float]],
         pstates: Sequence[int],
         jobs: Iterable[tuple[str, float, float | None]] = (),
+        power: Sequence[Sequence[tuple[float, float, float]]] | None = None,
+        **clock_options: float,
     ) -> None:
-        self.clock = L07Clock(speeds, pstates)
+        self.clock = L07Clock(speeds, pstates, **clock_options)
+        self.energy = EnergyShadow(self.clock, power) if power is not None else None
+        self.rows: list[EnergyRow] = []
+        self._last_row: tuple[Fraction, Fraction] = (Fraction(0), Fraction(0))  # (date, energy)
+        self._first_read_done = False
         jobs = sorted(jobs, key=lambda j: (j[1], j[0]))
         self.walltime = {j[0]: j[2] for j in jobs}
         self._to_submit = [(j[0], float(j[1])) for j in jobs]
@@ -451,6 +581,7 @@ class BatsimShadow:
             self._current = self.clock.now
             job_id, _ = self._to_submit[self._sub_pos]
             group.append(("JOB_SUBMITTED", job_id))
+            self._first_submission_read()
             self._sub_pos += 1
         while self._sub_pos < len(self._to_submit):
             job_id, subtime = self._to_submit[self._sub_pos]
@@ -460,9 +591,44 @@ class BatsimShadow:
                 self.clock.sleep(long_double_sleep(subtime, self._current), ("submitter",))
                 return events
             group.append(("JOB_SUBMITTED", job_id))
+            self._first_submission_read()
             self._sub_pos += 1
         events.extend(group)
         return events
+
+    def _first_submission_read(self) -> None:
+        """``energy_first_job_submission``: Batsim reads every host's energy at the first submission."""
+        if not self._first_read_done:
+            self._first_read_done = True
+            if self.energy is not None:
+                self.energy.read_all()
+
+    # ---- energy readings ---------------------------------------------------------------------
+    def _update(self, hosts: Iterable[int]) -> None:
+        if self.energy is not None:
+            for h in hosts:
+                self.energy.update(h)
+
+    def read_energy(self) -> Fraction | None:
+        """A read of every host (QUERY; ``total_consumed_energy``)."""
+        return self.energy.read_all() if self.energy is not None else None
+
+    def _row(self, kind: str) -> None:
+        if self.energy is None:
+            return
+        energy = self.energy.read_all()
+        date = Fraction(self.clock.now)
+        last_date, last_energy = self._last_row
+        time_diff = _long_double(date - last_date)
+        epower = None
+        if time_diff > 0:
+            epower = float(_long_double(_long_double(energy - last_energy) / time_diff))
+        self.rows.append(EnergyRow(kind, self.clock.now, energy, epower))
+        self._last_row = (date, energy)
+
+    def pstate_row(self) -> None:
+        """The ``p`` row of a SET_RESOURCE_STATE applied now (or of a pure DVFS request done now)."""
+        self._row("p")
 
     # ---- jobs --------------------------------------------------------------------------------
     def start_job(self, job_id: str, hosts: Sequence[int], profile, profiles: dict | None = None) -> None:
@@ -471,11 +637,14 @@ class BatsimShadow:
         wt = self.walltime.get(job_id)
         run = _JobRun(job_id, hosts, _flatten(profile, len(hosts), profiles), -1.0 if wt is None else float(wt))
         self._runs[job_id] = run
-        ev = self._job_continue(run, 0)
+        if self.energy is not None:
+            self.energy.read(hosts)  # consumed_energy_on_machines
+            self._row("s")
+        ev = self._job_continue(run)
         if ev is not None:
             self._pending.append(ev)
 
-    def _job_continue(self, run: _JobRun, ret: int) -> tuple | None:
+    def _job_continue(self, run: _JobRun) -> tuple | None:
         """Run the job's actor from part ``run.index`` until it waits or ends; the end event or None."""
         while run.index < len(run.parts):
             part = run.parts[run.index]
@@ -487,25 +656,30 @@ class BatsimShadow:
             if part.kind == "parallel":
                 run.part_start = self.clock.now
                 run.exec_handle = self.clock.execute(run.hosts, part.value, ("exec", run.job_id))
+                if len(run.hosts) == 1:
+                    self._update(run.hosts)  # Exec::on_start of a one-host execution
                 run.timeout_handle = None
                 if run.remaining >= 0:
                     run.timeout_handle = self.clock.sleep(run.remaining, ("timeout", run.job_id))
-                run._ret = part.ret
+                run.part_ret = part.ret
                 return None
             # delay
             if run.remaining < 0 or part.value < run.remaining:
                 run.sleep_handle = self.clock.sleep(part.value, ("delay", run.job_id))
-                run._walltime_cut = False
+                run.walltime_cut = False
             else:
                 run.sleep_handle = self.clock.sleep(run.remaining, ("delay", run.job_id))
-                run._walltime_cut = True
-            run._ret = part.ret
-            run._delay = part.value
+                run.walltime_cut = True
+            run.part_ret = part.ret
+            run.delay = part.value
             return None
         return self._job_end(run, "COMPLETED_SUCCESSFULLY")
 
     def _job_end(self, run: _JobRun, state: str) -> tuple:
         self._runs.pop(run.job_id, None)
+        if self.energy is not None:
+            self.energy.read(run.hosts)  # consumed_energy_on_machines
+            self._row("e")
         return ("JOB_COMPLETED", run.job_id, state)
 
     def _on_exec_end(self, run: _JobRun) -> tuple | None:
@@ -515,36 +689,43 @@ class BatsimShadow:
             run.timeout_handle = None
         if run.remaining >= 0:
             run.remaining = run.remaining - (self.clock.now - run.part_start)
-        if run._ret != 0:
+        if run.part_ret != 0:
             return self._job_end(run, "COMPLETED_FAILED")
-        return self._job_continue(run, 0)
+        return self._job_continue(run)
 
     def _on_timeout(self, run: _JobRun) -> tuple:
         run.timeout_handle = None
+        ev = self._job_end(run, "COMPLETED_WALLTIME_REACHED")
         if run.exec_handle is not None:
-            self.clock.cancel(run.exec_handle)  # cancelled when the actor exits, same clock
+            self._update(run.hosts)  # the execution is cancelled when the actor exits, same clock
+            self.clock.cancel(run.exec_handle)
             run.exec_handle = None
-        return self._job_end(run, "COMPLETED_WALLTIME_REACHED")
+        return ev
 
     def _on_delay_end(self, run: _JobRun) -> tuple | None:
         run.sleep_handle = None
-        if run._walltime_cut:
+        if run.walltime_cut:
             run.remaining = 0.0
             return self._job_end(run, "COMPLETED_WALLTIME_REACHED")
         if run.remaining > 0:
-            run.remaining = run.remaining - run._delay
-        if run._ret != 0:
+            run.remaining = run.remaining - run.delay
+        if run.part_ret != 0:
             return self._job_end(run, "COMPLETED_FAILED")
-        return self._job_continue(run, 0)
+        return self._job_continue(run)
 
     def kill_job(self, job_id: str) -> None:
         """KILL_JOB applied now: the job's actions disappear (no step)."""
-        run = self._runs.pop(job_id, None)
+        run = self._runs.get(job_id)
         if run is None:
             return
+        if run.exec_handle is not None:
+            self._update(run.hosts)  # the cancelled execution changes state
+        elif run.sleep_handle is not None:
+            self._update(run.hosts[:1])
         for h in (run.exec_handle, run.timeout_handle, run.sleep_handle):
             if h is not None:
                 self.clock.cancel(h)
+        self._job_end(run, "COMPLETED_KILLED")
 
     # ---- calls, pstates, switches, reply sleeps ----------------------------------------------
     def call_me_later(self, target: float) -> None:
@@ -558,16 +739,20 @@ class BatsimShadow:
             self._pending.append(("REQUESTED_CALL", target))
 
     def set_pstate(self, host: int, pstate: int) -> None:
-        """An instantaneous DVFS change."""
+        """``host->set_pstate``: a DVFS change, or a switch's virtual or final pstate."""
+        self._update((host,))  # Host::on_speed_change, billed at the pstate saved before
         self.clock.set_pstate(host, pstate)
+        if self.energy is not None:
+            self.energy.pstate[host] = pstate
 
     def switch(self, hosts: Sequence[int], virtual_pstate: int, final_pstate: int, tag: Any) -> None:
         """A switch off or on of ``hosts`` (one request): 1 flop at ``virtual_pstate`` per host."""
         hosts = list(hosts)
         self._switch_left[tag] = self._switch_left.get(tag, 0) + len(hosts)
         for host in hosts:
-            self.clock.set_pstate(host, virtual_pstate)
+            self.set_pstate(host, virtual_pstate)
             self.clock.execute((host,), (1.0,), ("switch", tag, host, final_pstate))
+            self._update((host,))  # Exec::on_start
 
     def reach(self, timestamp: float) -> None:
         """``send_message_at_time``: sleep until ``timestamp`` if it is above the clock.
@@ -586,6 +771,15 @@ class BatsimShadow:
         if res is None:
             return None
         delta, handles = res
+        if self.energy is not None:
+            # CpuAction::on_state_change of each ended action, all actions still in the system
+            for h in handles:
+                hosts = self.clock.hosts_of(h)
+                if not hosts:
+                    owner = self.clock.owner(h)
+                    if owner[0] in ("timeout", "delay") and owner[1] in self._runs:
+                        hosts = self._runs[owner[1]].hosts[:1]  # the job's actor runs on its first host
+                self._update(hosts)
         events: list[tuple] = []
         owners = []
         for h in handles:
@@ -612,10 +806,11 @@ class BatsimShadow:
             return []
         if kind == "switch":
             _, tag, host, final = owner
-            self.clock.set_pstate(host, final)
+            self.set_pstate(host, final)
             self._switch_left[tag] -= 1
             if self._switch_left[tag] == 0:
                 del self._switch_left[tag]
+                self._row("p")
                 return [("SWITCHED", tag)]
             return []
         run = self._runs.get(owner[1])
@@ -663,17 +858,22 @@ class RecordingCheck:
 
     ``groups`` pairs, for every recorded Batsim message holding events that a solver step causes
     (submissions, non-killed completions, requested calls, switch completions), the recorded
-    events (line number, printed now, sorted events) with the predicted step. ``mismatches`` lists
-    the pairs that differ; ``recorded_splits`` / ``predicted_splits`` are the line numbers of
-    messages whose step events share the printed ``now`` of the previous step message.
+    events with the predicted ones: (line number, printed now, recorded events, predicted events,
+    exact predicted clock). ``mismatches`` lists the pairs that differ. ``recorded_splits`` are the
+    lines of messages whose step events share the printed ``now`` of the previous such message;
+    ``predicted_splits`` the lines where the shadow's step shares the printed clock of its previous
+    step. When the shadow splits a message of the recording, or merges two, the comparison resyncs
+    (and reports a mismatch), so that one difference does not shift all later pairs.
     """
 
     scenario: str
-    groups: list[tuple[int, float, list, Step | None]] = field(default_factory=list)
+    groups: list[tuple[int, float, list, list | None, float | None]] = field(default_factory=list)
     mismatches: list[str] = field(default_factory=list)
     recorded_splits: list[int] = field(default_factory=list)
     predicted_splits: list[int] = field(default_factory=list)
     shadow: BatsimShadow | None = None
+    #: (predicted, recorded) ``consumed_energy`` of every ANSWER, as printed (``%f`` of a double)
+    answers: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -688,6 +888,15 @@ def _hosts_of(text: str) -> list[int]:
     return sorted(out)
 
 
+def _power_table(host) -> list[tuple[float, float, float]]:
+    """(idle, epsilon, max) per pstate from the host's ``wattage_per_state`` property."""
+    out = []
+    for item in host.properties["wattage_per_state"].split(","):
+        values = [float(v) for v in item.split(":")]
+        out.append((values[0], values[0], values[1]) if len(values) == 2 else tuple(values))
+    return out
+
+
 def _event_key(ev: tuple) -> tuple:
     if ev[0] == "REQUESTED_CALL":
         return ("REQUESTED_CALL",)
@@ -696,8 +905,21 @@ def _event_key(ev: tuple) -> tuple:
     return ev
 
 
-def check_recording(folder) -> RecordingCheck:
-    """Drive a :class:`BatsimShadow` with the scheduler side of a recording and compare the steps."""
+def _submultiset(a: list, b: list) -> bool:
+    from collections import Counter
+
+    return not (Counter(a) - Counter(b))
+
+
+def _strict_submultiset(a: list, b: list) -> bool:
+    return len(a) < len(b) and _submultiset(a, b)
+
+
+def check_recording(folder, **clock_options: float) -> RecordingCheck:
+    """Drive a :class:`BatsimShadow` with the scheduler side of a recording and compare the steps.
+
+    ``clock_options`` (SimGrid's precisions) go to :class:`L07Clock`, to see what they change.
+    """
     import json
     from pathlib import Path
 
@@ -714,6 +936,8 @@ def check_recording(folder) -> RecordingCheck:
         [m.speeds_flops for m in models],
         [h.initial_pstate for h in platform.hosts],
         [(j.id, j.subtime_s, j.walltime_s) for j in workload.jobs],
+        power=[_power_table(h) for h in platform.hosts],
+        **clock_options,
     )
     static_ids = {j.id for j in workload.jobs}
     job_profile = {j.id: j.profile for j in workload.jobs}
@@ -724,7 +948,13 @@ def check_recording(folder) -> RecordingCheck:
     check = RecordingCheck(folder.name, shadow=shadow)
     last_step_now: float | None = None
 
+    predicted_answers: list[str] = []
+    recorded_answers: list[str] = []
+
     def recorded_step_events(msg: dict) -> list[tuple]:
+        recorded_answers.extend(
+            f"{ev['data']['consumed_energy']:.6f}" for ev in msg["events"] if ev["type"] == "ANSWER"
+        )
         out = []
         for ev in msg["events"]:
             t, d = ev["type"], ev["data"]
@@ -765,9 +995,12 @@ def check_recording(folder) -> RecordingCheck:
                 job_profile[jid] = job["profile"]
                 wt = job.get("walltime")
                 shadow.walltime[jid] = None if wt is None or wt == -1 else float(wt)
+            elif t == "QUERY":
+                predicted_answers.append(f"{float(shadow.read_energy()):.6f}")
             elif t == "SET_RESOURCE_STATE":
                 target = int(d["state"])
                 hosts = _hosts_of(d["resources"])
+                shadow.pstate_row()
                 off, on = [], []
                 for h in hosts:
                     m = models[h]
@@ -778,7 +1011,9 @@ def check_recording(folder) -> RecordingCheck:
                     else:
                         shadow.set_pstate(h, target)
                         pstate[h] = target
-                if off or on:
+                if not (off or on):
+                    shadow.pstate_row()  # every host done at once: the request's second row
+                else:
                     serial += 1
                     tag = (d["resources"], d["state"], serial)
                     outstanding.append(tag)
@@ -787,6 +1022,23 @@ def check_recording(folder) -> RecordingCheck:
                             shadow.switch([h], getattr(models[h], attr), target, tag)
                             pstate[h] = target
         shadow.reach(reply["now"])
+
+    def printed(t: float) -> float:
+        return float(f"{t:.6f}")
+
+    leftover: list[tuple] = []  # predicted events not matched yet (the shadow merged a recorded split)
+    leftover_now = 0.0
+    last_recorded_now: float | None = None
+    last_predicted_now: float | None = None
+
+    def next_prediction() -> tuple[list[tuple], float] | None:
+        nonlocal last_predicted_now
+        step = shadow.advance()
+        if step is None:
+            return None
+        split = last_predicted_now is not None and printed(step.now) == last_predicted_now
+        last_predicted_now = printed(step.now)
+        return sorted(_event_key(e) for e in step.events), step.now, split
 
     i = 0
     while i < len(lines):
@@ -798,23 +1050,54 @@ def check_recording(folder) -> RecordingCheck:
             continue
         rec = recorded_step_events(msg)
         if rec:
-            step = shadow.advance()
-            pred = sorted(_event_key(e) for e in step.events) if step is not None else None
-            check.groups.append((i + 1, msg["now"], rec, step))
-            if last_step_now is not None and msg["now"] == last_step_now:
-                check.recorded_splits.append(i + 1)
-            if step is not None and check.groups[:-1]:
-                prev = check.groups[-2][3]
-                if prev is not None and float(f"{prev.now:.6f}") == float(f"{step.now:.6f}"):
-                    check.predicted_splits.append(i + 1)
-            last_step_now = msg["now"]
-            if step is None:
-                check.mismatches.append(f"line {i + 1}: recorded {rec} at {msg['now']}, predicted nothing")
-            elif pred != rec or float(f"{step.now:.6f}") != msg["now"]:
+            line, now = i + 1, msg["now"]
+            if last_recorded_now is not None and now == last_recorded_now:
+                check.recorded_splits.append(line)
+            last_recorded_now = now
+            if leftover:
+                pred, pnow, leftover = leftover, leftover_now, []
+            else:
+                got = next_prediction()
+                if got is None:
+                    check.groups.append((line, now, rec, None, None))
+                    check.mismatches.append(f"line {line}: recorded {rec} at {now}, predicted nothing")
+                    i += 2
+                    continue
+                pred, pnow, split = got
+                if split:
+                    check.predicted_splits.append(line)
+            notes = []
+            # the shadow ends in several steps what the recording reports in one message
+            while printed(pnow) == now and _strict_submultiset(pred, rec):
+                got = next_prediction()
+                if got is None:
+                    break
+                if printed(got[1]) != now or not _submultiset(pred + got[0], rec):
+                    leftover, leftover_now = got[0], got[1]
+                    if got[2]:
+                        check.predicted_splits.append(line)
+                    break
+                pred = sorted(pred + got[0])
+                check.predicted_splits.append(line)
+                notes.append(f"the shadow splits it (last part at {got[1]!r})")
+            # the shadow ends in one step what the recording reports in several messages
+            if printed(pnow) == now and _strict_submultiset(rec, pred):
+                rest = list(pred)
+                for e in rec:
+                    rest.remove(e)
+                leftover, leftover_now = rest, pnow
+                notes.append(f"the shadow also ends {rest} in that step")
+                pred = rec
+            check.groups.append((line, now, rec, pred, pnow))
+            if notes or pred != rec or printed(pnow) != now:
                 check.mismatches.append(
-                    f"line {i + 1}: recorded {rec} at {msg['now']}, predicted {pred} at {step.now!r}"
+                    f"line {line}: recorded {rec} at {now}, predicted {pred} at {pnow!r}" +
+                    ("; " + "; ".join(notes) if notes else "")
                 )
         if i + 1 < len(lines):
             apply_reply(lines[i + 1]["message"])
         i += 2
+    check.answers = list(zip(predicted_answers, recorded_answers))
+    if len(predicted_answers) != len(recorded_answers):
+        check.mismatches.append(f"{len(predicted_answers)} QUERY answers predicted, {len(recorded_answers)} recorded")
     return check
