@@ -23,6 +23,7 @@ from tests.conftest import REFERENCE, SCENARIOS
 from wattsched.simulator.simgrid_clock import (
     REMAINS_PRECISION,
     BatsimShadow,
+    format_long_double,
     L07Clock,
     check_recording,
     long_double_sleep,
@@ -89,7 +90,7 @@ def test_the_zero_work_job_is_the_split_of_simultaneous_events() -> None:
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_energy_rows_and_answers_are_reproduced_exactly(scenario: str) -> None:
+def test_energy_rows_answers_and_job_energies_are_reproduced_exactly(scenario: str) -> None:
     check = _check(scenario)
     with open(REFERENCE / scenario / "out_consumed_energy.csv", newline="") as fh:
         recorded = list(csv.reader(fh))[1:]
@@ -99,6 +100,12 @@ def test_energy_rows_and_answers_are_reproduced_exactly(scenario: str) -> None:
         time, energy, epower = pred.cells()
         assert (time, pred.kind, energy, epower) == (row[0], row[2], row[1], row[4]), f"line {k}"
     assert all(p == r for p, r in check.answers), [a for a in check.answers if a[0] != a[1]]
+    # and every job's consumed_energy in _jobs.csv (long double, %Lf)
+    with open(REFERENCE / scenario / "out_jobs.csv", newline="") as fh:
+        for row in csv.DictReader(fh):
+            if row["final_state"] != "REJECTED":
+                energy = check.shadow.job_energy[f"{row['workload_name']}!{row['job_id']}"]
+                assert format_long_double(energy) == row["consumed_energy"], row["job_id"]
 
 
 def test_epower_cells_between_rows_printed_with_the_same_time() -> None:
