@@ -1,9 +1,10 @@
 """A frequency choice composed with EASY and opportunistic shutdown, on the embedded simulator.
 
 A toy DVFS policy runs narrow jobs at half speed. The core gives each job its walltime at its pstate
-(runtime model, β = 1: twice as long), so EASY's reservation sees the slowed jobs' real ends. Checked on
-whole simulations: the simulator runs the slowed jobs exactly as long as the policy expected, and no head
-job starts after the reservation computed when it became the head.
+(runtime model, β = 1: twice as long) and re-registers a slowed job with that walltime (dynamic jobs), so
+EASY's reservation sees the slowed jobs' real ends and Batsim does not kill them. Checked on whole
+simulations: the simulator runs the slowed jobs exactly as long as the policy expected, none is killed, and
+no head job starts after the reservation computed when it became the head.
 """
 
 from __future__ import annotations
@@ -55,8 +56,9 @@ def platform_path(tmp_path_factory) -> Path:
 
 
 def workload(path: Path, seed: int, nb_jobs: int) -> tuple[Path, dict[str, float]]:
-    """Seeded jobs: 1-6 hosts, 10-900 s of computation at pstate 0, walltime 2.5-4 × that (so that a slowed
-    job ends before it), submitted over half an hour; also the top-speed run time of each job."""
+    """Seeded jobs: 1-6 hosts, 10-900 s of computation at pstate 0, walltime 1.05-1.5 × that (a slowed job
+    runs past it: the core re-registers it with its walltime at pstate 10), submitted over half an hour; also
+    the top-speed run time of each job."""
     rng = random.Random(seed)
     jobs, profiles, runtimes = [], {}, {}
     t = 0.0
@@ -66,7 +68,7 @@ def workload(path: Path, seed: int, nb_jobs: int) -> tuple[Path, dict[str, float
         res = rng.choice([1, 1, 2, 2, 3, 4, 6])
         profiles[f"p{k}"] = {"type": "parallel_homogeneous", "cpu": runtime * TAURUS.pstates[0].speed_flops, "com": 0}
         jobs.append({"id": str(k), "subtime": t, "res": res, "profile": f"p{k}",
-                     "walltime": round(runtime * rng.uniform(2.5, 4.0))})
+                     "walltime": round(runtime * rng.uniform(1.05, 1.5))})
         runtimes[f"w0!{k}"] = runtime
     path.write_text(json.dumps({"nb_res": N, "jobs": jobs, "profiles": profiles}))
     return path, runtimes
@@ -92,7 +94,8 @@ def run(platform_path: Path, workload_path: Path):
             promised[head.id] = math.inf if reservation is None else reservation.start_s
         return reply
 
-    sim = Simulation(load_platform(platform_path), load_workload(workload_path))
+    sim = Simulation(load_platform(platform_path), load_workload(workload_path), dynamic_jobs=True,
+                     acknowledge_dynamic_jobs=True)
     run_inprocess(sim, handler)
     return sim, policy, promised
 
@@ -102,7 +105,8 @@ def run(platform_path: Path, workload_path: Path):
 def test_slowed_jobs_run_as_expected_and_easy_never_delays_the_head(platform_path, tmp_path_factory, seed, nb_jobs):
     workload_path, runtimes = workload(tmp_path_factory.mktemp("w") / "w.json", seed, nb_jobs)
     sim, policy, promised = run(platform_path, workload_path)
-    rows = {rj.job.id: rj for rj in sim.iter_jobs()}
+    # a slowed job ran as its registered twin, resized!w0.<id> (the original is rejected)
+    rows = {rj.job.id.replace("resized!w0.", "w0!"): rj for rj in sim.iter_jobs() if rj.final_state != "REJECTED"}
     assert set(rows) == set(runtimes)
     slowed = 0
     for job_id, rj in rows.items():
@@ -139,3 +143,32 @@ def test_a_lower_pstate_needs_the_platforms_speeds():
     top.start(4, 0.0, properties)
     top.on_submitted(QueuedJob("any", 1, 100.0, 0.0))
     assert top.schedule()  # the top pstate needs no speed
+
+
+def test_a_slowed_job_is_re_registered_with_its_longer_walltime(platform_path, tmp_path):
+    """With dynamic jobs, a job slowed past its walltime is not killed: the core rejects it and registers its
+    twin with the walltime at its pstate (Batsim behaviour 44); the outputs show it once, as the original."""
+    from wattsched.analysis.outputs import load_outputs
+    from wattsched.simulator.outputs import write_outputs
+
+    runtime = 300.0
+    workload_path = tmp_path / "w.json"
+    workload_path.write_text(json.dumps({"nb_res": N, "jobs": [
+        {"id": "narrow", "subtime": 0, "res": 1, "profile": "p", "walltime": runtime * 1.2, "user": "u"},
+        {"id": "wide", "subtime": 0, "res": 4, "profile": "p", "walltime": runtime * 1.2}],
+        "profiles": {"p": {"type": "parallel_homogeneous", "cpu": runtime * TAURUS.pstates[0].speed_flops, "com": 0}}}))
+    for dynamic in (False, True):
+        policy = PolicyScheduler(order=Fcfs(), backfill=EasyBackfilling(), frequency=HalfSpeedForNarrow())
+        sim = Simulation(load_platform(platform_path), load_workload(workload_path), dynamic_jobs=dynamic,
+                         acknowledge_dynamic_jobs=dynamic)
+        run_inprocess(sim, BatsimTranslator(policy))
+        write_outputs(sim, tmp_path / f"out{dynamic}")
+        jobs = load_outputs(tmp_path / f"out{dynamic}").jobs.set_index("job_id")
+        assert jobs.loc["wide", "final_state"] == "COMPLETED_SUCCESSFULLY"
+        if not dynamic:  # Batsim kills the slowed job at the walltime of its workload entry
+            assert jobs.loc["narrow", "final_state"] == "COMPLETED_WALLTIME_REACHED"
+            continue
+        assert len(jobs) == 2 and jobs.loc["narrow", "final_state"] == "COMPLETED_SUCCESSFULLY"
+        assert jobs.loc["narrow", "execution_time"] == pytest.approx(runtime * SLOWDOWN, abs=1e-6)
+        assert jobs.loc["narrow", "submission_time"] == 0.0 and jobs.loc["narrow", "workload_name"] == "w0"
+        assert any(rj.job.id == "resized!w0.narrow" for rj in sim.iter_jobs())

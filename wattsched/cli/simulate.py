@@ -50,7 +50,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         from wattsched.schedulers.adapter import scheduler_handler
 
         handler = scheduler_handler(args.scheduler, options)
-    sim = Simulation(platform, workload)
+    sim = Simulation(platform, workload, dynamic_jobs=args.enable_dynamic_jobs,
+                     acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs)
     with simulation_progress(progress_enabled(args)) as bar:
         callback = None
         if bar is not None:
@@ -131,6 +132,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--connect", metavar="ENDPOINT",
                    help="do not load a scheduler: act as Batsim and connect (REQ) to a scheduler already "
                         "listening on ENDPOINT, e.g. tcp://127.0.0.1:28000")
+    p.add_argument("--enable-dynamic-jobs", action="store_true",
+                   help="accept dynamic job registration from the scheduler (Batsim's flag of the same name); a "
+                        "scheduler that slows a job down re-registers it with its longer walltime")
+    p.add_argument("--acknowledge-dynamic-jobs", action="store_true",
+                   help="answer each registration with a JOB_SUBMITTED (Batsim's flag of the same name)")
     p.add_argument("--tau", type=positive_float, default=10.0,
                    help="bounded-slowdown threshold in seconds (default 10)")
     p.add_argument("--json", action="store_true", help="print the metrics as JSON")

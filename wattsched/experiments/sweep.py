@@ -77,6 +77,8 @@ class Run:
         tau_s: τ of the bounded slowdown, seconds.
         extra_windows: named windows measured too (``{"budget": (172800, 432000)}``).
         tags: free values copied into the run's row (machine, algorithm, budget...).
+        dynamic_jobs: the simulator accepts (and acknowledges) dynamic job registration, as Batsim with
+            ``--enable-dynamic-jobs --acknowledge-dynamic-jobs``.
     """
 
     name: str
@@ -90,6 +92,7 @@ class Run:
     tau_s: float = 10.0
     extra_windows: Mapping[str, Window] = field(default_factory=dict)
     tags: Mapping[str, Any] = field(default_factory=dict)
+    dynamic_jobs: bool = False
 
 
 # ------------------------------------------------------------------------------------------ one run
@@ -116,7 +119,8 @@ def _simulate(run: Run, on_jobs: JobsCallback | None) -> None:
     from wattsched.simulator.workload import load_workload
 
     handler = scheduler_handler(run.scheduler, dict(run.options))
-    sim = Simulation(load_platform(run.platform), load_workload(run.workload))
+    sim = Simulation(load_platform(run.platform), load_workload(run.workload), dynamic_jobs=run.dynamic_jobs,
+                     acknowledge_dynamic_jobs=run.dynamic_jobs)
     progress = None
     if on_jobs is not None:
         last = [-1, 0.0]

@@ -59,7 +59,7 @@ def run_inprocess(sim: Simulation, handler: Handler, *, progress: ProgressCallba
     """
     t0 = time.perf_counter()
     sched_s = 0.0
-    total = len(sim.workload.jobs)
+    total = len(sim.jobs)  # static jobs, and the registered ones as they come
     msg: dict | None = sim.start()
     while msg is not None:
         t = time.perf_counter()
@@ -71,7 +71,7 @@ def run_inprocess(sim: Simulation, handler: Handler, *, progress: ProgressCallba
         if msg is not None and max_messages is not None and sim.nb_messages >= max_messages:
             break
         if progress is not None and msg is not None:
-            progress(sim.now_s, _progress_done(sim), total)
+            progress(sim.now_s, _progress_done(sim), max(total, len(sim.jobs)))
     return RunStats(time.perf_counter() - t0, sched_s, sim.nb_messages, sim.nb_events)
 
 
@@ -98,7 +98,7 @@ def run_zmq(sim: Simulation, endpoint: str, *, progress: ProgressCallback | None
         raise WattschedError(f"--connect {endpoint}: not a ZeroMQ endpoint one can connect to ({exc})") from None
     t0 = time.perf_counter()
     sched_s = 0.0
-    total = len(sim.workload.jobs)
+    total = len(sim.jobs)  # static jobs, and the registered ones as they come
     try:
         msg: dict | None = sim.start()
         while msg is not None:
@@ -115,7 +115,7 @@ def run_zmq(sim: Simulation, endpoint: str, *, progress: ProgressCallback | None
                 raise ProtocolError(f"the scheduler at {endpoint} sent invalid JSON: {exc}") from None
             msg = sim.step(reply)
             if progress is not None and msg is not None:
-                progress(sim.now_s, _progress_done(sim), total)
+                progress(sim.now_s, _progress_done(sim), max(total, len(sim.jobs)))
     finally:
         sock.close()
     return RunStats(time.perf_counter() - t0, sched_s, sim.nb_messages, sim.nb_events)
