@@ -11,22 +11,12 @@ from wattsched.simulator.replay import format_summary, replay
 from tests.conftest import REFERENCE, SCENARIOS
 
 
-#: Recordings the embedded simulator does not reproduce yet, with the reason.
-KNOWN_DIFFERENCES = {
-    "pybatsim-easy-c": "behaviour 43: same-time completions split over two messages (SimGrid float arithmetic), "
-                       "see issue 10",
-}
-
-
 def test_all_recordings_are_present() -> None:
     # the README of the recordings lists fourteen scenarios; a lost folder must not go unnoticed
     assert len(SCENARIOS) >= 14
 
 
-@pytest.mark.parametrize("scenario", [
-    pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=KNOWN_DIFFERENCES[s])) if s in KNOWN_DIFFERENCES else s
-    for s in SCENARIOS
-])
+@pytest.mark.parametrize("scenario", SCENARIOS)
 def test_replay_matches_real_batsim(scenario: str, tmp_path) -> None:
     report = replay(REFERENCE / scenario, outputs_dir=tmp_path)
     assert report.ok, report.format(limit=20)
@@ -74,32 +64,53 @@ def test_replay_reports_a_changed_csv_cell(tmp_path) -> None:
     assert "out_jobs.csv line 2 column consumed_energy" in report.format()
 
 
-def test_replay_tolerates_split_completions(tmp_path) -> None:
-    """Behaviour 38: same-time completions recorded in two messages are accepted as one."""
-    folder = _copy("simultaneous-events", tmp_path)
+def _split(folder, index: int, at: int) -> None:
+    """Split recorded Batsim message ``index`` (0-based line) after its ``at`` first events, the
+    scheduler answering the first part with nothing."""
     recorded = [json.loads(l) for l in (folder / "messages.jsonl").read_text().splitlines()]
-    # line 13 (index 12): COMP w0!11 | COMP w0!7 at t=200, answered by EXEC w0!12 -> split it
-    msg = recorded[12]["message"]
-    assert [e["type"] for e in msg["events"]] == ["JOB_COMPLETED", "JOB_COMPLETED"]
-    first = {"from": "batsim", "message": {"now": msg["now"], "events": msg["events"][:1]}}
+    msg = recorded[index]["message"]
+    first = {"from": "batsim", "message": {"now": msg["now"], "events": msg["events"][:at]}}
     empty = {"from": "scheduler", "message": {"now": msg["now"], "events": []}}
-    second = {"from": "batsim", "message": {"now": msg["now"], "events": msg["events"][1:]}}
-    split = recorded[:12] + [first, empty, second] + recorded[13:]
+    second = {"from": "batsim", "message": {"now": msg["now"], "events": msg["events"][at:]}}
+    split = recorded[:index] + [first, empty, second] + recorded[index + 1:]
     (folder / "messages.jsonl").write_text("\n".join(json.dumps(o) for o in split) + "\n")
+
+
+def test_replay_reports_a_split_of_completions_the_clock_does_not_make(tmp_path) -> None:
+    """Behaviours 38, 43: same-time completions come in two messages only when SimGrid's clock ends
+    them in two solver steps; the engine reproduces that clock, so no split is tolerated any more."""
+    folder = _copy("simultaneous-events", tmp_path)
+    # line 13 (index 12): COMP w0!11 | COMP w0!7 at t=200, answered by EXEC w0!12 -> split it
+    recorded = [json.loads(l) for l in (folder / "messages.jsonl").read_text().splitlines()]
+    assert [e["type"] for e in recorded[12]["message"]["events"]] == ["JOB_COMPLETED", "JOB_COMPLETED"]
+    _split(folder, 12, 1)
     report = replay(folder)
-    assert report.ok, report.format()
-    assert any("behaviour 38" in t for t in report.tolerated)
+    assert not report.ok
+    assert report.differences[0].startswith("line 13: ours now=200.0 [JOB_COMPLETED, JOB_COMPLETED]")
+    assert report.tolerated == []
+
+
+def test_replay_reports_a_merged_split_of_behaviour_43(tmp_path) -> None:
+    """pybatsim-easy-c lines 603 and 605: w0!162 and w0!136 end at the very same double 11300.0 in
+    two solver steps (B43); recorded in one message, the engine's two messages are a difference."""
+    folder = _copy("pybatsim-easy-c", tmp_path)
+    recorded = [json.loads(l) for l in (folder / "messages.jsonl").read_text().splitlines()]
+    first, second = recorded[602]["message"], recorded[604]["message"]
+    assert first["now"] == second["now"] == 11300.0
+    first["events"] += second["events"]
+    recorded[603]["message"]["events"] += recorded[605]["message"]["events"]
+    del recorded[604:606]
+    (folder / "messages.jsonl").write_text("\n".join(json.dumps(o) for o in recorded) + "\n")
+    report = replay(folder)
+    assert not report.ok
+    assert report.differences[0] == (
+        "line 603: ours now=11300.0 [JOB_COMPLETED], recorded now=11300.0 [JOB_COMPLETED, JOB_COMPLETED]")
 
 
 def test_replay_does_not_tolerate_other_splits(tmp_path) -> None:
     folder = _copy("simultaneous-events", tmp_path)
-    recorded = [json.loads(l) for l in (folder / "messages.jsonl").read_text().splitlines()]
-    msg = recorded[4]["message"]  # REQUESTED_CALL | JOB_SUBMITTED x5 | JOB_COMPLETED x4 at t=100
-    first = {"from": "batsim", "message": {"now": msg["now"], "events": msg["events"][:3]}}
-    empty = {"from": "scheduler", "message": {"now": msg["now"], "events": []}}
-    second = {"from": "batsim", "message": {"now": msg["now"], "events": msg["events"][3:]}}
-    split = recorded[:4] + [first, empty, second] + recorded[5:]
-    (folder / "messages.jsonl").write_text("\n".join(json.dumps(o) for o in split) + "\n")
+    # REQUESTED_CALL | JOB_SUBMITTED x5 | JOB_COMPLETED x4 at t=100
+    _split(folder, 4, 3)
     assert not replay(folder).ok
 
 

@@ -13,15 +13,21 @@ energy is integrated once per state change, so the cost of an event does not gro
 of hosts it does not touch. SimGrid's lazy billing (B42) differs from that integral only for the
 hosts whose power changes without being read; those are tracked per job (see ``_start_leaf``).
 
-Event order inside one simulated time (B7-B12, B37): *timers* (job submissions, requested calls)
-come first in the order their wait began, then *completions* (job ends, walltime ends, switch ends)
-in the order their executions started. Results of a reply (ANSWER, DVFS acknowledgements, kills)
-are sent in the next message with the same ``now`` (B8).
+Time is SimGrid's clock (B38, B43): every execution (a job's compute part, a switch's one flop)
+and every sleep (submitter, walltime, delay part, CALL_ME_LATER, a reply reaching its timestamp, B5)
+is an action of :class:`~wattsched.simulator.clock.StepClock`, which computes SimGrid 3.32's solver
+steps to the double, lazily. One message holds the events of one solver step; events of a later step
+come in a later message even when its clock prints the same (or is the very same double), after the
+scheduler's reply to the first (B43).
+
+Event order inside one step (B7-B12, B37): *timers* (job submissions, requested calls) come first
+in the order their wait began, then *completions* (job ends, walltime ends, switch ends) in the order
+their executions started. Results of a reply (ANSWER, DVFS acknowledgements, kills) are sent in the
+next message with the same ``now`` (B8).
 """
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import logging
 import math
@@ -34,6 +40,7 @@ from typing import Any, Iterator
 import numpy as np
 from procset import ProcSet
 
+from wattsched.simulator.clock import WAITER_MIN_SLEEP, Action, Entry, StepClock, submitter_sleep
 from wattsched.simulator.platform import Platform
 from wattsched.simulator.workload import (
     ComposedProfile, DelayProfile, Job, ParallelProfile, Profile, Workload, parse_job, parse_profile,
@@ -85,12 +92,16 @@ class JobStatus(IntEnum):
     REJECTED = 3
 
 
+#: Phases of the clock's entries: at one step, timers come before completions (B9, B37); inside a
+#: phase, entries sort by ``order`` (when the wait began, when the job or switch request started),
+#: then by version (a switch request's host groups, in creation order).
 _TIMER, _COMPLETION = 0, 1
-# fields of a heap entry: (time, phase, order, version, kind, payload); the first four are unique
-# (timers and completions number their order apart, a switch's host groups have versions 0, 1, ...)
-# so that payloads are never compared
-_VERSION, _KIND, _PAYLOAD = 3, 4, 5
-_entry_of = operator.itemgetter(0)
+#: Kinds of the clock's actions (``Action.kind``).
+_EXEC, _SLEEP, _SUBMIT, _CALL, _SWITCH, _REPLY = range(6)
+_step_order = operator.itemgetter(1, 2, 3)
+_first = operator.itemgetter(0)
+#: What :meth:`Simulation._job_part_ended` says when the job's next part starts.
+_GOES_ON = object()
 
 
 def procset_ids(ps: ProcSet) -> np.ndarray:
@@ -145,14 +156,20 @@ class _RunJob:
     start_s: float = 0.0
     end_s: float = 0.0
     start_seq: int = 0
-    wall_end_s: float = math.inf
     leaves: list[_Leaf] = field(default_factory=list)
     leaf_idx: int = 0
-    # current task
+    # Batsim's walltime budget left (-1: none), spent by each part (B14, B22): the timeout of a
+    # compute part and the longest sleep of a delay part
+    remaining_s: float = -1.0
+    # current task: its execution (compute part) and its sleep (the walltime timeout of a compute
+    # part, or the delay), actions of the clock; None when absent or over
     is_parallel: bool = False
-    task_t0_s: float = 0.0
-    remains: float = 0.0  # fraction of the parallel task left, or seconds of delay left
+    part_start_s: float = 0.0
+    execution: Action | None = None
+    sleep: Action | None = None
+    cut: bool = False  # the delay part's sleep ends at the walltime (B14)
     rate: float = 0.0  # fraction per second of the parallel task
+    work: bool = False  # the parallel task has work (else it ends at its start, B17)
     flops: float | np.ndarray = 0.0  # per host: one value (homogeneous) or one per host
     delay_s: float = 0.0
     dyn_w: float = 0.0  # (full - idle) x load summed over the job's hosts
@@ -167,7 +184,6 @@ class _RunJob:
     lag_read_s: float = math.nan
     lag_eager_j: float = 0.0
     lag_change_s: float = 0.0
-    version: int = 0
     final_state: str = ""
     return_code: int = 0
     metadata: str | None = None
@@ -257,8 +273,13 @@ class Simulation:
         self._sub_groups = [
             (t, list(group)) for t, group in itertools.groupby(workload.jobs, key=lambda j: j.subtime_s)
         ]
-        self._sub_next = 0
-        self._heap: list[tuple[float, int, int, int, str, Any]] = []
+        self._sub_next = 0  # the group the submitter waits for, and the first job of it not submitted
+        self._sub_pos = 0
+        self._sub_current = 0.0  # the submitter's clock when it last woke up (B43)
+        self._clock = StepClock()
+        # while a step is processed: the parts started then that have no work or no duration, which
+        # end in the same step (one round of actors later), instead of the clock's heap
+        self._zero_round: list[Entry] | None = None
         self._seq = itertools.count()
         self._order = itertools.count()
         self._out: list[dict] = []
@@ -355,13 +376,13 @@ class Simulation:
             self._notify_deferred = True
         if events:
             return self._message(events)
-        heap = self._heap
-        while heap:
-            head = heap[0]
-            if self._is_stale(head):  # B41: neither keeps the simulation alive nor moves the clock
-                heapq.heappop(heap)
-                continue
-            batch = self._pop_batch(head[0])
+        clock = self._clock
+        while True:
+            ended = clock.solve_step()
+            if ended is None:  # B41: cancelled actions neither keep the simulation alive nor move the clock
+                break
+            self._advance(clock.now)
+            batch = self._process_step(ended)
             if batch:
                 return self._message(batch)
         self._check_nothing_left()
@@ -382,64 +403,69 @@ class Simulation:
                 "still open (the scheduler must send NOTIFY {'type': 'registration_finished'})"
             )
 
-    @staticmethod
-    def _is_stale(entry: tuple) -> bool:
-        """The end of a task that was killed or re-timed (DVFS) since it was scheduled (every
-        change of a job's task or state bumps its version): it is dropped before the clock moves
-        (B41)."""
-        return entry[_KIND] == "job" and entry[_VERSION] != entry[_PAYLOAD].version
+    def _process_step(self, ended: list[Entry]) -> list[dict]:
+        """The events of one solver step whose ``ended`` actions end now: timers then completions
+        (B9, B37); a later step is a later message, even at the same printed time (B43).
 
-    def _pop_batch(self, t: float) -> list[dict]:
-        """All Batsim-side events at time ``t``: timers then completions (B9, B37).
-
-        The work is done in the order of SimGrid and Batsim at one time (B40, B42): first what the
-        actors woken at ``t`` do, in rounds, the energy loads of the tasks they start being known
-        only to later readings (SimGrid solves the loads after the round): jobs that end write their
-        rows, the submitter submits, and jobs whose part ends start the next part; then Batsim's
-        server writes the rows of the switch requests completing at ``t``, after every switch
-        ending at ``t`` was applied. Events keep the order of rule 9/37 whatever the work order.
+        The work is done in the order of SimGrid and Batsim in one step (B40, B42): first what the
+        actors woken now do, in rounds, the energy loads of the tasks they start being known only
+        to later readings (SimGrid solves the loads after the round): jobs that end write their
+        rows, the submitter submits, and jobs whose part ends start the next part (a part with no
+        work or no duration ends in the next round); then Batsim's server writes the rows of the
+        switch requests completing now, after every switch ending now was applied. Events keep the
+        order of rule 9/37 whatever the work order.
         """
-        self._advance(max(t, self.now_s))
-        keyed: list[tuple[tuple, dict]] = []  # (heap entry, event): sorted by entry, stable
-        switches: list[tuple] = []
+        keyed: list[tuple[tuple[int, int, int], dict]] = []  # (entry order, event): sorted, stable
+        switches: list[Entry] = []
         continuing: list[_RunJob] = []
-        last_submission: tuple | None = None
-        heap = self._heap
-        while heap and heap[0][0] <= t:  # one round of actors per pass
-            while heap and heap[0][0] <= t:
-                entry = heapq.heappop(heap)
-                kind, payload = entry[_KIND], entry[_PAYLOAD]
-                if kind == "job":
-                    if entry[_VERSION] != payload.version:  # stale (see _is_stale)
-                        continue
-                    outcome = self._job_outcome(payload)
+        last_submission: tuple[int, int, int] | None = None
+        round_ = ended
+        self._zero_round = []
+        while round_:  # one round of actors per pass
+            if len(round_) > 1:
+                round_.sort(key=_step_order)
+            for entry in round_:
+                act = entry[4]
+                kind = act.kind
+                if kind == _EXEC or kind == _SLEEP:
+                    rj: _RunJob = act.owner
+                    outcome = self._job_part_ended(rj, act)
                     if outcome is None:
-                        continuing.append(payload)
+                        continue
+                    if outcome is _GOES_ON:
+                        continuing.append(rj)
                     else:
-                        keyed.append((entry, self._end_job(payload, *outcome)))
-                elif kind == "submit":
-                    for ev in self._submit_due():
-                        keyed.append((entry, ev))
+                        keyed.append((entry[1:4], self._end_job(rj, *outcome)))
+                elif kind == _SUBMIT:
+                    order = entry[1:4]
+                    for ev in self._submit_due(woken=True):
+                        keyed.append((order, ev))
                     if self._submitter_done:
-                        last_submission = entry
-                elif kind == "call":
-                    keyed.append((entry, self._event("REQUESTED_CALL", {})))
-                else:
+                        last_submission = order
+                elif kind == _CALL:
+                    keyed.append((entry[1:4], self._event("REQUESTED_CALL", {})))
+                elif kind == _SWITCH:
                     switches.append(entry)
-            if continuing:
-                for rj in continuing:
-                    self._next_part(rj)
-                continuing.clear()
+                # _REPLY: the reply's sleep to a timestamp (B5) ends: nothing to report
+            for rj in continuing:
+                self._next_part(rj)
+            continuing.clear()
+            round_, self._zero_round = self._zero_round, []
+            for entry in round_:
+                act = entry[4]
+                act.version = -1
+                act.ended = True
+        self._zero_round = None
         for entry in switches:
-            self._switch_hosts_done(*entry[_PAYLOAD])
+            self._switch_hosts_done(*entry[4].owner)
         for entry in switches:
-            ev = self._switch_request_done(entry[_PAYLOAD][0])
+            ev = self._switch_request_done(entry[4].owner[0])
             if ev is not None:
-                keyed.append((entry, ev))
+                keyed.append((entry[1:4], ev))
         if len(keyed) == 1:
             events = [keyed[0][1]]
         else:
-            keyed.sort(key=_entry_of)
+            keyed.sort(key=_first)
             events = [ev for _, ev in keyed]
         if last_submission is not None:  # B11
             if keyed[-1][0] is not last_submission:
@@ -448,36 +474,88 @@ class Simulation:
                 self._notify_deferred = True
         return events
 
-    def _push(self, t: float, phase: int, order: int, version: int, kind: str, payload: Any) -> None:
-        heapq.heappush(self._heap, (t, phase, order, version, kind, payload))
+    def _schedule(self, act: Action, phase: int, order: int) -> None:
+        """Start an action now: on the clock, or in the next round of the step being processed when
+        it has no work or no duration (it ends in this step, as today's rounds of actors do)."""
+        if act.r == 0.0 and self._zero_round is not None:
+            self._zero_round.append(self._clock.entry(act, phase, order))
+        else:
+            self._clock.schedule(act, phase, order)
 
     # ------------------------------------------------------------------ submissions
 
-    def _submit_due(self) -> list[dict]:
-        """Submit every job of the current subtime (B6, B10) and wait for the next one."""
-        t, group = self._sub_groups[self._sub_next]
-        self._sub_next += 1
+    def _submit_due(self, woken: bool) -> list[dict]:
+        """Submit the jobs due now (B6, B10) and wait for the next one.
+
+        Batsim's submitter (B43) notes the clock when it wakes up, submits the job it slept for
+        (``woken``) whatever the clock, then every following job whose subtime is not above the
+        clock; it sleeps ``subtime - clock`` (computed in long double) for the next one. A clock
+        woken a hair before a subtime thus submits the other jobs of that subtime one step later.
+        """
+        current = self.now_s
+        self._sub_current = current
+        groups = self._sub_groups
+        jobs: list[Job] = []
+        while self._sub_next < len(groups):
+            t, group = groups[self._sub_next]
+            if t <= current:
+                jobs.extend(group[self._sub_pos:] if self._sub_pos else group)
+            elif woken:
+                jobs.append(group[self._sub_pos])
+                self._sub_pos += 1
+                woken = False
+                if self._sub_pos < len(group):
+                    continue
+            else:
+                break
+            woken = False
+            self._sub_next += 1
+            self._sub_pos = 0
         if self._first_submission_energy_j is None:  # B29; Batsim reads every host for it (B42)
             self._read_all()
             self._first_submission_energy_j = self.energy_j
-        for j in group:
+        for j in jobs:
             self.jobs[j.id].status = JobStatus.SUBMITTED
-        events = [self._event("JOB_SUBMITTED", {"job_id": j.id, "job": j.entry}) for j in group]
+        events = [self._event("JOB_SUBMITTED", {"job_id": j.id, "job": j.entry}) for j in jobs]
         self._wait_next_submission()
         return events
 
     def _wait_next_submission(self) -> None:
         if self._sub_next < len(self._sub_groups):
-            self._push(self._sub_groups[self._sub_next][0], _TIMER, next(self._seq), 0, "submit", None)
+            wait = submitter_sleep(self._sub_groups[self._sub_next][0], self._sub_current)
+            self._schedule(self._clock.sleep(wait, _SUBMIT, None), _TIMER, next(self._seq))
         else:
             self._submitter_done = True
 
     # ------------------------------------------------------------------ time and energy
 
     def _advance(self, t: float) -> None:
+        """The clock has moved to ``t``: platform energy integrated since the previous time."""
         if t > self.now_s:
             self.energy_j += (self.wattmin_w + self.dyn_w) * (t - self.now_s)
             self.now_s = t
+
+    def _reach(self, t: float) -> None:
+        """Batsim's reply actor sleeps until ``t`` when it is above the clock (B5): a sleep of the
+        clock, whose step may end other actions (their events go with the reply's results)."""
+        now = self.now_s
+        if t <= now:
+            return
+        clock = self._clock
+        if clock.sleep_alone(t - now):
+            self._advance(clock.now)
+            return
+        act = clock.sleep(t - now, _REPLY, None)
+        clock.schedule(act, _TIMER, next(self._seq))
+        while not act.ended:
+            ended = clock.solve_step()
+            if ended is None:  # pragma: no cover - the reply's sleep is live
+                break
+            self._advance(clock.now)
+            self._out.extend(self._process_step(ended))
+            if self._notify_deferred:  # B11: the last submission came in this message
+                self._notify_deferred = False
+                self._out.append(self._event("NOTIFY", {"type": "no_more_static_job_to_submit"}))
 
     def _uniform_pstate(self) -> int | None:
         """The pstate of every host when they all share it on a single-model platform."""
@@ -569,12 +647,12 @@ class Simulation:
                 if len(self._out) > self._notify_initial:
                     self._out.append(self._event("NOTIFY", {"type": "no_more_static_job_to_submit"}))
                     self._notify_initial = None
-        self._advance(reply_now)
+        self._reach(reply_now)
 
     def _initial_submissions(self) -> None:
         """t=0 submissions ride after the results of the first reply event (B7)."""
         if self._sub_groups and self._sub_groups[0][0] <= self.now_s:
-            subs = self._submit_due()
+            subs = self._submit_due(woken=False)
             self._out.extend(subs)
             if self._submitter_done:
                 self._notify_initial = len(self._out)
@@ -590,7 +668,7 @@ class Simulation:
             ts = float(ts)
         except (TypeError, ValueError):
             raise ProtocolError(f"{ev['type']}: field 'timestamp' is not a number: {ts!r}") from None
-        self._advance(ts)  # B5: applied at its timestamp, never in the past
+        self._reach(ts)  # B5: applied at its timestamp, never in the past
         data = ev.get("data")
         if data is None:
             data = {}
@@ -645,7 +723,7 @@ class Simulation:
         rj.read_s = self.now_s
         rj.idle_w = self._host_sum(self._idle, hosts, n)
         wall = rj.job.walltime_s
-        rj.wall_end_s = self.now_s + wall if wall is not None else math.inf
+        rj.remaining_s = float(wall) if wall is not None else -1.0
         rj.leaves = _flatten(self._profiles[rj.workload][rj.job.profile])
         rj.leaf_idx = 0
         self.job_of_host[hosts] = self._job_index[rj.job.id]
@@ -674,7 +752,6 @@ class Simulation:
                 raise ProtocolError(f"KILL_JOB: job {jid} cannot be killed: it has not started")
             if rj.status != JobStatus.RUNNING:
                 continue  # already finished: nothing to kill
-            self._update_task_progress(rj)
             progress[jid] = self._progress_tree(rj)
             rc = -2 if rj.is_parallel else -1  # B15
             self._out.append(self._end_job(rj, "COMPLETED_KILLED", rc))
@@ -685,7 +762,14 @@ class Simulation:
             t = float(data["timestamp"])
         except (KeyError, TypeError, ValueError):
             raise ProtocolError("CALL_ME_LATER: field 'timestamp' must be a number") from None
-        self._push(max(t, self.now_s), _TIMER, next(self._seq), 0, "call", None)
+        # B12: one REQUESTED_CALL per call, at its timestamp; Batsim's waiter sleeps at least 1e-5 s,
+        # and a timestamp already reached gives the call in the next step (with delta 0)
+        wait = t - self.now_s
+        if wait > 0.0:
+            wait = max(wait, WAITER_MIN_SLEEP)
+        else:
+            wait = 0.0
+        self._clock.schedule(self._clock.sleep(wait, _CALL, None), _TIMER, next(self._seq))
 
     def _on_query(self, data: dict) -> None:
         requests = data.get("requests")
@@ -815,7 +899,7 @@ class Simulation:
         else:
             asleep = states == MachineState.SLEEPING
             groups = [(hosts[asleep], MachineState.SWITCHING_ON), (hosts[~asleep], None)]
-        timed: list[tuple[np.ndarray, float]] = []
+        timed: list[tuple[np.ndarray, float]] = []  # (hosts of one model, speed of the virtual pstate)
         dvfs_hosts = np.empty(0, dtype=np.int64)
         for hs, new_state in groups:
             if len(hs) == 0:
@@ -832,15 +916,16 @@ class Simulation:
                 self._set_pstate(hm, virtual)
                 self._set_machine_state(hm, len(hm), new_state)
                 self.dyn_w += self._host_sum(self._full, hm) - self._host_sum(self._idle, hm)
-                timed.append((hm, 1.0 / model.speeds_flops[virtual]))
+                timed.append((hm, float(model.speeds_flops[virtual])))
         if len(dvfs_hosts):
             self._dvfs(dvfs_hosts, target)
         self._machine_row()  # B32: one row per request applied
         if timed:
             sw = _Switch(resources, target, len(timed))
             order = next(self._order)
-            for group, (hm, duration) in enumerate(timed):
-                self._push(self.now_s + duration, _COMPLETION, order, group, "switch", (sw, hm))
+            clock = self._clock
+            for hm, speed in timed:  # B23: one flop at the virtual pstate's speed, per host
+                clock.schedule(clock.execution(speed, True, _SWITCH, (sw, hm)), _COMPLETION, order)
         else:  # pure DVFS: acknowledged in the next message (B8, B23)
             self._energy_row("p")
             self.pstate_rows.append((self.now_s, resources, target))
@@ -873,14 +958,13 @@ class Simulation:
         running = [self._job_list[int(j)] for j in jobs if j >= 0]
         for rj in running:
             self._account_job_energy(rj)
-            if rj.is_parallel:  # a delay takes its time whatever the speed (B22): its end stays put
-                self._update_task_progress(rj)
         self._set_pstate(hosts, target)
         for rj in running:
             rj.idle_w = self._host_sum(self._idle, rj.hosts, rj.nb_hosts)
-            if rj.is_parallel:
+            if rj.is_parallel:  # a delay takes its time whatever the speed (B22): its end stays put
                 self._set_task_rate(rj)
-                self._schedule_job_event(rj)
+                if rj.execution is not None:  # the work done is kept, the rest at the new rate (B24)
+                    self._clock.set_rate(rj.execution, rj.rate, _COMPLETION, rj.start_seq)
 
     # ------------------------------------------------------------------ job execution
 
@@ -888,40 +972,36 @@ class Simulation:
         rj.energy_j += (rj.idle_w + rj.dyn_w) * (self.now_s - rj.energy_t_s)
         rj.energy_t_s = self.now_s
 
-    def _update_task_progress(self, rj: _RunJob) -> None:
-        dt = self.now_s - rj.task_t0_s
-        if rj.is_parallel:
-            rj.remains = max(0.0, rj.remains - rj.rate * dt)
-        else:
-            rj.remains = max(0.0, rj.remains - dt)
-        rj.task_t0_s = self.now_s
-
     def _set_task_rate(self, rj: _RunJob) -> None:
-        """A multi-host task advances at the pace of its slowest host (B20): rate = min speed/flops,
-        and a host computing ``f`` of the slowest host's ``T`` is loaded ``f / (T x speed)``."""
+        """A multi-host task advances at the pace of its slowest host (B20): rate = min speed/flops
+        over the hosts with work (SimGrid's bound of the task, one IEEE division per host, B43), and
+        a host computing ``f`` of the slowest host's ``T`` is loaded ``f / (T x speed)``. A task with
+        no work at all has rate 1 and ends at once (B17)."""
         self.dyn_w -= rj.dyn_w
         flops = rj.flops
         p = self._uniform_pstate()
         if p is not None and not isinstance(flops, np.ndarray):
             span = float(self._full[0, p] - self._idle[0, p])
             if flops <= 0.0:
-                rj.rate, rj.dyn_w, rj.first_dyn_w = math.inf, 0.0, 0.0
+                rj.rate, rj.work, rj.dyn_w, rj.first_dyn_w = 1.0, False, 0.0, 0.0
             else:
-                rj.rate = float(self._speed[0, p]) / flops
+                rj.rate, rj.work = float(self._speed[0, p]) / flops, True
                 rj.dyn_w, rj.first_dyn_w = rj.nb_hosts * span, span
             self.dyn_w += rj.dyn_w
             return
         hosts = rj.hosts
+        assert hosts is not None
         ps = self.pstate[hosts]
         models = 0 if self._single_model else self.model_of[hosts]
         speeds = self._speed[models, ps]
         with np.errstate(divide="ignore"):
             times = flops / speeds
+            rates = speeds / flops
         t_max = float(np.max(times))
         if t_max <= 0.0:
-            rj.rate, rj.dyn_w, rj.first_dyn_w = math.inf, 0.0, 0.0
+            rj.rate, rj.work, rj.dyn_w, rj.first_dyn_w = 1.0, False, 0.0, 0.0
         else:
-            rj.rate = 1.0 / t_max
+            rj.rate, rj.work = float(np.min(rates)), True
             per_host = (self._full[models, ps] - self._idle[models, ps]) * (times / t_max)
             per_host = np.broadcast_to(per_host, (rj.nb_hosts,))
             rj.dyn_w = float(per_host.sum())
@@ -985,15 +1065,15 @@ class Simulation:
         billed at the compute power back to their last reading (B42, recorded by real Batsim:
         ``composed-profiles`` job 6, ``composed-profiles-c`` job 8)."""
         leaf = rj.leaves[rj.leaf_idx].profile
-        rj.task_t0_s = self.now_s
+        rj.part_start_s = self.now_s
         self._account_job_energy(rj)
+        clock = self._clock
         if isinstance(leaf, ParallelProfile):
             # the other hosts were read at the job's start and at the end of a parallel task: only
             # after a delay can their power change unread
             after_delay = rj.nb_hosts > 1 and rj.leaf_idx > 0 and not rj.is_parallel
             before_w = self._rest_power_w(rj) if after_delay else 0.0
             rj.is_parallel = True
-            rj.remains = 1.0
             if leaf.kind == "parallel_homogeneous":
                 rj.flops = float(leaf.cpu)
             elif leaf.kind == "parallel_homogeneous_total":
@@ -1006,39 +1086,61 @@ class Simulation:
             self._set_task_rate(rj)
             if after_delay and rj.dyn_w != rj.first_dyn_w:
                 self._unread_change(rj, before_w)
+            # the execution, then (created after it: it loses a tie, B14) the walltime's timeout
+            rj.execution = clock.execution(rj.rate, rj.work, _EXEC, rj)
+            self._schedule(rj.execution, _COMPLETION, rj.start_seq)
+            if rj.remaining_s >= 0.0:
+                rj.sleep = clock.sleep(rj.remaining_s, _SLEEP, rj)
+                self._schedule(rj.sleep, _COMPLETION, rj.start_seq)
         else:
             rj.is_parallel = False
             self.dyn_w -= rj.dyn_w
             rj.dyn_w = rj.first_dyn_w = 0.0  # B21: a delay does not load the CPU
-            rj.remains = leaf.delay_s
-            rj.delay_s = leaf.delay_s
-        self._schedule_job_event(rj)
+            delay = rj.delay_s = leaf.delay_s
+            # B14: a delay reaching the walltime is cut by it
+            rj.cut = 0.0 <= rj.remaining_s <= delay
+            rj.sleep = clock.sleep(rj.remaining_s if rj.cut else delay, _SLEEP, rj)
+            self._schedule(rj.sleep, _COMPLETION, rj.start_seq)
 
-    def _task_end_s(self, rj: _RunJob) -> float:
-        if rj.is_parallel:
-            return self.now_s if rj.rate == math.inf else rj.task_t0_s + rj.remains / rj.rate
-        return rj.task_t0_s + rj.remains
+    def _job_part_ended(self, rj: _RunJob, act: Action) -> tuple[str, int] | object | None:
+        """An action of ``rj`` ended in this step: how the job ends (final state, return code),
+        :data:`_GOES_ON` when its next part starts, or None when there is nothing to do (the action
+        was made moot by another one of the same step).
 
-    def _schedule_job_event(self, rj: _RunJob) -> None:
-        end = self._task_end_s(rj)
-        # B14: a compute task ending exactly at the walltime succeeds; a delay reaching it is cut
-        walltime = end > rj.wall_end_s if rj.is_parallel else end >= rj.wall_end_s
-        t = rj.wall_end_s if walltime else end
-        rj.version += 1
-        self._push(t, _COMPLETION, rj.start_seq, rj.version, "job", rj)
-
-    def _job_outcome(self, rj: _RunJob) -> tuple[str, int] | None:
-        """How ``rj`` ends now that its current part ends (final state, return code), or None when
-        its next part follows: walltime (B14), failing part (B16), last part."""
-        end = self._task_end_s(rj)
-        if end > rj.wall_end_s if rj.is_parallel else end >= rj.wall_end_s:  # B14, see _schedule_job_event
-            return "COMPLETED_WALLTIME_REACHED", -1
+        Batsim's job actor (B14, B16, B22): a compute part ends with its execution or, first, with
+        its walltime timeout (the execution, created first, wins a tie in one step: a task ending
+        exactly at the walltime succeeds); it then spends ``now - part start`` of the walltime
+        budget. A delay part sleeps its delay, or the budget left when the delay reaches it (then
+        the walltime is reached), and spends its delay. A part with a non-zero ``ret`` fails the
+        job; the last part completes it.
+        """
+        if act is rj.execution:
+            rj.execution = None
+            if rj.sleep is not None:
+                StepClock.cancel(rj.sleep)
+                rj.sleep = None
+            if rj.remaining_s >= 0.0:
+                rj.remaining_s = rj.remaining_s - (self.now_s - rj.part_start_s)
+        elif act is rj.sleep:
+            rj.sleep = None
+            execution = rj.execution
+            if execution is not None:  # the walltime's timeout of a compute part
+                if execution.ended:
+                    rj.sleep = act  # the execution ends in this step too and wins
+                    return None
+                return "COMPLETED_WALLTIME_REACHED", -1
+            if rj.cut:
+                return "COMPLETED_WALLTIME_REACHED", -1
+            if rj.remaining_s > 0.0:
+                rj.remaining_s = rj.remaining_s - rj.delay_s
+        else:
+            return None
         ret = rj.leaves[rj.leaf_idx].ret
         if ret:
             return "COMPLETED_FAILED", ret
         if rj.leaf_idx + 1 == len(rj.leaves):
             return "COMPLETED_SUCCESSFULLY", 0
-        return None
+        return _GOES_ON
 
     def _next_part(self, rj: _RunJob) -> None:
         """The current part of ``rj`` ends now and the next one starts (B22)."""
@@ -1058,7 +1160,10 @@ class Simulation:
         rj.return_code = rc
         rj.end_s = self.now_s
         rj.zero_work = rj.end_s == rj.start_s
-        rj.version += 1
+        for act in (rj.execution, rj.sleep):  # B41: a killed or cut task leaves nothing behind
+            if act is not None:
+                StepClock.cancel(act)
+        rj.execution = rj.sleep = None
         hosts = rj.hosts
         self.job_of_host[hosts] = -1
         self._set_machine_state(hosts, rj.nb_hosts, MachineState.IDLE, MachineState.COMPUTING)
@@ -1076,10 +1181,13 @@ class Simulation:
     def _progress_tree(self, rj: _RunJob) -> dict:
         """JOB_KILLED progress: leaf ``{profile_name, progress}`` under composed nodes (B15)."""
         leaf = rj.leaves[rj.leaf_idx]
-        if rj.is_parallel:
-            done = 1.0 - rj.remains
+        if rj.is_parallel:  # the fraction of the task done, from SimGrid's remains (B43)
+            done = 1.0 - (self._clock.exact(rj.execution) if rj.execution is not None else 0.0)
+        elif rj.delay_s > 0:
+            left = max(0.0, rj.delay_s - (self.now_s - rj.part_start_s))
+            done = (rj.delay_s - left) / rj.delay_s
         else:
-            done = (rj.delay_s - rj.remains) / rj.delay_s if rj.delay_s > 0 else 1.0
+            done = 1.0
         node: dict = {"profile_name": leaf.profile.name, "progress": r6(done)}
         for name, index in reversed(leaf.path):
             node = {"profile_name": name, "current_task_index": index, "current_task": node}
