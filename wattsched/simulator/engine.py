@@ -100,8 +100,8 @@ _TIMER, _COMPLETION = 0, 1
 _EXEC, _SLEEP, _SUBMIT, _CALL, _SWITCH, _REPLY = range(6)
 _step_order = operator.itemgetter(1, 2, 3)
 _first = operator.itemgetter(0)
-#: What :meth:`Simulation._job_part_ended` says when the job's next part starts.
-_GOES_ON = object()
+#: What :meth:`Simulation._job_part_ended` says when the job's next part starts (compared by identity).
+_GOES_ON: tuple[str, int] = ("", 0)
 
 
 def procset_ids(ps: ProcSet) -> np.ndarray:
@@ -149,9 +149,9 @@ class _RunJob:
     job: Job
     workload: str  # its name: the part of the job id before '!' (B6, B44)
     status: JobStatus = JobStatus.PENDING
-    alloc: ProcSet | None = None
+    alloc: ProcSet = field(default_factory=ProcSet)  # empty until the job starts
     alloc_str: str = ""
-    hosts: slice | np.ndarray | None = None
+    hosts: slice | np.ndarray = slice(0, 0)  # the hosts of ``alloc`` as an index of the host arrays
     nb_hosts: int = 0
     start_s: float = 0.0
     end_s: float = 0.0
@@ -459,9 +459,9 @@ class Simulation:
         for entry in switches:
             self._switch_hosts_done(*entry[4].owner)
         for entry in switches:
-            ev = self._switch_request_done(entry[4].owner[0])
-            if ev is not None:
-                keyed.append((entry[1:4], ev))
+            done = self._switch_request_done(entry[4].owner[0])
+            if done is not None:
+                keyed.append((entry[1:4], done))
         if len(keyed) == 1:
             events = [keyed[0][1]]
         else:
@@ -684,7 +684,7 @@ class Simulation:
 
     def _get_job(self, data: dict, etype: str) -> _RunJob:
         jid = data.get("job_id")
-        rj = self.jobs.get(jid)
+        rj = self.jobs.get(jid) if isinstance(jid, str) else None
         if rj is None:
             raise ProtocolError(f"{etype}: field 'job_id': unknown job {jid!r}")
         return rj
@@ -894,6 +894,7 @@ class Simulation:
         self.nb_machine_switches += len(hosts)
         self._energy_row("p")  # B30: before the change
         self.pstate_rows.append((self.now_s, resources, -2 if sleeping else -1))  # B31
+        groups: list[tuple[np.ndarray, MachineState | None]]
         if sleeping:
             groups = [(hosts, MachineState.SWITCHING_OFF)]
         else:
@@ -990,7 +991,6 @@ class Simulation:
             self.dyn_w += rj.dyn_w
             return
         hosts = rj.hosts
-        assert hosts is not None
         ps = self.pstate[hosts]
         models = 0 if self._single_model else self.model_of[hosts]
         speeds = self._speed[models, ps]
@@ -1074,10 +1074,9 @@ class Simulation:
             after_delay = rj.nb_hosts > 1 and rj.leaf_idx > 0 and not rj.is_parallel
             before_w = self._rest_power_w(rj) if after_delay else 0.0
             rj.is_parallel = True
-            if leaf.kind == "parallel_homogeneous":
-                rj.flops = float(leaf.cpu)
-            elif leaf.kind == "parallel_homogeneous_total":
-                rj.flops = float(leaf.cpu) / rj.nb_hosts
+            cpu = leaf.cpu
+            if not isinstance(cpu, tuple):  # the two homogeneous kinds
+                rj.flops = float(cpu) / rj.nb_hosts if leaf.kind == "parallel_homogeneous_total" else float(cpu)
             else:
                 try:
                     rj.flops = np.asarray(leaf.flops_per_host(rj.nb_hosts), dtype=float)
@@ -1102,7 +1101,7 @@ class Simulation:
             rj.sleep = clock.sleep(rj.remaining_s if rj.cut else delay, _SLEEP, rj)
             self._schedule(rj.sleep, _COMPLETION, rj.start_seq)
 
-    def _job_part_ended(self, rj: _RunJob, act: Action) -> tuple[str, int] | object | None:
+    def _job_part_ended(self, rj: _RunJob, act: Action) -> tuple[str, int] | None:
         """An action of ``rj`` ended in this step: how the job ends (final state, return code),
         :data:`_GOES_ON` when its next part starts, or None when there is nothing to do (the action
         was made moot by another one of the same step).

@@ -108,7 +108,7 @@ class _Loader:
         self.path = path
         # (name, properties, zone_properties, model, initial pstate) of each compute host
         self.compute: list[tuple[str, dict, dict, NodeModel, int]] = []
-        self._master_host_elem: tuple | None = None
+        self._master_host_elem: tuple[ET.Element, dict[str, str], dict[str, str]] | None = None
         self.masters_by_role: list[str] = []
         self.master_host_seen = False
         self.names: set[str] = set()
@@ -226,7 +226,7 @@ class _Loader:
                 raise self.error(f"{where}.{attr}", f"missing '{attr}' attribute")
         prefix, suffix = elem.get("prefix"), elem.get("suffix", "")
         try:
-            radical = parse_radical(elem.get("radical"))
+            radical = parse_radical(elem.get("radical", ""))
         except ValueError as e:
             raise self.error(f"{where}.radical", str(e)) from None
         own = self.own_props(elem, where)
@@ -244,7 +244,12 @@ class _Loader:
         new_set = set(new_names)
         if len(new_set) != len(new_names):
             seen: set[str] = set()
-            dup = next(n for n in new_names if n in seen or seen.add(n))
+            dup = ""
+            for n in new_names:
+                if n in seen:
+                    dup = n
+                    break
+                seen.add(n)
             raise self.error(f"{where}.radical", f"duplicate host name {dup!r}")
         clash = self.names.intersection(new_set)
         if clash:
@@ -313,7 +318,7 @@ def load_platform(path: str | os.PathLike) -> Platform:
                          f"several master hosts ({', '.join(loader.masters_by_role)})")
     if loader.masters_by_role:
         master = loader.masters_by_role[0]
-        if loader.master_host_seen:
+        if loader._master_host_elem is not None:
             # 'master_host' is an ordinary compute host when another host has role="master".
             elem, own, zone_props = loader._master_host_elem
             loader.add_compute(elem, "master_host", "host 'master_host'", own, zone_props)

@@ -187,16 +187,16 @@ SIMULATION_FLAGS = {
 }
 
 
-def _parse_args_file(path: Path) -> tuple[dict[str, str], dict[str, bool]]:
+def _parse_args_file(path: Path) -> tuple[dict[str, str], set[str]]:
     """Input files (``p``, ``w``, ``e``) and :class:`Simulation` options of a Batsim command line."""
     args = shlex.split(path.read_text())
     opts: dict[str, str] = {}
-    flags: dict[str, bool] = {}
+    flags: set[str] = set()
     for i, a in enumerate(args):
         if a in ("-p", "--platform", "-w", "--workload", "-e", "--export") and i + 1 < len(args):
             opts[a.lstrip("-")[0]] = args[i + 1]
         elif a in SIMULATION_FLAGS:
-            flags[SIMULATION_FLAGS[a]] = True
+            flags.add(SIMULATION_FLAGS[a])
     return opts, flags
 
 
@@ -206,7 +206,7 @@ def replay(folder: str | os.PathLike, *, rel_tol: float = 1e-6, outputs_dir: str
     if not folder.is_dir():
         raise InputError(folder, "", "not a folder")
     args_file = folder / "batsim-args.txt"
-    opts, flags = _parse_args_file(args_file) if args_file.exists() else ({}, {})
+    opts, flags = _parse_args_file(args_file) if args_file.exists() else ({}, set())
     platform_path = folder / opts.get("p", "platform.xml")
     workload_path = folder / opts.get("w", "workload.json")
     prefix = opts.get("e", "out")
@@ -225,7 +225,8 @@ def replay(folder: str | os.PathLike, *, rel_tol: float = 1e-6, outputs_dir: str
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
                 raise InputError(messages_path, f"line {n}", f"not a recorded message: {exc}") from None
     report = ReplayReport(folder.name)
-    sim = Simulation(load_platform(platform_path), load_workload(workload_path), **flags)
+    sim = Simulation(load_platform(platform_path), load_workload(workload_path),
+                     dynamic_jobs="dynamic_jobs" in flags, acknowledge_dynamic_jobs="acknowledge_dynamic_jobs" in flags)
     ours: dict | None = _normalise_begins(sim.start())
     i = 0
     while i < len(recorded):

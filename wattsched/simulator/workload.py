@@ -58,16 +58,16 @@ class ParallelProfile:
         """Flops each of the ``nb_hosts`` allocated hosts computes (behaviour 19)."""
         if nb_hosts < 1:
             raise ValueError(f"profile '{self.name}': a task needs at least one host, got {nb_hosts}")
-        if self.kind == "parallel_homogeneous":
-            return (float(self.cpu),) * nb_hosts
-        if self.kind == "parallel_homogeneous_total":
-            return (float(self.cpu) / nb_hosts,) * nb_hosts
-        assert isinstance(self.cpu, tuple)
-        if nb_hosts != len(self.cpu):
+        cpu = self.cpu
+        if not isinstance(cpu, tuple):  # the two homogeneous kinds
+            if self.kind == "parallel_homogeneous_total":
+                return (float(cpu) / nb_hosts,) * nb_hosts
+            return (float(cpu),) * nb_hosts
+        if nb_hosts != len(cpu):
             raise ValueError(
-                f"profile '{self.name}' (parallel) needs exactly {len(self.cpu)} hosts, got {nb_hosts}"
+                f"profile '{self.name}' (parallel) needs exactly {len(cpu)} hosts, got {nb_hosts}"
             )
-        return self.cpu
+        return cpu
 
 
 @dataclass(frozen=True)
