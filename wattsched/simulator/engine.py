@@ -151,7 +151,8 @@ class _RunJob:
     status: JobStatus = JobStatus.PENDING
     alloc: ProcSet = field(default_factory=ProcSet)  # empty until the job starts
     alloc_str: str = ""
-    hosts: slice | np.ndarray = slice(0, 0)  # the hosts of ``alloc`` as an index of the host arrays
+    # the hosts of ``alloc`` as an index of the host arrays (none until the job starts)
+    hosts: slice | np.ndarray = field(default_factory=lambda: slice(0, 0))
     nb_hosts: int = 0
     start_s: float = 0.0
     end_s: float = 0.0
