@@ -35,32 +35,48 @@ class _Pair:
         self.eager = L07Clock(self.speeds, [0] * nb_hosts)
         self.lazy = StepClock()
         self.live: dict[int, tuple] = {}  # eager handle -> (lazy action, hosts, flops)
+        self.timeout_of: dict[int, int] = {}  # execution -> its walltime timeout (eager handles)
+        self.execution_of: dict[int, int] = {}
+        self.timeouts_woken = 0
         self.order = 0
         self.near_ties = 0  # steps with a delta below 1e-9 s
 
-    def execute(self, hosts: list[int], flops: list[float]) -> None:
+    def execute(self, hosts: list[int], flops: list[float], timeout: float | None = None) -> None:
+        """An execution, and its walltime timeout (a sleep the engine cancels when the execution
+        ends, and which cancels the execution when it ends first)."""
         h = self.eager.execute(hosts, flops)
         work = any(f > 0 for f in flops)
-        act = self.lazy.execution(self.eager.rate(h), work, 0, h)
-        self.lazy.schedule(act, 1, self._next())
+        act = self.lazy.start_execution(self.eager.rate(h), work, 0, h, 1, self._next())
         self.live[h] = (act, hosts, flops)
+        if timeout is not None:
+            t = self.eager.sleep(timeout)
+            self.live[t] = (self.lazy.start_timeout(timeout, 0, t, 1, self._next(), act), (), ())
+            self.timeout_of[h], self.execution_of[t] = t, h
 
     def sleep(self, duration: float) -> None:
         h = self.eager.sleep(duration)
-        act = self.lazy.sleep(duration, 0, h)
-        self.lazy.schedule(act, 0, self._next())
+        act = self.lazy.start_sleep(duration, 0, h, 0, self._next())
         self.live[h] = (act, (), ())
 
     def cancel(self, h: int) -> None:
         act, _, _ = self.live.pop(h)
         self.eager.cancel(h)
-        StepClock.cancel(act)
+        self.lazy.cancel(act)
+        for other in (self.timeout_of.pop(h, None), self.execution_of.pop(h, None)):
+            if other is not None and other in self.live:
+                self.cancel(other)
 
     def set_pstate(self, host: int, pstate: int) -> None:
         self.eager.set_pstate(host, pstate)
         for h, (act, hosts, _) in self.live.items():
             if host in hosts:
                 self.lazy.set_rate(act, self.eager.rate(h), 1, self._next())
+                t = self.timeout_of.get(h)
+                if t is not None:
+                    timeout = self.live[t][0]
+                    dormant = timeout in self.lazy._dormant
+                    self.lazy.check_timeout(timeout, act, 1, self._next())
+                    self.timeouts_woken += dormant and timeout not in self.lazy._dormant
 
     def step(self) -> bool:
         res = self.eager.solve_step()
@@ -73,9 +89,14 @@ class _Pair:
         assert self.lazy.now == self.eager.now  # the very same double
         assert sorted(e[4].owner for e in got) == ended
         for h in ended:
+            if h not in self.live:
+                continue  # cancelled by the end of its execution or timeout in this step
             act, _, _ = self.live.pop(h)
             assert act.ended and act.r == 0.0
             self.eager.cancel(h)
+            for other in (self.timeout_of.pop(h, None), self.execution_of.pop(h, None)):
+                if other is not None and other in self.live and other not in ended:
+                    self.cancel(other)
         if 0.0 < res[0] < 1e-9:  # a step a few ulps after the previous one, or at the same double
             self.near_ties += 1
         for h, (act, _, _) in self.live.items():  # the lazy remains, brought up to date, are exact
@@ -92,8 +113,9 @@ class _Pair:
 
 
 def _random_run(seed: int, nb_steps: int, nb_hosts: int = 6) -> _Pair:
-    """Jobs of whole-second lengths started at the clock (so that ends fall a few ulps apart),
-    walltime-like sleeps, submitter-like sleeps to whole seconds, kills and pstate changes."""
+    """Jobs of whole-second lengths started at the clock (so that ends fall a few ulps apart), with
+    walltime timeouts, calls at their expected ends, submitter-like sleeps to whole seconds, kills
+    and pstate changes."""
     rng = random.Random(seed)
     pair = _Pair(nb_hosts, rng)
     for _ in range(nb_steps):
@@ -103,9 +125,10 @@ def _random_run(seed: int, nb_steps: int, nb_hosts: int = 6) -> _Pair:
                 hosts = rng.sample(range(nb_hosts), rng.randint(1, 3))
                 seconds = rng.choice((0, 1, 3, 10, 20, 30, 50, 70, 290, 1110))
                 flops = [seconds * pair.speeds[h][pair.eager.pstates[h]] for h in hosts]
-                pair.execute(hosts, flops)
-                if rng.random() < 0.5:
-                    pair.sleep(float(seconds + rng.choice((0, 0, 9, 60))))  # the walltime's timeout
+                walltime = float(seconds + rng.choice((0, 0, 1, 9, 60))) if rng.random() < 0.6 else None
+                pair.execute(hosts, flops, walltime)
+                if rng.random() < 0.4:  # a call at the job's expected end, not linked to it
+                    pair.sleep(float(seconds))
             elif op < 0.75:
                 target = math.ceil(pair.eager.now / 10.0) * 10.0 + rng.choice((0, 10, 20, 30, 60))
                 pair.sleep(submitter_sleep(target, pair.eager.now))
@@ -113,18 +136,22 @@ def _random_run(seed: int, nb_steps: int, nb_hosts: int = 6) -> _Pair:
                 pair.cancel(rng.choice(sorted(pair.live)))
             elif op < 0.9:
                 pair.set_pstate(rng.randrange(nb_hosts), rng.randrange(3))
+            else:  # a short irregular sleep: many steps inside long jobs
+                pair.sleep(rng.uniform(0.01, 3.0))
         if not pair.step():
             pair.sleep(10.0)
     return pair
 
 
 def test_the_lazy_clock_gives_the_eager_clock_s_doubles() -> None:
-    near_ties = 0
+    near_ties = woken = 0
     for seed in range(8):
         pair = _random_run(seed, 800)
         assert pair.lazy.steps > 500
         near_ties += pair.near_ties
+        woken += pair.timeouts_woken
     assert near_ties >= 10  # the runs do test the ulp-level cases (B43)
+    assert woken >= 10  # and dormant walltime timeouts woken by a slower pstate
 
 
 def test_long_catch_ups_and_compaction_give_the_same_doubles(monkeypatch) -> None:
@@ -154,10 +181,8 @@ def test_an_execution_and_its_timeout_in_one_step_both_end() -> None:
     """B14: a task ending exactly at its walltime: both actions end in the step (the engine then
     lets the execution, created first, win)."""
     lazy = StepClock()
-    ex = lazy.execution(1.0 / 30.0, True, 0, "exec")
-    lazy.schedule(ex, 1, 1)
-    to = lazy.sleep(30.0, 0, "timeout")
-    lazy.schedule(to, 1, 2)
+    lazy.start_execution(1.0 / 30.0, True, 0, "exec", 1, 1)
+    lazy.start_sleep(30.0, 0, "timeout", 1, 2)
     ended = lazy.solve_step()
     assert ended is not None and sorted(e[4].owner for e in ended) == ["exec", "timeout"]
     assert lazy.now == 30.0
@@ -165,8 +190,7 @@ def test_an_execution_and_its_timeout_in_one_step_both_end() -> None:
 
 def test_a_reply_sleep_alone_moves_the_clock_at_once() -> None:
     lazy = StepClock()
-    far = lazy.sleep(100.0, 0, "far")
-    lazy.schedule(far, 0, 1)
+    far = lazy.start_sleep(100.0, 0, "far", 0, 1)
     assert lazy.sleep_alone(10.0) and lazy.now == 10.0
     assert not lazy.sleep_alone(90.0)  # "far" ends in that step: the caller must solve it
     assert lazy.exact(far) == 90.0

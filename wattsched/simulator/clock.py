@@ -36,6 +36,8 @@ touched. Usually one action is popped per step.
 from __future__ import annotations
 
 import heapq
+import math
+from heapq import heappop, heappush
 from typing import Any
 
 import numpy as np
@@ -52,9 +54,12 @@ EXEC_THRESHOLD = MAXMIN_PRECISION * SURF_PRECISION
 SLEEP_THRESHOLD = SURF_PRECISION
 #: Batsim's shortest CALL_ME_LATER sleep (``waiter_process``).
 WAITER_MIN_SLEEP = 1e-5
+#: The ending windows of a new action's heap key (see the module docstring): ``1.1 x threshold``.
+_EXEC_WINDOW = 1.1 * EXEC_THRESHOLD
+_SLEEP_WINDOW = 1.1 * SLEEP_THRESHOLD
 #: Catch-ups over more steps than this use numpy (same doubles: one product and one difference per
 #: step, in order).
-_NUMPY_FROM = 160
+_NUMPY_FROM = 48
 #: The list of deltas is trimmed of the steps no live action needs once it is this long.
 _COMPACT_FROM = 1 << 16
 
@@ -108,33 +113,81 @@ class StepClock:
         self._version = 0
         self._margin = 5e-16 * 16
         self._compact_at = _COMPACT_FROM
+        #: While the caller processes a step: the entries of the actions started then with nothing
+        #: to do (no work, no duration), which end in that very step, one round of actors later
+        #: (the caller empties it); None otherwise (they then end in the next step, delta 0).
+        self.zero_round: list[Entry] | None = None
+        self._dormant: set[Action] = set()  # walltime timeouts off the heap (start_timeout)
 
     # ---- actions ---------------------------------------------------------------------------------
-    def execution(self, rate: float, work: bool, kind: int, owner: Any) -> Action:
+    def start_execution(self, rate: float, work: bool, kind: int, owner: Any, phase: int, order: int) -> Action:
         """An execution starting now: remains 1.0 at ``rate`` (fraction per second), or 0.0 when it
-        has no work at all (then it ends in the next step, with delta 0)."""
-        return Action(self.steps, 1.0 if work else 0.0, rate, EXEC_THRESHOLD, kind, owner)
-
-    def sleep(self, duration: float, kind: int, owner: Any) -> Action:
-        """A sleep of ``duration`` >= 0 seconds starting now."""
-        return Action(self.steps, duration, 1.0, SLEEP_THRESHOLD, kind, owner)
-
-    def entry(self, act: Action, phase: int, order: int) -> Entry:
-        """A fresh heap entry for ``act`` (not pushed); ``act`` must be exact (:meth:`exact`)."""
+        has no work at all (then it ends at once: see :attr:`zero_round`)."""
+        act = Action(self.steps, 1.0 if work else 0.0, rate, EXEC_THRESHOLD, kind, owner)
         self._version += 1
         act.version = version = self._version
-        return (self.now + (act.r - 1.1 * act.thr) / act.rate, phase, order, version, act)
+        if not work and self.zero_round is not None:
+            self.zero_round.append((self.now, phase, order, version, act))
+        else:
+            heappush(self.heap, (self.now + ((1.0 if work else 0.0) - _EXEC_WINDOW) / rate, phase, order, version, act))
+        return act
 
-    def schedule(self, act: Action, phase: int, order: int) -> Entry:
-        """Push ``act`` (exact) with a fresh entry; an older entry of it becomes stale."""
-        entry = self.entry(act, phase, order)
-        heapq.heappush(self.heap, entry)
-        return entry
+    def start_sleep(self, duration: float, kind: int, owner: Any, phase: int, order: int) -> Action:
+        """A sleep of ``duration`` >= 0 seconds starting now."""
+        act = Action(self.steps, duration, 1.0, SLEEP_THRESHOLD, kind, owner)
+        self._version += 1
+        act.version = version = self._version
+        if duration == 0.0 and self.zero_round is not None:
+            self.zero_round.append((self.now, phase, order, version, act))
+        else:
+            heappush(self.heap, (self.now + (duration - _SLEEP_WINDOW), phase, order, version, act))
+        return act
 
-    @staticmethod
-    def cancel(act: Action) -> None:
+    def schedule(self, act: Action, phase: int, order: int) -> None:
+        """A fresh entry for ``act`` (exact: :meth:`exact`), pushed on the heap (an older entry of it
+        becomes stale), or put in :attr:`zero_round` when it has nothing left to do."""
+        self._version += 1
+        act.version = version = self._version
+        r = act.r
+        if r == 0.0 and self.zero_round is not None:
+            self.zero_round.append((self.now, phase, order, version, act))
+        else:
+            heappush(self.heap, (self.now + (r - 1.1 * act.thr) / act.rate, phase, order, version, act))
+
+    def cancel(self, act: Action) -> None:
         """The action disappears (kill, an execution cut by its walltime, a timeout made moot)."""
         act.version = -1
+        if self._dormant:
+            self._dormant.discard(act)
+
+    # ---- walltime timeouts -----------------------------------------------------------------------
+    def start_timeout(self, duration: float, kind: int, owner: Any, phase: int, order: int,
+                      execution: Action) -> Action:
+        """The walltime timeout of ``execution`` (exact, started now): a sleep of ``duration``.
+
+        While the execution surely ends first (the usual case: the timeout is then cancelled), the
+        sleep stays *dormant*, off the heap: it costs no heap operation, and its value is brought up
+        to date (:meth:`exact`) only if a rate change makes it a contender (:meth:`check_timeout`).
+        """
+        act = Action(self.steps, duration, 1.0, SLEEP_THRESHOLD, kind, owner)
+        if self._ends_first(execution, duration):
+            self._dormant.add(act)
+        else:
+            self.schedule(act, phase, order)
+        return act
+
+    def check_timeout(self, act: Action, execution: Action, phase: int, order: int) -> None:
+        """After a rate change of ``execution`` (exact): its dormant timeout ``act`` goes on the heap
+        unless the execution still surely ends first."""
+        if act in self._dormant and not self._ends_first(execution, self.exact(act)):
+            self._dormant.discard(act)
+            self.schedule(act, phase, order)
+
+    def _ends_first(self, execution: Action, timeout_s: float) -> bool:
+        """``execution`` ends in an earlier step than a sleep of ``timeout_s`` from now, whatever
+        the rounding: the two ends are more than 1e-6 relative apart, far beyond the heap's
+        margins."""
+        return timeout_s - execution.r / execution.rate > 1e-6 * (self.now + timeout_s + 1.0)
 
     def exact(self, act: Action) -> float:
         """Apply to ``act`` the steps it has not seen yet; its exact ``r`` now."""
@@ -182,18 +235,53 @@ class StepClock:
         """One solver step: the clock moves to its end; returns the entries of the actions that end
         in it (in no particular order), or None when no live action is left."""
         heap = self.heap
-        if self.steps >= self._compact_at:
-            self._compact()
-        now = self.now
-        best = float("inf")
-        limit = best
-        cands: list[Entry] = []
         steps = self.steps
+        if steps >= self._compact_at:
+            self._compact()
+        while heap:  # the first live entry: the action with the smallest key
+            entry = heappop(heap)
+            act = entry[4]
+            if entry[3] == act.version:
+                break
+        else:
+            return None  # B41: stale entries (cancelled actions) do not move the clock
+        now = self.now
+        r = act.r if act.base == steps else self.exact(act)
+        best = r / act.rate
+        end = now + best
+        limit = end + self._margin * (end + 1.0)
+        if heap and heap[0][0] <= limit:
+            return self._solve_many(entry, best, limit)
+        # usually nothing else can end in the step: it ends this action, at its exact end
+        if best > 0.0:
+            self._deltas.append(best)
+            steps += 1
+            self.steps = steps
+            self.now = end
+            self._margin = 5e-16 * (steps + 16)
+        act.base = steps
+        r = r - act.rate * best
+        if r < act.thr:
+            act.r = 0.0
+            act.version = -1
+            act.ended = True
+            return [entry]
+        act.r = r  # pragma: no cover - r / rate * rate is within an ulp of r, below the threshold
+        self.schedule(act, entry[1], entry[2])
+        return []
+
+    def _solve_many(self, first: Entry, best: float, limit: float) -> list[Entry]:
+        """:meth:`solve_step` when other actions may end in the step: every entry whose key is
+        below ``limit`` (lowered as smaller ends are found) is made exact; ``first`` is."""
+        heap = self.heap
+        steps = self.steps
+        now = self.now
+        cands = [first]
         while heap:
             entry = heap[0]
             if entry[0] > limit:
                 break
-            heapq.heappop(heap)
+            heappop(heap)
             act = entry[4]
             if entry[3] != act.version:
                 continue  # stale: cancelled, ended, or pushed again since
@@ -204,8 +292,6 @@ class StepClock:
                 best = d
                 end = now + d
                 limit = end + self._margin * (end + 1.0)
-        if not cands:
-            return None
         delta = best
         if delta > 0.0:
             self._deltas.append(delta)
@@ -245,6 +331,7 @@ class StepClock:
     def _compact(self) -> None:
         """Forget the deltas older than every live action's ``base``."""
         low = min((e[4].base for e in self.heap if e[3] == e[4].version), default=self.steps)
+        low = min((act.base for act in self._dormant), default=low)
         drop = low - self._first
         if drop > 0:
             del self._deltas[:drop]

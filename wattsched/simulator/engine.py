@@ -99,7 +99,13 @@ _TIMER, _COMPLETION = 0, 1
 #: Kinds of the clock's actions (``Action.kind``).
 _EXEC, _SLEEP, _SUBMIT, _CALL, _SWITCH, _REPLY = range(6)
 _step_order = operator.itemgetter(1, 2, 3)
-_first = operator.itemgetter(0)
+
+
+def _keyed_order(item: tuple[Entry, dict]) -> tuple[int, int, int]:
+    """The order of an event inside one step: its action's phase, order, version (B9, B37)."""
+    entry = item[0]
+    return entry[1], entry[2], entry[3]
+
 #: What :meth:`Simulation._job_part_ended` says when the job's next part starts (compared by identity).
 _GOES_ON: tuple[str, int] = ("", 0)
 
@@ -278,9 +284,6 @@ class Simulation:
         self._sub_pos = 0
         self._sub_current = 0.0  # the submitter's clock when it last woke up (B43)
         self._clock = StepClock()
-        # while a step is processed: the parts started then that have no work or no duration, which
-        # end in the same step (one round of actors later), instead of the clock's heap
-        self._zero_round: list[Entry] | None = None
         self._seq = itertools.count()
         self._order = itertools.count()
         self._out: list[dict] = []
@@ -416,12 +419,14 @@ class Simulation:
         switch requests completing now, after every switch ending now was applied. Events keep the
         order of rule 9/37 whatever the work order.
         """
-        keyed: list[tuple[tuple[int, int, int], dict]] = []  # (entry order, event): sorted, stable
+        # (entry, event): sorted by the entry's phase, order, version (stable: a submission's events)
+        keyed: list[tuple[Entry, dict]] = []
         switches: list[Entry] = []
         continuing: list[_RunJob] = []
-        last_submission: tuple[int, int, int] | None = None
+        last_submission: Entry | None = None
         round_ = ended
-        self._zero_round = []
+        clock = self._clock
+        clock.zero_round = []  # parts started now with nothing to do end in this step (B17, B22)
         while round_:  # one round of actors per pass
             if len(round_) > 1:
                 round_.sort(key=_step_order)
@@ -436,37 +441,39 @@ class Simulation:
                     if outcome is _GOES_ON:
                         continuing.append(rj)
                     else:
-                        keyed.append((entry[1:4], self._end_job(rj, *outcome)))
+                        keyed.append((entry, self._end_job(rj, *outcome)))
                 elif kind == _SUBMIT:
-                    order = entry[1:4]
                     for ev in self._submit_due(woken=True):
-                        keyed.append((order, ev))
+                        keyed.append((entry, ev))
                     if self._submitter_done:
-                        last_submission = order
+                        last_submission = entry
                 elif kind == _CALL:
-                    keyed.append((entry[1:4], self._event("REQUESTED_CALL", {})))
+                    keyed.append((entry, self._event("REQUESTED_CALL", {})))
                 elif kind == _SWITCH:
                     switches.append(entry)
                 # _REPLY: the reply's sleep to a timestamp (B5) ends: nothing to report
-            for rj in continuing:
-                self._next_part(rj)
-            continuing.clear()
-            round_, self._zero_round = self._zero_round, []
-            for entry in round_:
-                act = entry[4]
-                act.version = -1
-                act.ended = True
-        self._zero_round = None
+            if continuing:
+                for rj in continuing:
+                    self._next_part(rj)
+                continuing.clear()
+            round_ = clock.zero_round
+            if round_:
+                clock.zero_round = []
+                for entry in round_:
+                    act = entry[4]
+                    act.version = -1
+                    act.ended = True
+        clock.zero_round = None
         for entry in switches:
             self._switch_hosts_done(*entry[4].owner)
         for entry in switches:
             done = self._switch_request_done(entry[4].owner[0])
             if done is not None:
-                keyed.append((entry[1:4], done))
+                keyed.append((entry, done))
         if len(keyed) == 1:
             events = [keyed[0][1]]
         else:
-            keyed.sort(key=_first)
+            keyed.sort(key=_keyed_order)
             events = [ev for _, ev in keyed]
         if last_submission is not None:  # B11
             if keyed[-1][0] is not last_submission:
@@ -474,14 +481,6 @@ class Simulation:
             else:
                 self._notify_deferred = True
         return events
-
-    def _schedule(self, act: Action, phase: int, order: int) -> None:
-        """Start an action now: on the clock, or in the next round of the step being processed when
-        it has no work or no duration (it ends in this step, as today's rounds of actors do)."""
-        if act.r == 0.0 and self._zero_round is not None:
-            self._zero_round.append(self._clock.entry(act, phase, order))
-        else:
-            self._clock.schedule(act, phase, order)
 
     # ------------------------------------------------------------------ submissions
 
@@ -524,7 +523,7 @@ class Simulation:
     def _wait_next_submission(self) -> None:
         if self._sub_next < len(self._sub_groups):
             wait = submitter_sleep(self._sub_groups[self._sub_next][0], self._sub_current)
-            self._schedule(self._clock.sleep(wait, _SUBMIT, None), _TIMER, next(self._seq))
+            self._clock.start_sleep(wait, _SUBMIT, None, _TIMER, next(self._seq))
         else:
             self._submitter_done = True
 
@@ -546,8 +545,7 @@ class Simulation:
         if clock.sleep_alone(t - now):
             self._advance(clock.now)
             return
-        act = clock.sleep(t - now, _REPLY, None)
-        clock.schedule(act, _TIMER, next(self._seq))
+        act = clock.start_sleep(t - now, _REPLY, None, _TIMER, next(self._seq))
         while not act.ended:
             ended = clock.solve_step()
             if ended is None:  # pragma: no cover - the reply's sleep is live
@@ -648,7 +646,8 @@ class Simulation:
                 if len(self._out) > self._notify_initial:
                     self._out.append(self._event("NOTIFY", {"type": "no_more_static_job_to_submit"}))
                     self._notify_initial = None
-        self._reach(reply_now)
+        if reply_now > self.now_s:
+            self._reach(reply_now)
 
     def _initial_submissions(self) -> None:
         """t=0 submissions ride after the results of the first reply event (B7)."""
@@ -669,7 +668,8 @@ class Simulation:
             ts = float(ts)
         except (TypeError, ValueError):
             raise ProtocolError(f"{ev['type']}: field 'timestamp' is not a number: {ts!r}") from None
-        self._reach(ts)  # B5: applied at its timestamp, never in the past
+        if ts > self.now_s:  # B5: applied at its timestamp, never in the past
+            self._reach(ts)
         data = ev.get("data")
         if data is None:
             data = {}
@@ -770,7 +770,7 @@ class Simulation:
             wait = max(wait, WAITER_MIN_SLEEP)
         else:
             wait = 0.0
-        self._clock.schedule(self._clock.sleep(wait, _CALL, None), _TIMER, next(self._seq))
+        self._clock.start_sleep(wait, _CALL, None, _TIMER, next(self._seq))
 
     def _on_query(self, data: dict) -> None:
         requests = data.get("requests")
@@ -927,7 +927,7 @@ class Simulation:
             order = next(self._order)
             clock = self._clock
             for hm, speed in timed:  # B23: one flop at the virtual pstate's speed, per host
-                clock.schedule(clock.execution(speed, True, _SWITCH, (sw, hm)), _COMPLETION, order)
+                clock.start_execution(speed, True, _SWITCH, (sw, hm), _COMPLETION, order)
         else:  # pure DVFS: acknowledged in the next message (B8, B23)
             self._energy_row("p")
             self.pstate_rows.append((self.now_s, resources, target))
@@ -967,6 +967,8 @@ class Simulation:
                 self._set_task_rate(rj)
                 if rj.execution is not None:  # the work done is kept, the rest at the new rate (B24)
                     self._clock.set_rate(rj.execution, rj.rate, _COMPLETION, rj.start_seq)
+                    if rj.sleep is not None:  # slowed down, it may now reach its walltime
+                        self._clock.check_timeout(rj.sleep, rj.execution, _COMPLETION, rj.start_seq)
 
     # ------------------------------------------------------------------ job execution
 
@@ -1087,11 +1089,9 @@ class Simulation:
             if after_delay and rj.dyn_w != rj.first_dyn_w:
                 self._unread_change(rj, before_w)
             # the execution, then (created after it: it loses a tie, B14) the walltime's timeout
-            rj.execution = clock.execution(rj.rate, rj.work, _EXEC, rj)
-            self._schedule(rj.execution, _COMPLETION, rj.start_seq)
+            rj.execution = clock.start_execution(rj.rate, rj.work, _EXEC, rj, _COMPLETION, rj.start_seq)
             if rj.remaining_s >= 0.0:
-                rj.sleep = clock.sleep(rj.remaining_s, _SLEEP, rj)
-                self._schedule(rj.sleep, _COMPLETION, rj.start_seq)
+                rj.sleep = clock.start_timeout(rj.remaining_s, _SLEEP, rj, _COMPLETION, rj.start_seq, rj.execution)
         else:
             rj.is_parallel = False
             self.dyn_w -= rj.dyn_w
@@ -1099,8 +1099,7 @@ class Simulation:
             delay = rj.delay_s = leaf.delay_s
             # B14: a delay reaching the walltime is cut by it
             rj.cut = 0.0 <= rj.remaining_s <= delay
-            rj.sleep = clock.sleep(rj.remaining_s if rj.cut else delay, _SLEEP, rj)
-            self._schedule(rj.sleep, _COMPLETION, rj.start_seq)
+            rj.sleep = clock.start_sleep(rj.remaining_s if rj.cut else delay, _SLEEP, rj, _COMPLETION, rj.start_seq)
 
     def _job_part_ended(self, rj: _RunJob, act: Action) -> tuple[str, int] | None:
         """An action of ``rj`` ended in this step: how the job ends (final state, return code),
@@ -1117,7 +1116,7 @@ class Simulation:
         if act is rj.execution:
             rj.execution = None
             if rj.sleep is not None:
-                StepClock.cancel(rj.sleep)
+                self._clock.cancel(rj.sleep)
                 rj.sleep = None
             if rj.remaining_s >= 0.0:
                 rj.remaining_s = rj.remaining_s - (self.now_s - rj.part_start_s)
@@ -1162,7 +1161,7 @@ class Simulation:
         rj.zero_work = rj.end_s == rj.start_s
         for act in (rj.execution, rj.sleep):  # B41: a killed or cut task leaves nothing behind
             if act is not None:
-                StepClock.cancel(act)
+                self._clock.cancel(act)
         rj.execution = rj.sleep = None
         hosts = rj.hosts
         self.job_of_host[hosts] = -1
