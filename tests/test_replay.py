@@ -114,6 +114,16 @@ def test_replay_does_not_tolerate_other_splits(tmp_path) -> None:
     assert not replay(folder).ok
 
 
+@pytest.mark.parametrize("scenario,lines", [("composed-profiles-c", [16]), ("shutdown-boot-c", [27, 31])])
+def test_without_tolerance_only_a_few_epower_cells_differ(scenario: str, lines: list[int]) -> None:
+    """The energy tolerance (1e-7) is needed by three epower cells only; everything else is exact."""
+    exact = replay(REFERENCE / scenario, rel_tol=0.0)
+    assert [d.split(": ")[0] for d in exact.differences] == [
+        f"out_consumed_energy.csv line {n} column epower" for n in lines]
+    assert replay(REFERENCE / scenario).ok  # the default tolerance
+    assert not replay(REFERENCE / scenario, rel_tol=1e-8).ok
+
+
 def test_format_summary_counts_the_scenarios(tmp_path) -> None:
     reports = [replay(REFERENCE / "fcfs-compute"), replay(_changed_fcfs(tmp_path))]
     lines = format_summary(reports).splitlines()

@@ -151,7 +151,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "line per scenario and a count. Exits 1 and prints the first differences when a "
                                    "Batsim message or a CSV differs.")
     p.add_argument("folders", nargs="+", metavar="FOLDER")
-    p.add_argument("--rel-tol", type=positive_float, default=1e-6, help="relative tolerance on energies (default 1e-6)")
+    p.add_argument("--rel-tol", type=positive_float, default=1e-7, help="relative tolerance on energies (default 1e-7)")
     p.add_argument("--limit", type=int, default=10, help="differences shown per folder (default 10)")
     p.add_argument("--keep-outputs", metavar="DIR", help="write our CSVs into DIR instead of a temporary folder")
     p.set_defaults(func=cmd_replay)
