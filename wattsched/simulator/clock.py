@@ -30,7 +30,17 @@ remains once or twice, t the time), so a step pops, in key order, every action w
 ``now + best + margin`` (``best`` the smallest exact ``r / rate`` found so far, ``margin`` =
 ``5e-16 x (steps + 16) x (now + best + 1)``), computes its exact ``r`` and stops at the first key
 above. Every action that can be the minimum or end in the step is then exact; the others are not
-touched. Usually one action is popped per step.
+touched. Usually one action is popped per step, and :meth:`StepClock.solve_step` has a fast path
+for it. Catch-ups over 48 steps or more run in numpy (the same doubles: one product and one
+difference per step, in order); the deltas no live action needs any more are dropped now and then.
+
+A job's walltime timeout (B14) usually never ends: its execution ends first and cancels it. While
+the execution surely ends first (ends more than 1e-6 relative apart, far beyond any drift), the
+timeout stays *dormant*, off the heap; a rate change of the execution (DVFS) checks it again and
+puts it on the heap, exact, when it may now end first (:meth:`StepClock.check_timeout`).
+
+``tests/test_clock.py`` checks all this against the eager reference
+(:class:`~wattsched.simulator.simgrid_clock.L07Clock`), step by step and to the double.
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ double). Which executions end in a step is decided by floating-point arithmetic 
 work of every running execution; this module reproduces that arithmetic operation by operation, so
 that a caller knows, for each solver step, the exact double clock and the set of executions that
 end then. It also shadows SimGrid's energy plugin, host by host, which gives Batsim's energy
-values to the last printed digit. It is standalone (the embedded engine does not use it yet; see
-"Integration" below and ``docs/simgrid-clock.md``).
+values to the last printed digit. It is standalone: the engine's clock
+(:mod:`wattsched.simulator.clock`) computes the same doubles lazily and is checked against it (see
+"The engine's clock" below and ``docs/simgrid-clock.md``).
 
 Evidence (``tests/test_simgrid_clock.py``, driven by the scheduler side of the 14 recordings):
 every Batsim message holding step events is one predicted step with the same events and printed
@@ -119,19 +120,16 @@ solver step); :class:`BatsimShadow` adds Batsim's actors (submitter, jobs with w
 composed profiles, waiters, switches, DVFS, kills, reply sleeps) and reports, for each step that
 Batsim would report, :class:`Step` (the exact clock, the delta, and the events).
 
-Integration into ``engine.py`` (not done here; plan in ``docs/simgrid-clock.md``)
-=================================================================================
+The engine's clock
+==================
 
-The engine computes each job end in closed form (``t0 + remaining / rate``). To split exactly like
-Batsim it would keep one :class:`L07Clock` as its source of time: an execution at each compute part
-(flops per host), a sleep for each walltime timeout, delay part, submitter wait, CALL_ME_LATER and
-reply timestamp above the clock; ``set_pstate`` on DVFS and switches; ``cancel`` on kills and on
-ends that make a timeout moot. The next event is ``solve_step``: its clock is the message ``now``
-and the time of the energy integration, its ended actions are the message's events. Cost: a few
-numpy operations on the live actions per solver step (about 15 us, flat in the number of hosts;
-0.6 s for the 35,000 steps of a 20,000-job week on 1,152 hosts), plus about 20 us of bookkeeping
-per job. Bit-exact energies need every host updated at every CSV row (O(hosts) per row), so they
-would be an option for small platforms only.
+The engine does not use this module at run time: :mod:`wattsched.simulator.clock` computes the
+same doubles lazily (only the actions that can end in a step are brought up to date, so a step costs
+about what a closed-form heap costs, whatever the number of live actions). This module is its
+eager, independent reference: ``tests/test_clock.py`` checks the lazy clock against
+:class:`L07Clock` step by step, and the engine's conversations against :func:`check_recording`.
+Bit-exact energies need every host updated at every CSV row (O(hosts) per row, :class:`EnergyShadow`),
+so the engine integrates the platform's power between the clock's values instead.
 """
 
 from __future__ import annotations
