@@ -281,7 +281,7 @@ def epower_noise_rows(sim: Simulation) -> frozenset[int]:
 
 def format_summary(reports: Sequence[ReplayReport]) -> str:
     """What ``wattsched replay`` prints after the reports: one line per scenario, then the count,
-    e.g. ``14 scenarios: 13 identical, 1 with differences``."""
+    e.g. ``14 scenarios: 14 identical, 0 with differences``."""
     identical = sum(report.ok for report in reports)
     noun = "scenario" if len(reports) == 1 else "scenarios"
     lines = [report.summary() for report in reports]
