@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test test-slow bench replay golden reproduce-energy-budget reproduce-efs reproduce-esc clean
+.PHONY: install demo test test-slow check-wheel bench replay golden reproduce-energy-budget reproduce-efs reproduce-esc clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,7 +12,7 @@ $(STAMP): setup.cfg pyproject.toml
 	# pybatsim 4.0.0a0 pins pyzmq<23, which has no Python 3.11 wheel: install it without its
 	# dependencies; setup.cfg lists its real run-time dependencies with a current pyzmq.
 	$(PY) -m pip install -q --no-deps pybatsim==4.0.0a0
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,pybatsim]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -24,6 +24,9 @@ demo: $(STAMP)  ## EASY backfilling on the 16-host Taurus platform, embedded sim
 
 test: $(STAMP)  ## the CI suite (slow reproductions excluded)
 	$(VENV)/bin/pytest -q
+
+check-wheel:  ## a wheel in a fresh virtualenv (no pybatsim) runs `wattsched run` on inputs it generates
+	sh tests/check_wheel.sh $(PYTHON)
 
 test-slow: $(STAMP)  ## paper reproductions and large-scale runs
 	$(VENV)/bin/pytest -q -m slow

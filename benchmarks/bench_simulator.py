@@ -47,7 +47,7 @@ def run_one(nb_hosts: int, jobs: int, scheduler: str, backend: str) -> dict:
     load_s = time.perf_counter() - t0
     child = None
     if backend == "inprocess":
-        from wattsched.schedulers.adapter import scheduler_handler
+        from wattsched.schedulers.protocol import scheduler_handler
 
         stats = run_inprocess(sim, scheduler_handler(scheduler, {}))
     else:

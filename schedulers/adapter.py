@@ -10,8 +10,11 @@
   presets in-process without pybatsim.
 - :func:`pybatsim_handler` runs any pybatsim scheduler in-process: pybatsim's own ``Batsim`` client fed
   message by message in memory (:class:`InProcessBatsim` swaps its network handler for an in-memory one).
-- :func:`scheduler_handler` is what a run needs: a message handler for a scheduler named by preset,
-  pybatsim entry point, module path or file path (:func:`load_scheduler`).
+- :func:`load_scheduler` finds a pybatsim scheduler by preset name, pybatsim entry point, module path or
+  file path (:func:`wattsched.schedulers.protocol.scheduler_handler` uses it for what is not a preset).
+
+pybatsim is needed only here: a run of our presets does not import it (installing pybatsim 4.0.0a0 needs
+``pip install --no-deps``, see the README).
 
 **Once per message.** The policy is updated event by event but schedules once, in ``onNoMoreEvents``, after
 every event of the Batsim message has been applied. pybatsim's own ``easyBackfill`` schedules after each
@@ -40,7 +43,7 @@ from pybatsim.batsim.batsim import Batsim, BatsimScheduler, Job
 
 from wattsched.base.errors import OptionError, ProtocolError
 from wattsched.schedulers.presets import PRESETS, build
-from wattsched.schedulers.protocol import BatsimTranslator, Handler, queued_job
+from wattsched.schedulers.protocol import Handler, queued_job
 from wattsched.schedulers.state import (
     CallMeLater,
     Decision,
@@ -415,16 +418,3 @@ def pybatsim_handler(scheduler: BatsimScheduler) -> Handler:
         return client.handle(message)
 
     return handle
-
-
-def scheduler_handler(name_or_module_path: str, options: Mapping[str, Any] | None = None) -> Handler:
-    """The message handler of a scheduler: our presets through :class:`BatsimTranslator` (no pybatsim),
-    any other pybatsim scheduler through :func:`pybatsim_handler`.
-
-    Raises:
-        OptionError: unknown scheduler or bad options (see :func:`load_scheduler`).
-    """
-    spec = name_or_module_path.strip()
-    if spec in PRESETS:
-        return BatsimTranslator(build(spec, dict(options or {})))
-    return pybatsim_handler(load_scheduler(spec, options))

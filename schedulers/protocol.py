@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping
 
 from procset import ProcSet
 
-from wattsched.base.errors import ProtocolError
+from wattsched.base.errors import OptionError, ProtocolError
 from wattsched.energy_models.dvfs import CPU_BOUND, BetaModel
 from wattsched.schedulers.core import PolicyScheduler
 from wattsched.schedulers.state import (
@@ -164,3 +164,25 @@ class BatsimTranslator:
     def ended(self) -> bool:
         """SIMULATION_ENDS was answered."""
         return self._ended
+
+
+def scheduler_handler(name_or_module_path: str, options: Mapping[str, Any] | None = None) -> Handler:
+    """The message handler of a scheduler: our presets through :class:`BatsimTranslator` (pybatsim is not
+    imported), any other pybatsim scheduler (an entry-point name, ``package.module[:Class]`` or
+    ``file.py[:Class]``) through pybatsim's own client in memory
+    (:func:`wattsched.schedulers.adapter.pybatsim_handler`).
+
+    Raises:
+        OptionError: bad options of a preset; an unknown scheduler; pybatsim missing for a non-preset.
+    """
+    from wattsched.schedulers.presets import PRESETS, build
+
+    spec = name_or_module_path.strip()
+    if spec in PRESETS:
+        return BatsimTranslator(build(spec, dict(options or {})))
+    try:
+        from wattsched.schedulers.adapter import load_scheduler, pybatsim_handler
+    except ImportError:
+        raise OptionError(f"unknown scheduler '{spec}'; presets: {', '.join(PRESETS)}; other pybatsim schedulers "
+                          "need pybatsim (pip install --no-deps pybatsim==4.0.0a0)") from None
+    return pybatsim_handler(load_scheduler(spec, options))

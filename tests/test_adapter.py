@@ -21,8 +21,8 @@ from wattsched.schedulers.adapter import (
     WattschedScheduler,
     load_scheduler,
     pybatsim_handler,
-    scheduler_handler,
 )
+from wattsched.schedulers.protocol import scheduler_handler
 from wattsched.schedulers.presets import PRESETS
 from wattsched.base.errors import OptionError
 

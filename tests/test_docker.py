@@ -84,7 +84,7 @@ def test_dockerfile_installs_pybatsim_without_deps_then_the_project() -> None:
     assert re.search(r"^FROM python:3\.11-slim$", text, re.M)
     runs = [line for line in text.splitlines() if line.startswith("RUN ")]
     no_deps = next(i for i, line in enumerate(runs) if "pip install --no-deps pybatsim==4.0.0a0" in line)
-    project = next(i for i, line in enumerate(runs) if re.search(r"pip install \.(\s|$)", line))
+    project = next(i for i, line in enumerate(runs) if re.search(r"pip install '\.\[pybatsim\]'(\s|$)", line))
     assert no_deps < project
     assert 'ENTRYPOINT ["wattsched-entrypoint"]' in text
     assert "docker/entrypoint.sh" in text

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from wattsched.energy_models.taurus import SWITCH_OFF_ENERGY_J, SWITCH_ON_ENERGY_J, TAURUS
 from wattsched.platforms.generate import taurus_platform_xml
-from wattsched.schedulers.adapter import scheduler_handler
+from wattsched.schedulers.protocol import scheduler_handler
 from wattsched.simulator.drivers import run_inprocess
 from wattsched.simulator.engine import Simulation
 from wattsched.simulator.platform import load_platform

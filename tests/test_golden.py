@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from wattsched.schedulers.adapter import scheduler_handler
+from wattsched.schedulers.protocol import scheduler_handler
 from wattsched.schedulers.presets import PRESETS
 from wattsched.simulator.drivers import run_inprocess
 from wattsched.simulator.engine import Simulation

@@ -34,9 +34,8 @@ examples:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from wattsched.analysis.metrics import compute_metrics, format_table, metrics_to_json
-    from wattsched.simulator.drivers import run_inprocess, run_zmq
-    from wattsched.simulator.engine import Simulation
-    from wattsched.simulator.outputs import write_outputs
+    from wattsched.base.batsim_files import output_paths
+    from wattsched.experiments.runner import run_simulation
     from wattsched.simulator.platform import load_platform
     from wattsched.simulator.workload import load_workload
     from wattsched.workloads.users import check_job_fields
@@ -45,33 +44,25 @@ def cmd_run(args: argparse.Namespace) -> int:
     platform = load_platform(args.platform)
     workload = load_workload(args.workload)
     check_job_fields((job.entry for job in workload.jobs), args.workload)
-    handler = None
-    if args.connect is None:
-        from wattsched.schedulers.adapter import scheduler_handler
-
-        handler = scheduler_handler(args.scheduler, options)
-    sim = Simulation(platform, workload, dynamic_jobs=args.enable_dynamic_jobs,
-                     acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs)
     with simulation_progress(progress_enabled(args)) as bar:
         callback = None
         if bar is not None:
             task = bar.add_task("sim", total=len(workload.jobs), sim_time="0")
-            last = [-1]
+            last = [-1, 0.0]
 
             def show_progress(now_s: float, done: int, total: int) -> None:
-                if done != last[0] or sim.nb_messages % 200 == 0:
-                    last[0] = done
-                    bar.update(task, completed=done, sim_time=format_sim_time(now_s))
+                if done != last[0] or now_s - last[1] > 3600.0:
+                    last[0], last[1] = done, now_s
+                    bar.update(task, completed=done, total=total, sim_time=format_sim_time(now_s))
 
             callback = show_progress
-        if handler is not None:
-            stats = run_inprocess(sim, handler, progress=callback)
-        else:
-            stats = run_zmq(sim, args.connect, progress=callback)
+        stats = run_simulation(platform, workload, args.export, scheduler=args.scheduler, options=options,
+                               dynamic_jobs=args.enable_dynamic_jobs,
+                               acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs, connect=args.connect,
+                               progress=callback)
         if bar is not None:
-            bar.update(task, completed=len(sim.jobs_rows), sim_time=format_sim_time(sim.now_s))
-    paths = write_outputs(sim, args.export, scheduling_time_s=stats.scheduling_time_s,
-                          simulation_time_s=stats.simulation_time_s)
+            bar.update(task, completed=bar.tasks[0].total)
+    paths = output_paths(args.export)
     metrics = compute_metrics(str(args.export), tau_s=args.tau, workload=args.workload if args.per_user else None)
     if args.json:
         print(metrics_to_json(metrics))

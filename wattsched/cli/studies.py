@@ -11,12 +11,16 @@ from wattsched.cli.common import positive_float, positive_int
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from wattsched.experiments.grid import grid_runs, load_grid, write_results
     from wattsched.experiments.sweep import load_runs, report_failures, run_sweep
 
-    frame = run_sweep(load_runs(args.runs), workers=args.workers, force=args.force, csv_path=args.output,
+    runs = load_runs(args.runs) if str(args.runs).endswith(".json") else grid_runs(load_grid(args.runs), args.out)
+    frame = run_sweep(runs, workers=args.workers, force=args.force, dask_scheduler=args.dask_scheduler,
                       show_progress=not args.quiet and sys.stderr.isatty())
+    written = write_results(frame, args.out)
     counts = frame["status"].value_counts().to_dict()
-    print(f"{len(frame)} runs ({', '.join(f'{v} {k}' for k, v in counts.items())}); metrics in {args.output}")
+    print(f"{len(frame)} runs ({', '.join(f'{v} {k}' for k, v in counts.items())}); "
+          f"table {written[0]} (and .parquet), {len(written) - 2} comparison plots in {Path(args.out) / 'plots'}")
     return 1 if report_failures(frame) else 0
 
 
@@ -77,14 +81,22 @@ def cmd_reproduce_esc(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("sweep", help="run a list of simulations in parallel, resumably, into one metrics table",
-                       description="Run every simulation of RUNS (a JSON list of runs: name, platform, workload, "
-                                   "scheduler, options, prefix, ...) on the embedded simulator in parallel processes; "
-                                   "a run whose outputs exist is not run again (--force runs it). Writes one row of "
-                                   "metrics per run; a failed run is reported and the others go on (exit 1).")
-    p.add_argument("runs", help="JSON list of runs (the fields of wattsched.experiments.sweep.Run)")
-    p.add_argument("--output", default="sweep.csv", metavar="FILE", help="metrics CSV (default sweep.csv)")
-    p.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")
+    p = sub.add_parser("sweep", help="run a grid of simulations on Dask, resumably, into one table and plots",
+                       description="Run every simulation of GRID (a YAML grid of platforms x workloads x seeds x "
+                                   "schedulers x options: see wattsched.experiments.grid; or a JSON list of runs) on "
+                                   "the embedded simulator, on a local Dask cluster (or the Dask scheduler of "
+                                   "--dask-scheduler). A run whose outputs exist is not run again (runs are keyed by a "
+                                   "hash of their inputs; --force runs them). Writes OUT/results.csv and "
+                                   "OUT/results.parquet (metrics and options of every run) and comparison plots in "
+                                   "OUT/plots; a failed run is reported and the others go on (exit 1).",
+                       epilog="example: wattsched sweep study.yaml --out results/study -j 2")
+    p.add_argument("runs", metavar="GRID", help="a YAML grid (.yaml/.yml) or a JSON list of runs (.json)")
+    p.add_argument("--out", default="results/sweep", metavar="DIR",
+                   help="folder of the runs, the table and the plots (default results/sweep)")
+    p.add_argument("-j", "--workers", type=positive_int, help="processes of the local Dask cluster (default: CPU count)")
+    p.add_argument("--dask-scheduler", metavar="ADDRESS",
+                   help="run on this Dask scheduler (tcp://host:8786) instead of a local cluster; its workers must "
+                        "see the same files")
     p.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_sweep)
