@@ -23,5 +23,8 @@ import importlib.util, json
 easy, bud = json.load(open("easy.json")), json.load(open("bud.json"))
 assert easy["nb_jobs"] == bud["nb_jobs"] > 0, (easy, bud)
 assert importlib.util.find_spec("pybatsim") is None, "pybatsim must not be needed"
+from wattsched import api
+result = api.simulate("p.xml", "w.json", "easy-backfill")
+assert result.metrics["nb_jobs"] == easy["nb_jobs"] and len(result.jobs) == easy["nb_jobs"]
 print(f"wheel ok: {easy['nb_jobs']} jobs, EASY utilization {easy['utilization']:.3f}")
 PY

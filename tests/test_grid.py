@@ -134,3 +134,11 @@ def test_a_bad_grid_names_the_field(tmp_path, text, field):
     with pytest.raises(InputError) as error:
         grid_runs(load_grid(path), tmp_path / "out")
     assert field in str(error.value) and "g.yaml" in str(error.value) and "\n" not in str(error.value)
+
+
+def test_the_readme_example_grid_is_valid(tmp_path, monkeypatch):
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(root)  # the grid's paths are relative to the repository's root
+    runs = grid_runs(load_grid(root / "docs" / "study.yaml"), tmp_path)
+    assert len(runs) == 18 and len({run.prefix for run in runs}) == 18
+    assert {run.scheduler for run in runs} == {"easy-backfill", "energy-bud", "fairshare"}

@@ -47,7 +47,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="wattsched",
         description="Energy-aware HPC job schedulers for Batsim 4, with an embedded Batsim-compatible simulator.",
-        epilog="Run 'wattsched COMMAND --help' for the documentation of a command.",
+        epilog="Run 'wattsched COMMAND --help' for the documentation of a command.\n\n"
+               "From Python (notebooks):\n"
+               "  from wattsched import api\n"
+               "  result = api.simulate(platform, workload, scheduler, options)   # outputs as DataFrames, metrics\n"
+               "  table = api.sweep(grid, out)                                    # as 'wattsched sweep'\n"
+               "an example notebook: docs/api.ipynb.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output (-vv for debug)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=Parser)

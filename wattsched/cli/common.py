@@ -20,9 +20,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from contextlib import nullcontext
 from pathlib import Path
-from typing import Any, ContextManager
+from typing import Any
 
 from wattsched.base.errors import OptionError
 
@@ -106,21 +105,3 @@ def progress_enabled(args: argparse.Namespace) -> bool:
     import sys
 
     return bool(args.progress or (not args.quiet and sys.stderr.isatty()))
-
-
-def simulation_progress(enabled: bool) -> ContextManager[Any]:
-    """A rich progress bar on jobs done and simulated time; a no-op context when disabled."""
-    if not enabled:
-        return nullcontext(None)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(TextColumn("[bold]simulating"), BarColumn(), MofNCompleteColumn(),
-                    TextColumn("jobs  t={task.fields[sim_time]}"), TimeElapsedColumn(), transient=False)
-
-
-def format_sim_time(t_s: float) -> str:
-    """Simulated time as ``1d02:03:04.5`` or ``02:03:04.5``."""
-    days, rest = divmod(t_s, 86400)
-    h, rest = divmod(rest, 3600)
-    m, s = divmod(rest, 60)
-    return f"{int(days)}d{int(h):02d}:{int(m):02d}:{s:04.1f}" if days else f"{int(h):02d}:{int(m):02d}:{s:04.1f}"

@@ -10,11 +10,9 @@ from wattsched.base.errors import OptionError
 from wattsched.cli.common import (
     add_options_argument,
     add_progress_arguments,
-    format_sim_time,
     positive_float,
     progress_enabled,
     scheduler_options,
-    simulation_progress,
 )
 
 EPILOG_RUN = """\
@@ -44,24 +42,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     platform = load_platform(args.platform)
     workload = load_workload(args.workload)
     check_job_fields((job.entry for job in workload.jobs), args.workload)
-    with simulation_progress(progress_enabled(args)) as bar:
-        callback = None
-        if bar is not None:
-            task = bar.add_task("sim", total=len(workload.jobs), sim_time="0")
-            last = [-1, 0.0]
-
-            def show_progress(now_s: float, done: int, total: int) -> None:
-                if done != last[0] or now_s - last[1] > 3600.0:
-                    last[0], last[1] = done, now_s
-                    bar.update(task, completed=done, total=total, sim_time=format_sim_time(now_s))
-
-            callback = show_progress
-        stats = run_simulation(platform, workload, args.export, scheduler=args.scheduler, options=options,
-                               dynamic_jobs=args.enable_dynamic_jobs,
-                               acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs, connect=args.connect,
-                               progress=callback)
-        if bar is not None:
-            bar.update(task, completed=bar.tasks[0].total)
+    stats = run_simulation(platform, workload, args.export, scheduler=args.scheduler, options=options,
+                           dynamic_jobs=args.enable_dynamic_jobs, acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs,
+                           connect=args.connect, show_progress=progress_enabled(args))
     paths = output_paths(args.export)
     metrics = compute_metrics(str(args.export), tau_s=args.tau, workload=args.workload if args.per_user else None)
     if args.json:

@@ -45,7 +45,7 @@ from wattsched.base.errors import InputError
 from wattsched.base.fileio import atomic_path, write_if_changed
 from wattsched.experiments.sweep import Run
 
-__all__ = ["Grid", "grid_runs", "load_grid", "write_results", "COMPARED_METRICS"]
+__all__ = ["Grid", "grid_runs", "load_grid", "parse_grid", "write_results", "COMPARED_METRICS"]
 
 #: The metrics the comparison plots show (when the runs have them).
 COMPARED_METRICS = ("utilization", "mean_bounded_slowdown", "mean_waiting_time_s", "total_energy_j", "makespan_s")
@@ -86,6 +86,15 @@ def load_grid(path: str | os.PathLike) -> Grid:
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else ""
         raise InputError(source, where, f"not valid YAML ({getattr(error, 'problem', None) or error})") from None
+    return parse_grid(data, source)
+
+
+def parse_grid(data: Any, source: str = "<grid>") -> Grid:
+    """Check a grid given as a mapping (a parsed grid file, or a dict built in Python).
+
+    Raises:
+        InputError: a malformed field, naming ``source`` and the field.
+    """
     if not isinstance(data, Mapping):
         raise InputError(source, "", "a grid is a mapping with platforms, workloads and schedulers")
     unknown = sorted(set(data) - _KEYS)
@@ -187,8 +196,8 @@ def _workload_files(spec: Any, grid: Grid, index: int, inputs: Path) -> list[tup
     params = dict(spec["synth"])
     allowed = {"hosts", "days", "load", "users"}
     if "hosts" not in params or set(params) - allowed:
-        raise InputError(grid.source, f"workloads[{index}].synth", f"takes hosts (required), days, load, users")
-    out = []
+        raise InputError(grid.source, f"workloads[{index}].synth", "takes hosts (required), days, load, users")
+    out: list[tuple[Path, str, int | None]] = []
     for seed in grid.seeds:
         try:
             work = synthetic_week(int(params["hosts"]), seed=seed, duration_s=float(params.get("days", 7)) * 86400.0,
@@ -260,15 +269,16 @@ def _comparison_plots(frame: pd.DataFrame, folder: Path) -> list[Path]:
             continue
         stats = pd.DataFrame({"label": label, "value": pd.to_numeric(ok[metric], errors="coerce")}) \
             .groupby("label", sort=False)["value"].agg(["mean", "min", "max"])
-        figure = Figure(figsize=(max(5.0, 1.0 + 0.9 * len(stats)), 4.0))
+        longest = max(len(str(name)) for name in stats.index)
+        figure = Figure(figsize=(6.0 + 0.07 * longest, 1.2 + 0.45 * len(stats)))
         axes = figure.add_subplot()
-        x = range(len(stats))
-        axes.bar(x, stats["mean"], color="tab:blue", alpha=0.8)
-        axes.errorbar(x, stats["mean"], yerr=[stats["mean"] - stats["min"], stats["max"] - stats["mean"]],
-                      fmt="none", ecolor="black", capsize=4)
-        axes.set_xticks(list(x), list(stats.index), rotation=20, ha="right", fontsize=8)
-        axes.set_ylabel(metric)
-        axes.set_title(f"{metric}: mean over inputs and seeds (bars: min to max)")
+        y = list(range(len(stats)))[::-1]  # the first scheduler on top
+        axes.barh(y, stats["mean"], color="tab:blue", alpha=0.8)
+        axes.errorbar(stats["mean"], y, xerr=[stats["mean"] - stats["min"], stats["max"] - stats["mean"]],
+                      fmt="none", ecolor="black", capsize=3)
+        axes.set_yticks(y, [str(name) for name in stats.index], fontsize=8)
+        axes.set_xlabel(metric)
+        axes.set_title(f"{metric} (mean over inputs and seeds; whiskers: min to max)", fontsize=10)
         figure.tight_layout()
         paths.append(save_figure(figure, folder / f"{metric}.png"))
     return paths

@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Union
 
+from wattsched.base.errors import InputError
 from wattsched.simulator.drivers import ProgressCallback, RunStats, run_inprocess, run_zmq
 from wattsched.simulator.engine import Simulation
 from wattsched.simulator.outputs import write_outputs
@@ -25,7 +27,17 @@ from wattsched.simulator.workload import Workload, load_workload
 PlatformInput = Union[str, os.PathLike, Platform]
 WorkloadInput = Union[str, os.PathLike, Mapping[str, Any], Workload]
 
-__all__ = ["PlatformInput", "WorkloadInput", "as_platform", "as_workload", "run_simulation"]
+__all__ = ["PlatformInput", "WorkloadInput", "as_platform", "as_workload", "format_sim_time", "progress_bar",
+           "run_simulation"]
+
+
+@contextmanager
+def _named(path: Path, name: str) -> Iterator[None]:
+    """Errors about the temporary file ``path`` name the object it holds instead (``<workload object>``)."""
+    try:
+        yield
+    except InputError as error:
+        raise InputError(error.source.replace(str(path), name), error.field, error.problem) from None
 
 
 def as_platform(platform: PlatformInput) -> Platform:
@@ -41,7 +53,8 @@ def as_platform(platform: PlatformInput) -> Platform:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "platform.xml"
             path.write_text(text)
-            return load_platform(path)
+            with _named(path, "<platform XML text>"):
+                return load_platform(path)
     return load_platform(platform)
 
 
@@ -56,15 +69,51 @@ def as_workload(workload: WorkloadInput) -> Workload:
     if isinstance(workload, Mapping):
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "workload.json"
-            path.write_text(json.dumps(workload))
-            return load_workload(path)
+            try:
+                path.write_text(json.dumps(workload, allow_nan=False))
+            except (TypeError, ValueError) as error:
+                raise InputError("<workload object>", "", f"not JSON data ({error})") from None
+            with _named(path, "<workload object>"):
+                return load_workload(path)
     return load_workload(workload)
+
+
+def format_sim_time(t_s: float) -> str:
+    """Simulated time as ``1d02:03:04.5`` or ``02:03:04.5``."""
+    days, rest = divmod(t_s, 86400)
+    h, rest = divmod(rest, 3600)
+    m, s = divmod(rest, 60)
+    return f"{int(days)}d{int(h):02d}:{int(m):02d}:{s:04.1f}" if days else f"{int(h):02d}:{int(m):02d}:{s:04.1f}"
+
+
+@contextmanager
+def progress_bar(nb_jobs: int, enabled: bool = True) -> Iterator[ProgressCallback | None]:
+    """A rich progress bar on stderr (jobs done, simulated time reached, wall-clock time) and the callback that
+    moves it; ``None`` when disabled. The bar is redrawn when a job ends or an hour of simulated time passed."""
+    if not enabled:
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("[bold]simulating"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("jobs  t={task.fields[sim_time]}"), TimeElapsedColumn()) as bar:
+        task = bar.add_task("sim", total=nb_jobs, sim_time="0")
+        last = [-1, 0.0]
+
+        def show(now_s: float, done: int, total: int) -> None:
+            if done != last[0] or now_s - last[1] > 3600.0:
+                last[0], last[1] = done, now_s
+                bar.update(task, completed=done, total=total, sim_time=format_sim_time(now_s))
+
+        yield show
+        bar.update(task, completed=bar.tasks[0].total)
 
 
 def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str | os.PathLike, *,
                    scheduler: str = "easy-backfill", options: Mapping[str, Any] | None = None,
                    dynamic_jobs: bool = False, acknowledge_dynamic_jobs: bool | None = None,
-                   connect: str | None = None, progress: ProgressCallback | None = None) -> RunStats:
+                   connect: str | None = None, progress: ProgressCallback | None = None,
+                   show_progress: bool = False) -> RunStats:
     """Simulate ``workload`` on ``platform`` with a scheduler and write Batsim's five files to ``prefix``
     (atomically: a failed run writes nothing).
 
@@ -75,6 +124,7 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
         acknowledge_dynamic_jobs: registrations are acknowledged (default: as ``dynamic_jobs``).
         connect: instead of loading a scheduler, act as Batsim for a scheduler process listening there.
         progress: called with (simulated time, jobs done, jobs) after every Batsim message.
+        show_progress: draw a progress bar on stderr (:func:`progress_bar`), with ``progress`` if also given.
 
     Raises:
         WattschedError: bad input, bad option, a scheduler reply Batsim would refuse (one line).
@@ -84,10 +134,17 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
     handler = scheduler_handler(scheduler, dict(options or {})) if connect is None else None
     sim = Simulation(as_platform(platform), as_workload(workload), dynamic_jobs=dynamic_jobs,
                      acknowledge_dynamic_jobs=dynamic_jobs if acknowledge_dynamic_jobs is None else acknowledge_dynamic_jobs)
-    if handler is not None:
-        stats = run_inprocess(sim, handler, progress=progress)
-    else:
-        assert connect is not None
-        stats = run_zmq(sim, connect, progress=progress)
+    with progress_bar(len(sim.jobs), show_progress) as bar:
+        callbacks = [c for c in (bar, progress) if c is not None]
+
+        def callback(now_s: float, done: int, total: int) -> None:
+            for call in callbacks:
+                call(now_s, done, total)
+
+        if handler is not None:
+            stats = run_inprocess(sim, handler, progress=callback if callbacks else None)
+        else:
+            assert connect is not None
+            stats = run_zmq(sim, connect, progress=callback if callbacks else None)
     write_outputs(sim, prefix, scheduling_time_s=stats.scheduling_time_s, simulation_time_s=stats.simulation_time_s)
     return stats

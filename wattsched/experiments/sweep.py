@@ -298,6 +298,11 @@ def _run_dask(runs: Sequence[Run], workers: int, address: str | None, force: boo
     from distributed import Client, LocalCluster, Queue, wait
 
     with ExitStack() as stack:
+        # Dask's own INFO lines (workers starting, comms closing) are noise in a sweep's output; -vv shows them.
+        dask_logger = logging.getLogger("distributed")
+        stack.callback(dask_logger.setLevel, dask_logger.level)
+        if not logger.isEnabledFor(logging.DEBUG):
+            dask_logger.setLevel(logging.ERROR)
         if address is not None:
             try:
                 client = stack.enter_context(Client(address, timeout="10s"))
