@@ -110,8 +110,9 @@ class BudgetWindow(AdmissionConstraint):
         if not self.shutdown and self.B < idle_j * (1 - 1e-12):
             name = "budget_fraction" if self.budget_fraction is not None else "budget_j"
             raise OptionError(
-                f"option '{name}': budget {self.B:.6g} J is below the platform held idle over the window "
-                f"({nb_hosts} hosts × {self.power.est_idle_w:g} W × {window:g} s = {idle_j:.6g} J); "
+                f"option '{name}': budget {self.B:.6g} J is below the policy's estimate of the platform held idle "
+                f"over the window ({nb_hosts} hosts × estimated_idle_w {self.power.est_idle_w:g} W × {window:g} s = "
+                f"{idle_j:.6g} J); "
                 "no schedule can meet it without shutdown")
 
     def in_window(self, start_s: float, end_s: float) -> bool:

@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import json
 
+from wattsched.base.errors import InputError, OptionError
 from wattsched.base.fileio import emit_text
 from wattsched.cli.common import add_output_argument, positive_float, positive_int, window
 
@@ -27,12 +28,104 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 
 def cmd_swf(args: argparse.Namespace) -> int:
-    from wattsched.workloads.swf import swf_to_batsim
+    import sys
+    from pathlib import Path
 
+    from wattsched.workloads.swf import summary_line, swf_to_batsim
+    from wattsched.workloads.traces import fetch_trace
+
+    source = Path(args.swf)
+    if not source.exists() and "/" not in args.swf and not args.swf.endswith((".swf", ".gz")):
+        source = fetch_trace(args.swf, mirror=args.mirror, download=False)  # a name of 'wattsched traces'
     start_s, duration_s = (None, None) if args.window is None else (args.window[0], args.window[1] - args.window[0])
-    workload = swf_to_batsim(args.swf, speed_flops=args.speed, nb_hosts=args.hosts, max_jobs=args.max_jobs,
-                             start_time_s=start_s, duration_s=duration_s, procs_per_host=args.procs_per_host)
+    if args.busiest is not None:
+        from wattsched.workloads.swf import busiest_window
+
+        if args.window is not None:
+            raise OptionError("--busiest and --window: give one of them")
+        hosts = args.hosts or fetch_header_hosts(source, args.procs_per_host)
+        duration_s = args.busiest * 86400.0
+        start_s, load = busiest_window(source, nb_hosts=hosts, duration_s=duration_s, step_s=86400.0)
+        print(f"busiest {args.busiest:g} days: from {start_s:.0f} s, offered load {load:.2f}", file=sys.stderr)
+    workload = swf_to_batsim(source, speed_flops=args.speed, nb_hosts=args.hosts, max_jobs=args.max_jobs,
+                             start_time_s=start_s, duration_s=duration_s, procs_per_host=args.procs_per_host,
+                             job_numbers=args.job_numbers, walltime_rule=args.walltime,
+                             too_large=args.too_large, no_runtime=args.no_runtime)
+    if not workload["jobs"]:
+        raise InputError(source, "", f"no job left to simulate ({summary_line(workload)})")
     emit_text(json.dumps(workload, indent=1) + "\n", args.output)
+    print(summary_line(workload), file=sys.stderr)
+    return 0
+
+
+def fetch_header_hosts(source, procs_per_host: int | str) -> int:
+    """The machine size of an SWF header (MaxProcs / processors per host), for --busiest without --hosts."""
+    from wattsched.workloads.swf import read_swf_trace
+
+    header, _ = read_swf_trace(source)
+    per_host = 1 if procs_per_host == "node" and not header.max_nodes else procs_per_host
+    if per_host == "node":
+        return int(header.max_nodes or 1)
+    if not header.max_procs:
+        raise OptionError(f"--busiest: {source} has no MaxProcs header; give --hosts")
+    return max(1, header.max_procs // int(per_host))
+
+
+def job_range(text: str) -> tuple[int, int]:
+    """``--job-numbers FIRST,LAST``: two job numbers, LAST not before FIRST."""
+    try:
+        first, last = (int(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected FIRST,LAST job numbers, got {text!r}") from None
+    if last < first:
+        raise argparse.ArgumentTypeError(f"last job number {last} is before the first {first}")
+    return first, last
+
+
+def procs_per_host(text: str) -> int | str:
+    """``--procs-per-host N|node``."""
+    return "node" if text == "node" else positive_int(text)
+
+
+def walltime_rule(text: str) -> str:
+    from wattsched.workloads.swf import _walltime_rule
+
+    try:
+        _walltime_rule(text)
+    except OptionError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
+def cmd_traces(args: argparse.Namespace) -> int:
+    import sys
+
+    from wattsched.workloads.traces import TRACES, cache_folder, fetch_trace
+
+    if args.action == "list":
+        if args.names:
+            raise OptionError("'wattsched traces' lists every trace; 'wattsched traces fetch NAME' fetches one")
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title="Parallel Workloads Archive logs (cleaned versions)")
+        for column in ("name", "machine", "processors", "jobs", "period", "used by", "file"):
+            table.add_column(column, justify="right" if column in ("processors", "jobs") else "left")
+        for t in TRACES:
+            table.add_row(t.name, t.machine, f"{t.processors:,}", f"{t.jobs:,}", t.period, t.papers, t.file)
+        Console(width=max(160, Console().width)).print(table)
+        print(f"download: {TRACES[0].url().rsplit('/', 2)[0]}/<folder>/<file>; cache {cache_folder(args.cache)}; "
+              "sha256 checked ('wattsched traces --sha256' shows them)")
+        if args.sha256:
+            for t in TRACES:
+                print(f"{t.sha256}  {t.file}")
+        return 0
+    if not args.names:
+        raise OptionError("'wattsched traces fetch' needs trace names ('wattsched traces' lists them)")
+    for name in args.names:
+        path = fetch_trace(name, mirror=args.mirror, cache=args.cache, base_url=args.url,
+                           progress=not args.quiet and sys.stderr.isatty())
+        print(path)
     return 0
 
 
@@ -83,17 +176,56 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_synth)
 
     p = sub.add_parser("swf", help="convert an SWF trace (Parallel Workloads Archive) to a Batsim workload",
-                       description="Convert an SWF trace (Standard Workload Format, Parallel Workloads Archive) into "
-                                   "a Batsim JSON workload: one job per trace line, run time as flops at --speed.")
-    p.add_argument("swf", help="input .swf trace")
+                       description="Convert an SWF trace (Standard Workload Format, Parallel Workloads Archive; "
+                                   "plain or gzip-compressed) into a Batsim JSON workload: one job per trace line, "
+                                   "run time as flops at --speed, user and group kept. The header's MaxProcs is the "
+                                   "default machine size. Prints one line on stderr: jobs kept, dropped by reason, "
+                                   "walltimes given by --walltime, run times cut to the walltime. Rules: the "
+                                   "docstring of wattsched/workloads/swf.py.",
+                       epilog="examples:\n"
+                              "  wattsched swf sdsc-blue --window 0,604800 --output blue-week1.json\n"
+                              "  wattsched swf NASA-iPSC-1993-3.1-cln.swf.gz --busiest 7 --output nasa.json\n"
+                              "  wattsched swf trace.swf --hosts 128 --too-large keep --walltime factor:2",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("swf", help="input .swf or .swf.gz trace, or a name of 'wattsched traces' (from the mirror or cache)")
     add_output_argument(p, "output .json")
     p.add_argument("--speed", type=positive_float, default=100e6, help="host speed in flop/s (default 100e6)")
-    p.add_argument("--hosts", type=positive_int, help="platform size (drops larger jobs)")
+    p.add_argument("--hosts", type=positive_int, help="platform size (default: the header's MaxProcs / --procs-per-host)")
     p.add_argument("--max-jobs", type=positive_int, help="keep at most this many jobs")
     p.add_argument("--window", type=window, metavar="START,END",
                    help="keep the jobs submitted in this window of trace seconds (shifted to start at 0)")
-    p.add_argument("--procs-per-host", type=positive_int, default=1, help="trace processors per host (default 1)")
+    p.add_argument("--busiest", type=positive_float, metavar="DAYS",
+                   help="keep the DAYS-long extract (starting at a whole day) with the highest offered load")
+    p.add_argument("--job-numbers", type=job_range, metavar="FIRST,LAST",
+                   help="keep the jobs whose SWF job number is in [FIRST, LAST]")
+    p.add_argument("--procs-per-host", type=procs_per_host, default=1, metavar="N|node",
+                   help="trace processors per host (default 1, the papers' count; 'node': MaxProcs/MaxNodes)")
+    p.add_argument("--walltime", type=walltime_rule, default="runtime", metavar="RULE",
+                   help="walltime of jobs without a requested time: runtime (default, a perfect estimate), none "
+                        "(never killed, no estimate for EASY), factor:F (F x run time), limit:S (S seconds)")
+    p.add_argument("--too-large", choices=("drop", "keep", "error"), default="drop",
+                   help="jobs wider than the machine: drop (default), keep (the scheduler rejects them) or error")
+    p.add_argument("--no-runtime", choices=("drop", "keep", "error"), default="drop",
+                   help="jobs with a run time <= 0 (cancelled or not): drop (default), keep (zero work) or error")
+    p.add_argument("--mirror", metavar="DIR", help="folder of the archive's logs for a trace name (default $WATTSCHED_PWA)")
     p.set_defaults(func=cmd_swf)
+
+    p = sub.add_parser("traces", help="the Parallel Workloads Archive logs the papers used: list, fetch (sha256 checked)",
+                       description="List the archive's logs the project knows (the papers' traces), or fetch them: from "
+                                   "a mirror folder (--mirror, $WATTSCHED_PWA, or shared/data/pwa beside the "
+                                   "repository), else the cache (--cache, $WATTSCHED_TRACES, ~/.cache/wattsched/traces), "
+                                   "else a download from the archive (or --url) with a progress bar. Every file is "
+                                   "checked against its sha256; 'fetch' prints the path of each checked file.",
+                       epilog="examples:\n  wattsched traces\n  wattsched traces fetch sdsc-blue nasa-ipsc",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("action", nargs="?", choices=("list", "fetch"), default="list", help="list (default) or fetch")
+    p.add_argument("names", nargs="*", metavar="NAME", help="traces to fetch (names or file names)")
+    p.add_argument("--mirror", metavar="DIR", help="a folder holding the archive's files")
+    p.add_argument("--cache", metavar="DIR", help="the download cache")
+    p.add_argument("--url", metavar="URL", help="download from this folder URL instead of the archive")
+    p.add_argument("--sha256", action="store_true", help="list: print every file's sha256 too")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_traces)
 
     p = sub.add_parser("lightesp", help="generate the Light-ESP workload of the EFS paper (table II), with users",
                        description="Write COPIES Light-ESP workloads one after the other (EFS paper table II: 230 "

@@ -47,6 +47,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                            connect=args.connect, show_progress=progress_enabled(args))
     paths = output_paths(args.export)
     metrics = compute_metrics(str(args.export), tau_s=args.tau, workload=args.workload if args.per_user else None)
+    rejected = int(metrics.get("nb_jobs_rejected", 0))
+    if rejected:
+        wide = sum(job.res > platform.nb_hosts for job in workload.jobs)
+        print(f"warning: {rejected} jobs rejected by the scheduler"
+              + (f", {wide} of them wider than the platform's {platform.nb_hosts} hosts (Batsim submits such jobs; "
+                 "the presets reject them, as pybatsim's EASY does)" if wide else ""), file=sys.stderr)
     if args.json:
         print(metrics_to_json(metrics))
     else:

@@ -10,6 +10,7 @@ loaded :class:`~wattsched.simulator.workload.Workload`.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -26,6 +27,8 @@ from wattsched.simulator.workload import Workload, load_workload
 
 PlatformInput = Union[str, os.PathLike, Platform]
 WorkloadInput = Union[str, os.PathLike, Mapping[str, Any], Workload]
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["PlatformInput", "WorkloadInput", "as_platform", "as_workload", "format_sim_time", "progress_bar",
            "run_simulation"]
@@ -109,6 +112,19 @@ def progress_bar(nb_jobs: int, enabled: bool = True) -> Iterator[ProgressCallbac
         bar.update(task, completed=bar.tasks[0].total)
 
 
+def check_speed(platform: Platform, workload: Workload) -> None:
+    """Warn (one line) when a workload converted for a host speed (its ``meta.speed_flops``, e.g. from
+    ``wattsched swf --speed``) runs on hosts of another top speed: its jobs would run longer or shorter than the
+    trace says, and be killed at their walltime."""
+    speed = workload.meta.get("speed_flops")
+    if not isinstance(speed, (int, float)) or not platform.hosts:
+        return
+    top = max(platform.hosts[0].model.speeds_flops)
+    if top == top and abs(top - speed) > 1e-9 * max(abs(top), abs(speed)):  # top == top: not NaN
+        logger.warning("%s: meta.speed_flops: the workload's work is meant for hosts of %g flop/s, the platform's "
+                       "top speed is %g flop/s: run times scale by %.3g", workload.path, speed, top, speed / top)
+
+
 def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str | os.PathLike, *,
                    scheduler: str = "easy-backfill", options: Mapping[str, Any] | None = None,
                    dynamic_jobs: bool = False, acknowledge_dynamic_jobs: bool | None = None,
@@ -132,7 +148,9 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
     from wattsched.schedulers.protocol import scheduler_handler
 
     handler = scheduler_handler(scheduler, dict(options or {})) if connect is None else None
-    sim = Simulation(as_platform(platform), as_workload(workload), dynamic_jobs=dynamic_jobs,
+    platform, workload = as_platform(platform), as_workload(workload)
+    check_speed(platform, workload)
+    sim = Simulation(platform, workload, dynamic_jobs=dynamic_jobs,
                      acknowledge_dynamic_jobs=dynamic_jobs if acknowledge_dynamic_jobs is None else acknowledge_dynamic_jobs)
     with progress_bar(len(sim.jobs), show_progress) as bar:
         callbacks = [c for c in (bar, progress) if c is not None]

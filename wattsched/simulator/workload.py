@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Union
 
 from wattsched.base.errors import InputError
@@ -98,6 +98,8 @@ class Workload:
     jobs: list[Job]
     profiles: dict[str, Profile]
     profiles_json: dict[str, dict]
+    #: The workload's ``meta`` object (not Batsim's: generators record their inputs there), or empty.
+    meta: dict = field(default_factory=dict)
 
     def job_by_id(self, job_id: str) -> Job:
         index = getattr(self, "_by_id", None)
@@ -251,7 +253,9 @@ def load_workload(path: str | os.PathLike, name: str = "w0") -> Workload:
         jobs.append(job)
 
     jobs.sort(key=lambda j: (j.subtime_s, j.id))
-    return Workload(path=path, name=name, jobs=jobs, profiles=profiles, profiles_json=raw_profiles)
+    meta = doc.get("meta")
+    return Workload(path=path, name=name, jobs=jobs, profiles=profiles, profiles_json=raw_profiles,
+                    meta=meta if isinstance(meta, dict) else {})
 
 
 def parse_job(source: str, where: str, entry: object, workload_name: str, profiles: dict[str, Profile]) -> Job:
