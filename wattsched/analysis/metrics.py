@@ -360,6 +360,7 @@ def compute_metrics(
     nb_hosts: int | None = None,
     workload: str | Path | Mapping[str, Any] | None = None,
     max_power_w: float | None = None,
+    extra_windows: Mapping[str, Window] | None = None,
 ) -> Metrics:
     """Every metric of docs/architecture.md §8 for one run.
 
@@ -370,12 +371,15 @@ def compute_metrics(
         nb_hosts: compute hosts; default ``nb_computing_machines`` of schedule.csv.
         workload: Batsim workload (path or content) whose jobs carry ``user``: enables per-user stretch.
         max_power_w: all-computing platform power, watts: enables ``window_energy_relative``.
+        extra_windows: named windows measured too: ``{"budget": (t0_s, t1_s)}`` adds ``budget_utilization``,
+            ``budget_energy_j`` and ``budget_nb_jobs_started``.
 
     Returns:
         A flat ``{name: number}`` dict, units in the names: ``nb_jobs``, ``nb_jobs_started``,
         ``nb_jobs_rejected``, ``nb_jobs_<final state>``, ``makespan_s``, ``mean_waiting_time_s``,
         ``mean_bounded_slowdown``, ``max_bounded_slowdown``, ``utilization``, ``window_start_s``,
-        ``window_end_s``, ``nb_hosts``, ``mean_stretch``; with consumed_energy.csv ``total_energy_j``,
+        ``window_end_s``, ``nb_hosts``, ``mean_stretch``; when a window is given also
+        ``whole_run_utilization`` (first submission to makespan); with consumed_energy.csv ``total_energy_j``,
         ``window_energy_j`` (and ``window_energy_relative``); per user ``mean_stretch_user_<user>``.
         Undefined values (no job ran) are NaN.
 
@@ -411,6 +415,8 @@ def compute_metrics(
             "utilization": utilization(jobs, hosts, win),
         }
     )
+    if window is not None:  # a window's utilization can hide in the whole run's, and the other way round
+        metrics["whole_run_utilization"] = utilization(jobs, hosts, default_window(jobs))
     if outputs.consumed_energy is not None and not outputs.consumed_energy.empty:
         energy = outputs.consumed_energy
         metrics["total_energy_j"] = total_energy_j(energy)
@@ -422,6 +428,13 @@ def compute_metrics(
             )
     else:
         logger.info("no consumed_energy output: energy metrics skipped")
+    started = ran["starting_time"]
+    for name, (t0, t1) in (extra_windows or {}).items():
+        energy = outputs.consumed_energy
+        metrics[f"{name}_utilization"] = utilization(jobs, hosts, (t0, t1))
+        metrics[f"{name}_energy_j"] = (energy_in_window_j(energy, (t0, t1))
+                                       if energy is not None and not energy.empty else math.nan)
+        metrics[f"{name}_nb_jobs_started"] = int(((started >= t0) & (started < t1)).sum())
     users = load_workload_users(workload) if workload is not None else None
     per_user = per_user_mean_stretch(jobs, users)
     if workload is not None and not per_user:
@@ -447,14 +460,16 @@ def format_table(metrics: Mapping[str, float | int], title: str = "wattsched met
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=title)
+    table = Table()
     table.add_column("metric", style="bold")
     table.add_column("value", justify="right")
     for name, value in metrics.items():
         table.add_row(name, _format_value(value))
     buffer = StringIO()
     Console(file=buffer, width=80, color_system=None, force_terminal=False).print(table)
-    return buffer.getvalue()
+    # The title on a line of its own, as it is: as the table's title rich would wrap it to the table's width and
+    # read '[...]' in a scheduler's name as markup.
+    return f"{title}\n{buffer.getvalue()}"
 
 
 def metrics_to_json(metrics: Mapping[str, float | int]) -> str:

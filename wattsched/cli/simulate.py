@@ -12,6 +12,7 @@ from wattsched.cli.common import (
     add_progress_arguments,
     positive_float,
     progress_enabled,
+    window,
     scheduler_options,
 )
 
@@ -46,7 +47,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                            dynamic_jobs=args.enable_dynamic_jobs, acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs,
                            connect=args.connect, show_progress=progress_enabled(args))
     paths = output_paths(args.export)
-    metrics = compute_metrics(str(args.export), tau_s=args.tau, workload=args.workload if args.per_user else None)
+    budget = ({"budget_window": (float(options.get("window_start_s", 0.0)), float(options["window_end_s"]))}
+              if isinstance(options.get("window_end_s"), (int, float)) else None)  # an energy budget's window
+    metrics = compute_metrics(str(args.export), tau_s=args.tau, workload=args.workload if args.per_user else None,
+                              window=args.window, extra_windows=budget)
     rejected = int(metrics.get("nb_jobs_rejected", 0))
     if rejected:
         wide = sum(job.res > platform.nb_hosts for job in workload.jobs)
@@ -119,6 +123,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="answer each registration with a JOB_SUBMITTED (Batsim's flag of the same name)")
     p.add_argument("--tau", type=positive_float, default=10.0,
                    help="bounded-slowdown threshold in seconds (default 10)")
+    p.add_argument("--window", type=window, metavar="START,END",
+                   help="utilization and energy in this window of seconds (besides the whole run's); an energy "
+                        "budget's window (options window_start_s, window_end_s) is measured too")
     p.add_argument("--json", action="store_true", help="print the metrics as JSON")
     p.add_argument("--per-user", action="store_true",
                    help="also print each user's mean stretch (from the workload's 'user' field)")

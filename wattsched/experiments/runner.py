@@ -91,15 +91,24 @@ def format_sim_time(t_s: float) -> str:
 
 @contextmanager
 def progress_bar(nb_jobs: int, enabled: bool = True) -> Iterator[ProgressCallback | None]:
-    """A rich progress bar on stderr (jobs done, simulated time reached, wall-clock time) and the callback that
-    moves it; ``None`` when disabled. The bar is redrawn when a job ends or an hour of simulated time passed."""
+    """A rich progress bar on stderr (jobs done, simulated time reached, wall-clock time and an estimate of the
+    time left, from the jobs done) and the callback that moves it; ``None`` when disabled. The bar is redrawn
+    when a job ends or an hour of simulated time passed."""
     if not enabled:
         yield None
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     with Progress(TextColumn("[bold]simulating"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("jobs  t={task.fields[sim_time]}"), TimeElapsedColumn()) as bar:
+                  TextColumn("jobs  t={task.fields[sim_time]}"), TimeElapsedColumn(), TextColumn("left"),
+                  TimeRemainingColumn()) as bar:
         task = bar.add_task("sim", total=nb_jobs, sim_time="0")
         last = [-1, 0.0]
 

@@ -132,20 +132,10 @@ def _simulate(run: Run, on_jobs: JobsCallback | None) -> None:
 
 def run_metrics(run: Run) -> dict[str, float | int]:
     """Metrics of a finished run from its output files (module docstring)."""
-    from wattsched.analysis.metrics import compute_metrics, energy_in_window_j, jobs_that_ran, utilization
-    from wattsched.analysis.outputs import load_outputs
+    from wattsched.analysis.metrics import compute_metrics
 
-    outputs = load_outputs(run.prefix)
-    metrics = dict(compute_metrics(outputs, tau_s=run.tau_s, window=run.window, max_power_w=run.max_power_w))
-    hosts = int(metrics["nb_hosts"])
-    started = jobs_that_ran(outputs.jobs)["starting_time"]
-    for name, (t0, t1) in run.extra_windows.items():
-        energy = outputs.consumed_energy
-        metrics[f"{name}_energy_j"] = (energy_in_window_j(energy, (t0, t1))
-                                       if energy is not None and not energy.empty else math.nan)
-        metrics[f"{name}_utilization"] = utilization(outputs.jobs, hosts, (t0, t1))
-        metrics[f"{name}_nb_jobs_started"] = int(((started >= t0) & (started < t1)).sum())
-    return metrics
+    return dict(compute_metrics(run.prefix, tau_s=run.tau_s, window=run.window, max_power_w=run.max_power_w,
+                                extra_windows=run.extra_windows))
 
 
 def execute_run(run: Run, *, force: bool = False, on_jobs: JobsCallback | None = None) -> dict[str, Any]:
