@@ -12,7 +12,7 @@ $(STAMP): setup.cfg pyproject.toml
 	# pybatsim 4.0.0a0 pins pyzmq<23, which has no Python 3.11 wheel: install it without its
 	# dependencies; setup.cfg lists its real run-time dependencies with a current pyzmq.
 	$(PY) -m pip install -q --no-deps pybatsim==4.0.0a0
-	$(PY) -m pip install -q -e '.[test,pybatsim]'
+	$(PY) -m pip install -q -e '.[test,pybatsim,web]'
 	touch $(STAMP)
 
 install: $(STAMP)
