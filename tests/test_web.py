@@ -355,6 +355,8 @@ def test_the_command_serves_the_page(tmp_path):
         assert page.status_code == 200 and 'id="run-form"' in page.text
         assert httpx.get(f"http://127.0.0.1:{port}/static/htmx.min.js").text.startswith("/* htmx.org 1.9.12")
         assert httpx.get(f"http://127.0.0.1:{port}/assets/plotly.min.js").status_code == 200
+        # another site's name for this address (DNS rebinding) is not answered
+        assert httpx.get(f"http://127.0.0.1:{port}/", headers={"Host": "evil.example"}).status_code == 400
     finally:
         server.terminate()
         server.wait(timeout=30)

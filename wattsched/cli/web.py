@@ -18,7 +18,9 @@ def cmd_web(args: argparse.Namespace) -> int:
     except ImportError as error:
         raise OptionError(f"wattsched web needs the extra 'web' ({error.name} is missing): "
                           "pip install 'wattsched[web]'") from None
-    app = create_app(args.workspace, workers=args.workers, max_upload_bytes=args.max_upload_mb * 2**20)
+    local = args.host in ("127.0.0.1", "localhost", "::1")
+    app = create_app(args.workspace, workers=args.workers, max_upload_bytes=args.max_upload_mb * 2**20,
+                     allowed_hosts=["127.0.0.1", "localhost", "[::1]"] if local else None)
     print(f"wattsched web: http://{args.host}:{args.port}/  (workspace {Path(args.workspace).resolve()}; "
           "Ctrl-C stops)", flush=True)
     try:

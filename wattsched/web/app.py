@@ -116,7 +116,7 @@ class OneLineErrors:
 
 
 def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = True,
-               max_upload_bytes: int = MAX_UPLOAD_BYTES) -> Starlette:
+               max_upload_bytes: int = MAX_UPLOAD_BYTES, allowed_hosts: list[str] | None = None) -> Starlette:
     """The page over ``workspace`` (created when missing; runs left running by a previous server are marked
     interrupted).
 
@@ -124,6 +124,8 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         workers: simulations at once.
         processes: simulate in worker processes (else threads of the server: tests).
         max_upload_bytes: largest platform or workload accepted.
+        allowed_hosts: the ``Host`` headers answered (others get 400: a page of another site cannot drive this
+            one through DNS rebinding); ``None`` answers any.
     """
     space = Workspace(workspace)
     space.recover()
@@ -240,7 +242,7 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
             errors.update(option_errors)
         for kind in ("platform", "workload"):
             try:
-                space.input_path(kind, form.get(kind, ""))  # type: ignore[arg-type]
+                space.input_path(kind, form.get(kind, ""))
             except WattschedError as error:
                 errors[kind] = str(error)
         if errors:
@@ -362,7 +364,11 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={WattschedError: user_error})
-    app.add_middleware(OneLineErrors)  # type: ignore[arg-type]
+    if allowed_hosts is not None:
+        from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
+    app.add_middleware(OneLineErrors)
     app.state.workspace = space
     app.state.manager = manager
     return app

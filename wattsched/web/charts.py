@@ -111,9 +111,8 @@ def power(outputs: BatsimOutputs, window: tuple[float, float] | None = None,
                        "y1": 1, "fillcolor": TAB["tab:orange"], "opacity": 0.15, "line": {"width": 0}})
         data.append({"type": "scatter", "mode": "lines", "x": [window[0], window[0]], "y": [None, None],
                      "name": f"budget window {window[0]:g}-{window[1]:g} s", "line": {"color": TAB["tab:orange"]}})
-    if budget_w is not None:
-        end = float(data[0]["x"][-1]) if data and data[0]["x"] else (window[1] if window else 1.0)
-        data.append({"type": "scatter", "mode": "lines", "x": [0.0, end], "y": [budget_w, budget_w],
+    if budget_w is not None and window is not None:  # the budget holds inside its window only
+        data.append({"type": "scatter", "mode": "lines", "x": [window[0], window[1]], "y": [budget_w, budget_w],
                      "name": f"budget power {budget_w:.6g} W", "line": {"color": TAB["tab:red"], "dash": "dash"}})
     return {"data": data, "layout": _layout("Platform power (compute hosts)", "time (s)", "power (W)",
                                             shapes=shapes, yaxis={"title": {"text": "power (W)"}, "rangemode": "tozero"})}
