@@ -36,6 +36,8 @@ PLATFORM = "shipped:taurus_16.xml"
 WORKLOAD = "shipped:demo_taurus16.json"
 ENERGY_BUD = {"scheduler": "energy-bud", "platform": PLATFORM, "workload": WORKLOAD, "name": "budget 60%",
               "opt.shutdown": "true", "opt.budget_fraction": "0.6", "opt.window_end_s": "20000"}
+#: A budget below the idle platform without shutdown: valid options, refused when the simulation begins.
+TOO_SMALL = {**ENERGY_BUD, "opt.shutdown": "false", "opt.budget_fraction": "0.01", "name": "too small"}
 EASY = {"scheduler": "easy-backfill", "platform": PLATFORM, "workload": WORKLOAD, "name": "easy"}
 
 
@@ -87,9 +89,9 @@ def finished(tmp_path_factory):
     together."""
     workspace = tmp_path_factory.mktemp("web") / "ws"
     with TestClient(create_app(workspace, workers=2, processes=False)) as client:
-        ids = [launch(client, ENERGY_BUD), launch(client, EASY)]
-        assert [wait_done(client, run_id) for run_id in ids] == ["done", "done"]
-    return workspace, ids
+        ids = [launch(client, ENERGY_BUD), launch(client, EASY), launch(client, TOO_SMALL)]
+        assert [wait_done(client, run_id) for run_id in ids] == ["done", "done", "failed"]
+    return workspace, ids[:2], ids[2]
 
 
 # -------------------------------------------------------------------------------------------- forms
@@ -154,7 +156,7 @@ def test_a_launched_run_reaches_done_with_its_page_and_downloads(finished):
     from wattsched.analysis.metrics import compute_metrics
     from wattsched.base.batsim_files import output_paths
 
-    workspace, (budget_id, _) = finished
+    workspace, (budget_id, _), _ = finished
     prefix = workspace / "runs" / budget_id / "out"
     with TestClient(create_app(workspace, processes=False)) as client:
         page = client.get(f"/runs/{budget_id}").text
@@ -186,7 +188,20 @@ def test_a_launched_run_reaches_done_with_its_page_and_downloads(finished):
         assert max(sleeping["y"]) > 0  # shutdown switched hosts off
 
 
-def test_progress_is_shown_while_a_run_is_running(tmp_path):
+def test_a_run_that_fails_shows_the_cli_error_and_no_outputs(finished, tmp_path):
+    workspace, _, failed_id = finished
+    expected = cli_error("run", str(ROOT / "platforms" / "taurus_16.xml"), str(ROOT / "workloads" / "demo_taurus16.json"),
+                         "-s", "energy-bud", "-o", json.dumps({"budget_fraction": 0.01, "window_end_s": 20000,
+                                                              "shutdown": False}), "-e", str(tmp_path / "out"))
+    with TestClient(create_app(workspace, processes=False)) as client:
+        page = client.get(f"/runs/{failed_id}").text
+        assert 'id="state">failed<' in page and 'id="metrics"' not in page
+        assert html.unescape(re.search(r'id="error">([^<]*)<', page).group(1)) == expected
+        assert client.get(f"/runs/{failed_id}/files/jobs.csv").status_code == 404
+    assert sorted(p.name for p in (workspace / "runs" / failed_id).iterdir()) == ["run.json", "status.json"]
+
+
+def test_progress_is_shown_while_a_run_is_running(tmp_path, monkeypatch):
     from wattsched.web.runs import simulate
     from wattsched.web.workspace import Workspace
 
@@ -199,8 +214,24 @@ def test_progress_is_shown_while_a_run_is_running(tmp_path):
         fragment = client.get(f"/runs/{spec.id}/status").text
         assert 'id="sim-time">01:02:03.5<' in fragment and 'id="jobs-done">17<' in fragment
         assert 'hx-trigger="every 1s"' in client.get("/").text  # the runs table polls the running row
-    # the task itself records the end: every job done at the makespan
+    # the task records its progress as it goes, then the end: every job done at the makespan
+    import wattsched.web.runs as runs
+
+    seen: list[tuple[str, float, int]] = []
+    original = Workspace.set_status
+
+    def spy(self, run_id, **fields):
+        status = original(self, run_id, **fields)
+        seen.append((status["state"], status["sim_time_s"], status["jobs_done"]))
+        return status
+
+    monkeypatch.setattr(runs, "PROGRESS_PERIOD_S", 0.0)
+    monkeypatch.setattr(Workspace, "set_status", spy)
     assert simulate(str(tmp_path), spec.id) == "done"
+    running = [(t, done) for state, t, done in seen if state == "running"]
+    assert running[0] == (0.0, 0) and len(running) > 100 and running == sorted(running)
+    assert 0 < running[len(running) // 2][1] < 210
+    assert seen[-1][0] == "done"
     status = space.status(spec.id)
     assert status["jobs_done"] == status["jobs"] == 210
     assert status["sim_time_s"] == status["metrics"]["makespan_s"]
@@ -226,7 +257,7 @@ def test_runs_survive_a_restart(finished, tmp_path):
 
 
 def test_the_comparison_page(finished):
-    workspace, ids = finished
+    workspace, ids, _ = finished
     with TestClient(create_app(workspace, processes=False)) as client:
         page = client.get("/compare", params=[("run", run_id) for run_id in ids])
         assert page.status_code == 200
@@ -294,7 +325,7 @@ def test_generated_inputs_use_the_cli_generators_and_messages(tmp_path):
 
 
 def test_nothing_outside_the_workspace_can_be_read_or_written(tmp_path, finished):
-    workspace, ids = finished
+    workspace, ids, _ = finished
     secret = tmp_path / "secret.xml"
     secret.write_text("<platform>top secret</platform>")
     (workspace / "inputs" / "platform-link.xml").symlink_to(secret)

@@ -94,7 +94,8 @@ def choose(driver, field_id: str, value: str) -> None:
     WebDriverWait(driver, 20).until(EC.staleness_of(old))
 
 
-def fill_and_launch(driver, url: str, scheduler: str, name: str, options: dict[str, str]) -> str:
+def fill_and_launch(driver, url: str, scheduler: str, name: str, options: dict[str, str],
+                    screenshot: str | None = None) -> str:
     driver.get(f"{url}/new")
     Select(driver.find_element(By.ID, "platform")).select_by_value("shipped:taurus_16.xml")
     Select(driver.find_element(By.ID, "workload")).select_by_value("shipped:demo_taurus16.json")
@@ -107,6 +108,10 @@ def fill_and_launch(driver, url: str, scheduler: str, name: str, options: dict[s
             element.clear()
             element.send_keys(value)
     driver.find_element(By.ID, "name").send_keys(name)
+    if options.get("shutdown") == "true":  # the switch brought the shutdown piece's own option into the form
+        assert driver.find_elements(By.ID, "opt.sleep_pstate")
+    if screenshot:
+        shot(driver, screenshot)
     driver.find_element(By.ID, "launch").click()
     WebDriverWait(driver, 20).until(EC.url_matches(r"/runs/[0-9-a-f]+$"))
     return driver.current_url.rsplit("/", 1)[1]
@@ -127,7 +132,7 @@ def cli_metrics(prefix: Path) -> dict[str, str]:
 def test_configure_launch_watch_and_compare_in_a_browser(server, browser):
     url, workspace = server
     budget = fill_and_launch(browser, url, "energy-bud", "energyBud 60% + shutdown",
-                             {"shutdown": "true", "budget_fraction": "0.6", "window_end_s": "20000"})
+                             {"shutdown": "true", "budget_fraction": "0.6", "window_end_s": "20000"}, "new")
     assert browser.find_element(By.ID, "state").text in ("queued", "running", "done")
     wait_for_results(browser)
     assert browser.find_element(By.ID, "state").text == "done"
@@ -173,3 +178,6 @@ def test_configure_launch_watch_and_compare_in_a_browser(server, browser):
     assert error.text.startswith("option 'period_s' of esc is out of range, got 0")
     assert sorted((workspace / "runs").iterdir()) == runs_before
     shot(browser, "refused-option")
+    browser.get(f"{url}/inputs")
+    assert "taurus_16.xml (shipped)" in browser.find_element(By.ID, "platforms").text
+    shot(browser, "inputs")

@@ -55,7 +55,7 @@ def simulate(root: str, run_id: str) -> str:
             workspace.set_status(run_id, state="running", sim_time_s=float(now_s), jobs_done=int(done), jobs=int(total))
 
     try:
-        workspace.set_status(run_id, state="running")
+        workspace.set_status(run_id, state="running", sim_time_s=0.0, jobs_done=0, error="")
         platform = workspace.input_path("platform", spec.platform)
         workload = workspace.input_path("workload", spec.workload)
         stats = run_simulation(platform, workload, prefix, scheduler=spec.scheduler, options=spec.options,
