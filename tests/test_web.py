@@ -388,6 +388,12 @@ def test_the_command_serves_the_page(tmp_path):
         assert httpx.get(f"http://127.0.0.1:{port}/assets/plotly.min.js").status_code == 200
         # another site's name for this address (DNS rebinding) is not answered
         assert httpx.get(f"http://127.0.0.1:{port}/", headers={"Host": "evil.example"}).status_code == 400
+        # a second server on the same port: one line, exit status 2, no workspace made
+        second = subprocess.run([sys.executable, "-m", "wattsched", "web", "--port", str(port), "--workspace",
+                                 str(tmp_path / "other")], capture_output=True, text=True, timeout=60)
+        assert second.returncode == 2 and not (tmp_path / "other").exists()
+        assert second.stderr == f"wattsched: error: --host 127.0.0.1 --port {port}: cannot listen there " \
+                                "(Address already in use)\n"
     finally:
         server.terminate()
         server.wait(timeout=30)

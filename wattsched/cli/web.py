@@ -18,17 +18,28 @@ def cmd_web(args: argparse.Namespace) -> int:
     except ImportError as error:
         raise OptionError(f"wattsched web needs the extra 'web' ({error.name} is missing): "
                           "pip install 'wattsched[web]'") from None
+    _check_free(args.host, args.port)
     local = args.host in ("127.0.0.1", "localhost", "::1")
     app = create_app(args.workspace, workers=args.workers, max_upload_bytes=args.max_upload_mb * 2**20,
                      allowed_hosts=["127.0.0.1", "localhost", "[::1]"] if local else None)
     print(f"wattsched web: http://{args.host}:{args.port}/  (workspace {Path(args.workspace).resolve()}; "
           "Ctrl-C stops)", flush=True)
-    try:
-        uvicorn.run(app, host=args.host, port=args.port, log_level=logging.getLevelName(
-            logging.getLogger().getEffectiveLevel()).lower(), access_log=args.verbose > 0)
-    except OSError as error:
-        raise OptionError(f"--host {args.host} --port {args.port}: cannot listen there ({error.strerror})") from None
+    uvicorn.run(app, host=args.host, port=args.port, access_log=args.verbose > 0,
+                log_level=logging.getLevelName(logging.getLogger().getEffectiveLevel()).lower())
     return 0
+
+
+def _check_free(host: str, port: int) -> None:
+    """:class:`OptionError` (one line, exit 2) when nothing can listen on ``host:port``."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        with socket.socket(infos[0][0], socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(infos[0][4])
+    except OSError as error:
+        raise OptionError(f"--host {host} --port {port}: cannot listen there ({error.strerror or error})") from None
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:

@@ -114,15 +114,20 @@ class Workspace:
 
     Args:
         root: the folder; created when missing.
+
+    Raises:
+        WorkspaceError: ``root`` cannot be a folder (a file is there, no permission).
     """
 
     def __init__(self, root: str | Path) -> None:
-        Path(root).mkdir(parents=True, exist_ok=True)
         self.root = Path(root).resolve()
         self.runs_dir = self.root / "runs"
         self.inputs_dir = self.root / "inputs"
-        self.runs_dir.mkdir(exist_ok=True)
-        self.inputs_dir.mkdir(exist_ok=True)
+        try:
+            self.runs_dir.mkdir(parents=True, exist_ok=True)
+            self.inputs_dir.mkdir(exist_ok=True)
+        except OSError as error:
+            raise WorkspaceError(f"{root}: cannot be used as a workspace ({error.strerror or error})") from None
         self._lock = threading.Lock()
 
     # --------------------------------------------------------------------------------- safe paths
