@@ -35,6 +35,7 @@ from typing import Any, AsyncIterator
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
@@ -131,7 +132,7 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
     space.recover()
     manager = RunManager(space, workers=workers, processes=processes)
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True))
-    env.filters.update(num=format_value, simtime=format_time, figure=_figure_json)
+    env.filters.update(num=format_value, simtime=format_time)
 
     def page(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
         text = env.get_template(template).render(request=request, **context)
@@ -146,21 +147,21 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         spec = space.spec(run_id)  # WorkspaceError: not a run
         return run_id, {**spec.as_dict(), **space.status(run_id)}
 
-    async def index(request: Request) -> Response:
+    def index(request: Request) -> Response:
         return page(request, "index.html", runs=space.runs(), active=ACTIVE)
 
-    async def run_row(request: Request) -> Response:
-        run_id, run = run_or_404(request)
+    def run_row(request: Request) -> Response:
+        _, run = run_or_404(request)
         return page(request, "run_row.html", run=run, active=ACTIVE)
 
-    async def run_status(request: Request) -> Response:
-        run_id, run = run_or_404(request)
+    def run_status(request: Request) -> Response:
+        _, run = run_or_404(request)
         response = page(request, "run_status.html", run=run, active=ACTIVE)
         if run["state"] not in ACTIVE:
             response.headers["HX-Refresh"] = "true"
         return response
 
-    async def run_page(request: Request) -> Response:
+    def run_page(request: Request) -> Response:
         run_id, run = run_or_404(request)
         figures: dict[str, str] = {}
         files: list[str] = []
@@ -177,7 +178,7 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
             files = [name for name, path in output_files(space.prefix(run_id)).items() if path.is_file()]
         return page(request, "run.html", run=run, figures=figures, files=files, active=ACTIVE)
 
-    async def download(request: Request) -> Response:
+    def download(request: Request) -> Response:
         run_id, _ = run_or_404(request)
         name = request.path_params["name"]
         path = output_files(space.prefix(run_id)).get(name)
@@ -186,7 +187,7 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         return FileResponse(space.inside(path.relative_to(space.root)), filename=f"{run_id}_{name}",
                             media_type="text/csv" if name.endswith(".csv") else "text/plain")
 
-    async def compare(request: Request) -> Response:
+    def compare(request: Request) -> Response:
         from wattsched.analysis.outputs import load_outputs
 
         ids = list(dict.fromkeys(request.query_params.getlist("run")))
@@ -219,10 +220,10 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
                     platforms=space.input_choices("platform"), workloads=space.input_choices("workload"),
                     general=errors.get(GENERAL, ""))
 
-    async def new_run(request: Request) -> Response:
+    def new_run(request: Request) -> Response:
         return new_run_page(request, dict(request.query_params), {})
 
-    async def options_fragment(request: Request) -> Response:
+    def options_fragment(request: Request) -> Response:
         form = dict(request.query_params)
         scheduler = form.get("scheduler", "")
         if scheduler not in preset_names():
@@ -249,7 +250,7 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
             return new_run_page(request, form, errors, fields, status_code=400)
         spec = space.new_run(name=form.get("name", ""), scheduler=scheduler, options=options,
                              platform=form["platform"], workload=form["workload"])
-        manager.submit(spec.id)
+        await run_in_threadpool(manager.submit, spec.id)  # the first run starts the Dask cluster
         return RedirectResponse(f"/runs/{spec.id}", status_code=303)
 
     # ------------------------------------------------------------------------------------ inputs
@@ -258,7 +259,7 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
                     platforms=space.input_choices("platform"), workloads=space.input_choices("workload"),
                     max_upload_mb=max_upload_bytes / 2**20, **context)
 
-    async def inputs(request: Request) -> Response:
+    def inputs(request: Request) -> Response:
         return inputs_page(request, stored=request.query_params.get("stored", ""))
 
     async def upload(request: Request) -> Response:
@@ -278,7 +279,7 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
             return inputs_page(request, 413, upload_error=f"{upload_file.filename}: more than the "
                                                           f"{max_upload_bytes} bytes accepted")
         try:
-            choice = space.store_input(kind, upload_file.filename, data)  # type: ignore[arg-type]
+            choice = await run_in_threadpool(space.store_input, kind, upload_file.filename, data)  # type: ignore[arg-type]
         except WattschedError as error:
             return inputs_page(request, 400, upload_error=str(error))
         return RedirectResponse(f"/inputs?stored={choice}", status_code=303)
@@ -296,8 +297,8 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
             return inputs_page(request, 400, platform_errors=errors)
         generate = esc_platform_xml if node == "esc" else taurus_platform_xml
         prefix = "node" if node == "esc" else "taurus-"
-        text = generate(hosts, prefix=prefix, cluster=form.get("flat") != "on")
-        choice = space.store_input("platform", f"{node}_{hosts}.xml", text.encode())
+        text = await run_in_threadpool(generate, hosts, prefix=prefix, cluster=form.get("flat") != "on")
+        choice = await run_in_threadpool(space.store_input, "platform", f"{node}_{hosts}.xml", text.encode())
         return RedirectResponse(f"/inputs?stored={choice}", status_code=303)
 
     async def generate_workload(request: Request) -> Response:
@@ -320,14 +321,14 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
                 errors[name] = f"argument --{name}: {error}"
         if errors:
             return inputs_page(request, 400, workload_errors=errors)
-        workload = synthetic_week(hosts, seed=seed, duration_s=numbers["days"] * 86400.0,
-                                  target_load=numbers["load"], users=users)
-        choice = space.store_input("workload", f"synth_{hosts}h_seed{seed}.json",
-                                   (json.dumps(workload, indent=1) + "\n").encode())
+        workload = await run_in_threadpool(synthetic_week, hosts, seed=seed, duration_s=numbers["days"] * 86400.0,
+                                           target_load=numbers["load"], users=users)
+        choice = await run_in_threadpool(space.store_input, "workload", f"synth_{hosts}h_seed{seed}.json",
+                                         (json.dumps(workload, indent=1) + "\n").encode())
         return RedirectResponse(f"/inputs?stored={choice}", status_code=303)
 
     # ---------------------------------------------------------------------------------- assets
-    async def plotly_js(request: Request) -> Response:
+    def plotly_js(request: Request) -> Response:
         import importlib.util
 
         spec = importlib.util.find_spec("plotly")
