@@ -19,7 +19,9 @@ import time
 import warnings
 from pathlib import Path
 
+import pandas as pd
 import pytest
+from procset import ProcSet
 
 pytest.importorskip("starlette")
 pytest.importorskip("httpx")
@@ -178,7 +180,11 @@ def test_a_launched_run_reaches_done_with_its_page_and_downloads(finished):
         figures = {key: json.loads(text.replace("<\\/", "</")) for key, text in
                    re.findall(r'<script type="application/json" id="figure-(\w+)">(.*?)</script>', page, re.S)}
         assert set(figures) == {"gantt", "power", "states"}
-        assert len(figures["gantt"]["data"]) == 210
+        rectangles = [(x, y) for trace in figures["gantt"]["data"]
+                      for x, y in zip(trace["x"][::6], trace["y"][::6])]  # each rectangle's first corner
+        jobs = pd.read_csv(prefix.with_name("out_jobs.csv"))
+        assert sorted(rectangles) == sorted((float(start), float(ProcSet.from_str(hosts)[0]) - 0.5) for start, hosts in
+                                            zip(jobs["starting_time"], jobs["allocated_resources"]))
         from wattsched.energy_models.taurus import TAURUS
 
         budget = [t for t in figures["power"]["data"] if t["name"].startswith("budget power")]

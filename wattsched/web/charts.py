@@ -38,7 +38,7 @@ PALETTE: Final[tuple[str, ...]] = tuple(TAB.values())
 #: Points per curve above which a curve is thinned (every k-th step kept) to keep the page light.
 MAX_POINTS: Final[int] = 20000
 #: Jobs drawn on a Gantt chart at most (the first ones by start time).
-MAX_GANTT_JOBS: Final[int] = 5000
+MAX_GANTT_JOBS: Final[int] = 20000
 BUDGET_ADMISSIONS: Final[tuple[str, ...]] = ("energy-bud", "reduce-pc", "powercap")
 
 
@@ -55,26 +55,28 @@ def _thin(times: np.ndarray, values: np.ndarray) -> tuple[list[float], list[floa
 
 
 def gantt(outputs: BatsimOutputs) -> Figure:
-    """Jobs as filled rectangles (one polygon per host interval), x from start to finish, y over host ids."""
+    """Jobs as filled rectangles, x from start to finish, y over their host ids (one rectangle per interval
+    of a non-contiguous allocation). Jobs take the ten colours in turn; one trace per colour and outcome
+    (polygons separated by ``None``), so that a run of many jobs stays light; each corner names its job."""
     jobs = outputs.jobs
     ran = jobs[(jobs["final_state"] != "REJECTED") & jobs["starting_time"].notna()].sort_values("starting_time")
     shown = ran.head(MAX_GANTT_JOBS)
-    traces = []
+    groups: dict[tuple[int, bool], dict[str, list[Any]]] = {}
     for number, job in enumerate(shown.itertuples(index=False)):
-        xs: list[float | None] = []
-        ys: list[float | None] = []
+        killed = job.final_state != "COMPLETED_SUCCESSFULLY"
+        group = groups.setdefault((number % len(PALETTE), killed), {"x": [], "y": [], "text": []})
         start, end = float(job.starting_time), float(job.finish_time)
+        label = f"job {job.job_id}: hosts {job.allocated_resources}, {start:g}-{end:g} s, {job.final_state}"
         for itv in ProcSet.from_str(str(job.allocated_resources)).intervals():
             low, high = itv.inf - 0.5, itv.sup + 0.5
-            xs += [start, end, end, start, start, None]
-            ys += [low, low, high, high, low, None]
-        killed = job.final_state != "COMPLETED_SUCCESSFULLY"
-        traces.append({"type": "scatter", "mode": "lines", "x": xs, "y": ys, "fill": "toself",
-                       "fillcolor": PALETTE[number % len(PALETTE)], "opacity": 0.5 if killed else 0.85,
-                       "line": {"width": 0.5, "color": "black", "dash": "dot" if killed else "solid"},
-                       "name": f"job {job.job_id}", "showlegend": False, "hoveron": "fills",
-                       "text": f"job {job.job_id}: hosts {job.allocated_resources}, {start:g}-{end:g} s, "
-                               f"{job.final_state}", "hoverinfo": "text"})
+            group["x"] += [start, end, end, start, start, None]
+            group["y"] += [low, low, high, high, low, None]
+            group["text"] += [label] * 5 + [None]
+    traces = [{"type": "scatter", "mode": "lines", "x": g["x"], "y": g["y"], "text": g["text"], "fill": "toself",
+               "fillcolor": PALETTE[colour], "opacity": 0.5 if killed else 0.85, "hoverinfo": "text",
+               "line": {"width": 0.5, "color": "black", "dash": "dot" if killed else "solid"},
+               "name": "not successful" if killed else "completed", "showlegend": False}
+              for (colour, killed), g in sorted(groups.items())]
     title = f"Gantt chart: {len(ran)} jobs ran, dotted = not successful"
     if len(ran) > len(shown):
         title += f" (first {len(shown)} drawn)"
