@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test test-slow check-wheel bench replay golden reproduce-energy-budget reproduce-efs reproduce-esc clean
+.PHONY: install demo web test test-slow check-wheel bench replay golden reproduce-energy-budget reproduce-efs reproduce-esc clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,7 +12,7 @@ $(STAMP): setup.cfg pyproject.toml
 	# pybatsim 4.0.0a0 pins pyzmq<23, which has no Python 3.11 wheel: install it without its
 	# dependencies; setup.cfg lists its real run-time dependencies with a current pyzmq.
 	$(PY) -m pip install -q --no-deps pybatsim==4.0.0a0
-	$(PY) -m pip install -q -e '.[test,pybatsim]'
+	$(PY) -m pip install -q -e '.[test,pybatsim,web]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -21,6 +21,9 @@ demo: $(STAMP)  ## EASY backfilling on the 16-host Taurus platform, embedded sim
 	$(VENV)/bin/wattsched run platforms/taurus_16.xml workloads/demo_taurus16.json \
 		-s easy-backfill -e results/demo/easy
 	$(VENV)/bin/wattsched plot results/demo/easy
+
+web: $(STAMP)  ## the local web page on http://127.0.0.1:8000/ (workspace results/web)
+	$(VENV)/bin/wattsched web --workspace results/web
 
 test: $(STAMP)  ## the CI suite (slow reproductions excluded)
 	$(VENV)/bin/pytest -q

@@ -18,6 +18,7 @@ lightesp,
 platform
 sweep,         :mod:`.studies`: many runs; the papers' experiments
 reproduce
+web            :mod:`.web`: the local web page (:mod:`wattsched.web`)
 =============  ===============================================================================
 """
 
@@ -30,7 +31,7 @@ import sys
 from typing import NoReturn, Sequence
 
 from wattsched.base.errors import WattschedError
-from wattsched.cli import analyse, describe, inputs, simulate, studies
+from wattsched.cli import analyse, describe, inputs, simulate, studies, web
 
 __all__ = ["build_parser", "main"]
 
@@ -57,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output (-vv for debug)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=Parser)
-    for module in (simulate, describe, analyse, inputs, studies):
+    for module in (simulate, describe, analyse, inputs, studies, web):
         module.add_parsers(sub)
     return parser
 
