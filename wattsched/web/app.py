@@ -73,8 +73,8 @@ def format_value(value: Any) -> str:
 
 
 def format_time(t_s: Any) -> str:
-    """Simulated time as ``1d02:03:04`` (:func:`wattsched.cli.common.format_sim_time`)."""
-    from wattsched.cli.common import format_sim_time
+    """Simulated time as ``1d02:03:04`` (:func:`wattsched.experiments.runner.format_sim_time`)."""
+    from wattsched.experiments.runner import format_sim_time
 
     return format_sim_time(float(t_s or 0.0))
 
