@@ -39,6 +39,7 @@ from procset import ProcSet
 from pybatsim.batsim.batsim import Batsim, BatsimScheduler, Job
 
 from wattsched.base.errors import OptionError, ProtocolError
+from wattsched.schedulers.core import PolicyScheduler
 from wattsched.schedulers.presets import PRESETS, build
 from wattsched.schedulers.protocol import BatsimTranslator, Handler, queued_job
 from wattsched.schedulers.state import (
@@ -255,10 +256,17 @@ class Esc(WattschedScheduler):
     preset = "esc"
 
 
+class Upas(WattschedScheduler):
+    """Preset ``upas`` for pybatsim: EASY with UPAS's frequency assignment (UPAS paper §2.2, eq. 1-2). Batsim must
+    run with ``--enable-dynamic-jobs --acknowledge-dynamic-jobs``: slowed jobs are re-registered."""
+
+    preset = "upas"
+
+
 #: The pybatsim class of every preset (registered in setup.cfg under ``pybatsim.schedulers``).
 PRESET_CLASSES: dict[str, type[WattschedScheduler]] = {
     cls.preset: cls for cls in (Fcfs, EasyBackfill, EnergyBud, ReducePC, Powercap, FairShare, EnergyFairShare,
-                                FairSharePlusEnergy, Esc, Compose)}
+                                FairSharePlusEnergy, Esc, Upas, Compose)}
 
 
 def _unknown(spec: str, why: str = "") -> OptionError:
@@ -428,3 +436,11 @@ def scheduler_handler(name_or_module_path: str, options: Mapping[str, Any] | Non
     if spec in PRESETS:
         return BatsimTranslator(build(spec, dict(options or {})))
     return pybatsim_handler(load_scheduler(spec, options))
+
+
+def needs_dynamic_jobs(handler: Handler) -> bool:
+    """True when ``handler`` runs one of our presets whose pieces, with its options, start jobs with another walltime
+    than their workload entry's (UPAS slows jobs down: :attr:`PolicyScheduler.needs_dynamic_jobs`), so that the run
+    needs Batsim's dynamic jobs; False for any other pybatsim scheduler (it says nothing)."""
+    policy = getattr(handler, "policy", None)
+    return isinstance(policy, PolicyScheduler) and policy.needs_dynamic_jobs

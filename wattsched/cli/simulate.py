@@ -26,6 +26,9 @@ examples:
   wattsched run P.xml W.json -s efs -o '{"half_life_s": 86400}' --per-user   (EnergyFairShare, per-user stretch)
   wattsched run P.xml W.json -s compose -o '{"order": "efs", "admission": "energy-bud", "power": "shutdown",
                                             "budget_fraction": 0.6, "window_end_s": 86400}'
+  wattsched run platforms/upas_16.xml workloads/demo_upas16.json -s upas -o '{"wq_threshold": null}'
+                                                                      (UPAS DVFS; dynamic jobs on by itself)
+  wattsched run P.xml W.json -s compose -o '{"frequency": "upas", "power": "shutdown"}'
   wattsched run P.xml W.json -s mypackage.mymodule:MyScheduler        (any pybatsim scheduler class)
   wattsched run P.xml W.json --connect tcp://127.0.0.1:28000          (Batsim stand-in: the scheduler
                                                                          runs in another process)
@@ -46,12 +49,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     workload = load_workload(args.workload)
     check_job_fields((job.entry for job in workload.jobs), args.workload)
     handler = None
+    dynamic, acknowledge = args.enable_dynamic_jobs, args.acknowledge_dynamic_jobs
     if args.connect is None:
-        from wattsched.schedulers.adapter import scheduler_handler
+        from wattsched.schedulers.adapter import needs_dynamic_jobs, scheduler_handler
 
         handler = scheduler_handler(args.scheduler, options)
-    sim = Simulation(platform, workload, dynamic_jobs=args.enable_dynamic_jobs,
-                     acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs)
+        if needs_dynamic_jobs(handler) and not dynamic:
+            dynamic = acknowledge = True
+            if not args.quiet:
+                print(f"note: {args.scheduler} lowers jobs' gears: dynamic jobs enabled (as Batsim's "
+                      "--enable-dynamic-jobs --acknowledge-dynamic-jobs) so that a slowed job runs with its longer "
+                      "walltime", file=sys.stderr)
+    sim = Simulation(platform, workload, dynamic_jobs=dynamic, acknowledge_dynamic_jobs=acknowledge)
     with simulation_progress(progress_enabled(args)) as bar:
         callback = None
         if bar is not None:
@@ -134,7 +143,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         "listening on ENDPOINT, e.g. tcp://127.0.0.1:28000")
     p.add_argument("--enable-dynamic-jobs", action="store_true",
                    help="accept dynamic job registration from the scheduler (Batsim's flag of the same name); a "
-                        "scheduler that slows a job down re-registers it with its longer walltime")
+                        "scheduler that slows a job down re-registers it with its longer walltime (on by itself, "
+                        "with acknowledgements, for a preset that slows jobs down: upas)")
     p.add_argument("--acknowledge-dynamic-jobs", action="store_true",
                    help="answer each registration with a JOB_SUBMITTED (Batsim's flag of the same name)")
     p.add_argument("--tau", type=positive_float, default=10.0,

@@ -78,7 +78,7 @@ class Run:
         extra_windows: named windows measured too (``{"budget": (172800, 432000)}``).
         tags: free values copied into the run's row (machine, algorithm, budget...).
         dynamic_jobs: the simulator accepts (and acknowledges) dynamic job registration, as Batsim with
-            ``--enable-dynamic-jobs --acknowledge-dynamic-jobs``.
+            ``--enable-dynamic-jobs --acknowledge-dynamic-jobs``; always on for a preset that needs it (UPAS).
     """
 
     name: str
@@ -111,7 +111,7 @@ def one_line_error(error: BaseException) -> str:
 
 
 def _simulate(run: Run, on_jobs: JobsCallback | None) -> None:
-    from wattsched.schedulers.adapter import scheduler_handler
+    from wattsched.schedulers.adapter import needs_dynamic_jobs, scheduler_handler
     from wattsched.simulator.drivers import run_inprocess
     from wattsched.simulator.engine import Simulation
     from wattsched.simulator.outputs import write_outputs
@@ -119,8 +119,9 @@ def _simulate(run: Run, on_jobs: JobsCallback | None) -> None:
     from wattsched.simulator.workload import load_workload
 
     handler = scheduler_handler(run.scheduler, dict(run.options))
-    sim = Simulation(load_platform(run.platform), load_workload(run.workload), dynamic_jobs=run.dynamic_jobs,
-                     acknowledge_dynamic_jobs=run.dynamic_jobs)
+    dynamic = run.dynamic_jobs or needs_dynamic_jobs(handler)  # a preset that slows jobs down (UPAS)
+    sim = Simulation(load_platform(run.platform), load_workload(run.workload), dynamic_jobs=dynamic,
+                     acknowledge_dynamic_jobs=dynamic)
     progress = None
     if on_jobs is not None:
         last = [-1, 0.0]
