@@ -36,6 +36,7 @@ Jobs dropped, counted by reason in ``workload["meta"]["filtered"]``:
 * ``no_submit_time``: submit time < 0;
 * ``too_large``: ``res`` > ``nb_hosts`` (when ``nb_hosts`` is given);
 * ``outside_window``: submitted before ``start_time_s`` or at/after ``start_time_s + duration_s``.
+* ``outside_job_numbers``: a job number outside ``job_numbers`` (when given).
 
 ``max_jobs`` stops after that many kept jobs (file order). The result is a dict
 ``{"nb_res", "jobs", "profiles", "meta"}``; ``jobs`` are sorted by ``subtime`` (stable), ``nb_res`` =
@@ -168,6 +169,7 @@ def swf_to_batsim(
     start_time_s: float | None = None,
     duration_s: float | None = None,
     procs_per_host: int = 1,
+    job_numbers: tuple[int, int] | None = None,
 ) -> dict[str, Any]:
     """Batsim workload dict of an SWF trace, following the rules of the module docstring.
 
@@ -179,6 +181,8 @@ def swf_to_batsim(
         start_time_s: start of the extract in trace time; also the origin of ``subtime``.
         duration_s: length of the extract (needs no ``start_time_s``: the first submit time is used).
         procs_per_host: trace processors per simulated host.
+        job_numbers: ``(first, last)``: keep only the jobs whose SWF job number is in ``[first, last]`` (the
+            UPAS paper simulates jobs 20K-25K of a log, table 1).
 
     Raises:
         InputError: malformed SWF (file, line, field) or a duplicate job number.
@@ -214,6 +218,9 @@ def swf_to_batsim(
             )
         seen[number] = int(r["line"])
         if max_jobs is not None and len(kept) >= max_jobs:
+            continue
+        if job_numbers is not None and not job_numbers[0] <= number <= job_numbers[1]:
+            filtered["outside_job_numbers"] += 1
             continue
         run_s = r["run_time"]
         if run_s <= 0:
@@ -269,6 +276,8 @@ def swf_to_batsim(
         "nb_clamped_to_walltime": sum(k.clamped for k in kept),
         "filtered": dict(sorted(filtered.items())),
     }
+    if job_numbers is not None:
+        meta["job_numbers"] = list(job_numbers)
     return {"nb_res": nb_res, "jobs": jobs, "profiles": profiles, "meta": meta}
 
 

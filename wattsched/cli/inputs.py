@@ -33,9 +33,21 @@ def cmd_swf(args: argparse.Namespace) -> int:
 
     start_s, duration_s = (None, None) if args.window is None else (args.window[0], args.window[1] - args.window[0])
     workload = swf_to_batsim(args.swf, speed_flops=args.speed, nb_hosts=args.hosts, max_jobs=args.max_jobs,
-                             start_time_s=start_s, duration_s=duration_s, procs_per_host=args.procs_per_host)
+                             start_time_s=start_s, duration_s=duration_s, procs_per_host=args.procs_per_host,
+                             job_numbers=args.job_numbers)
     emit_text(json.dumps(workload, indent=1) + "\n", args.output)
     return 0
+
+
+def job_range(text: str) -> tuple[int, int]:
+    """``--job-numbers FIRST,LAST``: two job numbers, LAST not before FIRST."""
+    try:
+        first, last = (int(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected FIRST,LAST job numbers, got {text!r}") from None
+    if last < first:
+        raise argparse.ArgumentTypeError(f"last job number {last} is before the first {first}")
+    return first, last
 
 
 def efficiencies(text: str) -> tuple[float, float, float]:
@@ -111,6 +123,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--window", type=window, metavar="START,END",
                    help="keep the jobs submitted in this window of trace seconds (shifted to start at 0)")
     p.add_argument("--procs-per-host", type=positive_int, default=1, help="trace processors per host (default 1)")
+    p.add_argument("--job-numbers", type=job_range, metavar="FIRST,LAST",
+                   help="keep the jobs whose SWF job number is in FIRST..LAST (the UPAS paper's 20000,24999)")
     p.set_defaults(func=cmd_swf)
 
     p = sub.add_parser("lightesp", help="generate the Light-ESP workload of the EFS paper (table II), with users",
