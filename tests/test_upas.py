@@ -286,3 +286,21 @@ def test_wattsched_run_enables_dynamic_jobs_for_a_composition_with_upas(inputs, 
     assert status == 0 and "dynamic jobs enabled" in captured.err
     metrics = json.loads(captured.out)
     assert metrics["nb_jobs"] == 30 and metrics["nb_jobs_started"] == 30  # replacements shown once each
+
+
+def test_upas_behind_the_efs_order_end_to_end(inputs):
+    """UPAS is a frequency piece, not a scheduler: behind EnergyFairShare's queue order it slows jobs, kills none
+    because of DVFS, and when it never scales the schedule is EFS's own, job for job."""
+    efs = {"order": "efs", "backfill": "easy"}
+    sim, rows = simulate(inputs["upas"], inputs["work"], "compose", {**efs, "frequency": "upas", "wq_threshold": None})
+    _, plain = simulate(inputs["upas"], inputs["work"], "compose", efs)
+    _, never = simulate(inputs["upas"], inputs["work"], "compose",
+                        {**efs, "frequency": "upas", "wq_threshold": None, "u_upper": 0.0, "u_lower": 0.0})
+    assert set(rows) == set(plain) == set(never)
+    assert {j for j, r in rows.items() if r.final_state != "COMPLETED_SUCCESSFULLY"} == \
+           {j for j, r in plain.items() if r.final_state != "COMPLETED_SUCCESSFULLY"}
+    assert LOWER in {p for _, _, p in sim.pstate_rows}
+    schedule = {j: (rj.start_s, str(rj.alloc)) for j, rj in plain.items()}
+    assert {j: (rj.start_s, str(rj.alloc)) for j, rj in never.items()} == schedule
+    assert {j: (rj.start_s, rj.end_s) for j, rj in rows.items()} != \
+           {j: (rj.start_s, rj.end_s) for j, rj in plain.items()}

@@ -87,3 +87,54 @@ def test_cli(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["reproduce", "upas", "--help"])
     assert "LLNL-Atlas" in capsys.readouterr().out
+
+
+def _frame(savings_pct: dict[str, list[float]], utilization: dict[str, float]) -> pd.DataFrame:
+    """Runs at the original size: EASY and WQ 0 / 4 / 16 / none with the given savings (%) and BSLD ratios."""
+    rows = []
+    for key, values in savings_pct.items():
+        rows.append({"machine": key, "variant": "easy", "enlargement": 0, "status": "done", "utilization":
+                     utilization[key], "energy_idle0_ratio": 1.0, "energy_idle_low_ratio": 1.0, "bsld_ratio": 1.0})
+        for wq, saving in zip(("0", "4", "16", "none"), values):
+            ratio = 1.0 - saving / 100.0
+            rows.append({"machine": key, "variant": f"upas-wq{wq}", "enlargement": 0, "status": "done",
+                         "utilization": utilization[key], "energy_idle0_ratio": ratio, "energy_idle_low_ratio": ratio,
+                         "bsld_ratio": 1.0 + saving / 100.0})
+    return pd.DataFrame(rows)
+
+
+def _verdicts(frame: pd.DataFrame) -> dict[str, str]:
+    from types import SimpleNamespace
+
+    from wattsched.experiments.upas import findings
+
+    lines = findings(frame, [SimpleNamespace(label=k) for k in MACHINES])  # type: ignore[list-item]
+    table = [line.split(" | ") for line in lines if line.startswith("| ") and not line.startswith("| claim")]
+    return {cells[0].removeprefix("| ").split(" — ")[0]: cells[-1].removesuffix(" |") for cells in table}
+
+
+def test_the_papers_claims_are_decided_by_explicit_tests():
+    """The paper's own numbers pass the tests of the report's claims table; moving one machine's saving by more
+    than the tolerance, or reversing a direction, fails the claim."""
+    paper = {"ctc": [6.0, 9.0, 11.0, 12.0], "sdsc": [0.0, 1.0, 2.0, 4.0], "sdsc-blue": [7.0, 10.0, 11.0, 12.0],
+             "llnl-thunder": [4.0, 7.8, 8.0, 8.0], "llnl-atlas": [8.0, 11.5, 12.0, 12.0]}
+    util = {"ctc": 0.70, "sdsc": 0.85, "sdsc-blue": 0.69, "llnl-thunder": 0.80, "llnl-atlas": 0.75}
+    verdicts = _verdicts(_frame(paper, util))
+    per_machine = next(k for k in verdicts if k.startswith("per machine"))
+    for claim in ("savings at the original size range from 4 % (very loaded) to 12 % (less loaded)", per_machine,
+                  "the highest savings are achieved with no limit", "savings differ by 4-8 % between WQ 0 and no limit",
+                  "relative savings of the two energy scenarios are almost equal"):
+        assert verdicts[claim] == "yes", claim
+    assert verdicts[next(k for k in verdicts if k.startswith("savings are larger where"))] == "yes"
+    assert verdicts[next(k for k in verdicts if k.startswith("\"UPAS decreases CPU energy by 8 %"))] == "yes"
+
+    off = _verdicts(_frame({**paper, "ctc": [6.0, 9.0, 11.0, 10.8]}, util))  # 1.2 points below the paper's 12 %
+    assert off[per_machine] == "no" and off["savings at the original size range from 4 % (very loaded) to 12 % "
+                                            "(less loaded)"] == "yes"
+    assert off["savings differ by 4-8 % between WQ 0 and no limit"] == "yes"  # 4.8 points
+    reversed_ = _verdicts(_frame({**paper, "sdsc": [4.0, 2.0, 1.0, 0.5]}, util))  # WQ 0 saves most on SDSC
+    assert reversed_["the highest savings are achieved with no limit"] == "no"
+    flat = _verdicts(_frame({k: [v[-1]] * 4 for k, v in paper.items()}, util))
+    assert flat["savings differ by 4-8 % between WQ 0 and no limit"] == "no"
+    inverted = _verdicts(_frame(paper, {k: 1.0 - u for k, u in util.items()}))
+    assert inverted[next(k for k in inverted if k.startswith("savings are larger where"))] == "no"
