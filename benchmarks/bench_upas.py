@@ -37,7 +37,7 @@ CASES = [
     ("upas", {}),
     ("upas", {"wq_threshold": None}),
     ("upas", {"wq_threshold": None, "beta_at_start": "worst-case"}),
-    ("easy-backfill", {"shutdown": True}),
+    ("compose", {"power": "shutdown"}),  # EASY with shutdown
     ("compose", {"frequency": "upas", "power": "shutdown", "wq_threshold": None}),
 ]
 
