@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo web test test-slow check-wheel bench replay golden reproduce-energy-budget reproduce-efs reproduce-esc clean
+.PHONY: install demo web test test-slow check-wheel bench replay golden reproduce-energy-budget reproduce-efs reproduce-esc reproduce-upas clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -55,3 +55,6 @@ reproduce-efs: $(STAMP)  ## EFS paper §IV: Light-ESP x4 (figures 2-3) + table I
 
 reproduce-esc: $(STAMP)  ## ESC paper §3: NASA and OSC, always-on vs ESC; report + figures in docs/results/esc (FULL=1: also NASA-like)
 	$(VENV)/bin/wattsched reproduce esc --out results/esc --report-dir docs/results/esc $(if $(FULL),--full,)
+
+reproduce-upas: $(STAMP)  ## UPAS paper §4: EASY vs UPAS on five machines and enlarged ones; report + figures in docs/results/upas (FULL=1: more variants)
+	$(VENV)/bin/wattsched reproduce upas --out results/upas --report-dir docs/results/upas $(if $(FULL),--full,)

@@ -1,5 +1,5 @@
-"""Generate SimGrid 4.1 platforms of Taurus nodes (energy-budget paper, table I) or ESC five-state nodes
-(ESC paper §3), docs/architecture.md §4.
+"""Generate SimGrid 4.1 platforms of Taurus nodes (energy-budget paper, table I), ESC five-state nodes
+(ESC paper §3) or UPAS processors (UPAS paper, table 2 and eq. 3), docs/architecture.md §4.
 
 Two forms, both accepted by real Batsim 4.2.1 (they copy the ``batsim-reference`` fixtures):
 
@@ -27,13 +27,16 @@ Batsim numbers hosts in byte order of their names (behaviour 1): ``taurus-0, tau
 :func:`esc_platform_xml` are its two kinds, the ESC one with hosts ``node0 .. node(n-1)`` in a cluster
 ``esc`` (the names of the ``esc-states`` recording, behaviour 45).
 
-Command line: ``wattsched platform --hosts 1152 --output platforms/taurus_1152.xml [--flat] [--node esc]``.
+The UPAS paper's processor (:func:`upas_platform_xml`, :mod:`energy_models.upas`) adds a
+``frequency_ghz_per_state`` property: the gear (GHz) of each computation pstate.
+
+Command line: ``wattsched platform --hosts 1152 --output platforms/taurus_1152.xml [--flat] [--node esc|upas]``.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Protocol, Sequence
+from typing import Mapping, Protocol, Sequence
 
 from wattsched.energy_models.esc import ESC
 from wattsched.energy_models.taurus import TAURUS
@@ -47,6 +50,7 @@ __all__ = [
     "platform_xml",
     "taurus_platform_xml",
     "esc_platform_xml",
+    "upas_platform_xml",
 ]
 
 
@@ -105,11 +109,13 @@ def wattage_per_state_attribute(node: NodeKind = TAURUS) -> str:
 
 def _energy_props(node: NodeKind, indent: str) -> str:
     sleep = f"{node.sleep_pstate}:{node.switch_off_pstate}:{node.switch_on_pstate}"
+    extra: Mapping[str, str] = getattr(node, "extra_properties", {})  # e.g. the UPAS node's frequencies
     return (
         f'{indent}<prop id="speed_per_state" value="{speed_attribute(node)}" />\n'
         f'{indent}<prop id="wattage_per_state" value="{wattage_per_state_attribute(node)}" />\n'
         f'{indent}<prop id="wattage_off" value="{format_number(node.off_w)}" />\n'
         f'{indent}<prop id="sleep_pstates" value="{sleep}" />\n'
+        + "".join(f'{indent}<prop id="{key}" value="{value}" />\n' for key, value in extra.items())
     )
 
 
@@ -142,6 +148,31 @@ def esc_platform_xml(nb_hosts: int, *, prefix: str = "node", suffix: str = "", c
     return platform_xml(nb_hosts, node, prefix=prefix, suffix=suffix, cluster=cluster, cluster_id="esc",
                         what="ESC five-state nodes",
                         source="ESC paper §3: standby 2 W, off 480 s 10.79 Wh, on 555 s 13.71 Wh, idle 150 W, loaded 230 W")
+
+
+def upas_platform_xml(nb_hosts: int, *, top_power_w: float = 100.0, prefix: str = "cpu", suffix: str = "",
+                      cluster: bool = True, node: NodeKind | None = None) -> str:
+    """SimGrid 4.1 XML of ``nb_hosts`` processors of the UPAS paper (:mod:`energy_models.upas`: table 2's six
+    gears as pstates 0-5 at 2300 … 800 Mflop/s, eq. 3's powers for ``top_power_w`` of running power at the top
+    gear, a 0 W sleep pstate and 1 s transitions, and the ``frequency_ghz_per_state`` property) plus Batsim's
+    ``master_host``, hosts ``cpu0 .. cpu(n-1)`` (:func:`platform_xml`). The paper's machines have 430, 128,
+    1,152, 4,008 and 9,216 processors (table 1); :func:`~wattsched.energy_models.upas.enlarged_size` gives
+    them 10-75 % larger.
+
+    Raises:
+        OptionError: ``nb_hosts`` < 1 or a non-positive ``top_power_w``.
+    """
+    from wattsched.energy_models.upas import upas_node
+
+    if node is None:
+        try:
+            node = upas_node(top_power_w)
+        except ValueError as exc:
+            raise OptionError(f"--top-power: {exc}") from None
+    return platform_xml(nb_hosts, node, prefix=prefix, suffix=suffix, cluster=cluster, cluster_id="upas",
+                        what="UPAS processors",
+                        source=f"UPAS paper table 2 gears, eq. 3 powers, {format_number(top_power_w)} W running at "
+                               "2.3 GHz")
 
 
 def platform_xml(

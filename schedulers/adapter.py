@@ -258,10 +258,17 @@ class Esc(WattschedScheduler):
     preset = "esc"
 
 
+class Upas(WattschedScheduler):
+    """Preset ``upas`` for pybatsim: EASY with UPAS's frequency assignment (UPAS paper §2.2, eq. 1-2). Batsim must
+    run with ``--enable-dynamic-jobs --acknowledge-dynamic-jobs``: slowed jobs are re-registered."""
+
+    preset = "upas"
+
+
 #: The pybatsim class of every preset (registered in setup.cfg under ``pybatsim.schedulers``).
 PRESET_CLASSES: dict[str, type[WattschedScheduler]] = {
     cls.preset: cls for cls in (Fcfs, EasyBackfill, EnergyBud, ReducePC, Powercap, FairShare, EnergyFairShare,
-                                FairSharePlusEnergy, Esc, Compose)}
+                                FairSharePlusEnergy, Esc, Upas, Compose)}
 
 
 def _unknown(spec: str, why: str = "") -> OptionError:

@@ -51,7 +51,7 @@ from sortedcontainers import SortedKeyList, SortedList
 
 from wattsched.base.batsim_files import REPLACEMENT_WORKLOAD
 from wattsched.base.errors import OptionError, ProtocolError
-from wattsched.base.hostsets import minus, plus
+from wattsched.base.hostsets import from_sorted_ids, intervals, minus, plus
 from wattsched.energy_models.power import PlatformPower
 from wattsched.energy_models.taurus import TAURUS
 from wattsched.schedulers.admission import AdmissionConstraint, NoConstraint
@@ -205,6 +205,7 @@ class PolicyScheduler:
         if job.id in self._queue or job.id in view.running:
             raise ValueError(f"job {job.id!r} submitted twice")
         self._queue[job.id] = job
+        view.nb_waiting = len(self._queue)
         self._walltimes.add(math.inf if job.walltime_s is None else job.walltime_s)
         if self._static:
             self._arrival[job.id] = self._arrivals
@@ -262,6 +263,12 @@ class PolicyScheduler:
             piece.on_no_more_jobs(view)
 
     @property
+    def needs_dynamic_jobs(self) -> bool:
+        """Some piece changes jobs' walltimes (DVFS) or profiles: Batsim must accept dynamic jobs, or a slowed job
+        is killed at the walltime of its workload entry (:meth:`Piece.needs_dynamic_jobs`)."""
+        return any(piece.needs_dynamic_jobs() for piece in self.pieces)
+
+    @property
     def work_done(self) -> bool:
         """No job will come, none waits, none runs: periodic wake-ups must stop."""
         view = self.view
@@ -314,7 +321,7 @@ class PolicyScheduler:
             raise OptionError(
                 f"frequency choice '{self.frequency.name}': job {job.id} at pstate {pstate}: the platform gives "
                 "no pstate speeds (add a 'speed_per_state' property to its hosts, as 'wattsched platform' does)")
-        return job.runtime.duration_s(walltime_s, slowdown)
+        return self.frequency.runtime_model(job).duration_s(walltime_s, slowdown)
 
     def backfill_view(self, view: ClusterView) -> ClusterView:
         """The view the backfilling rule sees: with a power manager that switches hosts off, hosts off or
@@ -384,12 +391,13 @@ class PolicyScheduler:
                                "accept dynamic jobs: it keeps the workload's (run it with dynamic jobs enabled)",
                                job.id, assignment.walltime_s, job.walltime_s)
         if pstate is not None and (pstate != 0 or self._pstates_changed):
-            differ = ProcSet(*(h for h in hosts if view.pstates[h] != pstate))
+            pstates = view.pstates
+            differ = from_sorted_ids([h for a, b in intervals(hosts) for h in range(a, b + 1) if pstates[h] != pstate])
             if differ:
                 self._pstates_changed = True
                 out.append(SetPState(differ, pstate))
-                for host in differ:
-                    view.pstates[host] = pstate
+                for a, b in intervals(differ):
+                    pstates[a:b + 1] = [pstate] * (b - a + 1)
         out.append(StartJob(job_id, hosts))
         view.free = minus(view.free, hosts)
         running = RunningJob(job_id, hosts, view.now_s, assignment.end_s(view.now_s), pstate, job)
@@ -441,6 +449,7 @@ class PolicyScheduler:
     def _dequeue(self, job_id: str) -> QueuedJob | None:
         job = self._queue.pop(job_id, None)
         if job is not None:
+            self.view.nb_waiting = len(self._queue)
             self._walltimes.remove(math.inf if job.walltime_s is None else job.walltime_s)
             if self._static:
                 self._sorted.remove(job)

@@ -60,6 +60,12 @@ class Piece:
         own). Pieces with state are built fresh for every run."""
         return cls(**{o.name: values[o.name] for o in cls.options if o.name in values})
 
+    def needs_dynamic_jobs(self) -> bool:
+        """True when, with these options, the piece may start jobs with another walltime or profile than their
+        workload entry's (a frequency choice that slows jobs down): the run needs Batsim's dynamic jobs
+        (``--enable-dynamic-jobs --acknowledge-dynamic-jobs``), which ``wattsched run`` then enables."""
+        return False
+
     # ------------------------------------------------------------------ events (all no-ops)
     def on_platform(self, view: "ClusterView") -> None:
         """SIMULATION_BEGINS: ``view.power`` and ``view.host_properties`` describe the platform. Raise

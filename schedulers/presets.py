@@ -26,6 +26,8 @@ Presets:
 - ``fs-efs``: EASY behind FS+EFS, both factors normalized to their maximum and summed (EFS paper §IV-A).
 - ``esc``: FCFS on any free nodes (the ESC paper's SGE-like queue, §2.4) with EnergySaving Cluster's
   periodic on/off rules (ESC paper §2.5, :mod:`wattsched.schedulers.esc`).
+- ``upas``: EASY with UPAS's frequency assignment (UPAS paper §2.2, eq. 1-2, :mod:`wattsched.schedulers.upas`);
+  it lowers jobs' gears, so its runs need dynamic jobs (``wattsched run`` enables them).
 - ``compose``: any piece in any slot.
 """
 
@@ -36,7 +38,7 @@ from typing import Any, Mapping
 
 # importing the slot modules registers their pieces
 from wattsched.schedulers import (  # noqa: F401
-    admission, backfill, budget, esc, fairshare, frequency, order, placement, power)
+    admission, backfill, budget, esc, fairshare, frequency, order, placement, power, upas)
 from wattsched.base.errors import OptionError
 from wattsched.schedulers.core import PolicyScheduler
 from wattsched.schedulers.options import Option, Options, _got, describe_all
@@ -199,6 +201,9 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
     Preset("esc", "FCFS on any free nodes with EnergySaving Cluster's on/off rules (idle time, per-group wait "
            "thresholds)", "ESC paper §2.4-2.5",
            fixed={"order": "fcfs", "backfill": "fcfs", "power": "esc"}, switches=(ESC_PLACEMENT,)),
+    Preset("upas", "EASY with UPAS: a job's gear from the previous interval's utilization and the wait queue",
+           "UPAS paper §2.2, eq. 1-2", fixed={"order": "fcfs", "backfill": "easy", "frequency": "upas"},
+           switches=(PLACEMENT, SHUTDOWN)),
     _compose(),
 )}
 

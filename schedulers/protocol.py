@@ -186,3 +186,11 @@ def scheduler_handler(name_or_module_path: str, options: Mapping[str, Any] | Non
         raise OptionError(f"unknown scheduler '{spec}'; presets: {', '.join(PRESETS)}; other pybatsim schedulers "
                           "need pybatsim (pip install --no-deps pybatsim==4.0.0a0)") from None
     return pybatsim_handler(load_scheduler(spec, options))
+
+
+def needs_dynamic_jobs(handler: Handler) -> bool:
+    """True when ``handler`` runs one of our presets whose pieces, with its options, start jobs with another walltime
+    than their workload entry's (UPAS slows jobs down: :attr:`PolicyScheduler.needs_dynamic_jobs`), so that the run
+    needs Batsim's dynamic jobs; False for any other pybatsim scheduler (it says nothing)."""
+    policy = getattr(handler, "policy", None)
+    return isinstance(policy, PolicyScheduler) and policy.needs_dynamic_jobs

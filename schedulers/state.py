@@ -158,6 +158,8 @@ class ClusterView:
             :meth:`add_running` / :meth:`remove_running` so that EASY never re-sorts it.
         running_version: bumped by :meth:`add_running` / :meth:`remove_running`: lets pieces cache what
             they derive from ``running`` between passes.
+        nb_waiting: jobs in the core's wait queue, kept up to date by the core as jobs arrive and as a pass
+            starts them (a job being placed is still counted: UPAS's WQ_size is this minus one).
     """
 
     now_s: float
@@ -175,6 +177,7 @@ class ClusterView:
     profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     running_by_end: SortedKeyList = field(default_factory=lambda: SortedKeyList(key=end_key))
     running_version: int = field(default=0, compare=False, repr=False)
+    nb_waiting: int = 0
 
     def add_running(self, job: RunningJob) -> None:
         self.running[job.id] = job

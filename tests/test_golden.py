@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from wattsched.schedulers.protocol import scheduler_handler
+from wattsched.schedulers.protocol import needs_dynamic_jobs, scheduler_handler
 from wattsched.schedulers.presets import PRESETS
 from wattsched.simulator.drivers import run_inprocess
 from wattsched.simulator.engine import Simulation
@@ -31,7 +31,11 @@ INPUTS = {
     "taurus16-demo": (ROOT / "platforms" / "taurus_16.xml", ROOT / "workloads" / "demo_taurus16.json"),
     "taurus16-random150": (REFERENCE / "long-shutdown-fcfs" / "platform.xml",
                            REFERENCE / "long-shutdown-fcfs" / "workload.json"),
+    # the demo's jobs with a β each (wattsched beta) on 16 UPAS processors (wattsched platform --node upas)
+    "upas16-demo": (ROOT / "platforms" / "upas_16.xml", ROOT / "workloads" / "demo_upas16.json"),
 }
+#: The inputs of every variant not in VARIANT_INPUTS.
+DEFAULT_INPUTS = ("taurus16-demo", "taurus16-random150")
 
 #: An energy budget of half the all-computing energy over a window in the middle of each input.
 BUDGET = {"budget_fraction": 0.5, "window_start_s": 20000.0, "window_end_s": 60000.0}
@@ -60,17 +64,29 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     # ESC's rules behind EASY under an energy budget
     "esc-easy-budget": ("compose", {**BUDGET, "admission": "energy-bud", "power": "esc", "idle_s": 600.0,
                                     "period_s": 300.0}),
+    # UPAS (its defaults: WQ_threshold 0), without a wait-queue limit, with shutdown, and under an energy budget
+    "upas": ("upas", {}),
+    "upas-no-limit": ("upas", {"wq_threshold": None}),
+    "upas-shutdown": ("upas", {"wq_threshold": 4, "shutdown": True}),
+    "compose-upas-energy-bud": ("compose", {**BUDGET, "frequency": "upas", "admission": "energy-bud",
+                                            "wq_threshold": None, "beta_at_start": "worst-case"}),
 }
+#: Variants run on other inputs than DEFAULT_INPUTS (UPAS needs a platform whose hosts name their gears).
+VARIANT_INPUTS: dict[str, tuple[str, ...]] = {
+    name: ("upas16-demo",) for name in ("upas", "upas-no-limit", "upas-shutdown", "compose-upas-energy-bud")}
 
 
 def run_case(preset: str, input_name: str, prefix: Path, options: dict) -> None:
     platform, workload = INPUTS[input_name]
-    sim = Simulation(load_platform(platform), load_workload(workload))
-    run_inprocess(sim, scheduler_handler(preset, options))
+    handler = scheduler_handler(preset, options)
+    dynamic = needs_dynamic_jobs(handler)  # as 'wattsched run' does for a preset that slows jobs down
+    sim = Simulation(load_platform(platform), load_workload(workload), dynamic_jobs=dynamic,
+                     acknowledge_dynamic_jobs=dynamic)
+    run_inprocess(sim, handler)
     write_outputs(sim, prefix)
 
 
-CASES = [(v, i) for v in VARIANTS for i in sorted(INPUTS)]
+CASES = [(v, i) for v in VARIANTS for i in sorted(VARIANT_INPUTS.get(v, DEFAULT_INPUTS))]
 
 
 def test_every_preset_has_golden_outputs() -> None:

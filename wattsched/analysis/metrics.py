@@ -106,24 +106,34 @@ def final_state_counts(jobs: pd.DataFrame) -> dict[str, int]:
     return {str(state): int(count) for state, count in jobs["final_state"].value_counts(sort=False).items()}
 
 
-def bounded_slowdowns(jobs: pd.DataFrame, tau_s: float = DEFAULT_TAU_S) -> pd.Series:
+def bounded_slowdowns(jobs: pd.DataFrame, tau_s: float = DEFAULT_TAU_S,
+                      reference_runtime_s: Mapping[str, float] | pd.Series | None = None) -> pd.Series:
     """Bounded slowdown ``max(1, (wait + run) / max(run, τ))`` of each job that ran, indexed by job_id.
 
     Args:
         jobs: a jobs.csv frame (:func:`wattsched.analysis.outputs.read_jobs`).
         tau_s: τ in seconds; runs shorter than τ count as τ.
+        reference_runtime_s: job_id → the run time of the denominator, when it is not the job's own: the UPAS
+            paper's eq. 6 divides a job slowed by DVFS by its run time at the top frequency,
+            ``max(1, (wait + run(f)) / max(τ, run(f_top)))``. Jobs missing from it use their own.
     """
     if tau_s <= 0:
         raise ValueError(f"tau_s must be positive, got {tau_s}")
     ran = jobs_that_ran(jobs)
     wait, run = ran["waiting_time"], ran["execution_time"]
-    values = np.maximum(1.0, (wait + run) / np.maximum(run, tau_s))
+    base = run
+    if reference_runtime_s is not None:
+        reference = pd.Series(reference_runtime_s, dtype=float)
+        base = ran["job_id"].astype(str).map(reference).fillna(run)
+    values = np.maximum(1.0, (wait + run) / np.maximum(base, tau_s))
     return pd.Series(values.to_numpy(dtype=float), index=ran["job_id"].to_numpy(), name="bounded_slowdown")
 
 
-def mean_bounded_slowdown(jobs: pd.DataFrame, tau_s: float = DEFAULT_TAU_S) -> float:
-    """AVEbsld: mean bounded slowdown over the jobs that ran (NaN when none ran)."""
-    values = bounded_slowdowns(jobs, tau_s)
+def mean_bounded_slowdown(jobs: pd.DataFrame, tau_s: float = DEFAULT_TAU_S,
+                          reference_runtime_s: Mapping[str, float] | pd.Series | None = None) -> float:
+    """AVEbsld: mean bounded slowdown over the jobs that ran (NaN when none ran); ``reference_runtime_s`` as in
+    :func:`bounded_slowdowns` (the UPAS paper's eq. 6)."""
+    values = bounded_slowdowns(jobs, tau_s, reference_runtime_s)
     return float(values.mean()) if len(values) else math.nan
 
 

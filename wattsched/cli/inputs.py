@@ -1,4 +1,5 @@
-"""``wattsched synth``, ``swf``, ``lightesp`` and ``platform``: the workloads and platforms a study runs on."""
+"""``wattsched synth``, ``swf``, ``lightesp``, ``beta`` and ``platform``: the workloads and platforms a study runs
+on."""
 
 from __future__ import annotations
 
@@ -129,6 +130,17 @@ def cmd_traces(args: argparse.Namespace) -> int:
     return 0
 
 
+def job_range(text: str) -> tuple[int, int]:
+    """``--job-numbers FIRST,LAST``: two job numbers, LAST not before FIRST."""
+    try:
+        first, last = (int(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected FIRST,LAST job numbers, got {text!r}") from None
+    if last < first:
+        raise argparse.ArgumentTypeError(f"last job number {last} is before the first {first}")
+    return first, last
+
+
 def efficiencies(text: str) -> tuple[float, float, float]:
     """``--efficiencies G,N,L``: three energy factors > 0."""
     try:
@@ -151,11 +163,27 @@ def cmd_lightesp(args: argparse.Namespace) -> int:
 
 
 def cmd_platform(args: argparse.Namespace) -> int:
-    from wattsched.platforms.generate import esc_platform_xml, taurus_platform_xml
+    from wattsched.platforms.generate import esc_platform_xml, taurus_platform_xml, upas_platform_xml
 
-    generate = esc_platform_xml if args.node == "esc" else taurus_platform_xml
-    prefix = args.prefix if args.prefix is not None else ("node" if args.node == "esc" else "taurus-")
-    emit_text(generate(args.hosts, prefix=prefix, suffix=args.suffix, cluster=not args.flat), args.output)
+    prefix = args.prefix if args.prefix is not None else {"esc": "node", "upas": "cpu"}.get(args.node, "taurus-")
+    if args.top_power is not None and args.node != "upas":
+        raise OptionError("--top-power: only for --node upas")
+    if args.node == "upas":
+        text = upas_platform_xml(args.hosts, top_power_w=args.top_power or 100.0, prefix=prefix, suffix=args.suffix,
+                                 cluster=not args.flat)
+    else:
+        generate = esc_platform_xml if args.node == "esc" else taurus_platform_xml
+        text = generate(args.hosts, prefix=prefix, suffix=args.suffix, cluster=not args.flat)
+    emit_text(text, args.output)
+    return 0
+
+
+def cmd_beta(args: argparse.Namespace) -> int:
+    from wattsched.workloads.upas import beta_workload, read_workload
+
+    workload = beta_workload(read_workload(args.workload), seed=args.seed, speed_flops=args.speed,
+                             base_speed_flops=args.base_speed)
+    emit_text(json.dumps(workload, indent=1) + "\n", args.output)
     return 0
 
 
@@ -252,16 +280,42 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--speed", type=positive_float, default=100e6, help="host speed in flop/s (default 100e6)")
     p.set_defaults(func=cmd_lightesp)
 
-    p = sub.add_parser("platform", help="generate a Taurus-calibrated or ESC SimGrid platform of any size",
+    p = sub.add_parser("platform", help="generate a Taurus-calibrated, ESC or UPAS SimGrid platform of any size",
                        description="Write a SimGrid 4.1 platform of Taurus nodes (energy-budget paper, table I, with "
-                                   "Batsim's 13 DVFS pstates, sleep and transition pstates) or of the ESC paper's "
+                                   "Batsim's 13 DVFS pstates, sleep and transition pstates), of the ESC paper's "
                                    "five-state nodes (--node esc: standby 2 W, powering off 480 s using 10.79 Wh, "
-                                   "powering on 555 s using 13.71 Wh, idle 150 W, loaded 230 W), and a master host.")
+                                   "powering on 555 s using 13.71 Wh, idle 150 W, loaded 230 W) or of the UPAS paper's "
+                                   "processors (--node upas: table 2's six gears 2.3 ... 0.8 GHz as pstates 0-5 at "
+                                   "2300 ... 800 Mflop/s, eq. 3's powers for --top-power W running at 2.3 GHz, a 0 W "
+                                   "sleep pstate and 1 s transitions), and a master host.",
+                       epilog="example: wattsched platform --node upas --hosts 1152 --output upas_1152.xml "
+                              "(SDSC-Blue; the UPAS paper's machines have 430, 128, 1152, 4008 and 9216 processors)")
     p.add_argument("--hosts", type=positive_int, required=True, help="number of compute hosts")
     add_output_argument(p, "output .xml")
-    p.add_argument("--node", choices=("taurus", "esc"), default="taurus",
-                   help="node model: taurus (energy-budget paper) or esc (ESC paper); default taurus")
+    p.add_argument("--node", choices=("taurus", "esc", "upas"), default="taurus",
+                   help="node model: taurus (energy-budget paper), esc (ESC paper) or upas (UPAS paper); default taurus")
+    p.add_argument("--top-power", type=positive_float, metavar="W",
+                   help="with --node upas: running power of a processor at the top gear, watts (default 100)")
     p.add_argument("--flat", action="store_true", help="one <host> per node instead of a <cluster>")
-    p.add_argument("--prefix", default=None, help="host name prefix (default: taurus- or node)")
+    p.add_argument("--prefix", default=None, help="host name prefix (default: taurus-, node or cpu)")
     p.add_argument("--suffix", default="", help="host name suffix (default: none)")
     p.set_defaults(func=cmd_platform)
+
+    p = sub.add_parser("beta", help="give every job a beta (UPAS paper) and profiles that run T(f) at any gear",
+                       description="Write WORKLOAD with a seeded beta per job drawn by job size (UPAS paper §3.4: "
+                                   "N(0.5, 0.01) up to 4 CPUs, N(0.4, 0.01) up to 32, N(0.3, 0.0064) above; variances, "
+                                   "clipped to [0.01, 1]) and, for every job, a composed profile of beta*T*speed flops "
+                                   "then a delay of (1-beta)*T, so that Batsim runs it T(f) = T*(beta*(f_top/f - 1) + 1) "
+                                   "at a gear of frequency f (eq. 4). Jobs without walltime get the next whole minute "
+                                   "above their run time. Rules: docstring of wattsched.workloads.upas.",
+                       epilog="example: wattsched swf trace.swf --speed 2.3e9 --hosts 128 --output w.json && "
+                              "wattsched beta w.json --seed 1 --output w_beta.json && wattsched platform --node upas "
+                              "--hosts 128 --output p.xml && wattsched run p.xml w_beta.json -s upas")
+    p.add_argument("workload", help="Batsim JSON workload (parallel_homogeneous or delay profiles)")
+    add_output_argument(p, "output .json")
+    p.add_argument("--seed", type=int, required=True, help="seed of the beta draws")
+    p.add_argument("--speed", type=positive_float, default=2.3e9,
+                   help="flop/s of the top gear the compute parts are written for (default 2.3e9, the UPAS platform's)")
+    p.add_argument("--base-speed", type=positive_float, metavar="FLOPS",
+                   help="flop/s the input's profiles were written for (default --speed; 100e6 for Taurus workloads)")
+    p.set_defaults(func=cmd_beta)

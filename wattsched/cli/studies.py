@@ -80,6 +80,26 @@ def cmd_reproduce_esc(args: argparse.Namespace) -> int:
     return 1 if report_failures(result.frame) else 0
 
 
+def cmd_reproduce_upas(args: argparse.Namespace) -> int:
+    from wattsched.experiments.sweep import report_failures
+    from wattsched.experiments.upas import run_experiment
+    from wattsched.workloads.pwa import find_pwa
+
+    logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
+    pwa = None if args.synthetic else find_pwa(args.pwa)
+    if not args.quiet:
+        print(f"Parallel Workloads Archive logs: {pwa if pwa is not None else 'not used, synthetic traces'}",
+              file=sys.stderr)
+    result = run_experiment(args.out, report_dir=args.report_dir,
+                            machines=args.machines.split(",") if args.machines else None, pwa=args.pwa,
+                            synthetic=args.synthetic or pwa is None, full=args.full, nb_jobs=args.jobs,
+                            seed=args.seed, workers=args.workers, force=args.force,
+                            show_progress=not args.quiet and sys.stderr.isatty(),
+                            note=None if args.quiet else lambda line: print(line, file=sys.stderr, flush=True))
+    print(f"{len(result.frame)} runs in {result.wall_s:.0f} s; report: {result.report}")
+    return 1 if report_failures(result.frame) else 0
+
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("sweep", help="run a grid of simulations on Dask, resumably, into one table and plots",
                        description="Run every simulation of GRID (a YAML grid of platforms x workloads x seeds x "
@@ -170,3 +190,30 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
     e.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     e.set_defaults(func=cmd_reproduce_esc)
+
+    e = papers.add_parser("upas", help="UPAS paper §4: utilization-driven DVFS on EASY, original and enlarged machines",
+                          description="The UPAS paper's §4: EASY and EASY + UPAS (WQ_threshold 0, 4, 16 and no limit; T "
+                                      "= 10 min) on CTC (430 processors), SDSC (128), SDSC-Blue (1,152), LLNL-Thunder "
+                                      "(4,008) and LLNL-Atlas (9,216), 5,000 jobs each (the real logs' jobs 20K-25K when "
+                                      "--pwa, $WATTSCHED_PWA or ../shared/data/pwa holds them, else synthetic traces "
+                                      "shaped like table 1), a beta per job; then the machines enlarged by 10, 20, 50 "
+                                      "and 75 % (WQ 0 and no limit); checks of T = 1 h and of the worst case beta = 1. "
+                                      "Writes results.csv, report.md with the paper's numbers beside ours and figures "
+                                      "shaped like 1-7. The paper's own sizes take a few minutes: there is no reduced "
+                                      "default (--jobs shortens the traces for a quick look).",
+                          epilog="example: wattsched reproduce upas --out results/upas --report-dir docs/results/upas -j 2")
+    e.add_argument("--out", default="results/upas", help="output folder of the runs (default results/upas)")
+    e.add_argument("--report-dir", help="where report.md and the figures go (default: --out)")
+    e.add_argument("--pwa", metavar="DIR",
+                   help="folder of Parallel Workloads Archive logs (default: $WATTSCHED_PWA, else ../shared/data/pwa "
+                        "beside the repository)")
+    e.add_argument("--synthetic", action="store_true", help="synthetic traces shaped like table 1 even when logs are found")
+    e.add_argument("--machines", help="comma-separated subset: ctc,sdsc,sdsc-blue,llnl-thunder,llnl-atlas")
+    e.add_argument("--full", action="store_true",
+                   help="also WQ 4 and 16 on the enlarged machines, T = 1 h everywhere, and two more beta seeds")
+    e.add_argument("--jobs", type=positive_int, default=5000, help="jobs per trace (default 5000, the paper's)")
+    e.add_argument("--seed", type=int, default=1, help="seed of the betas and of synthetic traces (default 1)")
+    e.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")
+    e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
+    e.add_argument("-q", "--quiet", action="store_true", help="no progress bar nor progress lines")
+    e.set_defaults(func=cmd_reproduce_upas)

@@ -145,7 +145,8 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
     Args:
         scheduler: a preset, a pybatsim entry-point name, ``package.module:Class`` or ``file.py[:Class]``.
         options: the scheduler's options (validated before the simulation starts).
-        dynamic_jobs: the simulator accepts dynamic job registration (``--enable-dynamic-jobs``).
+        dynamic_jobs: the simulator accepts dynamic job registration (``--enable-dynamic-jobs``); enabled
+            anyway (with acknowledgements) for a preset that slows jobs down (UPAS).
         acknowledge_dynamic_jobs: registrations are acknowledged (default: as ``dynamic_jobs``).
         connect: instead of loading a scheduler, act as Batsim for a scheduler process listening there.
         progress: called with (simulated time, jobs done, jobs) after every Batsim message.
@@ -154,9 +155,14 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
     Raises:
         WattschedError: bad input, bad option, a scheduler reply Batsim would refuse (one line).
     """
-    from wattsched.schedulers.protocol import scheduler_handler
+    from wattsched.schedulers.protocol import needs_dynamic_jobs, scheduler_handler
 
     handler = scheduler_handler(scheduler, dict(options or {})) if connect is None else None
+    if handler is not None and needs_dynamic_jobs(handler) and not dynamic_jobs:
+        # A preset that slows jobs down (UPAS) re-registers them with their longer walltime.
+        logger.info("%s lowers jobs' gears: dynamic jobs enabled (as Batsim's --enable-dynamic-jobs "
+                    "--acknowledge-dynamic-jobs) so that a slowed job runs with its longer walltime", scheduler)
+        dynamic_jobs, acknowledge_dynamic_jobs = True, True
     platform, workload = as_platform(platform), as_workload(workload)
     check_speed(platform, workload)
     sim = Simulation(platform, workload, dynamic_jobs=dynamic_jobs,
