@@ -277,13 +277,13 @@ def test_upas_under_an_energy_budget_end_to_end(inputs):
     assert energy <= 0.6 * N * 100.0 * (window[1] - window[0]) * (1 + 1e-9)
 
 
-def test_wattsched_run_enables_dynamic_jobs_for_a_composition_with_upas(inputs, tmp_path, capsys):
+def test_wattsched_run_enables_dynamic_jobs_for_a_composition_with_upas(inputs, tmp_path, capsys, caplog):
     from wattsched.cli import main
 
     status = main(["run", str(inputs["upas"]), str(inputs["work"]), "-s", "compose", "-o",
                    json.dumps({"frequency": "upas", "power": "shutdown"}), "-e", str(tmp_path / "r"), "--json"])
     captured = capsys.readouterr()
-    assert status == 0 and "dynamic jobs enabled" in captured.err
+    assert status == 0 and "dynamic jobs enabled" in caplog.text
     metrics = json.loads(captured.out)
     assert metrics["nb_jobs"] == 30 and metrics["nb_jobs_started"] == 30  # replacements shown once each
 

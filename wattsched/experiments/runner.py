@@ -160,7 +160,7 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
     handler = scheduler_handler(scheduler, dict(options or {})) if connect is None else None
     if handler is not None and needs_dynamic_jobs(handler) and not dynamic_jobs:
         # A preset that slows jobs down (UPAS) re-registers them with their longer walltime.
-        logger.info("%s lowers jobs' gears: dynamic jobs enabled (as Batsim's --enable-dynamic-jobs "
+        logger.warning("%s lowers jobs' gears: dynamic jobs enabled (as Batsim's --enable-dynamic-jobs "
                     "--acknowledge-dynamic-jobs) so that a slowed job runs with its longer walltime", scheduler)
         dynamic_jobs, acknowledge_dynamic_jobs = True, True
     platform, workload = as_platform(platform), as_workload(workload)
