@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, Iterator
 
 from wattsched.base.errors import OptionError
 from wattsched.cli.common import (
@@ -16,6 +19,9 @@ from wattsched.cli.common import (
     scheduler_options,
     simulation_progress,
 )
+
+#: Seconds to wait for the peer's next message (``--timeout``); the same as the Batsim stand-in's default.
+DEFAULT_TIMEOUT_S = 600.0
 
 EPILOG_RUN = """\
 examples:
@@ -59,7 +65,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         stats = run_simulation(platform, workload, args.export, scheduler=args.scheduler, options=options,
                                dynamic_jobs=args.enable_dynamic_jobs,
                                acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs, connect=args.connect,
-                               progress=callback)
+                               progress=callback, timeout_s=args.timeout)
         if bar is not None:
             bar.update(task, completed=bar.tasks[0].total)
     paths = output_paths(args.export)
@@ -92,18 +98,77 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import zmq
     from pybatsim.batsim.batsim import Batsim
 
+    from wattsched.base.validate import check_endpoint
     from wattsched.schedulers.adapter import load_scheduler
 
     options = scheduler_options(args.options) if args.options else {}
     scheduler = load_scheduler(args.scheduler, options)
-    print(f"wattsched: {args.scheduler} waiting for Batsim on {args.bind} (Batsim connects with -s)", file=sys.stderr)
+    check_endpoint(args.bind, "--bind")
     try:
         bs = Batsim(scheduler, args.bind, -1)
     except zmq.ZMQError as exc:
         raise OptionError(f"--bind {args.bind}: cannot bind this endpoint ({exc})") from None
-    bs.start()
+    print(f"wattsched: {args.scheduler} waiting for Batsim on {args.bind} (Batsim connects with -s)", file=sys.stderr)
+    with _guarded_network(bs.network, args.bind, args.timeout):
+        bs.start()
     print("wattsched: simulation ended", file=sys.stderr)
     return 0
+
+
+@contextmanager
+def _guarded_network(network: Any, endpoint: str, timeout_s: float) -> Iterator[None]:
+    """pybatsim's network handler, made safe for a peer that breaks the protocol: every message Batsim sends
+    is parsed and checked (:class:`~wattsched.base.validate.BatsimMessageChecker`) before pybatsim sees it;
+    a peer that disconnects, or sends nothing for ``timeout_s`` seconds, raises :class:`ProtocolError`; the
+    socket and its context are closed on every way out (the port is released)."""
+    import zmq
+    from zmq.utils.monitor import recv_monitor_message
+
+    from wattsched.base.errors import ProtocolError
+    from wattsched.base.validate import BatsimMessageChecker, load_json
+
+    conn = network.connection
+    monitor = conn.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+    poller = zmq.Poller()
+    poller.register(conn, zmq.POLLIN)
+    poller.register(monitor, zmq.POLLIN)
+    checker = BatsimMessageChecker()
+    send = network.send
+
+    def error(source: str, field: str, problem: str) -> ProtocolError:
+        return ProtocolError(f"{source}{' at ' + field if field else ''}: {problem}")
+
+    def recv(blocking: bool = False) -> dict:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            remaining_ms = max(0, int((deadline - time.monotonic()) * 1000))
+            ready = dict(poller.poll(remaining_ms))
+            if conn in ready:
+                raw = conn.recv_string()
+                msg = load_json(raw, f"Batsim message {checker.number + 1}", error)
+                checker.check(msg)
+                return msg
+            if monitor in ready and recv_monitor_message(monitor)["event"] == zmq.EVENT_DISCONNECTED:
+                raise ProtocolError(f"Batsim closed the connection on {endpoint} (did it die?) after message "
+                                    f"{checker.number}")
+            if time.monotonic() >= deadline:
+                raise ProtocolError(f"Batsim sent nothing on {endpoint} for {timeout_s:g} s after message "
+                                    f"{checker.number}; --timeout S waits longer")
+
+    def send_checked(msg: dict) -> None:
+        for ev in msg.get("events", []):  # jobs the scheduler registers are known from now on (B44)
+            if ev.get("type") == "REGISTER_JOB" and isinstance(ev.get("data"), dict):
+                checker.jobs.add(str(ev["data"].get("job_id")))
+        send(msg)
+
+    network.recv, network.send = recv, send_checked
+    try:
+        yield
+    finally:
+        monitor.close(linger=0)
+        conn.close(linger=0)
+        network.connection = None
+        network.context.term()
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -123,6 +188,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--connect", metavar="ENDPOINT",
                    help="do not load a scheduler: act as Batsim and connect (REQ) to a scheduler already "
                         "listening on ENDPOINT, e.g. tcp://127.0.0.1:28000")
+    p.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT_S, metavar="S",
+                   help=f"with --connect: give up when the scheduler does not answer a message within S seconds "
+                        f"(default {DEFAULT_TIMEOUT_S:g})")
     p.add_argument("--enable-dynamic-jobs", action="store_true",
                    help="accept dynamic job registration from the scheduler (Batsim's flag of the same name); a "
                         "scheduler that slows a job down re-registers it with its longer walltime")
@@ -156,4 +224,6 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     add_options_argument(p)
     p.add_argument("--bind", default="tcp://127.0.0.1:28000", metavar="ENDPOINT",
                    help="endpoint to bind (default tcp://127.0.0.1:28000; use tcp://*:28000 in a container)")
+    p.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT_S, metavar="S",
+                   help=f"give up when Batsim sends nothing for S seconds (default {DEFAULT_TIMEOUT_S:g})")
     p.set_defaults(func=cmd_serve)
