@@ -59,7 +59,9 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from wattsched.base.errors import InputError
+from wattsched.base.errors import InputError, OptionError
+from wattsched.base.limits import limit
+from wattsched.base.validate import check_number, option_error
 from wattsched.analysis.outputs import BatsimOutputs, load_outputs
 
 __all__ = [
@@ -342,10 +344,15 @@ def _nb_hosts_from_schedule(outputs: BatsimOutputs) -> int:
             "nb_computing_machines",
             "unknown number of hosts: no schedule output with this key, give nb_hosts",
         )
+    text = outputs.schedule["nb_computing_machines"]
     try:
-        return int(float(outputs.schedule["nb_computing_machines"]))
+        value = float(text)
     except ValueError as error:
-        raise InputError(outputs.source("schedule"), "nb_computing_machines", "not a number") from error
+        raise InputError(outputs.source("schedule"), "nb_computing_machines", f"{text!r} is not a number") from error
+    if not (value >= 1 and value.is_integer() and value <= limit("hosts")):
+        raise InputError(outputs.source("schedule"), "nb_computing_machines",
+                         f"{text!r} is not a number of hosts (a platform has at least one compute host)")
+    return int(value)
 
 
 def _state_key(state: str) -> str:
@@ -382,6 +389,18 @@ def compute_metrics(
     Raises:
         InputError: a missing file or column, or no way to know the number of hosts.
     """
+    check_number(tau_s, "metrics", "tau_s", min=0.0, min_open=True, error=option_error)
+    if window is not None:
+        if not isinstance(window, (tuple, list)) or len(window) != 2:
+            raise OptionError(f"metrics: window must be (start_s, end_s), got {window!r}")
+        start = check_number(window[0], "metrics", "window start", error=option_error)
+        end = check_number(window[1], "metrics", "window end", error=option_error)
+        if not end > start:
+            raise OptionError(f"metrics: window end {end:g} is not after its start {start:g}")
+    if max_power_w is not None:
+        check_number(max_power_w, "metrics", "max_power_w", min=0.0, min_open=True, error=option_error)
+    if nb_hosts is not None:
+        check_number(nb_hosts, "metrics", "nb_hosts", min=1, integer=True, error=option_error)
     outputs = load_outputs(outputs_path)
     jobs = outputs.jobs
     hosts = nb_hosts if nb_hosts is not None else _nb_hosts_from_schedule(outputs)

@@ -9,7 +9,7 @@ The error that refuses an input names the bound and its variable (:func:`limit_h
 =================  ===========  ==============================================================================
 name               default      what it bounds
 =================  ===========  ==============================================================================
-json_depth         64           nesting of JSON arrays and objects (workloads, options, messages)
+nesting            64           nesting of JSON arrays and objects (workloads, options, messages), XML zones
 profile_depth      64           composed profiles inside composed profiles
 profile_parts      1000000      atomic parts one job runs (a composed profile's ``repeat`` × its parts)
 hosts              2000000      compute hosts of a platform (the embedded simulator holds them all)
@@ -33,7 +33,7 @@ __all__ = ["DEFAULTS", "available_memory_bytes", "limit", "limit_hint"]
 
 #: The default of every bound (module docstring).
 DEFAULTS: Final[dict[str, float]] = {
-    "json_depth": 64,
+    "nesting": 64,
     "profile_depth": 64,
     "profile_parts": 1_000_000,
     "hosts": 2_000_000,
@@ -69,7 +69,7 @@ def limit(name: str) -> float:
 
 
 def limit_hint(name: str, unit: str = "") -> str:
-    """``"at most 64 levels (raise with WATTSCHED_LIMIT_JSON_DEPTH)"``: the end of a message refusing an
+    """``"at most 64 levels (raise with WATTSCHED_LIMIT_NESTING)"``: the end of a message refusing an
     input (``unit``: ``"levels"``)."""
     return f"at most {limit(name):g}{' ' + unit if unit else ''} (raise with {_variable(name)})"
 

@@ -4,7 +4,7 @@ Readers (platform XML, workload JSON, options, command-line numbers, result fold
 call these checks and turn a bad value into one :class:`~wattsched.base.errors.WattschedError` whose
 message names the file (or option, or message) and the field:
 
-* :func:`load_json`: JSON text with bounded nesting (``json_depth``) whose numbers are all finite doubles
+* :func:`load_json`: JSON text with bounded nesting (``nesting``) whose numbers are all finite doubles
   (NaN, ±Infinity, ``1e400`` and integers beyond ±1.8e308 refused by name, with their JSON path);
 * :func:`check_number`: one number finite and within its declared range;
 * :func:`check_count`: a size (hosts, jobs, parts, depth) within a bound of :mod:`.limits`;
@@ -83,12 +83,12 @@ def _number_problem(value: Any) -> str | None:
 
 
 def check_json_tree(doc: Any, source: str, error: ErrorFactory = input_error) -> None:
-    """Nesting within ``json_depth`` and every number a finite double, without recursion.
+    """Nesting within ``nesting`` and every number a finite double, without recursion.
 
     Raises:
         the ``error`` of the reader, naming the JSON path of the first bad value.
     """
-    max_depth = limit("json_depth")
+    max_depth = limit("nesting")
     lo, hi = -MAX_DOUBLE, MAX_DOUBLE
     stack: list[tuple[Any, int, tuple | None]] = [(doc, 0, None)]
     while stack:
@@ -104,7 +104,7 @@ def check_json_tree(doc: Any, source: str, error: ErrorFactory = input_error) ->
                 raise error(source, _path(where), problem)
             continue
         if depth >= max_depth:
-            raise error(source, _path(where), f"JSON nested too deeply; {limit_hint('json_depth', 'levels')}")
+            raise error(source, _path(where), f"JSON nested too deeply; {limit_hint('nesting', 'levels')}")
         for item in values:
             kind = type(item)
             if kind is str:
@@ -141,7 +141,7 @@ def load_json(data: str | bytes, source: str, error: ErrorFactory = input_error)
     except UnicodeDecodeError as exc:
         raise error(source, "", f"not UTF-8 text ({exc.reason})") from None
     except RecursionError:
-        raise error(source, "", f"JSON nested too deeply; {limit_hint('json_depth', 'levels')}") from None
+        raise error(source, "", f"JSON nested too deeply; {limit_hint('nesting', 'levels')}") from None
     except ValueError as exc:  # an integer of more than sys.get_int_max_str_digits() digits
         raise error(source, "", f"a number in it is beyond the range of a double ({exc})") from None
     check_json_tree(doc, source, error)

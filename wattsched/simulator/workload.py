@@ -31,7 +31,7 @@ from typing import Union
 
 from wattsched.base.errors import InputError
 from wattsched.base.limits import limit, limit_hint
-from wattsched.base.validate import check_count, check_csv_name, check_memory, check_number, load_json
+from wattsched.base.validate import CSV_UNSAFE, check_count, check_csv_name, check_memory, check_number, load_json
 
 __all__ = [
     "DelayProfile", "ParallelProfile", "ComposedProfile", "Profile", "Job", "Workload", "load_workload",
@@ -115,6 +115,9 @@ class Workload:
 
 
 # --------------------------------------------------------------------------------------------------
+_NUMBER_TYPES = (int, float)
+
+
 def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -316,7 +319,8 @@ def parse_job(source: str, where: str, entry: object, workload_name: str, profil
             job_id = prefix + raw_id
     else:
         raise InputError(source, f"{where}.id", f"{raw_id!r} must be an integer or a non-empty string")
-    check_csv_name(job_id, source, f"{where}.id", "job id")
+    if not CSV_UNSAFE.isdisjoint(job_id):
+        check_csv_name(job_id, source, f"{where}.id", "job id")
     where = f"job '{job_id}'"
     try:
         subtime = entry["subtime"]
@@ -324,7 +328,8 @@ def parse_job(source: str, where: str, entry: object, workload_name: str, profil
         profile = entry["profile"]
     except KeyError as e:
         raise InputError(source, f"{where}.{e.args[0]}", f"missing '{e.args[0]}' field") from None
-    subtime = check_number(subtime, source, f"{where}.subtime", min=0.0, max=max_time_s)
+    if not (type(subtime) in _NUMBER_TYPES and 0 <= subtime <= max_time_s):  # the common case stays cheap
+        check_number(subtime, source, f"{where}.subtime", min=0.0, max=max_time_s)
     if not _is_int(res):
         raise InputError(source, f"{where}.res", f"{res!r} is not an integer")
     if res < 1:
@@ -338,7 +343,8 @@ def parse_job(source: str, where: str, entry: object, workload_name: str, profil
     walltime_s: float | None = None
     if "walltime" in entry:
         walltime = entry["walltime"]
-        check_number(walltime, source, f"{where}.walltime", max=max_time_s)
+        if not (type(walltime) in _NUMBER_TYPES and walltime <= max_time_s):
+            check_number(walltime, source, f"{where}.walltime", max=max_time_s)
         if walltime != -1:
             if walltime <= 0:
                 raise InputError(source, f"{where}.walltime",
