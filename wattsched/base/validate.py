@@ -267,6 +267,16 @@ BATSIM_EVENTS = frozenset({
     "SIMULATION_BEGINS", "SIMULATION_ENDS", "JOB_SUBMITTED", "JOB_COMPLETED", "JOB_KILLED",
     "RESOURCE_STATE_CHANGED", "REQUESTED_CALL", "ANSWER", "NOTIFY", "QUERY", "FROM_JOB_MSG",
 })
+#: What SIMULATION_BEGINS always holds (Batsim 4.2.1, ``tests/fixtures/batsim-reference/*/messages.jsonl``)
+#: and schedulers read without checking (pybatsim does).
+_BEGINS_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "nb_resources": int, "nb_storage_resources": int, "compute_resources": list, "storage_resources": list,
+    "config": dict, "allow_compute_sharing": bool, "allow_storage_sharing": bool, "profiles": dict,
+    "workloads": dict,
+}
+_BEGINS_CONFIG = ("profiles-forwarded-on-submission", "dynamic-jobs-enabled", "dynamic-jobs-acknowledged",
+                  "forward-unknown-events")
+_KIND_NAMES = {int: "an integer", list: "a list", dict: "an object", bool: "true or false"}
 _JOB_STATES = frozenset({"COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED", "COMPLETED_WALLTIME_REACHED",
                          "COMPLETED_KILLED", "REJECTED"})
 
@@ -339,8 +349,12 @@ class BatsimMessageChecker:
                 raise ValueError(f"field 'nb_compute_resources' must be a host count, got {_show(nb)}")
             if nb > limit("hosts"):
                 raise ValueError(f"{nb} hosts; {limit_hint('hosts')}")
-            if not isinstance(data.get("compute_resources", []), list):
-                raise ValueError("field 'compute_resources' must be a list")
+            for key, kind in _BEGINS_FIELDS.items():
+                if not isinstance(data.get(key), kind):
+                    raise ValueError(f"field '{key}' is missing or not {_KIND_NAMES[kind]}")
+            for key in _BEGINS_CONFIG:
+                if key not in data["config"]:
+                    raise ValueError(f"field 'config.{key}' is missing")
             self.nb_hosts = nb
         elif kind == "JOB_SUBMITTED":
             jid = data.get("job_id")
@@ -372,6 +386,8 @@ class BatsimMessageChecker:
             ids = data.get("job_ids")
             if not isinstance(ids, list):
                 raise ValueError("field 'job_ids' must be a list of job ids")
+            if not isinstance(data.get("job_progress", {}), dict):
+                raise ValueError("field 'job_progress' must be an object")
             for jid in ids:
                 self._job({"job_id": jid})
         elif kind == "RESOURCE_STATE_CHANGED":
@@ -380,8 +396,10 @@ class BatsimMessageChecker:
                 raise ValueError(f"field 'state' must be a pstate, got {_show(data.get('state'))}")
         elif kind == "ANSWER":
             energy = data.get("consumed_energy", 0.0)
-            if isinstance(energy, bool) or not isinstance(energy, (int, float)):
+            if "consumed_energy" not in data or isinstance(energy, bool) or not isinstance(energy, (int, float)):
                 raise ValueError(f"field 'consumed_energy' must be a number, got {_show(energy)}")
+        elif kind == "FROM_JOB_MSG":
+            self._job(data)
         elif kind == "NOTIFY":
             if not isinstance(data.get("type"), str):
                 raise ValueError(f"field 'type' must be a string, got {_show(data.get('type'))}")

@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from wattsched.base.errors import OptionError
 from wattsched.cli.common import (
@@ -95,8 +94,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    import pybatsim.batsim.batsim as pybatsim_batsim
     import zmq
-    from pybatsim.batsim.batsim import Batsim
 
     from wattsched.base.validate import check_endpoint
     from wattsched.schedulers.adapter import load_scheduler
@@ -104,71 +103,99 @@ def cmd_serve(args: argparse.Namespace) -> int:
     options = scheduler_options(args.options) if args.options else {}
     scheduler = load_scheduler(args.scheduler, options)
     check_endpoint(args.bind, "--bind")
+    network_class = _guarded_network_class(args.timeout)
+    plain = pybatsim_batsim.NetworkHandler
+    pybatsim_batsim.NetworkHandler = network_class  # pybatsim's Batsim binds and reads in its constructor
+    network = None
     try:
-        bs = Batsim(scheduler, args.bind, -1)
-    except zmq.ZMQError as exc:
-        raise OptionError(f"--bind {args.bind}: cannot bind this endpoint ({exc})") from None
-    print(f"wattsched: {args.scheduler} waiting for Batsim on {args.bind} (Batsim connects with -s)", file=sys.stderr)
-    with _guarded_network(bs.network, args.bind, args.timeout):
+        network_class.created.clear()
+        try:
+            bs = pybatsim_batsim.Batsim(scheduler, args.bind, -1)
+        except zmq.ZMQError as exc:
+            raise OptionError(f"--bind {args.bind}: cannot bind this endpoint ({exc})") from None
+        finally:
+            pybatsim_batsim.NetworkHandler = plain
+            network = network_class.created[0] if network_class.created else None
         bs.start()
+    finally:
+        if network is not None:
+            network.close()
     print("wattsched: simulation ended", file=sys.stderr)
     return 0
 
 
-@contextmanager
-def _guarded_network(network: Any, endpoint: str, timeout_s: float) -> Iterator[None]:
+def _guarded_network_class(timeout_s: float) -> Any:
     """pybatsim's network handler, made safe for a peer that breaks the protocol: every message Batsim sends
     is parsed and checked (:class:`~wattsched.base.validate.BatsimMessageChecker`) before pybatsim sees it;
     a peer that disconnects, or sends nothing for ``timeout_s`` seconds, raises :class:`ProtocolError`; the
     socket and its context are closed on every way out (the port is released)."""
     import zmq
+    from pybatsim.batsim.network import NetworkHandler
     from zmq.utils.monitor import recv_monitor_message
 
     from wattsched.base.errors import ProtocolError
     from wattsched.base.validate import BatsimMessageChecker, load_json
 
-    conn = network.connection
-    monitor = conn.get_monitor_socket(zmq.EVENT_DISCONNECTED)
-    poller = zmq.Poller()
-    poller.register(conn, zmq.POLLIN)
-    poller.register(monitor, zmq.POLLIN)
-    checker = BatsimMessageChecker()
-    send = network.send
-
     def error(source: str, field: str, problem: str) -> ProtocolError:
         return ProtocolError(f"{source}{' at ' + field if field else ''}: {problem}")
 
-    def recv(blocking: bool = False) -> dict:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            remaining_ms = max(0, int((deadline - time.monotonic()) * 1000))
-            ready = dict(poller.poll(remaining_ms))
-            if conn in ready:
-                raw = conn.recv_string()
-                msg = load_json(raw, f"Batsim message {checker.number + 1}", error)
-                checker.check(msg)
-                return msg
-            if monitor in ready and recv_monitor_message(monitor)["event"] == zmq.EVENT_DISCONNECTED:
-                raise ProtocolError(f"Batsim closed the connection on {endpoint} (did it die?) after message "
-                                    f"{checker.number}")
-            if time.monotonic() >= deadline:
-                raise ProtocolError(f"Batsim sent nothing on {endpoint} for {timeout_s:g} s after message "
-                                    f"{checker.number}; --timeout S waits longer")
+    class GuardedNetwork(NetworkHandler):  # type: ignore[misc]
+        created: list["GuardedNetwork"] = []
 
-    def send_checked(msg: dict) -> None:
-        for ev in msg.get("events", []):  # jobs the scheduler registers are known from now on (B44)
-            if ev.get("type") == "REGISTER_JOB" and isinstance(ev.get("data"), dict):
-                checker.jobs.add(str(ev["data"].get("job_id")))
-        send(msg)
+        def __init__(self, endpoint: str, *rest: Any, **kwargs: Any) -> None:
+            super().__init__(endpoint, *rest, **kwargs)
+            self.checker = BatsimMessageChecker()
+            self.monitor: Any = None
+            GuardedNetwork.created.append(self)
 
-    network.recv, network.send = recv, send_checked
-    try:
-        yield
-    finally:
-        monitor.close(linger=0)
-        conn.close(linger=0)
-        network.connection = None
-        network.context.term()
+        def bind(self) -> None:
+            try:
+                super().bind()
+            except zmq.ZMQError:
+                self.close()
+                raise
+            self.connection.setsockopt(zmq.LINGER, 0)
+            self.monitor = self.connection.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+            self.poller = zmq.Poller()
+            self.poller.register(self.connection, zmq.POLLIN)
+            self.poller.register(self.monitor, zmq.POLLIN)
+            print(f"wattsched: waiting for Batsim on {self.socket_endpoint} (Batsim connects with -s)",
+                  file=sys.stderr)
+
+        def recv(self, blocking: bool = False) -> dict:
+            deadline = time.monotonic() + timeout_s
+            number = self.checker.number
+            while True:
+                remaining_ms = max(0, int((deadline - time.monotonic()) * 1000))
+                ready = dict(self.poller.poll(remaining_ms))
+                if self.connection in ready:
+                    raw = self.connection.recv_string()
+                    msg = load_json(raw, f"Batsim message {number + 1}", error)
+                    self.checker.check(msg)
+                    return msg
+                if self.monitor in ready and recv_monitor_message(self.monitor)["event"] == zmq.EVENT_DISCONNECTED:
+                    raise ProtocolError(f"Batsim closed the connection on {self.socket_endpoint} (did it die?) "
+                                        f"after message {number}")
+                if time.monotonic() >= deadline:
+                    raise ProtocolError(f"Batsim sent nothing on {self.socket_endpoint} for {timeout_s:g} s after "
+                                        f"message {number}; --timeout S waits longer")
+
+        def send(self, msg: dict) -> None:
+            for ev in msg.get("events", []):  # jobs the scheduler registers are known from now on (B44)
+                if ev.get("type") == "REGISTER_JOB" and isinstance(ev.get("data"), dict):
+                    self.checker.jobs.add(str(ev["data"].get("job_id")))
+            super().send(msg)
+
+        def close(self) -> None:
+            if self.monitor is not None:
+                self.monitor.close(linger=0)
+                self.monitor = None
+            if self.connection is not None:
+                self.connection.close(linger=0)
+                self.connection = None
+            self.context.term()
+
+    return GuardedNetwork
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
