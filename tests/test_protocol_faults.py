@@ -44,6 +44,16 @@ def port_is_free(port: int) -> bool:
     return True
 
 
+def in_process(capsys, *args: str) -> subprocess.CompletedProcess:
+    """``wattsched ARGS`` through :func:`wattsched.cli.main` in this process (the same edge, faster)."""
+    from wattsched.cli import main
+
+    capsys.readouterr()
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(list(args), code, out, err)
+
+
 def assert_one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> str:
     lines = [line for line in proc.stderr.splitlines() if line.strip() and not line.startswith("wattsched: ") or
              line.startswith("wattsched: error")]
@@ -112,43 +122,52 @@ def fake_scheduler(tmp_path):
     ("unknown-host", 1, ["SET_RESOURCE_STATE", "99", "Batsim message 2"]),
     ("nan", 1, ["NaN", "Batsim message 2"]),
 ])
-def test_run_connect_peer_faults(tmp_path, fake_scheduler, mode, good, needles):
+def test_run_connect_peer_faults(tmp_path, capsys, fake_scheduler, mode, good, needles):
     """The scheduler process dies mid-run (killed, not answering) or replies what Batsim refuses: exit 2, one
-    line naming the message (its number, time and events) and the fault, no output, quickly."""
+    line naming the message (its number, time and events) and the fault, no output, quickly. (The death
+    through the ``wattsched`` command itself, the others through its entry point in this process.)"""
     endpoint = fake_scheduler(mode, good)
     out = tmp_path / "out"
     out.mkdir()
     start = time.monotonic()
-    proc = subprocess.run([*WATTSCHED, "run", str(PLATFORM), str(WORKLOAD), "--connect", endpoint,
-                           "-e", str(out / "run"), "--timeout", "30"], capture_output=True, text=True, timeout=60)
+    args = ["run", str(PLATFORM), str(WORKLOAD), "--connect", endpoint, "-e", str(out / "run"), "--timeout", "30"]
+    if mode == "die":
+        proc = subprocess.run([*WATTSCHED, *args], capture_output=True, text=True, timeout=60)
+    else:
+        proc = in_process(capsys, *args)
     assert_one_line_error(proc, *needles)
     assert time.monotonic() - start < 25  # a dead peer is noticed at once, not after the timeout
     assert list(out.iterdir()) == []
 
 
-def test_run_connect_timeout(tmp_path, fake_scheduler):
+def test_run_connect_timeout(tmp_path, capsys, fake_scheduler):
     endpoint = fake_scheduler("silent", 2)
     out = tmp_path / "out"
-    proc = subprocess.run([*WATTSCHED, "run", str(PLATFORM), str(WORKLOAD), "--connect", endpoint,
-                           "-e", str(out / "run"), "--timeout", "1"], capture_output=True, text=True, timeout=60)
+    proc = in_process(capsys, "run", str(PLATFORM), str(WORKLOAD), "--connect", endpoint, "-e", str(out / "run"),
+                      "--timeout", "1")
     assert_one_line_error(proc, "did not answer within 1 s", "Batsim message 3", "--timeout")
     assert not out.exists()
 
 
-def test_run_connect_nothing_listens(tmp_path):
-    proc = subprocess.run([*WATTSCHED, "run", str(PLATFORM), str(WORKLOAD), "--connect",
-                           f"tcp://127.0.0.1:{free_port()}", "-e", str(tmp_path / "run"), "--timeout", "1"],
-                          capture_output=True, text=True, timeout=60)
+def test_run_connect_nothing_listens(tmp_path, capsys):
+    proc = in_process(capsys, "run", str(PLATFORM), str(WORKLOAD), "--connect", f"tcp://127.0.0.1:{free_port()}",
+                      "-e", str(tmp_path / "run"), "--timeout", "1")
     assert_one_line_error(proc, "nothing seems to listen", "Batsim message 1")
 
 
 @pytest.mark.parametrize("endpoint", ["bogus", "tcp://127.0.0.1:99999", "tcp://127.0.0.1", "http://x:1"])
-def test_malformed_endpoints(tmp_path, endpoint):
-    proc = subprocess.run([*WATTSCHED, "run", str(PLATFORM), str(WORKLOAD), "--connect", endpoint,
-                           "-e", str(tmp_path / "run")], capture_output=True, text=True, timeout=60)
+def test_malformed_endpoints(tmp_path, capsys, endpoint):
+    proc = in_process(capsys, "run", str(PLATFORM), str(WORKLOAD), "--connect", endpoint, "-e", str(tmp_path / "r"))
     assert_one_line_error(proc, "--connect", endpoint)
-    proc = subprocess.run([*WATTSCHED, "serve", "--bind", endpoint], capture_output=True, text=True, timeout=60)
+    proc = in_process(capsys, "serve", "--bind", endpoint)
     assert_one_line_error(proc, "--bind", endpoint)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_malformed_endpoint_through_the_command(tmp_path):
+    proc = subprocess.run([*WATTSCHED, "serve", "--bind", "tcp://127.0.0.1:99999"], capture_output=True, text=True,
+                          timeout=60)
+    assert_one_line_error(proc, "--bind", "not a TCP port")
 
 
 # A Batsim (REQ) that sends SIMULATION_BEGINS, then what the test says.
