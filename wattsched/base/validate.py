@@ -72,6 +72,8 @@ def _path(entry: tuple | None) -> str:
 
 def _number_problem(value: Any) -> str | None:
     if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN is not a number"
         if not math.isfinite(value):
             return "a number beyond the range of a double (±1.8e308)"
         return None

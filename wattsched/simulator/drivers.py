@@ -22,7 +22,8 @@ from typing import Callable
 
 from wattsched.simulator.engine import Simulation
 from wattsched.base.errors import OptionError, ProtocolError
-from wattsched.base.validate import check_endpoint, load_json
+from wattsched.base.limits import limit, limit_hint
+from wattsched.base.validate import check_endpoint, check_json_tree, load_json
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,8 @@ def _apply(sim: Simulation, msg: dict, reply: object) -> dict | None:
     """``sim.step(reply)``; a reply Batsim would refuse raises :class:`ProtocolError` naming the message it
     answers and the event at fault."""
     number = sim.nb_messages
+    check_json_tree(reply, f"the scheduler's reply to {describe_message(number, msg)}", _reply_error)
+    _check_reply_times(reply, number, msg)
     try:
         return sim.step(reply)  # type: ignore[arg-type]
     except ProtocolError as exc:
@@ -69,6 +72,35 @@ def _apply(sim: Simulation, msg: dict, reply: object) -> dict | None:
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         raise ProtocolError(f"the scheduler's reply to {describe_message(number, msg)} is malformed "
                             f"({type(exc).__name__}: {exc})") from None
+
+
+def _check_reply_times(reply: object, number: int, msg: dict) -> None:
+    """Times in a reply (``now``, each event's ``timestamp``, CALL_ME_LATER's) within the ``time_s`` bound: a
+    scheduler asking to be woken up in 10^300 s is refused, not simulated. Job metadata must be something
+    ``_jobs.csv`` can carry."""
+    if not isinstance(reply, dict):
+        return
+    bound = limit("time_s")
+    events = reply.get("events")
+    candidates = [("now", reply.get("now"))]
+    if isinstance(events, list):
+        for ev in events:
+            if isinstance(ev, dict):
+                candidates.append((f"{ev.get('type')}.timestamp", ev.get("timestamp")))
+                data = ev.get("data")
+                if isinstance(data, dict) and "timestamp" in data:
+                    candidates.append((f"{ev.get('type')}.data.timestamp", data.get("timestamp")))
+                if ev.get("type") == "SET_JOB_METADATA" and isinstance(data, dict):
+                    meta = data.get("metadata")
+                    if isinstance(meta, str) and not {'"', "\n", "\r"}.isdisjoint(meta):
+                        raise ProtocolError(f"the scheduler's reply to {describe_message(number, msg)}: "
+                                            f"SET_JOB_METADATA {data.get('job_id')}: field 'metadata' {meta[:40]!r} "
+                                            "cannot hold a double quote or a line break (Batsim writes it between "
+                                            "double quotes, unescaped, in _jobs.csv)")
+    for field, value in candidates:
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) > bound:
+            raise ProtocolError(f"the scheduler's reply to {describe_message(number, msg)}: {field} {value:.6g} s "
+                                f"is beyond the times a simulation reaches; {limit_hint('time_s', 's')}")
 
 
 def _reply_error(source: str, field: str, problem: str) -> ProtocolError:
