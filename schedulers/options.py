@@ -92,12 +92,14 @@ class Option:
 
     def _check_bounds(self, value: float, owner: str, valid: str) -> None:
         """The bounds every number option has (:mod:`wattsched.base.limits`): finite; a time (a name ending
-        in ``_s``) within ``time_s`` in magnitude; a period (``*period_s``) at least ``min_period_s``, so
-        that no run wakes up a billion times."""
+        in ``_s``) not below ``-time_s`` and, for an instant (``window_*_s``), not above ``time_s`` (a huge
+        duration such as a half-life of 1e300 s means "never" and is fine); a period (``*period_s``) at
+        least ``min_period_s``, so that no run wakes up a billion times."""
         if not -MAX_DOUBLE <= value <= MAX_DOUBLE:
             raise OptionError(f"option '{self.name}' of {owner} must be a finite number, got {_got(value)}; "
                               f"valid options: {valid}")
-        if self.name.endswith("_s") and abs(value) > limit("time_s"):
+        instant = self.name.startswith("window_")  # a point in simulated time, not a duration
+        if self.name.endswith("_s") and (value < -limit("time_s") or (instant and value > limit("time_s"))):
             raise OptionError(f"option '{self.name}' of {owner}: {_got(value)} s is beyond the times a simulation "
                               f"can reach; {limit_hint('time_s', 's')}")
         if self.name.endswith("period_s") and 0 < value < limit("min_period_s"):

@@ -61,7 +61,7 @@ import pandas as pd
 
 from wattsched.base.errors import InputError, OptionError
 from wattsched.base.limits import limit
-from wattsched.base.validate import check_number, option_error
+from wattsched.base.validate import check_number, load_json, option_error
 from wattsched.analysis.outputs import BatsimOutputs, load_outputs
 
 __all__ = [
@@ -188,11 +188,10 @@ def load_workload_users(workload: str | Path | Mapping[str, Any]) -> dict[str, s
     source = str(workload) if isinstance(workload, (str, Path)) else "<workload>"
     if isinstance(workload, (str, Path)):
         try:
-            content = json.loads(Path(workload).read_text(encoding="utf-8"))
+            data = Path(workload).read_bytes()
         except OSError as error:
             raise InputError(source, "", f"cannot read the workload ({error.strerror})") from error
-        except json.JSONDecodeError as error:
-            raise InputError(source, f"line {error.lineno}", f"not valid JSON ({error.msg})") from error
+        content = load_json(data, source)
     else:
         content = workload
     jobs = content.get("jobs") if isinstance(content, Mapping) else None

@@ -115,6 +115,9 @@ def check_json_tree(doc: Any, source: str, error: ErrorFactory = input_error) ->
                 if lo <= item <= hi:  # NaN fails too
                     continue
             elif kind is dict or kind is list:
+                if depth + 1 >= max_depth:
+                    raise error(source, _path((where, value, item)),
+                                f"JSON nested too deeply; {limit_hint('nesting', 'levels')}")
                 if item:
                     stack.append((item, depth + 1, (where, value, item)))
                 continue
@@ -271,7 +274,7 @@ BATSIM_EVENTS = frozenset({
 })
 #: What SIMULATION_BEGINS always holds (Batsim 4.2.1, ``tests/fixtures/batsim-reference/*/messages.jsonl``)
 #: and schedulers read without checking (pybatsim does).
-_BEGINS_FIELDS: dict[str, type | tuple[type, ...]] = {
+_BEGINS_FIELDS: dict[str, type] = {
     "nb_resources": int, "nb_storage_resources": int, "compute_resources": list, "storage_resources": list,
     "config": dict, "allow_compute_sharing": bool, "allow_storage_sharing": bool, "profiles": dict,
     "workloads": dict,
@@ -351,9 +354,9 @@ class BatsimMessageChecker:
                 raise ValueError(f"field 'nb_compute_resources' must be a host count, got {_show(nb)}")
             if nb > limit("hosts"):
                 raise ValueError(f"{nb} hosts; {limit_hint('hosts')}")
-            for key, kind in _BEGINS_FIELDS.items():
-                if not isinstance(data.get(key), kind):
-                    raise ValueError(f"field '{key}' is missing or not {_KIND_NAMES[kind]}")
+            for key, expected in _BEGINS_FIELDS.items():
+                if not isinstance(data.get(key), expected):
+                    raise ValueError(f"field '{key}' is missing or not {_KIND_NAMES[expected]}")
             for key in _BEGINS_CONFIG:
                 if key not in data["config"]:
                     raise ValueError(f"field 'config.{key}' is missing")

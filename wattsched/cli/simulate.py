@@ -139,8 +139,11 @@ def _guarded_network_class(timeout_s: float) -> Any:
     def error(source: str, field: str, problem: str) -> ProtocolError:
         return ProtocolError(f"{source}{' at ' + field if field else ''}: {problem}")
 
-    class GuardedNetwork(NetworkHandler):  # type: ignore[misc]
+    class GuardedNetwork(NetworkHandler):
         created: list["GuardedNetwork"] = []
+        connection: Any
+        context: Any
+        socket_endpoint: str
 
         def __init__(self, endpoint: str, *rest: Any, **kwargs: Any) -> None:
             super().__init__(endpoint, *rest, **kwargs)

@@ -245,14 +245,14 @@ class _Loader:
                 raise self.error(f"{where}.{attr}", f"missing '{attr}' attribute")
         prefix, suffix = elem.get("prefix"), elem.get("suffix", "")
         try:
-            size = radical_size(elem.get("radical"))
+            size = radical_size(elem.get("radical") or "")
         except ValueError as e:
             raise self.error(f"{where}.radical", str(e)) from None
         check_count(len(self.compute) + size, "hosts", self.path, f"{where}.radical", "compute hosts")
         check_memory((len(self.compute) + size) * _BYTES_PER_HOST, self.path, f"{where}.radical",
                      f"a platform of {len(self.compute) + size} hosts")
         try:
-            radical = parse_radical(elem.get("radical"))
+            radical = parse_radical(elem.get("radical") or "")
         except ValueError as e:
             raise self.error(f"{where}.radical", str(e)) from None
         own = self.own_props(elem, where)
@@ -270,7 +270,11 @@ class _Loader:
         new_set = set(new_names)
         if len(new_set) != len(new_names):
             seen: set[str] = set()
-            dup = next(n for n in new_names if n in seen or seen.add(n))
+            dup = ""
+            for dup in new_names:
+                if dup in seen:
+                    break
+                seen.add(dup)
             raise self.error(f"{where}.radical", f"duplicate host name {dup!r}")
         clash = self.names.intersection(new_set)
         if clash:
@@ -345,6 +349,7 @@ def load_platform(path: str | os.PathLike) -> Platform:
         master = loader.masters_by_role[0]
         if loader.master_host_seen:
             # 'master_host' is an ordinary compute host when another host has role="master".
+            assert loader._master_host_elem is not None
             elem, own, zone_props = loader._master_host_elem
             loader.add_compute(elem, "master_host", "host 'master_host'", own, zone_props)
     elif loader.master_host_seen:

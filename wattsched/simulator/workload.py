@@ -65,11 +65,9 @@ class ParallelProfile:
         """Flops each of the ``nb_hosts`` allocated hosts computes (behaviour 19)."""
         if nb_hosts < 1:
             raise ValueError(f"profile '{self.name}': a task needs at least one host, got {nb_hosts}")
-        if self.kind == "parallel_homogeneous":
-            return (float(self.cpu),) * nb_hosts
-        if self.kind == "parallel_homogeneous_total":
-            return (float(self.cpu) / nb_hosts,) * nb_hosts
-        assert isinstance(self.cpu, tuple)
+        if not isinstance(self.cpu, tuple):  # parallel_homogeneous(_total)
+            cpu = float(self.cpu)
+            return (cpu / nb_hosts if self.kind == "parallel_homogeneous_total" else cpu,) * nb_hosts
         if nb_hosts != len(self.cpu):
             raise ValueError(
                 f"profile '{self.name}' (parallel) needs exactly {len(self.cpu)} hosts, got {nb_hosts}"
