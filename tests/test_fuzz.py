@@ -246,9 +246,16 @@ def replies(draw) -> list[dict]:
     return script
 
 
+@pytest.fixture(scope="module")
+def small_workload(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("replies") / "w.json"
+    path.write_text(json.dumps(valid_workload()))
+    return path
+
+
 @FUZZ
 @given(script=replies())
-def test_fuzz_scheduler_replies(script):
+def test_fuzz_scheduler_replies(small_workload, script):
     """The embedded simulator against a scheduler sending anything: a :class:`ProtocolError` (one line, the
     message and event named) or a finished run; never another exception, never a hang."""
     from wattsched.base.errors import ProtocolError
@@ -257,9 +264,7 @@ def test_fuzz_scheduler_replies(script):
     from wattsched.simulator.platform import load_platform
     from wattsched.simulator.workload import load_workload
 
-    tmp = Path(os.environ.get("TMPDIR", "/tmp")) / f"wattsched-fuzz-{os.getpid()}.json"
-    tmp.write_text(json.dumps(valid_workload()))
-    sim = Simulation(load_platform(PLATFORM), load_workload(tmp))
+    sim = Simulation(load_platform(PLATFORM), load_workload(small_workload))
     replies_left = list(script)
 
     def handler(msg: dict) -> dict:
