@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo web test test-slow check-wheel bench replay golden reproduce-energy-budget reproduce-efs reproduce-esc reproduce-upas clean
+.PHONY: install demo web test test-slow fuzz check-wheel bench replay golden reproduce-energy-budget reproduce-efs reproduce-esc reproduce-upas clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,15 @@ web: $(STAMP)  ## the local web page on http://127.0.0.1:8000/ (workspace result
 
 test: $(STAMP)  ## the CI suite (slow reproductions excluded)
 	$(VENV)/bin/pytest -q
+
+FUZZ_SECONDS ?= 600
+FUZZ_EXAMPLES ?= 500
+fuzz: $(STAMP)  ## hypothesis fuzzing of bad inputs for FUZZ_SECONDS (default 600), FUZZ_EXAMPLES per test and round
+	@end=$$(( $$(date +%s) + $(FUZZ_SECONDS) )); round=0; \
+	while [ $$(date +%s) -lt $$end ]; do \
+		round=$$((round + 1)); echo "fuzz round $$round"; \
+		WATTSCHED_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VENV)/bin/pytest -q -x tests/test_fuzz.py || exit 1; \
+	done
 
 check-wheel:  ## a wheel in a fresh virtualenv (no pybatsim) runs `wattsched run` on inputs it generates
 	sh tests/check_wheel.sh $(PYTHON)

@@ -41,6 +41,7 @@ from typing import Mapping, Protocol, Sequence
 from wattsched.energy_models.esc import ESC
 from wattsched.energy_models.taurus import TAURUS
 from wattsched.base.errors import OptionError
+from wattsched.base.validate import check_count, option_error
 
 __all__ = [
     "NodeKind",
@@ -202,6 +203,7 @@ def platform_xml(
     """
     if isinstance(nb_hosts, bool) or not isinstance(nb_hosts, int) or nb_hosts < 1:
         raise OptionError(f"number of hosts must be a positive integer, got {nb_hosts!r}")
+    check_count(nb_hosts, "hosts", "platform", "hosts", "hosts", option_error)
     for name, text in (("prefix", prefix), ("suffix", suffix)):
         if any(c in text for c in "<>&\"' \t\n"):
             raise OptionError(f"host name {name} {text!r} must not contain spaces, quotes or <>&")

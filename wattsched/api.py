@@ -20,8 +20,9 @@ Sweep (a grid as in ``wattsched sweep GRID.yaml``, on a local Dask cluster or an
     table = api.sweep({"platforms": [...], "workloads": [...], "schedulers": [...], "seeds": [1, 2]},
                       out="results/study")
 
-Errors are the CLI's: :class:`~wattsched.base.errors.WattschedError` (its subclasses ``InputError`` and
-``OptionError``) with a one-line message naming the file and field; a failed simulation writes nothing.
+Errors are the CLI's: :class:`~wattsched.base.errors.WattschedError` (its subclasses ``InputError``,
+``OptionError``, ``OutputError``, ``ProtocolError``) with a one-line message naming the file and field; a failed
+simulation writes nothing.
 """
 
 from __future__ import annotations
@@ -43,12 +44,12 @@ from wattsched.analysis.node_states import NodeStates, node_states
 from wattsched.analysis.outputs import BatsimOutputs, load_outputs
 from wattsched.analysis.paraver import write_paraver
 from wattsched.base.batsim_files import output_paths
-from wattsched.base.errors import InputError, OptionError, WattschedError
+from wattsched.base.errors import InputError, OptionError, OutputError, ProtocolError, WattschedError
 from wattsched.experiments.runner import PlatformInput, WorkloadInput, run_simulation
 from wattsched.simulator.drivers import RunStats
 
 __all__ = [
-    "InputError", "OptionError", "Result", "WattschedError", "compare", "esc_platform", "simulate", "sweep",
+    "InputError", "OptionError", "OutputError", "ProtocolError", "Result", "WattschedError", "compare", "esc_platform", "simulate", "sweep",
     "synthetic_workload", "taurus_platform",
 ]
 

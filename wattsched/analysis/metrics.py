@@ -59,7 +59,9 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from wattsched.base.errors import InputError
+from wattsched.base.errors import InputError, OptionError
+from wattsched.base.limits import limit
+from wattsched.base.validate import check_number, load_json, option_error
 from wattsched.analysis.outputs import BatsimOutputs, load_outputs
 
 __all__ = [
@@ -196,11 +198,10 @@ def load_workload_users(workload: str | Path | Mapping[str, Any]) -> dict[str, s
     source = str(workload) if isinstance(workload, (str, Path)) else "<workload>"
     if isinstance(workload, (str, Path)):
         try:
-            content = json.loads(Path(workload).read_text(encoding="utf-8"))
+            data = Path(workload).read_bytes()
         except OSError as error:
             raise InputError(source, "", f"cannot read the workload ({error.strerror})") from error
-        except json.JSONDecodeError as error:
-            raise InputError(source, f"line {error.lineno}", f"not valid JSON ({error.msg})") from error
+        content = load_json(data, source)
     else:
         content = workload
     jobs = content.get("jobs") if isinstance(content, Mapping) else None
@@ -352,10 +353,15 @@ def _nb_hosts_from_schedule(outputs: BatsimOutputs) -> int:
             "nb_computing_machines",
             "unknown number of hosts: no schedule output with this key, give nb_hosts",
         )
+    text = outputs.schedule["nb_computing_machines"]
     try:
-        return int(float(outputs.schedule["nb_computing_machines"]))
+        value = float(text)
     except ValueError as error:
-        raise InputError(outputs.source("schedule"), "nb_computing_machines", "not a number") from error
+        raise InputError(outputs.source("schedule"), "nb_computing_machines", f"{text!r} is not a number") from error
+    if not (value >= 1 and value.is_integer() and value <= limit("hosts")):
+        raise InputError(outputs.source("schedule"), "nb_computing_machines",
+                         f"{text!r} is not a number of hosts (a platform has at least one compute host)")
+    return int(value)
 
 
 def _state_key(state: str) -> str:
@@ -396,6 +402,18 @@ def compute_metrics(
     Raises:
         InputError: a missing file or column, or no way to know the number of hosts.
     """
+    check_number(tau_s, "metrics", "tau_s", min=0.0, min_open=True, error=option_error)
+    if window is not None:
+        if not isinstance(window, (tuple, list)) or len(window) != 2:
+            raise OptionError(f"metrics: window must be (start_s, end_s), got {window!r}")
+        start = check_number(window[0], "metrics", "window start", error=option_error)
+        end = check_number(window[1], "metrics", "window end", error=option_error)
+        if not end > start:
+            raise OptionError(f"metrics: window end {end:g} is not after its start {start:g}")
+    if max_power_w is not None:
+        check_number(max_power_w, "metrics", "max_power_w", min=0.0, min_open=True, error=option_error)
+    if nb_hosts is not None:
+        check_number(nb_hosts, "metrics", "nb_hosts", min=1, integer=True, error=option_error)
     outputs = load_outputs(outputs_path)
     jobs = outputs.jobs
     hosts = nb_hosts if nb_hosts is not None else _nb_hosts_from_schedule(outputs)

@@ -63,6 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(text: str) -> str:
+    """An error message on one line, whatever a file name or a value in it holds."""
+    return " ".join(text.split("\n")) if "\n" in text else text
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
     parser = build_parser()
@@ -72,7 +77,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except WattschedError as exc:
-        print(f"wattsched: error: {exc}", file=sys.stderr)
+        print(f"wattsched: error: {_one_line(str(exc))}", file=sys.stderr)
+        return 2
+    except (MemoryError, RecursionError) as exc:  # an input beyond the bounds checked (README "Errors and limits")
+        what = "out of memory" if isinstance(exc, MemoryError) else "input nested too deeply"
+        print(f"wattsched: error: {what} while running '{args.command}'; see the README's 'Errors and limits' "
+              "for the bounds and how to lower them", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("wattsched: interrupted", file=sys.stderr)

@@ -9,7 +9,7 @@ import json
 
 from wattsched.base.errors import InputError, OptionError
 from wattsched.base.fileio import emit_text
-from wattsched.cli.common import add_output_argument, positive_float, positive_int, window
+from wattsched.cli.common import add_output_argument, non_negative_int, positive_float, positive_int, window
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
@@ -192,7 +192,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                        description="Write a seeded synthetic HPC workload (Lublin & Feitelson 2003: job sizes, run "
                                    "times, daily arrival cycle) as Batsim JSON, for a machine of --hosts hosts.")
     p.add_argument("--hosts", type=positive_int, required=True, help="machine size")
-    p.add_argument("--seed", type=int, required=True, help="random seed")
+    p.add_argument("--seed", type=non_negative_int, required=True, help="random seed (an integer ≥ 0)")
     add_output_argument(p, "output .json")
     p.add_argument("--days", type=positive_float, default=7.0, help="submission period in days (default 7)")
     p.add_argument("--load", type=positive_float, default=0.85, help="target offered load (default 0.85)")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 from wattsched.base.errors import OptionError
 from wattsched.cli.common import (
@@ -15,6 +17,9 @@ from wattsched.cli.common import (
     window,
     scheduler_options,
 )
+
+#: Seconds to wait for the peer's next message (``--timeout``); the same as the Batsim stand-in's default.
+DEFAULT_TIMEOUT_S = 600.0
 
 EPILOG_RUN = """\
 examples:
@@ -45,7 +50,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_job_fields((job.entry for job in workload.jobs), args.workload)
     stats = run_simulation(platform, workload, args.export, scheduler=args.scheduler, options=options,
                            dynamic_jobs=args.enable_dynamic_jobs, acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs,
-                           connect=args.connect, show_progress=progress_enabled(args))
+                           connect=args.connect, show_progress=progress_enabled(args), timeout_s=args.timeout)
     paths = output_paths(args.export)
     budget = ({"budget_window": (float(options.get("window_start_s", 0.0)), float(options["window_end_s"]))}
               if isinstance(options.get("window_end_s"), (int, float)) else None)  # an energy budget's window
@@ -82,21 +87,111 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    import pybatsim.batsim.batsim as pybatsim_batsim
     import zmq
-    from pybatsim.batsim.batsim import Batsim
 
+    from wattsched.base.validate import check_endpoint
     from wattsched.schedulers.adapter import load_scheduler
 
     options = scheduler_options(args.options) if args.options else {}
     scheduler = load_scheduler(args.scheduler, options)
-    print(f"wattsched: {args.scheduler} waiting for Batsim on {args.bind} (Batsim connects with -s)", file=sys.stderr)
+    check_endpoint(args.bind, "--bind")
+    network_class = _guarded_network_class(args.timeout)
+    plain = pybatsim_batsim.NetworkHandler
+    pybatsim_batsim.NetworkHandler = network_class  # pybatsim's Batsim binds and reads in its constructor
+    network = None
     try:
-        bs = Batsim(scheduler, args.bind, -1)
-    except zmq.ZMQError as exc:
-        raise OptionError(f"--bind {args.bind}: cannot bind this endpoint ({exc})") from None
-    bs.start()
+        network_class.created.clear()
+        try:
+            bs = pybatsim_batsim.Batsim(scheduler, args.bind, -1)
+        except zmq.ZMQError as exc:
+            raise OptionError(f"--bind {args.bind}: cannot bind this endpoint ({exc})") from None
+        finally:
+            pybatsim_batsim.NetworkHandler = plain
+            network = network_class.created[0] if network_class.created else None
+        bs.start()
+    finally:
+        if network is not None:
+            network.close()
     print("wattsched: simulation ended", file=sys.stderr)
     return 0
+
+
+def _guarded_network_class(timeout_s: float) -> Any:
+    """pybatsim's network handler, made safe for a peer that breaks the protocol: every message Batsim sends
+    is parsed and checked (:class:`~wattsched.base.validate.BatsimMessageChecker`) before pybatsim sees it;
+    a peer that disconnects, or sends nothing for ``timeout_s`` seconds, raises :class:`ProtocolError`; the
+    socket and its context are closed on every way out (the port is released)."""
+    import zmq
+    from pybatsim.batsim.network import NetworkHandler
+    from zmq.utils.monitor import recv_monitor_message
+
+    from wattsched.base.errors import ProtocolError
+    from wattsched.base.validate import BatsimMessageChecker, load_json
+
+    def error(source: str, field: str, problem: str) -> ProtocolError:
+        return ProtocolError(f"{source}{' at ' + field if field else ''}: {problem}")
+
+    class GuardedNetwork(NetworkHandler):
+        created: list["GuardedNetwork"] = []
+        connection: Any
+        context: Any
+        socket_endpoint: str
+
+        def __init__(self, endpoint: str, *rest: Any, **kwargs: Any) -> None:
+            super().__init__(endpoint, *rest, **kwargs)
+            self.checker = BatsimMessageChecker()
+            self.monitor: Any = None
+            GuardedNetwork.created.append(self)
+
+        def bind(self) -> None:
+            try:
+                super().bind()
+            except zmq.ZMQError:
+                self.close()
+                raise
+            self.connection.setsockopt(zmq.LINGER, 0)
+            self.monitor = self.connection.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+            self.poller = zmq.Poller()
+            self.poller.register(self.connection, zmq.POLLIN)
+            self.poller.register(self.monitor, zmq.POLLIN)
+            print(f"wattsched: waiting for Batsim on {self.socket_endpoint} (Batsim connects with -s)",
+                  file=sys.stderr)
+
+        def recv(self, blocking: bool = False) -> dict:
+            deadline = time.monotonic() + timeout_s
+            number = self.checker.number
+            while True:
+                remaining_ms = max(0, int((deadline - time.monotonic()) * 1000))
+                ready = dict(self.poller.poll(remaining_ms))
+                if self.connection in ready:
+                    raw = self.connection.recv_string()
+                    msg = load_json(raw, f"Batsim message {number + 1}", error)
+                    self.checker.check(msg)
+                    return msg
+                if self.monitor in ready and recv_monitor_message(self.monitor)["event"] == zmq.EVENT_DISCONNECTED:
+                    raise ProtocolError(f"Batsim closed the connection on {self.socket_endpoint} (did it die?) "
+                                        f"after message {number}")
+                if time.monotonic() >= deadline:
+                    raise ProtocolError(f"Batsim sent nothing on {self.socket_endpoint} for {timeout_s:g} s after "
+                                        f"message {number}; --timeout S waits longer")
+
+        def send(self, msg: dict) -> None:
+            for ev in msg.get("events", []):  # jobs the scheduler registers are known from now on (B44)
+                if ev.get("type") == "REGISTER_JOB" and isinstance(ev.get("data"), dict):
+                    self.checker.jobs.add(str(ev["data"].get("job_id")))
+            super().send(msg)
+
+        def close(self) -> None:
+            if self.monitor is not None:
+                self.monitor.close(linger=0)
+                self.monitor = None
+            if self.connection is not None:
+                self.connection.close(linger=0)
+                self.connection = None
+            self.context.term()
+
+    return GuardedNetwork
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -116,6 +211,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--connect", metavar="ENDPOINT",
                    help="do not load a scheduler: act as Batsim and connect (REQ) to a scheduler already "
                         "listening on ENDPOINT, e.g. tcp://127.0.0.1:28000")
+    p.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT_S, metavar="S",
+                   help=f"with --connect: give up when the scheduler does not answer a message within S seconds "
+                        f"(default {DEFAULT_TIMEOUT_S:g})")
     p.add_argument("--enable-dynamic-jobs", action="store_true",
                    help="accept dynamic job registration from the scheduler (Batsim's flag of the same name); a "
                         "scheduler that slows a job down re-registers it with its longer walltime")
@@ -152,4 +250,6 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     add_options_argument(p)
     p.add_argument("--bind", default="tcp://127.0.0.1:28000", metavar="ENDPOINT",
                    help="endpoint to bind (default tcp://127.0.0.1:28000; use tcp://*:28000 in a container)")
+    p.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT_S, metavar="S",
+                   help=f"give up when Batsim sends nothing for S seconds (default {DEFAULT_TIMEOUT_S:g})")
     p.set_defaults(func=cmd_serve)

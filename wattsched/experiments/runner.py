@@ -18,7 +18,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Union
 
-from wattsched.base.errors import InputError
+from wattsched.base.batsim_files import output_paths
+from wattsched.base.errors import InputError, OutputError
+from wattsched.base.validate import check_output_files
 from wattsched.simulator.drivers import ProgressCallback, RunStats, run_inprocess, run_zmq
 from wattsched.simulator.engine import Simulation
 from wattsched.simulator.outputs import write_outputs
@@ -30,7 +32,7 @@ WorkloadInput = Union[str, os.PathLike, Mapping[str, Any], Workload]
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["PlatformInput", "WorkloadInput", "as_platform", "as_workload", "format_sim_time", "progress_bar",
+__all__ = ["PlatformInput", "WorkloadInput", "as_platform", "as_workload", "check_prefix", "format_sim_time", "progress_bar",
            "run_simulation"]
 
 
@@ -41,6 +43,22 @@ def _named(path: Path, name: str) -> Iterator[None]:
         yield
     except InputError as error:
         raise InputError(error.source.replace(str(path), name), error.field, error.problem) from None
+
+
+def check_prefix(prefix: str | os.PathLike) -> dict[str, Path]:
+    """The five output paths of ``prefix``, once it is known they can be written (checked before a run).
+
+    Raises:
+        OutputError: the prefix names a folder (``results/`` or an existing ``results``: the files would land
+            beside it, not in it), or an output cannot be written there (a parent is a file, read-only).
+    """
+    text = os.fspath(prefix)
+    if not text or text.endswith(("/", os.sep)) or Path(text).is_dir():
+        raise OutputError(f"output prefix {text!r} is a folder; give a prefix inside it, e.g. "
+                          f"'{os.path.join(text, 'out')}'")
+    paths = output_paths(text)
+    check_output_files(list(paths.values()), f"output prefix {text}")
+    return paths
 
 
 def as_platform(platform: PlatformInput) -> Platform:
@@ -138,7 +156,7 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
                    scheduler: str = "easy-backfill", options: Mapping[str, Any] | None = None,
                    dynamic_jobs: bool = False, acknowledge_dynamic_jobs: bool | None = None,
                    connect: str | None = None, progress: ProgressCallback | None = None,
-                   show_progress: bool = False) -> RunStats:
+                   show_progress: bool = False, timeout_s: float | None = None) -> RunStats:
     """Simulate ``workload`` on ``platform`` with a scheduler and write Batsim's five files to ``prefix``
     (atomically: a failed run writes nothing).
 
@@ -151,12 +169,19 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
         connect: instead of loading a scheduler, act as Batsim for a scheduler process listening there.
         progress: called with (simulated time, jobs done, jobs) after every Batsim message.
         show_progress: draw a progress bar on stderr (:func:`progress_bar`), with ``progress`` if also given.
+        timeout_s: with ``connect``, give up when the scheduler does not answer a message within this many
+            seconds (default: :data:`~wattsched.simulator.drivers.DEFAULT_TIMEOUT_S`).
 
     Raises:
-        WattschedError: bad input, bad option, a scheduler reply Batsim would refuse (one line).
+        InputError: a bad platform or workload (file and field named).
+        OptionError: a bad scheduler or option.
+        OutputError: ``prefix`` cannot be written (checked before the simulation starts).
+        ProtocolError: a scheduler reply Batsim would refuse, a peer that dies, stops answering or sends
+            malformed messages.
     """
     from wattsched.schedulers.protocol import needs_dynamic_jobs, scheduler_handler
 
+    check_prefix(prefix)
     handler = scheduler_handler(scheduler, dict(options or {})) if connect is None else None
     if handler is not None and needs_dynamic_jobs(handler) and not dynamic_jobs:
         # A preset that slows jobs down (UPAS) re-registers them with their longer walltime.
@@ -178,6 +203,6 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
             stats = run_inprocess(sim, handler, progress=callback if callbacks else None)
         else:
             assert connect is not None
-            stats = run_zmq(sim, connect, progress=callback if callbacks else None)
+            stats = run_zmq(sim, connect, progress=callback if callbacks else None, timeout_s=timeout_s)
     write_outputs(sim, prefix, scheduling_time_s=stats.scheduling_time_s, simulation_time_s=stats.simulation_time_s)
     return stats

@@ -49,6 +49,7 @@ from typing import Any
 import pandas as pd
 
 from wattsched.base.errors import OptionError, WattschedError
+from wattsched.base.validate import load_json, option_error
 
 __all__ = ["Run", "run_sweep", "execute_run", "outputs_exist", "failed_runs", "load_runs"]
 
@@ -349,9 +350,10 @@ def load_runs(path: str | os.PathLike) -> list[Run]:
         OptionError: unreadable file, not a list, or an entry with missing or unknown fields.
     """
     try:
-        content = json.loads(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8")
     except (OSError, ValueError) as error:
         raise OptionError(f"{path}: cannot read the runs ({error})") from None
+    content = load_json(text, str(path), option_error)
     if not isinstance(content, list):
         raise OptionError(f"{path}: expected a JSON list of runs")
     runs = []

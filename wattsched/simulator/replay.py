@@ -33,6 +33,7 @@ from wattsched.simulator.outputs import write_outputs
 from wattsched.simulator.platform import load_platform
 from wattsched.simulator.workload import load_workload
 from wattsched.base.errors import InputError
+from wattsched.base.validate import load_json
 
 #: Numeric columns / keys compared with a relative tolerance (energies); all others are exact.
 ENERGY_KEYS = frozenset({"consumed_energy", "energy", "consumed_joules", "epower"})
@@ -178,7 +179,7 @@ SIMULATION_FLAGS = {
 }
 
 
-def _parse_args_file(path: Path) -> tuple[dict[str, str], dict[str, bool]]:
+def _parse_args_file(path: Path) -> tuple[dict[str, str], dict[str, Any]]:
     """Input files (``p``, ``w``, ``e``) and :class:`Simulation` options of a Batsim command line."""
     args = shlex.split(path.read_text())
     opts: dict[str, str] = {}
@@ -206,15 +207,19 @@ def replay(folder: str | os.PathLike, *, rel_tol: float = 1e-6, outputs_dir: str
         if not p.exists():
             raise InputError(folder, p.name, "missing from the recording folder")
     recorded: list[tuple[str, dict]] = []
-    with open(messages_path) as fh:
+    with open(messages_path, "rb") as fh:
         for n, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
-            try:
-                obj = json.loads(line)
-                recorded.append((obj["from"], obj["message"]))
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise InputError(messages_path, f"line {n}", f"not a recorded message: {exc}") from None
+            def at_line(src: str, field: str, problem: str, n: int = n) -> InputError:
+                return InputError(src, f"line {n}" + (f" ({field})" if field else ""), problem)
+
+            obj = load_json(line, str(messages_path), at_line)
+            if not (isinstance(obj, dict) and obj.get("from") in ("batsim", "scheduler")
+                    and isinstance(obj.get("message"), dict)):
+                raise InputError(messages_path, f"line {n}", "not a recorded message "
+                                 "({\"from\": \"batsim\" or \"scheduler\", \"message\": {...}})")
+            recorded.append((obj["from"], obj["message"]))
     report = ReplayReport(folder.name)
     sim = Simulation(load_platform(platform_path), load_workload(workload_path), **flags)
     ours: dict | None = _normalise_begins(sim.start())
@@ -230,7 +235,7 @@ def replay(folder: str | os.PathLike, *, rel_tol: float = 1e-6, outputs_dir: str
         report.messages_compared += 1
         diffs = compare_message(ours, rec, i + 1, rel_tol)
         reply = recorded[i + 1][1] if i + 1 < len(recorded) else None
-        if diffs and i + 3 < len(recorded):
+        if diffs and i + 3 < len(recorded) and reply is not None:
             merged = _split_tolerated(ours, rec, recorded[i + 2][1], i + 1, rel_tol)
             if merged:
                 report.tolerated.append(
