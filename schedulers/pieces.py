@@ -46,6 +46,8 @@ class Piece:
         description: one line for ``wattsched schedulers``.
         reference: the paper, section and equation or algorithm it implements.
         options: the options the constructor takes as keywords.
+        needs_dynamic_jobs: the piece re-registers jobs (dynamic jobs, Batsim behaviour 44); it refuses a
+            Batsim without them at SIMULATION_BEGINS when it would have to.
     """
 
     slot: ClassVar[str] = ""
@@ -53,6 +55,8 @@ class Piece:
     description: ClassVar[str] = ""
     reference: ClassVar[str] = ""
     options: ClassVar[tuple[Option, ...]] = ()
+    #: the piece re-registers jobs (Batsim's dynamic jobs, ``--enable-dynamic-jobs``): ``wattsched run`` enables them
+    needs_dynamic_jobs: ClassVar[bool] = False
 
     @classmethod
     def from_options(cls, values: Options) -> "Piece":

@@ -26,6 +26,11 @@ Presets:
 - ``fs-efs``: EASY behind FS+EFS, both factors normalized to their maximum and summed (EFS paper §IV-A).
 - ``esc``: FCFS on any free nodes (the ESC paper's SGE-like queue, §2.4) with EnergySaving Cluster's
   periodic on/off rules (ESC paper §2.5, :mod:`wattsched.schedulers.esc`).
+- ``eamc-reorder``, ``eamc-priority-inc``, ``eamc-priority-inc-v``: EASY across partitions over job-partition
+  entries, each job at its f_opt on the partition it runs on (EAMC paper §4, eq. 4-5,
+  :mod:`wattsched.schedulers.eamc`); ``eamc-base`` (Base Slurm: the favoured partition only, top frequency),
+  ``min-runtime`` and ``min-energy`` (both partitions in requested order, the frequency of the least time or
+  energy): the paper's baselines (§5). All need Batsim's dynamic jobs.
 - ``compose``: any piece in any slot.
 """
 
@@ -36,7 +41,7 @@ from typing import Any, Mapping
 
 # importing the slot modules registers their pieces
 from wattsched.schedulers import (  # noqa: F401
-    admission, backfill, budget, esc, fairshare, frequency, order, placement, power)
+    admission, backfill, budget, eamc, esc, fairshare, frequency, order, placement, power)
 from wattsched.base.errors import OptionError
 from wattsched.schedulers.core import PolicyScheduler
 from wattsched.schedulers.options import Option, Options, _got, describe_all
@@ -163,6 +168,28 @@ class Preset:
         return PolicyScheduler(name=self.name, **pieces)  # type: ignore[arg-type]
 
 
+#: The EAMC paper's policies and baselines: (preset, order, frequency, description, reference).
+_EAMC = (
+    ("eamc-reorder", "eamc-reorder", "eamc",
+     "EAMC-Reorder: EASY across partitions, jobs FCFS with their partitions best first, each at its f_opt",
+     "EAMC paper §4.2, eq. 4-5, figure 1"),
+    ("eamc-priority-inc", "eamc-priority-inc", "eamc",
+     "EAMC-PriorityInc: EASY across partitions, every job's best partition before any second choice, at f_opt",
+     "EAMC paper §4.2, eq. 4-5, figure 2"),
+    ("eamc-priority-inc-v", "eamc-priority-inc-v", "eamc",
+     "EAMC-PriorityInc-V: PriorityInc with the partitions beyond the threshold (35 %) last, at f_opt",
+     "EAMC paper §4.2, eq. 4-5"),
+    ("eamc-base", "favoured-partition", "top",
+     "Base Slurm: EASY, each job on its favoured partition only, at the top frequency", "EAMC paper §5"),
+    ("min-runtime", "requested-partitions", "min-runtime",
+     "Min runtime: EASY across partitions in requested order, at the frequency of the least predicted time",
+     "EAMC paper §5, after Auweter et al."),
+    ("min-energy", "requested-partitions", "min-energy",
+     "Min energy: EASY across partitions in requested order, at the frequency of the least predicted energy",
+     "EAMC paper §5, after Auweter et al."),
+)
+
+
 def _compose() -> Preset:
     helps = {
         "order": "queue order", "backfill": "backfilling rule", "placement": "host placement",
@@ -199,6 +226,9 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
     Preset("esc", "FCFS on any free nodes with EnergySaving Cluster's on/off rules (idle time, per-group wait "
            "thresholds)", "ESC paper §2.4-2.5",
            fixed={"order": "fcfs", "backfill": "fcfs", "power": "esc"}, switches=(ESC_PLACEMENT,)),
+    *(Preset(name, description, reference, switches=(SHUTDOWN,),
+             fixed={"order": order_piece, "backfill": "easy", "placement": "partitions", "frequency": frequency_piece})
+      for name, order_piece, frequency_piece, description, reference in _EAMC),
     _compose(),
 )}
 

@@ -18,7 +18,9 @@ One definition for each metric of docs/architecture.md §8, used by every study:
 * **per-user mean stretch normalized by a baseline run**: for each job of a user, its stretch divided by
   its stretch in a baseline run of the same jobs, averaged over the user's jobs (EFS paper, table I:
   "stretch-green / stretch-baseline", :func:`per_user_normalized_stretch`);
-* **jobs started**, jobs per ``final_state``, jobs rejected (:func:`final_state_counts`).
+* **jobs started**, jobs per ``final_state``, jobs rejected (:func:`final_state_counts`);
+* for jobs placed by EAMC (EAR metadata), the EAMC paper's metrics: response time, sum of run times, the
+  jobs' model energy, mean frequencies, share in the favoured partition (:mod:`wattsched.analysis.eamc`).
 
 Rejected jobs (``final_state`` REJECTED, empty time fields) are left out of every time metric but
 counted in ``nb_jobs`` and ``nb_jobs_rejected``.
@@ -376,7 +378,8 @@ def compute_metrics(
         ``nb_jobs_rejected``, ``nb_jobs_<final state>``, ``makespan_s``, ``mean_waiting_time_s``,
         ``mean_bounded_slowdown``, ``max_bounded_slowdown``, ``utilization``, ``window_start_s``,
         ``window_end_s``, ``nb_hosts``, ``mean_stretch``; with consumed_energy.csv ``total_energy_j``,
-        ``window_energy_j`` (and ``window_energy_relative``); per user ``mean_stretch_user_<user>``.
+        ``window_energy_j`` (and ``window_energy_relative``); with EAMC metadata the metrics of
+        :func:`wattsched.analysis.eamc.ear_metrics`; per user ``mean_stretch_user_<user>``.
         Undefined values (no job ran) are NaN.
 
     Raises:
@@ -422,6 +425,10 @@ def compute_metrics(
             )
     else:
         logger.info("no consumed_energy output: energy metrics skipped")
+    from wattsched.analysis.eamc import ear_metrics, has_ear_metadata
+
+    if has_ear_metadata(jobs):  # jobs placed by EAMC (EAMC paper §5's metrics)
+        metrics.update(ear_metrics(jobs))
     users = load_workload_users(workload) if workload is not None else None
     per_user = per_user_mean_stretch(jobs, users)
     if workload is not None and not per_user:

@@ -1,4 +1,5 @@
-"""``wattsched synth``, ``swf``, ``lightesp`` and ``platform``: the workloads and platforms a study runs on."""
+"""``wattsched synth``, ``swf``, ``lightesp``, ``eamc-workload`` and ``platform``: the workloads and platforms a study
+runs on."""
 
 from __future__ import annotations
 
@@ -57,9 +58,25 @@ def cmd_lightesp(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_platform(args: argparse.Namespace) -> int:
-    from wattsched.platforms.generate import esc_platform_xml, taurus_platform_xml
+def cmd_eamc_workload(args: argparse.Namespace) -> int:
+    from wattsched.workloads.eamc import eamc_workload
 
+    workload = eamc_workload(seed=args.seed, mix=args.mix, nb_jobs=args.jobs, max_res=args.max_res,
+                             span_days=args.days, mean_res=args.mean_res, mean_runtime_s=args.mean_runtime_h * 3600.0)
+    emit_text(json.dumps(workload, indent=1) + "\n", args.output)
+    return 0
+
+
+def cmd_platform(args: argparse.Namespace) -> int:
+    from wattsched.base.errors import OptionError
+    from wattsched.platforms.generate import eamc_platform_xml, esc_platform_xml, taurus_platform_xml
+
+    if args.node == "eamc":
+        if args.flat or args.prefix is not None or args.suffix:
+            raise OptionError("--node eamc writes one <cluster> per partition (hosts p1-0 ..., p2-0 ...): "
+                              "--flat, --prefix and --suffix do not apply")
+        emit_text(eamc_platform_xml((args.hosts, args.hosts)), args.output)
+        return 0
     generate = esc_platform_xml if args.node == "esc" else taurus_platform_xml
     prefix = args.prefix if args.prefix is not None else ("node" if args.node == "esc" else "taurus-")
     emit_text(generate(args.hosts, prefix=prefix, suffix=args.suffix, cluster=not args.flat), args.output)
@@ -120,15 +137,43 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--speed", type=positive_float, default=100e6, help="host speed in flop/s (default 100e6)")
     p.set_defaults(func=cmd_lightesp)
 
-    p = sub.add_parser("platform", help="generate a Taurus-calibrated or ESC SimGrid platform of any size",
+    p = sub.add_parser("eamc-workload", help="generate an EAMC-paper workload: jobs with applications and partitions",
+                       description="Write a seeded workload like the EAMC paper's (§5): jobs of mean 18.29 nodes and "
+                                   "3.65 h at the top frequency of p1, a daily arrival cycle over --days, each job "
+                                   "with an EAR application id ('app', 1-8) and the partitions it may use "
+                                   "('partitions': p1, p2), the share of STREAM (app 8, which favours p2) set by "
+                                   "--mix. Run it on 'wattsched platform --node eamc'.",
+                       epilog="example: wattsched eamc-workload --mix 33 --seed 1 --output w.json && wattsched "
+                              "platform --node eamc --hosts 512 --output p.xml && wattsched run p.xml w.json "
+                              "-s eamc-priority-inc")
+    add_output_argument(p, "output .json")
+    p.add_argument("--mix", choices=("13", "33", "50"), default="13",
+                   help="%% of jobs favouring p2: 13 (the 8 applications uniformly), 33 or 50 (that share of "
+                        "STREAM); default 13")
+    p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    p.add_argument("--jobs", type=positive_int, default=5000, help="number of jobs (default 5000, the paper's)")
+    p.add_argument("--max-res", type=positive_int, default=512,
+                   help="largest job, the size of a partition (default 512)")
+    p.add_argument("--days", type=positive_float, default=10.0, help="submission span in days (default 10)")
+    p.add_argument("--mean-res", type=positive_float, default=18.29, help="mean requested nodes (default 18.29)")
+    p.add_argument("--mean-runtime-h", type=positive_float, default=3.65,
+                   help="mean run time at the top frequency of p1, hours (default 3.65)")
+    p.set_defaults(func=cmd_eamc_workload)
+
+    p = sub.add_parser("platform", help="generate a Taurus-calibrated, ESC or EAMC SimGrid platform of any size",
                        description="Write a SimGrid 4.1 platform of Taurus nodes (energy-budget paper, table I, with "
-                                   "Batsim's 13 DVFS pstates, sleep and transition pstates) or of the ESC paper's "
+                                   "Batsim's 13 DVFS pstates, sleep and transition pstates), of the ESC paper's "
                                    "five-state nodes (--node esc: standby 2 W, powering off 480 s using 10.79 Wh, "
-                                   "powering on 555 s using 13.71 Wh, idle 150 W, loaded 230 W), and a master host.")
-    p.add_argument("--hosts", type=positive_int, required=True, help="number of compute hosts")
+                                   "powering on 555 s using 13.71 Wh, idle 150 W, loaded 230 W) or the EAMC paper's "
+                                   "two partitions (--node eamc: p1 of Platinum 8168 nodes at 1.2-2.7 GHz and p2 of "
+                                   "Gold 6254 nodes at 1.2-3.1 GHz, one pstate per 0.1 GHz, powers of the EAR model), "
+                                   "and a master host.")
+    p.add_argument("--hosts", type=positive_int, required=True,
+                   help="number of compute hosts (--node eamc: hosts per partition, 512 in the paper)")
     add_output_argument(p, "output .xml")
-    p.add_argument("--node", choices=("taurus", "esc"), default="taurus",
-                   help="node model: taurus (energy-budget paper) or esc (ESC paper); default taurus")
+    p.add_argument("--node", choices=("taurus", "esc", "eamc"), default="taurus",
+                   help="node model: taurus (energy-budget paper), esc (ESC paper) or eamc (EAMC paper's p1 and p2); "
+                        "default taurus")
     p.add_argument("--flat", action="store_true", help="one <host> per node instead of a <cluster>")
     p.add_argument("--prefix", default=None, help="host name prefix (default: taurus- or node)")
     p.add_argument("--suffix", default="", help="host name suffix (default: none)")

@@ -26,6 +26,8 @@ examples:
   wattsched run P.xml W.json -s efs -o '{"half_life_s": 86400}' --per-user   (EnergyFairShare, per-user stretch)
   wattsched run P.xml W.json -s compose -o '{"order": "efs", "admission": "energy-bud", "power": "shutdown",
                                             "budget_fraction": 0.6, "window_end_s": 86400}'
+  wattsched run eamc.xml eamc.json -s eamc-priority-inc -o '{"t_weight": 1.5}'   (EAMC across partitions,
+                                                                         dynamic jobs enabled for it)
   wattsched run P.xml W.json -s mypackage.mymodule:MyScheduler        (any pybatsim scheduler class)
   wattsched run P.xml W.json --connect tcp://127.0.0.1:28000          (Batsim stand-in: the scheduler
                                                                          runs in another process)
@@ -41,17 +43,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     from wattsched.simulator.workload import load_workload
     from wattsched.workloads.users import check_job_fields
 
+    from wattsched.workloads.eamc import check_eamc_inputs
+
     options = scheduler_options(args.options) if args.options else {}
     platform = load_platform(args.platform)
     workload = load_workload(args.workload)
     check_job_fields((job.entry for job in workload.jobs), args.workload)
+    ear_model = options.get("ear_model") if isinstance(options.get("ear_model"), str) else None
+    check_eamc_inputs((host.properties for host in platform.hosts), (job.entry for job in workload.jobs),
+                      args.workload, ear_model)
     handler = None
+    dynamic_jobs, acknowledge = args.enable_dynamic_jobs, args.acknowledge_dynamic_jobs
     if args.connect is None:
         from wattsched.schedulers.adapter import scheduler_handler
 
         handler = scheduler_handler(args.scheduler, options)
-    sim = Simulation(platform, workload, dynamic_jobs=args.enable_dynamic_jobs,
-                     acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs)
+        if getattr(getattr(handler, "policy", None), "needs_dynamic_jobs", False):
+            dynamic_jobs = acknowledge = True  # a preset that re-registers jobs (EAMC): as Batsim's two flags
+    sim = Simulation(platform, workload, dynamic_jobs=dynamic_jobs, acknowledge_dynamic_jobs=acknowledge)
     with simulation_progress(progress_enabled(args)) as bar:
         callback = None
         if bar is not None:
@@ -134,7 +143,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         "listening on ENDPOINT, e.g. tcp://127.0.0.1:28000")
     p.add_argument("--enable-dynamic-jobs", action="store_true",
                    help="accept dynamic job registration from the scheduler (Batsim's flag of the same name); a "
-                        "scheduler that slows a job down re-registers it with its longer walltime")
+                        "scheduler that slows a job down re-registers it with its longer walltime (on, with "
+                        "--acknowledge-dynamic-jobs, for the presets that need it: eamc-*, min-runtime, min-energy)")
     p.add_argument("--acknowledge-dynamic-jobs", action="store_true",
                    help="answer each registration with a JOB_SUBMITTED (Batsim's flag of the same name)")
     p.add_argument("--tau", type=positive_float, default=10.0,
