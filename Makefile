@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test test-slow bench replay golden reproduce-energy-budget reproduce-efs reproduce-esc clean
+.PHONY: install demo test test-slow bench replay golden reproduce-energy-budget reproduce-efs reproduce-esc reproduce-eamc clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,3 +49,6 @@ reproduce-efs: $(STAMP)  ## EFS paper §IV: Light-ESP x4 (figures 2-3) + table I
 
 reproduce-esc: $(STAMP)  ## ESC paper §3: NASA and OSC, always-on vs ESC; report + figures in docs/results/esc (FULL=1: also NASA-like)
 	$(VENV)/bin/wattsched reproduce esc --out results/esc --report-dir docs/results/esc $(if $(FULL),--full,)
+
+reproduce-eamc: $(STAMP)  ## EAMC paper §5: figures 3-5, report in docs/results/eamc (reduced size; FULL=1: 512+512 nodes, 5,000 jobs)
+	$(VENV)/bin/wattsched reproduce eamc --out results/eamc$(if $(FULL),-full,) --report-dir docs/results/eamc$(if $(FULL),-full,) $(if $(FULL),--full,)

@@ -336,16 +336,6 @@ def _read_module(folder: Path, line: _ModuleLine) -> Module:
     if n * n != len(energy):
         raise InputError(energy_path, f"line {linenos[-1]}", f"{len(energy)} rows: not n × n rows (one per pair of "
                                                              "reference and target frequencies)")
-    for kind, cols in (("power", slice(0, 3)), ("time", slice(3, 6))):
-        path = folder / f"{line.name}.{kind}"
-        cube, lines = _read_cube(path, CUBE_COLUMNS[kind])
-        if len(cube) != len(energy):
-            raise InputError(path, f"line {lines[-1]}", f"{len(cube)} rows, but {energy_path.name} has {len(energy)}")
-        differ = np.flatnonzero(np.any(cube != energy[:, cols], axis=1))
-        if len(differ):
-            k = int(differ[0])
-            raise InputError(path, f"line {lines[k]}", f"{' '.join(CUBE_COLUMNS[kind])} differ from line "
-                                                       f"{linenos[k]} of {energy_path.name}")
     for k in range(n):
         row = k * n + k
         if tuple(energy[row]) != _DIAGONAL and energy[row].any():
@@ -360,6 +350,16 @@ def _read_module(folder: Path, line: _ModuleLine) -> Module:
     if tuple(energy[ref * n + ref]) != _DIAGONAL:
         raise InputError(energy_path, f"line {linenos[ref * n + ref]}", f"the reference frequency "
                          f"{line.ref_mhz / 1000:g} GHz has no coefficients (its diagonal row must be 1 0 0 1 0 0)")
+    for kind, cols in (("power", slice(0, 3)), ("time", slice(3, 6))):
+        path = folder / f"{line.name}.{kind}"
+        cube, lines = _read_cube(path, CUBE_COLUMNS[kind])
+        if len(cube) != len(energy):
+            raise InputError(path, f"line {lines[-1]}", f"{len(cube)} rows, but {energy_path.name} has {len(energy)}")
+        differ = np.flatnonzero(np.any(cube != energy[:, cols], axis=1))
+        if len(differ):
+            k = int(differ[0])
+            raise InputError(path, f"line {lines[k]}", f"{' '.join(CUBE_COLUMNS[kind])} differ from line "
+                                                       f"{linenos[k]} of {energy_path.name}")
     coefficients = energy.reshape(n, n, 6)
     coefficients.setflags(write=False)
     return Module(line.index, line.name, line.cpu, line.cores, frequencies, line.ref_mhz, coefficients)

@@ -302,7 +302,9 @@ class EasyBackfilling(Backfilling):
         # with job-partition entries (the module docstring), where these two stay above every width
         no_fit_free = no_fit_extra = free_count + 1
         keyed = started is not None
-        no_fit: dict[tuple[object, bool], int] = {}
+        no_fit_free_by: dict[object, int] = {}
+        no_fit_extra_by: dict[object, int] = {}
+        fit_key = placer.fit_key
         key: object = None
         shortest_end_s = now_s + placer.shortest_walltime_s  # no waiting job ends sooner
         restart = False
@@ -316,8 +318,8 @@ class EasyBackfilling(Backfilling):
                 assert started is not None
                 if job.id in started:
                     continue
-                key = placer.fit_key(job)
-                if n >= no_fit.get((key, False), free_count + 1):
+                key = job.partition if job.partition is not None else fit_key(job)  # an entry: its partition
+                if n >= no_fit_free_by.get(key, n + 1):
                     continue
             if admission.refuses(job, view):
                 if admission.refuses_from(1, shortest_end_s, view):
@@ -332,20 +334,20 @@ class EasyBackfilling(Backfilling):
                 if assignment is None:
                     if contiguous:
                         if keyed:
-                            no_fit[key, False] = n
+                            no_fit_free_by[key] = n
                         else:
                             no_fit_free = n
                     continue
                 if not assignment.end_s(now_s) <= shadow_s:  # slowed past the shadow time
                     assignment = None
             if assignment is None:  # would run past the shadow time: hosts outside the reservation only
-                if n > extra_count or n >= no_fit_extra or (keyed and n >= no_fit.get((key, True), n + 1)):
+                if n > extra_count or n >= no_fit_extra or (keyed and n >= no_fit_extra_by.get(key, n + 1)):
                     continue
                 assignment = placer.place(job, extra)
                 if assignment is None:
                     if contiguous:
                         if keyed:
-                            no_fit[key, True] = n
+                            no_fit_extra_by[key] = n
                         else:
                             no_fit_extra = n
                     continue

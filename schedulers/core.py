@@ -375,8 +375,8 @@ class PolicyScheduler:
             for piece in self.pieces:
                 piece.on_started(running, view)
         admission.end_pass(view)
-        waiting: Sequence[QueuedJob] = (
-            self._sorted if self._static else [job for job in ordered if job.id in self._queue])
+        waiting: Sequence[QueuedJob] = (  # without starts, the queue sorted at the start of the pass
+            self._sorted if self._static else [job for job in ordered if job.id in self._queue] if started else ordered)
         for decision in self.power.decide(waiting, view, self):
             if isinstance(decision, SetPState):
                 self._switching(decision)

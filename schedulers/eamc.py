@@ -80,6 +80,7 @@ from __future__ import annotations
 import bisect
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any, ClassVar, Mapping, Sequence
 
@@ -87,6 +88,7 @@ import numpy as np
 from procset import ProcSet
 
 from wattsched.base.errors import InputError, OptionError
+from wattsched.base.hostsets import first_fit_within, intervals
 from wattsched.energy_models.ear import (
     APP_FIELD,
     PARTITIONS_FIELD,
@@ -101,11 +103,13 @@ from wattsched.schedulers.frequency import FrequencyChoice
 from wattsched.schedulers.options import Option
 from wattsched.schedulers.order import QueueOrder
 from wattsched.schedulers.pieces import Piece, register
-from wattsched.schedulers.placement import FreeHosts, Placement, first_fit_contiguous
+from sortedcontainers import SortedKeyList
+
+from wattsched.schedulers.placement import FreeHosts, Placement
 from wattsched.schedulers.state import Assignment, ClusterView, JobState, QueuedJob, RunningJob
 
 __all__ = ["EAR_MODEL_PROPERTY", "PARTITION_PROPERTY", "EamcPlatform", "EnergyPrediction", "JobInfo",
-           "metadata_text", "restrict"]
+           "metadata_text"]
 
 #: The host property naming a host's partition.
 PARTITION_PROPERTY = "partition"
@@ -206,6 +210,20 @@ class EarPartition:
     pstate_of: Mapping[int, int]  # model frequency index → pstate
     index_of: Mapping[int, int]  # pstate → model frequency index
 
+    @cached_property
+    def bounds(self) -> tuple[tuple[int, int], ...]:
+        """The hosts' intervals ``(inf, sup)``."""
+        return tuple((itv.inf, itv.sup) for itv in self.hosts.intervals())
+
+    def first_fit(self, free: FreeHosts, n: int) -> ProcSet | None:
+        """The lowest ``n`` contiguous free hosts of the partition (first-fit inside it), or None."""
+        items = intervals(free) if isinstance(free, ProcSet) else free
+        for lo, hi in self.bounds:
+            hosts = first_fit_within(items, lo, hi, n)
+            if hosts is not None:
+                return hosts
+        return None
+
     @property
     def top_pstate(self) -> int:
         return self.node.top_pstate
@@ -238,31 +256,6 @@ class JobInfo:
     @property
     def primary(self) -> str:
         return self.requested[0]
-
-
-def restrict(free: FreeHosts, hosts: ProcSet) -> list[tuple[int, int]]:
-    """The intervals of ``free`` (a ProcSet or sorted disjoint intervals) inside ``hosts``."""
-    items = free.intervals() if isinstance(free, ProcSet) else free
-    bounds = [(itv.inf, itv.sup) for itv in hosts.intervals()]
-    out: list[tuple[int, int]] = []
-    if len(bounds) == 1:
-        lo, hi = bounds[0]
-        for a, b in items:
-            if b < lo:
-                continue
-            if a > hi:
-                break
-            out.append((max(a, lo), min(b, hi)))
-        return out
-    k = 0
-    for a, b in items:
-        while k < len(bounds) and bounds[k][1] < a:
-            k += 1
-        j = k
-        while j < len(bounds) and bounds[j][0] <= b:
-            out.append((max(a, bounds[j][0]), min(b, bounds[j][1])))
-            j += 1
-    return out
 
 
 class EamcPlatform:
@@ -494,47 +487,65 @@ class _EarPiece(Piece):
 # ------------------------------------------------------------------------------------------- orders
 class _EntryOrder(_EarPiece, QueueOrder):
     """Job-partition entries (module docstring): each job's entries with their class; entries are sorted by
-    class, then by job in FCFS order (submission time, then arrival), then in the job's entry order."""
+    class, then by job in FCFS order (submission time, then arrival), then in the job's entry order. The keys
+    never change while a job waits, so the entries are kept sorted as jobs arrive and start (a pass copies
+    the list); :meth:`sort` rebuilds it if the queue it is given holds other jobs."""
 
     entries = True
 
     def __init__(self, t_weight: float = 1.0, epm: str = "paper", ear_model: str | None = None) -> None:
         super().__init__(t_weight, epm, ear_model)
-        self._entries: dict[str, tuple[tuple[int, QueuedJob], ...]] = {}
+        self._entries: dict[str, list[QueuedJob]] = {}
+        self._keys: dict[tuple[str, str | None], tuple] = {}
+        self._sorted: SortedKeyList = SortedKeyList(key=self._key)
+        self._arrivals = 0
 
     def classes(self, info: JobInfo) -> list[tuple[int, str]]:
         """``(class, partition)`` of each entry of a job, in the job's entry order."""
         raise NotImplementedError
 
-    def on_submitted(self, job: QueuedJob, view: ClusterView) -> None:
-        self._entries_of(job)
+    def _key(self, entry: QueuedJob) -> tuple:
+        return self._keys[entry.id, entry.partition]
 
-    def _entries_of(self, job: QueuedJob) -> tuple[tuple[int, QueuedJob], ...]:
-        entries = self._entries.get(job.id)
-        if entries is None:
-            info = self.platform.info(job)
-            entries = tuple((cls, QueuedJob(job.id, job.res, job.walltime_s, job.subtime_s, job.profile, job.user,
-                                            job.runtime, job.extra, partition))
-                            for cls, partition in self.classes(info))
-            self._entries[job.id] = entries
-        return entries
+    def on_platform(self, view: ClusterView) -> None:
+        super().on_platform(view)
+        self._entries.clear()
+        self._keys.clear()
+        self._sorted.clear()
+
+    def on_submitted(self, job: QueuedJob, view: ClusterView) -> None:
+        self._add(job)
+
+    def _add(self, job: QueuedJob) -> None:
+        if job.id in self._entries:
+            return
+        arrival = self._arrivals
+        self._arrivals += 1
+        entries = []
+        for position, (cls, partition) in enumerate(self.classes(self.platform.info(job))):
+            entry = QueuedJob(job.id, job.res, job.walltime_s, job.subtime_s, job.profile, job.user, job.runtime,
+                              job.extra, partition)
+            self._keys[job.id, partition] = (cls, job.subtime_s, arrival, position)
+            entries.append(entry)
+        self._entries[job.id] = entries
+        self._sorted.update(entries)
 
     def _forget(self, job_id: str) -> None:
         super()._forget(job_id)
-        self._entries.pop(job_id, None)
+        entries = self._entries.pop(job_id, None)
+        if entries is not None:
+            for entry in entries:
+                self._sorted.remove(entry)
+                del self._keys[job_id, entry.partition]
 
     def sort(self, jobs: Any, view: ClusterView) -> list[QueuedJob]:
-        buckets: list[list[QueuedJob]] = [[]]
-        for job in sorted(jobs, key=_subtime):
-            for cls, entry in self._entries_of(job):
-                while cls >= len(buckets):
-                    buckets.append([])
-                buckets[cls].append(entry)
-        return buckets[0] if len(buckets) == 1 else [entry for bucket in buckets for entry in bucket]
-
-
-def _subtime(job: QueuedJob) -> float:
-    return job.subtime_s
+        if len(jobs) != len(self._entries):  # a job left the queue unannounced: follow the queue
+            waiting = {job.id for job in jobs}
+            for job_id in [j for j in self._entries if j not in waiting]:
+                self._forget(job_id)
+            for job in jobs:
+                self._add(job)
+        return list(self._sorted)
 
 
 @register
@@ -654,12 +665,12 @@ class PartitionPlacement(_EarPiece, Placement):
         return (job.partition,) if job.partition is not None else self.platform.info(job).ranked
 
     def fit_key(self, job: QueuedJob) -> object:
-        return self.candidates(job)
+        return job.partition if job.partition is not None else self.platform.info(job).ranked
 
     def allocate(self, job: QueuedJob, free: FreeHosts, view: ClusterView) -> ProcSet | None:
         partitions = self.platform.partitions
         for name in self.candidates(job):
-            hosts = first_fit_contiguous(restrict(free, partitions[name].hosts), job.res)
+            hosts = partitions[name].first_fit(free, job.res)
             if hosts is not None:
                 return hosts
         return None

@@ -13,7 +13,8 @@ alone (replacements merged, :func:`~wattsched.analysis.outputs.merge_replacement
   run time is the model's T), idle nodes excluded ("sum of the jobs' consumed energy"); per partition too;
 * ``mean_frequency_ghz``: mean of the jobs' frequencies ("avg frequency"), overall and per partition;
 * ``favoured_partition_share``: share of the jobs run in their favoured partition ("percentage of apps in the
-  optimal partition"); ``jobs_share_<p>``: share of the jobs run in each partition.
+  optimal partition"); ``favoured_share_<p>``: the same among the jobs that favour partition p (figure 5
+  shows p2's and the mean of both); ``jobs_share_<p>``: share of the jobs run in each partition.
 
 Jobs without EAR metadata count in the time metrics only. Batsim's own ``consumed_energy`` column (the
 platform's per-pstate wattage, idle or full, not the application's power) is not used.
@@ -72,6 +73,9 @@ def ear_metrics(jobs: pd.DataFrame) -> dict[str, float]:
     out["jobs_energy_j"] = float(energy.sum())
     out["mean_frequency_ghz"] = float(ghz.mean())
     out["favoured_partition_share"] = float((table["partition"] == table["favoured"]).mean())
+    for partition in sorted(table["favoured"].unique()):
+        mask = table["favoured"] == partition
+        out[f"favoured_share_{partition}"] = float((table["partition"][mask] == partition).mean())
     for partition in sorted(table["partition"].unique()):
         mask = table["partition"] == partition
         out[f"jobs_share_{partition}"] = float(mask.mean())
