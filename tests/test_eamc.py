@@ -394,3 +394,34 @@ def test_wattsched_run_enables_dynamic_jobs_for_the_eamc_presets(tmp_path: Path,
     metrics = json.loads(capsys.readouterr().out)
     assert metrics["favoured_partition_share"] == 1.0 and metrics["nb_jobs_completed_successfully"] == 80
     assert metrics["mean_frequency_ghz_p1"] == pytest.approx(2.7) and metrics["mean_frequency_ghz_p2"] == pytest.approx(3.1)
+
+
+# ------------------------------------------------------------------------------------------- docker
+def test_the_dynamic_compose_file_adds_batsims_two_flags_to_the_main_command(tmp_path: Path) -> None:
+    """docker/docker-compose.dynamic.yml, layered on docker-compose.yml, runs real Batsim with dynamic jobs
+    (what the EAMC presets need) and otherwise exactly the main file's command; the presets are pybatsim
+    entry points (the image's scheduler names)."""
+    import subprocess
+    from importlib.metadata import entry_points
+
+    yaml = pytest.importorskip("yaml")
+    from tests.test_docker import COMPOSE, DOCKER, compose_command
+
+    main = yaml.safe_load(COMPOSE.read_text())["services"]["batsim"]["command"]
+    dynamic = yaml.safe_load((DOCKER / "docker-compose.dynamic.yml").read_text())["services"]["batsim"]["command"]
+    assert dynamic == [*main, "--enable-dynamic-jobs", "--acknowledge-dynamic-jobs"]
+    names = {e.name for e in entry_points(group="pybatsim.schedulers")}
+    assert names >= {"eamc-reorder", "eamc-priority-inc", "eamc-priority-inc-v", "eamc-base", "min-runtime",
+                     "min-energy"}
+    command = compose_command()
+    if command is None:
+        return
+    env = {"SCHEDULER": "eamc-priority-inc", "PLATFORM": str(FIXTURES / "platform.xml"),
+           "WORKLOAD": str(FIXTURES / "workload.json"), "OUTPUT_DIR": str(tmp_path)}
+    result = subprocess.run([*command, "-f", str(COMPOSE), "-f", str(DOCKER / "docker-compose.dynamic.yml"), "config"],
+                            capture_output=True, text=True, timeout=120, cwd=DOCKER.parent,
+                            env={**{k: v for k, v in __import__("os").environ.items() if k not in env}, **env})
+    assert result.returncode == 0, result.stderr
+    config = yaml.safe_load(result.stdout)["services"]
+    assert config["batsim"]["command"][-2:] == ["--enable-dynamic-jobs", "--acknowledge-dynamic-jobs"]
+    assert config["scheduler"]["environment"]["WATTSCHED_SCHEDULER"] == "eamc-priority-inc"
