@@ -57,19 +57,22 @@ class Switch:
     pieces: Mapping[Any, str]
 
 
-def slot_switch(slot: str, default: str, help: str) -> Switch:
-    """The switch named after ``slot`` whose values are every piece registered there."""
-    names = tuple(REGISTRY[slot])
+def slot_switch(slot: str, default: str, help: str, *, partitioned: bool = True) -> Switch:
+    """The switch named after ``slot`` whose values are every piece registered there (without the placements
+    that keep a job inside one partition, EAMC's, when ``partitioned`` is false: the single-partition presets)."""
+    names = tuple(n for n, cls in REGISTRY[slot].items() if partitioned or not getattr(cls, "partitioned", False))
     return Switch(Option(slot, str, default, choices=names, help=help), slot, {n: n for n in names})
 
 
 PLACEMENT = slot_switch("placement", "first-fit",
                         "host placement: lowest contiguous interval (first-fit, like pybatsim's easyBackfill), "
-                        "smallest contiguous interval (best-fit), or lowest free ids (non-contiguous)")
+                        "smallest contiguous interval (best-fit), or lowest free ids (non-contiguous)",
+                        partitioned=False)
 #: ESC's queue takes any free nodes (SGE-like, ESC paper §2.4): nodes switched off leave gaps between ids.
 ESC_PLACEMENT = slot_switch("placement", "non-contiguous",
                             "host placement: lowest free ids (non-contiguous, SGE-like, the default here), lowest "
-                            "contiguous interval (first-fit) or smallest contiguous interval (best-fit)")
+                            "contiguous interval (first-fit) or smallest contiguous interval (best-fit)",
+                            partitioned=False)
 SHUTDOWN = Switch(Option("shutdown", bool, False,
                          help="opportunistic shutdown: switch idle hosts off, boot them when a job can use them"),
                   "power", {False: "none", True: "shutdown"})

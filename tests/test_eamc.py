@@ -425,3 +425,13 @@ def test_the_dynamic_compose_file_adds_batsims_two_flags_to_the_main_command(tmp
     config = yaml.safe_load(result.stdout)["services"]
     assert config["batsim"]["command"][-2:] == ["--enable-dynamic-jobs", "--acknowledge-dynamic-jobs"]
     assert config["scheduler"]["environment"]["WATTSCHED_SCHEDULER"] == "eamc-priority-inc"
+
+
+def test_the_single_partition_presets_do_not_offer_the_partitions_placement() -> None:
+    """EAMC's placement (and its options) belong to the EAMC presets and to compose, not to easy-backfill & co."""
+    with pytest.raises(OptionError, match=r"must be one of first-fit\|best-fit\|non-contiguous, got \"partitions\""):
+        build("easy-backfill", {"placement": "partitions"})
+    with pytest.raises(OptionError, match="unknown option 't_weight' for energy-bud"):
+        build("energy-bud", {"t_weight": 1.5, "budget_fraction": 0.5, "window_end_s": 10.0})
+    policy = build("compose", {"placement": "partitions", "t_weight": 1.5})
+    assert policy.placement.name == "partitions"
