@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo web test test-slow fuzz check-wheel bench replay golden reproduce-energy-budget reproduce-efs reproduce-esc reproduce-upas clean
+.PHONY: install demo web test test-slow fuzz check-wheel bench replay golden reproduce-energy-budget reproduce-efs reproduce-esc reproduce-upas reproduce-eamc clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -67,3 +67,6 @@ reproduce-esc: $(STAMP)  ## ESC paper §3: NASA and OSC, always-on vs ESC; repor
 
 reproduce-upas: $(STAMP)  ## UPAS paper §4: EASY vs UPAS on five machines and enlarged ones; report + figures in docs/results/upas (FULL=1: more variants)
 	$(VENV)/bin/wattsched reproduce upas --out results/upas --report-dir docs/results/upas $(if $(FULL),--full,)
+
+reproduce-eamc: $(STAMP)  ## EAMC paper §5: figures 3-5, report in docs/results/eamc (reduced size; FULL=1: 512+512 nodes, 5,000 jobs)
+	$(VENV)/bin/wattsched reproduce eamc --out results/eamc$(if $(FULL),-full,) --report-dir docs/results/eamc$(if $(FULL),-full,) $(if $(FULL),--full,)

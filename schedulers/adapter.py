@@ -53,6 +53,7 @@ from wattsched.schedulers.state import (
     RegisterJob,
     RegisterProfile,
     RejectJob,
+    SetJobMetadata,
     SetPState,
     StartJob,
 )
@@ -194,6 +195,8 @@ class WattschedScheduler(BatsimScheduler):
                 bs.register_job(decision.job_id, job["res"], job.get("walltime", -1), job["profile"], job["subtime"])
             elif isinstance(decision, NotifyRegistrationFinished):
                 bs.notify_registration_finished()
+            elif isinstance(decision, SetJobMetadata):
+                bs.set_job_metadata(decision.job_id, decision.metadata)
             else:  # pragma: no cover - a new Decision type without a translation
                 raise TypeError(f"no Batsim translation for {decision!r}")
 
@@ -265,10 +268,47 @@ class Upas(WattschedScheduler):
     preset = "upas"
 
 
+class EamcReorder(WattschedScheduler):
+    """Preset ``eamc-reorder`` for pybatsim: EAMC-Reorder (EAMC paper §4.2); Batsim needs dynamic jobs."""
+
+    preset = "eamc-reorder"
+
+
+class EamcPriorityInc(WattschedScheduler):
+    """Preset ``eamc-priority-inc`` for pybatsim: EAMC-PriorityInc (EAMC paper §4.2); needs dynamic jobs."""
+
+    preset = "eamc-priority-inc"
+
+
+class EamcPriorityIncV(WattschedScheduler):
+    """Preset ``eamc-priority-inc-v`` for pybatsim: EAMC-PriorityInc-V (EAMC paper §4.2); needs dynamic jobs."""
+
+    preset = "eamc-priority-inc-v"
+
+
+class EamcBase(WattschedScheduler):
+    """Preset ``eamc-base`` for pybatsim: Base Slurm, the favoured partition at the top frequency (EAMC paper §5)."""
+
+    preset = "eamc-base"
+
+
+class MinRuntime(WattschedScheduler):
+    """Preset ``min-runtime`` for pybatsim: both partitions, the frequency of the least time (EAMC paper §5)."""
+
+    preset = "min-runtime"
+
+
+class MinEnergy(WattschedScheduler):
+    """Preset ``min-energy`` for pybatsim: both partitions, the frequency of the least energy (EAMC paper §5)."""
+
+    preset = "min-energy"
+
+
 #: The pybatsim class of every preset (registered in setup.cfg under ``pybatsim.schedulers``).
 PRESET_CLASSES: dict[str, type[WattschedScheduler]] = {
     cls.preset: cls for cls in (Fcfs, EasyBackfill, EnergyBud, ReducePC, Powercap, FairShare, EnergyFairShare,
-                                FairSharePlusEnergy, Esc, Upas, Compose)}
+                                FairSharePlusEnergy, Esc, Upas, EamcReorder, EamcPriorityInc, EamcPriorityIncV,
+                                EamcBase, MinRuntime, MinEnergy, Compose)}
 
 
 def _unknown(spec: str, why: str = "") -> OptionError:

@@ -72,6 +72,7 @@ from wattsched.schedulers.state import (
     RegisterProfile,
     RejectJob,
     RunningJob,
+    SetJobMetadata,
     SetPState,
     StartJob,
 )
@@ -116,6 +117,11 @@ class PolicyScheduler:
         self.pieces: tuple[Piece, ...] = (self.order, self.backfill, self.placement, self.admission, self.power,
                                           self.frequency)
         self.admission.bind_power(self.power)
+        if self.order.entries and not self.placement.partitioned:
+            raise OptionError(f"order '{self.order.name}' hands out job-partition entries: it needs a placement that "
+                              f"keeps a job inside one partition (e.g. 'partitions'), not '{self.placement.name}'")
+        #: the placement completes assignments (partition, its own time model: Placement.complete)
+        self._completes = type(self.placement).complete is not Placement.complete
         self._view: ClusterView | None = None
         self._queue: dict[str, QueuedJob] = {}  # arrival order
         # static orders (FCFS): the queue kept sorted by (key, arrival number), no sort per pass
@@ -160,7 +166,7 @@ class PolicyScheduler:
             profiles: every workload's profiles (SIMULATION_BEGINS), to copy when a job is re-registered.
 
         Raises:
-            OptionError: a piece's options do not fit the platform.
+            OptionError: a piece's options do not fit the platform (or Batsim's configuration).
             InputError: a malformed power property.
         """
         view = ClusterView.idle_machine(nb_hosts, now_s)
@@ -279,6 +285,13 @@ class PolicyScheduler:
     def contiguous(self) -> bool:
         return self.placement.contiguous
 
+    @property
+    def partitioned(self) -> bool:
+        return self.placement.partitioned
+
+    def fit_key(self, job: QueuedJob) -> object:
+        return self.placement.fit_key(job)
+
     def place(self, job: QueuedJob, free: FreeHosts) -> Assignment | None:
         """Where and how ``job`` would run among ``free``: the placement's hosts (None: it does not fit),
         the frequency choice's pstate, and the job's walltime there."""
@@ -296,7 +309,8 @@ class PolicyScheduler:
         return self._walltimes[0] if self._walltimes else math.inf
 
     def assign(self, job: QueuedJob, hosts: ProcSet) -> Assignment:
-        """``job`` on ``hosts``: the frequency choice's pstate and the walltime at it (runtime model).
+        """``job`` on ``hosts``: the frequency choice's pstate and the walltime at it (runtime model), completed
+        by the placement when it has a time model of its own (:meth:`Placement.complete`).
 
         Raises:
             OptionError: the pstate's speed is unknown (a platform without ``speed_per_state``).
@@ -304,17 +318,17 @@ class PolicyScheduler:
         view = self.view
         pstate = self.frequency.pstate_for(job, hosts, view)
         walltime = job.walltime_s
-        if walltime is None:
-            return Assignment(hosts, pstate, None)
-        if pstate is not None:
-            if pstate != self._top:
-                walltime = self._stretch(job, walltime, view.power.slowdown(hosts, pstate), pstate)  # type: ignore[union-attr]
-        elif self._pstates_changed:  # the hosts keep their pstates: the slowest one sets the pace
-            power = view.power
-            assert power is not None
-            slowdown = max(power.host(h).slowdown(view.pstates[h]) for h in hosts)
-            walltime = self._stretch(job, walltime, slowdown, None)
-        return Assignment(hosts, pstate, walltime)
+        if walltime is not None:
+            if pstate is not None:
+                if pstate != self._top:
+                    walltime = self._stretch(job, walltime, view.power.slowdown(hosts, pstate), pstate)  # type: ignore[union-attr]
+            elif self._pstates_changed:  # the hosts keep their pstates: the slowest one sets the pace
+                power = view.power
+                assert power is not None
+                slowdown = max(power.host(h).slowdown(view.pstates[h]) for h in hosts)
+                walltime = self._stretch(job, walltime, slowdown, None)
+        assignment = Assignment(hosts, pstate, walltime)
+        return self.placement.complete(job, assignment, view) if self._completes else assignment
 
     def _stretch(self, job: QueuedJob, walltime_s: float, slowdown: float, pstate: int | None) -> float:
         if math.isnan(slowdown):
@@ -363,8 +377,8 @@ class PolicyScheduler:
             for piece in self.pieces:
                 piece.on_started(running, view)
         admission.end_pass(view)
-        waiting: Sequence[QueuedJob] = (
-            self._sorted if self._static else [job for job in ordered if job.id in self._queue])
+        waiting: Sequence[QueuedJob] = (  # without starts, the queue sorted at the start of the pass
+            self._sorted if self._static else [job for job in ordered if job.id in self._queue] if started else ordered)
         for decision in self.power.decide(waiting, view, self):
             if isinstance(decision, SetPState):
                 self._switching(decision)
@@ -399,6 +413,8 @@ class PolicyScheduler:
                 for a, b in intervals(differ):
                     pstates[a:b + 1] = [pstate] * (b - a + 1)
         out.append(StartJob(job_id, hosts))
+        if assignment.metadata is not None:
+            out.append(SetJobMetadata(job_id, assignment.metadata))
         view.free = minus(view.free, hosts)
         running = RunningJob(job_id, hosts, view.now_s, assignment.end_s(view.now_s), pstate, job)
         view.add_running(running)

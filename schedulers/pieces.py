@@ -53,6 +53,7 @@ class Piece:
     description: ClassVar[str] = ""
     reference: ClassVar[str] = ""
     options: ClassVar[tuple[Option, ...]] = ()
+    #: the piece re-registers jobs (Batsim's dynamic jobs, ``--enable-dynamic-jobs``): ``wattsched run`` enables them
 
     @classmethod
     def from_options(cls, values: Options) -> "Piece":

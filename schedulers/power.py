@@ -340,7 +340,8 @@ class OpportunisticShutdown(PowerManager):
         """Boot hosts for the later jobs that could start once they are on (EASY's rule, with the boot).
 
         Cost: one scan of the queue; an allocation is attempted at most once per width and pool (a width
-        that does not fit, or whose hosts need no boot, is remembered until the pool changes)."""
+        that does not fit, or whose hosts need no boot, is remembered until the pool changes; per fit key
+        with a partitioned placement, whose queue may hold job-partition entries)."""
         if not view.off:
             return ProcSet()
         now = view.now_s
@@ -350,30 +351,34 @@ class OpportunisticShutdown(PowerManager):
         pool_n, extra_n = size(pool), size(extra)
         booted = ProcSet()
         refused: list[tuple[int, float]] = []
-        tried: set[tuple[int, bool]] = set()  # (width, on extra hosts only): no fit, or no boot needed
+        tried: set[tuple[object, int, bool]] = set()  # (fit key, width, on extra hosts only): no fit, or no boot
         admission = ctx.admission
+        keyed = ctx.partitioned
+        key: object = None
         for job in islice(queue, 1, None):
             if pool_n == 0:
                 break
             n = job.res
             if n > pool_n or job.id in self._booked:
                 continue
+            if keyed:
+                key = ctx.fit_key(job)
             # would delay the head on its hosts? (the walltime at the top frequency is a lower bound)
             outside = job.walltime_s is None or not start_s + job.walltime_s <= shadow_s
             assignment = None
             if not outside:
-                if (n, False) in tried:
+                if (key, n, False) in tried:
                     continue
                 assignment = ctx.place(job, pool)
                 if assignment is not None and not assignment.end_s(start_s) <= shadow_s:
                     outside = True  # slowed past the head's reservation by its pstate
             if outside:
-                if n > extra_n or (n, True) in tried:
+                if n > extra_n or (key, n, True) in tried:
                     continue
                 assignment = ctx.place(job, extra)
             boot = minus(assignment.hosts, view.free) if assignment is not None else None
             if not boot:  # no fit, or only hosts that are on: the backfilling rule's business
-                tried.add((n, outside))
+                tried.add((key, n, outside))
                 continue
             assert assignment is not None
             end_s = assignment.end_s(start_s)

@@ -34,6 +34,7 @@ from wattsched.schedulers.state import (
     RegisterJob,
     RegisterProfile,
     RejectJob,
+    SetJobMetadata,
     SetPState,
     StartJob,
 )
@@ -91,6 +92,9 @@ def decision_event(decision: Decision, now: float) -> dict:
         return {"timestamp": now, "type": "REGISTER_JOB", "data": {"job_id": decision.job_id, "job": dict(decision.job)}}
     if isinstance(decision, NotifyRegistrationFinished):
         return {"timestamp": now, "type": "NOTIFY", "data": {"type": "registration_finished"}}
+    if isinstance(decision, SetJobMetadata):
+        return {"timestamp": now, "type": "SET_JOB_METADATA",
+                "data": {"job_id": decision.job_id, "metadata": decision.metadata}}
     raise TypeError(f"no Batsim translation for {decision!r}")  # pragma: no cover - a new Decision type
 
 

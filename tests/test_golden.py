@@ -36,6 +36,13 @@ INPUTS = {
 }
 #: The inputs of every variant not in VARIANT_INPUTS.
 DEFAULT_INPUTS = ("taurus16-demo", "taurus16-random150")
+#: Inputs with partitions and applications (EAMC): 8 + 8 hosts of the p1/p2 system, 80 jobs of the 33 % mix
+#: (``wattsched platform --node eamc --hosts 8``; ``wattsched eamc-workload --mix 33 --seed 7 --jobs 80
+#: --max-res 8 --mean-res 3 --mean-runtime-h 1 --days 1``), simulated with dynamic jobs.
+EAMC_INPUTS = {
+    "eamc-p1p2-80": (Path(__file__).resolve().parent / "fixtures" / "eamc" / "platform.xml",
+                     Path(__file__).resolve().parent / "fixtures" / "eamc" / "workload.json"),
+}
 
 #: An energy budget of half the all-computing energy over a window in the middle of each input.
 BUDGET = {"budget_fraction": 0.5, "window_start_s": 20000.0, "window_end_s": 60000.0}
@@ -75,6 +82,22 @@ VARIANTS: dict[str, tuple[str, dict]] = {
 VARIANT_INPUTS: dict[str, tuple[str, ...]] = {
     name: ("upas16-demo",) for name in ("upas", "upas-no-limit", "upas-shutdown", "compose-upas-energy-bud")}
 
+#: Golden variants on the EAMC inputs only: the EAMC paper's policies and baselines, and compositions.
+EAMC_VARIANTS: dict[str, tuple[str, dict]] = {
+    "eamc-reorder": ("eamc-reorder", {}),
+    "eamc-priority-inc": ("eamc-priority-inc", {"t_weight": 1.5}),
+    # the plugin's scores and absolute threshold, under which some applications are beyond it
+    "eamc-priority-inc-v-plugin": ("eamc-priority-inc-v", {"epm": "plugin", "t_weight": 1.5}),
+    "eamc-base": ("eamc-base", {}),
+    "min-runtime": ("min-runtime", {}),
+    "min-energy": ("min-energy", {}),
+    # EAMC with opportunistic shutdown
+    "eamc-priority-inc-shutdown": ("eamc-priority-inc", {"shutdown": True}),
+    # EAMC's placement and f_opt behind a plain FCFS queue (no entries: each job's partitions best first)
+    "compose-fcfs-eamc": ("compose", {"order": "fcfs", "placement": "partitions", "frequency": "eamc"}),
+}
+VARIANTS.update(EAMC_VARIANTS)
+
 
 def run_case(preset: str, input_name: str, prefix: Path, options: dict) -> None:
     platform, workload = INPUTS[input_name]
@@ -87,6 +110,15 @@ def run_case(preset: str, input_name: str, prefix: Path, options: dict) -> None:
 
 
 CASES = [(v, i) for v in VARIANTS for i in sorted(VARIANT_INPUTS.get(v, DEFAULT_INPUTS))]
+    platform, workload = {**INPUTS, **EAMC_INPUTS}[input_name]
+    dynamic = input_name in EAMC_INPUTS
+    sim = Simulation(load_platform(platform), load_workload(workload), dynamic_jobs=dynamic,
+                     acknowledge_dynamic_jobs=dynamic)
+    run_inprocess(sim, scheduler_handler(preset, options))
+    write_outputs(sim, prefix)
+
+
+CASES = [(v, i) for v in VARIANTS for i in sorted(EAMC_INPUTS if v in EAMC_VARIANTS else INPUTS)]
 
 
 def test_every_preset_has_golden_outputs() -> None:

@@ -18,7 +18,9 @@ One definition for each metric of docs/architecture.md §8, used by every study:
 * **per-user mean stretch normalized by a baseline run**: for each job of a user, its stretch divided by
   its stretch in a baseline run of the same jobs, averaged over the user's jobs (EFS paper, table I:
   "stretch-green / stretch-baseline", :func:`per_user_normalized_stretch`);
-* **jobs started**, jobs per ``final_state``, jobs rejected (:func:`final_state_counts`).
+* **jobs started**, jobs per ``final_state``, jobs rejected (:func:`final_state_counts`);
+* for jobs placed by EAMC (EAR metadata), the EAMC paper's metrics: response time, sum of run times, the
+  jobs' model energy, mean frequencies, share in the favoured partition (:mod:`wattsched.analysis.eamc`).
 
 Rejected jobs (``final_state`` REJECTED, empty time fields) are left out of every time metric but
 counted in ``nb_jobs`` and ``nb_jobs_rejected``.
@@ -396,7 +398,8 @@ def compute_metrics(
         ``mean_bounded_slowdown``, ``max_bounded_slowdown``, ``utilization``, ``window_start_s``,
         ``window_end_s``, ``nb_hosts``, ``mean_stretch``; when a window is given also
         ``whole_run_utilization`` (first submission to makespan); with consumed_energy.csv ``total_energy_j``,
-        ``window_energy_j`` (and ``window_energy_relative``); per user ``mean_stretch_user_<user>``.
+        ``window_energy_j`` (and ``window_energy_relative``); with EAMC metadata the metrics of
+        :func:`wattsched.analysis.eamc.ear_metrics`; per user ``mean_stretch_user_<user>``.
         Undefined values (no job ran) are NaN.
 
     Raises:
@@ -463,6 +466,10 @@ def compute_metrics(
         metrics[f"{name}_energy_j"] = (energy_in_window_j(energy, (t0, t1))
                                        if energy is not None and not energy.empty else math.nan)
         metrics[f"{name}_nb_jobs_started"] = int(((started >= t0) & (started < t1)).sum())
+    from wattsched.analysis.eamc import ear_metrics, has_ear_metadata
+
+    if has_ear_metadata(jobs):  # jobs placed by EAMC (EAMC paper §5's metrics)
+        metrics.update(ear_metrics(jobs))
     users = load_workload_users(workload) if workload is not None else None
     per_user = per_user_mean_stretch(jobs, users)
     if workload is not None and not per_user:

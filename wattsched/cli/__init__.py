@@ -15,6 +15,7 @@ node-stats,
 regress
 synth, swf,    :mod:`.inputs`: workloads and platforms
 lightesp,
+eamc-workload,
 platform
 sweep,         :mod:`.studies`: many runs; the papers' experiments
 reproduce

@@ -1,5 +1,5 @@
-"""``wattsched synth``, ``swf``, ``lightesp``, ``beta`` and ``platform``: the workloads and platforms a study runs
-on."""
+"""``wattsched synth``, ``swf``, ``lightesp``, ``beta``, ``eamc-workload`` and ``platform``: the workloads and
+platforms a study runs on."""
 
 from __future__ import annotations
 
@@ -130,17 +130,6 @@ def cmd_traces(args: argparse.Namespace) -> int:
     return 0
 
 
-def job_range(text: str) -> tuple[int, int]:
-    """``--job-numbers FIRST,LAST``: two job numbers, LAST not before FIRST."""
-    try:
-        first, last = (int(x) for x in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected FIRST,LAST job numbers, got {text!r}") from None
-    if last < first:
-        raise argparse.ArgumentTypeError(f"last job number {last} is before the first {first}")
-    return first, last
-
-
 def efficiencies(text: str) -> tuple[float, float, float]:
     """``--efficiencies G,N,L``: three energy factors > 0."""
     try:
@@ -163,11 +152,17 @@ def cmd_lightesp(args: argparse.Namespace) -> int:
 
 
 def cmd_platform(args: argparse.Namespace) -> int:
-    from wattsched.platforms.generate import esc_platform_xml, taurus_platform_xml, upas_platform_xml
+    from wattsched.platforms.generate import eamc_platform_xml, esc_platform_xml, taurus_platform_xml, upas_platform_xml
 
-    prefix = args.prefix if args.prefix is not None else {"esc": "node", "upas": "cpu"}.get(args.node, "taurus-")
     if args.top_power is not None and args.node != "upas":
         raise OptionError("--top-power: only for --node upas")
+    if args.node == "eamc":
+        if args.flat or args.prefix is not None or args.suffix:
+            raise OptionError("--node eamc writes one <cluster> per partition (hosts p1-0 ..., p2-0 ...): "
+                              "--flat, --prefix and --suffix do not apply")
+        emit_text(eamc_platform_xml((args.hosts, args.hosts)), args.output)
+        return 0
+    prefix = args.prefix if args.prefix is not None else {"esc": "node", "upas": "cpu"}.get(args.node, "taurus-")
     if args.node == "upas":
         text = upas_platform_xml(args.hosts, top_power_w=args.top_power or 100.0, prefix=prefix, suffix=args.suffix,
                                  cluster=not args.flat)
@@ -175,6 +170,15 @@ def cmd_platform(args: argparse.Namespace) -> int:
         generate = esc_platform_xml if args.node == "esc" else taurus_platform_xml
         text = generate(args.hosts, prefix=prefix, suffix=args.suffix, cluster=not args.flat)
     emit_text(text, args.output)
+    return 0
+
+
+def cmd_eamc_workload(args: argparse.Namespace) -> int:
+    from wattsched.workloads.eamc import eamc_workload
+
+    workload = eamc_workload(seed=args.seed, mix=args.mix, nb_jobs=args.jobs, max_res=args.max_res,
+                             span_days=args.days, mean_res=args.mean_res, mean_runtime_s=args.mean_runtime_h * 3600.0)
+    emit_text(json.dumps(workload, indent=1) + "\n", args.output)
     return 0
 
 
@@ -280,20 +284,47 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--speed", type=positive_float, default=100e6, help="host speed in flop/s (default 100e6)")
     p.set_defaults(func=cmd_lightesp)
 
-    p = sub.add_parser("platform", help="generate a Taurus-calibrated, ESC or UPAS SimGrid platform of any size",
+    p = sub.add_parser("eamc-workload", help="generate an EAMC-paper workload: jobs with applications and partitions",
+                       description="Write a seeded workload like the EAMC paper's (§5): jobs of mean 18.29 nodes and "
+                                   "3.65 h at the top frequency of p1, a daily arrival cycle over --days, each job "
+                                   "with an EAR application id ('app', 1-8) and the partitions it may use "
+                                   "('partitions': p1, p2), the share of STREAM (app 8, which favours p2) set by "
+                                   "--mix. Run it on 'wattsched platform --node eamc'.",
+                       epilog="example: wattsched eamc-workload --mix 33 --seed 1 --output w.json && wattsched "
+                              "platform --node eamc --hosts 512 --output p.xml && wattsched run p.xml w.json "
+                              "-s eamc-priority-inc")
+    add_output_argument(p, "output .json")
+    p.add_argument("--mix", choices=("13", "33", "50"), default="13",
+                   help="%% of jobs favouring p2: 13 (the 8 applications uniformly), 33 or 50 (that share of "
+                        "STREAM); default 13")
+    p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    p.add_argument("--jobs", type=positive_int, default=5000, help="number of jobs (default 5000, the paper's)")
+    p.add_argument("--max-res", type=positive_int, default=512,
+                   help="largest job, the size of a partition (default 512)")
+    p.add_argument("--days", type=positive_float, default=10.0, help="submission span in days (default 10)")
+    p.add_argument("--mean-res", type=positive_float, default=18.29, help="mean requested nodes (default 18.29)")
+    p.add_argument("--mean-runtime-h", type=positive_float, default=3.65,
+                   help="mean run time at the top frequency of p1, hours (default 3.65)")
+    p.set_defaults(func=cmd_eamc_workload)
+
+    p = sub.add_parser("platform", help="generate a Taurus-calibrated, ESC, UPAS or EAMC SimGrid platform of any size",
                        description="Write a SimGrid 4.1 platform of Taurus nodes (energy-budget paper, table I, with "
                                    "Batsim's 13 DVFS pstates, sleep and transition pstates), of the ESC paper's "
                                    "five-state nodes (--node esc: standby 2 W, powering off 480 s using 10.79 Wh, "
-                                   "powering on 555 s using 13.71 Wh, idle 150 W, loaded 230 W) or of the UPAS paper's "
+                                   "powering on 555 s using 13.71 Wh, idle 150 W, loaded 230 W), of the UPAS paper's "
                                    "processors (--node upas: table 2's six gears 2.3 ... 0.8 GHz as pstates 0-5 at "
                                    "2300 ... 800 Mflop/s, eq. 3's powers for --top-power W running at 2.3 GHz, a 0 W "
-                                   "sleep pstate and 1 s transitions), and a master host.",
+                                   "sleep pstate and 1 s transitions) or the EAMC paper's two partitions (--node eamc: "
+                                   "p1 of Platinum 8168 nodes at 1.2-2.7 GHz and p2 of Gold 6254 nodes at 1.2-3.1 GHz, "
+                                   "one pstate per 0.1 GHz, powers of the EAR model), and a master host.",
                        epilog="example: wattsched platform --node upas --hosts 1152 --output upas_1152.xml "
                               "(SDSC-Blue; the UPAS paper's machines have 430, 128, 1152, 4008 and 9216 processors)")
-    p.add_argument("--hosts", type=positive_int, required=True, help="number of compute hosts")
+    p.add_argument("--hosts", type=positive_int, required=True,
+                   help="number of compute hosts (--node eamc: hosts per partition, 512 in the paper)")
     add_output_argument(p, "output .xml")
-    p.add_argument("--node", choices=("taurus", "esc", "upas"), default="taurus",
-                   help="node model: taurus (energy-budget paper), esc (ESC paper) or upas (UPAS paper); default taurus")
+    p.add_argument("--node", choices=("taurus", "esc", "upas", "eamc"), default="taurus",
+                   help="node model: taurus (energy-budget paper), esc (ESC paper), upas (UPAS paper) or eamc (EAMC "
+                        "paper's p1 and p2); default taurus")
     p.add_argument("--top-power", type=positive_float, metavar="W",
                    help="with --node upas: running power of a processor at the top gear, watts (default 100)")
     p.add_argument("--flat", action="store_true", help="one <host> per node instead of a <cluster>")

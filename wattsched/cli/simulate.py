@@ -30,6 +30,8 @@ examples:
   wattsched run P.xml W.json -s efs -o '{"half_life_s": 86400}' --per-user   (EnergyFairShare, per-user stretch)
   wattsched run P.xml W.json -s compose -o '{"order": "efs", "admission": "energy-bud", "power": "shutdown",
                                             "budget_fraction": 0.6, "window_end_s": 86400}'
+  wattsched run eamc.xml eamc.json -s eamc-priority-inc -o '{"t_weight": 1.5}'   (EAMC across partitions,
+                                                                         dynamic jobs enabled for it)
   wattsched run P.xml W.json -s mypackage.mymodule:MyScheduler        (any pybatsim scheduler class)
   wattsched run P.xml W.json --connect tcp://127.0.0.1:28000          (Batsim stand-in: the scheduler
                                                                          runs in another process)
@@ -44,10 +46,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     from wattsched.simulator.workload import load_workload
     from wattsched.workloads.users import check_job_fields
 
+    from wattsched.workloads.eamc import check_eamc_inputs
+
     options = scheduler_options(args.options) if args.options else {}
     platform = load_platform(args.platform)
     workload = load_workload(args.workload)
     check_job_fields((job.entry for job in workload.jobs), args.workload)
+    ear_model = options.get("ear_model") if isinstance(options.get("ear_model"), str) else None
+    check_eamc_inputs((host.properties for host in platform.hosts), (job.entry for job in workload.jobs),
+                      args.workload, ear_model)
     stats = run_simulation(platform, workload, args.export, scheduler=args.scheduler, options=options,
                            dynamic_jobs=args.enable_dynamic_jobs, acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs,
                            connect=args.connect, show_progress=progress_enabled(args), timeout_s=args.timeout)
@@ -216,7 +223,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         f"(default {DEFAULT_TIMEOUT_S:g})")
     p.add_argument("--enable-dynamic-jobs", action="store_true",
                    help="accept dynamic job registration from the scheduler (Batsim's flag of the same name); a "
-                        "scheduler that slows a job down re-registers it with its longer walltime")
+                        "scheduler that slows a job down re-registers it with its longer walltime (on, with "
+                        "--acknowledge-dynamic-jobs, for the presets that need it: eamc-*, min-runtime, min-energy)")
     p.add_argument("--acknowledge-dynamic-jobs", action="store_true",
                    help="answer each registration with a JOB_SUBMITTED (Batsim's flag of the same name)")
     p.add_argument("--tau", type=positive_float, default=10.0,

@@ -100,6 +100,20 @@ def cmd_reproduce_upas(args: argparse.Namespace) -> int:
     return 1 if report_failures(result.frame) else 0
 
 
+def cmd_reproduce_eamc(args: argparse.Namespace) -> int:
+    from wattsched.experiments.eamc import run_experiment
+    from wattsched.experiments.sweep import report_failures
+
+    logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
+    result = run_experiment(args.out, report_dir=args.report_dir, full=args.full, scale=args.scale, seeds=args.seeds,
+                            seed=args.seed, mixes=args.mixes.split(","), workers=args.workers, force=args.force,
+                            show_progress=not args.quiet and sys.stderr.isatty())
+    inputs = result.inputs
+    print(f"{len(result.frame)} runs ({inputs.hosts_per_partition} + {inputs.hosts_per_partition} nodes, "
+          f"{inputs.nb_jobs} jobs per workload) in {result.wall_s:.0f} s; report: {result.report}")
+    return 1 if report_failures(result.frame) else 0
+
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("sweep", help="run a grid of simulations on Dask, resumably, into one table and plots",
                        description="Run every simulation of GRID (a YAML grid of platforms x workloads x seeds x "
@@ -217,3 +231,25 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
     e.add_argument("-q", "--quiet", action="store_true", help="no progress bar nor progress lines")
     e.set_defaults(func=cmd_reproduce_upas)
+    e = papers.add_parser("eamc", help="EAMC paper §5: EAMC's variants, Base, Min runtime and Min energy on p1/p2",
+                          description="The EAMC paper's §5 on its p1/p2 system (p1: Platinum 8168 nodes at 1.2-2.7 "
+                                      "GHz, p2: Gold 6254 nodes at 1.2-3.1 GHz, the EAR model of the authors' data): "
+                                      "workloads of 13, 33 and 50 %% jobs favouring p2, EAMC-Reorder, -PriorityInc and "
+                                      "-PriorityInc-V at t_weight 1 and 1.5 (and PriorityInc-V with the published "
+                                      "plugin's scores), Base Slurm, Min runtime and Min energy, each on several seeds. "
+                                      "Reduced size unless --full (512 + 512 nodes, 5,000 jobs). Writes results.csv, "
+                                      "summary.csv, report.md with the paper's statements beside ours, and figures "
+                                      "shaped like figures 3-5.",
+                          epilog="example: wattsched reproduce eamc --out results/eamc --report-dir docs/results/eamc -j 2")
+    e.add_argument("--out", default="results/eamc", help="output folder of the runs (default results/eamc)")
+    e.add_argument("--report-dir", help="where report.md and the figures go (default: --out)")
+    e.add_argument("--full", action="store_true", help="the paper's size: 512 + 512 nodes, 5,000 jobs per workload")
+    e.add_argument("--scale", type=positive_float,
+                   help="fraction of the paper's nodes and jobs when not --full (default 0.5: 256 + 256, 2,500)")
+    e.add_argument("--seeds", type=positive_int, default=3, help="workloads per mix (default 3)")
+    e.add_argument("--seed", type=int, default=1, help="first seed (default 1)")
+    e.add_argument("--mixes", default="13,33,50", help="comma-separated subset of 13,33,50 (default all)")
+    e.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")
+    e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
+    e.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    e.set_defaults(func=cmd_reproduce_eamc)
