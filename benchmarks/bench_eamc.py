@@ -47,7 +47,7 @@ def inputs(hosts: int, folder: Path) -> tuple[Path, Path]:
 
 def run_one(hosts: int, preset: str, folder: str) -> dict:
     """One configuration, in this process; returns its figures."""
-    from wattsched.schedulers.adapter import scheduler_handler
+    from wattsched.schedulers.protocol import scheduler_handler
     from wattsched.simulator.drivers import run_inprocess
     from wattsched.simulator.engine import Simulation
     from wattsched.simulator.platform import load_platform

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import CACHE, bench_inputs  # noqa: E402
 
 from wattsched.platforms.generate import upas_platform_xml  # noqa: E402
-from wattsched.schedulers.adapter import scheduler_handler  # noqa: E402
+from wattsched.schedulers.protocol import scheduler_handler  # noqa: E402
 from wattsched.simulator.drivers import run_inprocess  # noqa: E402
 from wattsched.simulator.engine import Simulation  # noqa: E402
 from wattsched.simulator.platform import load_platform  # noqa: E402

@@ -227,7 +227,7 @@ def test_dynamic_jobs_are_required_on_an_ear_platform(properties: list[dict]) ->
 # ------------------------------------------------------------------------------ embedded simulations
 def simulate(tmp_path: Path, preset: str, options: dict | None = None, workload: Path | None = None,
              platform: Path | None = None, handler=None) -> Path:
-    from wattsched.schedulers.adapter import scheduler_handler
+    from wattsched.schedulers.protocol import scheduler_handler
     from wattsched.simulator.drivers import run_inprocess
     from wattsched.simulator.engine import Simulation
     from wattsched.simulator.outputs import write_outputs

@@ -17,7 +17,7 @@ from wattsched.analysis.eamc import parse_metadata
 from wattsched.analysis.outputs import load_outputs
 from wattsched.energy_models.ear import load_ear_model
 from wattsched.platforms.generate import eamc_platform_xml
-from wattsched.schedulers.adapter import scheduler_handler
+from wattsched.schedulers.protocol import scheduler_handler
 from wattsched.simulator.drivers import run_inprocess
 from wattsched.simulator.engine import Simulation
 from wattsched.simulator.outputs import write_outputs

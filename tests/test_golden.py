@@ -100,25 +100,17 @@ VARIANTS.update(EAMC_VARIANTS)
 
 
 def run_case(preset: str, input_name: str, prefix: Path, options: dict) -> None:
-    platform, workload = INPUTS[input_name]
+    platform, workload = {**INPUTS, **EAMC_INPUTS}[input_name]
     handler = scheduler_handler(preset, options)
-    dynamic = needs_dynamic_jobs(handler)  # as 'wattsched run' does for a preset that slows jobs down
+    dynamic = needs_dynamic_jobs(handler)  # as 'wattsched run' does for a preset that re-registers jobs (UPAS, EAMC)
     sim = Simulation(load_platform(platform), load_workload(workload), dynamic_jobs=dynamic,
                      acknowledge_dynamic_jobs=dynamic)
     run_inprocess(sim, handler)
     write_outputs(sim, prefix)
 
 
-CASES = [(v, i) for v in VARIANTS for i in sorted(VARIANT_INPUTS.get(v, DEFAULT_INPUTS))]
-    platform, workload = {**INPUTS, **EAMC_INPUTS}[input_name]
-    dynamic = input_name in EAMC_INPUTS
-    sim = Simulation(load_platform(platform), load_workload(workload), dynamic_jobs=dynamic,
-                     acknowledge_dynamic_jobs=dynamic)
-    run_inprocess(sim, scheduler_handler(preset, options))
-    write_outputs(sim, prefix)
-
-
-CASES = [(v, i) for v in VARIANTS for i in sorted(EAMC_INPUTS if v in EAMC_VARIANTS else INPUTS)]
+CASES = [(v, i) for v in VARIANTS
+         for i in sorted(EAMC_INPUTS if v in EAMC_VARIANTS else VARIANT_INPUTS.get(v, DEFAULT_INPUTS))]
 
 
 def test_every_preset_has_golden_outputs() -> None:
