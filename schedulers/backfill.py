@@ -39,7 +39,6 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass
-from itertools import islice
 from typing import ClassVar, Iterable, Protocol, Sequence
 
 from procset import ProcSet
@@ -48,6 +47,7 @@ from wattsched.base.hostsets import minus, size
 from wattsched.schedulers.admission import AdmissionConstraint
 from wattsched.schedulers.pieces import Piece, register
 from wattsched.schedulers.placement import FreeHosts
+from wattsched.schedulers.queue import JobsBehind
 from wattsched.schedulers.state import Assignment, ClusterView, QueuedJob, RunningJob, end_key
 
 INF = math.inf
@@ -257,7 +257,9 @@ class EasyBackfilling(Backfilling):
         # smallest width known not to fit in `free` / `extra` (both only shrink during the pass)
         no_fit_free = no_fit_extra = free_count + 1
         shortest_end_s = now_s + placer.shortest_walltime_s  # no waiting job ends sooner
-        for job in islice(queue, i + 1, None):
+        # an indexed queue gives only the jobs that fit and that the admission constraint may admit
+        later = JobsBehind(queue, i, free_count, lambda res, wall: admission.may_start(res, wall, view))
+        for job in later:
             n = job.res
             if n > free_count or n >= no_fit_free:
                 if free_count == 0:
@@ -298,6 +300,7 @@ class EasyBackfilling(Backfilling):
             if not extra.isdisjoint(hosts):
                 extra = minus(extra, hosts)
                 extra_count = size(extra)
+            later.narrow(free_count)
         if reservation is not None:
             admission.release_head()
         return starts

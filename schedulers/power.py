@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from itertools import islice
 from typing import Callable, Mapping, Protocol, Sequence
 
 from procset import ProcSet
@@ -36,6 +35,7 @@ from wattsched.schedulers.admission import AdmissionConstraint
 from wattsched.schedulers.backfill import Placer, Start, admitted_reservation
 from wattsched.schedulers.options import Option
 from wattsched.schedulers.pieces import Piece, register
+from wattsched.schedulers.queue import JobsBehind, Staircase
 from wattsched.schedulers.state import CallMeLater, ClusterView, Decision, QueuedJob, RunningJob, SetPState
 
 logger = logging.getLogger(__name__)
@@ -349,14 +349,19 @@ class OpportunisticShutdown(PowerManager):
         extra = minus(pool, reserved)  # ... and those the head does not need
         pool_n, extra_n = size(pool), size(extra)
         booted = ProcSet()
-        refused: list[tuple[int, float]] = []
+        refused = Staircase()  # (hosts, end) of the jobs the admission constraint refused to boot for
         tried: set[tuple[int, bool]] = set()  # (width, on extra hosts only): no fit, or no boot needed
         admission = ctx.admission
-        for job in islice(queue, 1, None):
+        # an indexed queue gives only the jobs that fit in the pool and that the admission may admit
+        later = JobsBehind(queue, 0, pool_n, lambda res, wall: admission.may_prepare(res, wall, start_s, view))
+        for job in later:
             if pool_n == 0:
                 break
             n = job.res
             if n > pool_n or job.id in self._booked:
+                continue
+            # dominated by a refusal whatever its hosts (its end is at least start + walltime)
+            if job.walltime_s is not None and refused.dominates(n, start_s + job.walltime_s):
                 continue
             # would delay the head on its hosts? (the walltime at the top frequency is a lower bound)
             outside = job.walltime_s is None or not start_s + job.walltime_s <= shadow_s
@@ -377,11 +382,11 @@ class OpportunisticShutdown(PowerManager):
                 continue
             assert assignment is not None
             end_s = assignment.end_s(start_s)
-            if any(n2 <= n and e2 <= end_s for n2, e2 in refused):
+            if refused.dominates(n, end_s):
                 continue
             keep = minus(assignment.hosts, boot)
             if not admission.can_prepare(job, boot, keep, start_s, assignment, view):
-                refused.append((n, end_s))
+                refused.add(n, end_s)
                 continue
             self._book(boot, keep, start_s, view)
             admission.on_prepare(job, boot, keep, start_s, assignment, view)
@@ -390,6 +395,7 @@ class OpportunisticShutdown(PowerManager):
             pool, extra = minus(pool, assignment.hosts), minus(extra, assignment.hosts)
             pool_n, extra_n = size(pool), size(extra)
             tried.clear()
+            later.narrow(pool_n)
         return booted
 
     def _kept_set(self) -> ProcSet:

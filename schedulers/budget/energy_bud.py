@@ -417,6 +417,57 @@ class EnergyBudget(BudgetWindow):
             return False
         return refused.dominates(res, end_s)
 
+    def may_start(self, res: np.ndarray, walltime_s: np.ndarray, view: ClusterView) -> np.ndarray | None:
+        """Which of these jobs :meth:`can_start` may still admit in this backfilling phase (False: certainly
+        refused; :meth:`~.plan.Plan.may_admit`). A job starting now on hosts not kept for another adds
+        ``n · (P̃comp − P̃idle)`` until its end (shutdown: ``n · (P̃comp − off)`` for the switch-off time,
+        then ``n · (P̃comp − sleep)``, then the switch-off of its hosts after its end), so its extra energy
+        at ``t`` is ``n · (slope · (t − now) + offset)`` while it computes and ``n · slope · (end − now)``
+        once its hosts are back to their baseline. Only inside the window, from its start (``t0 = now``),
+        when refusals are monotone (:meth:`_monotone`) and no host is kept (every allocation then adds the
+        same); None otherwise."""
+        now = view.now_s
+        if self.unlimited or not self.ts <= now < self.te - TIME_EPS_S or not self._monotone():
+            return None
+        fut = self._future(view, self._reserved, self._cut)
+        if fut.kept_groups:
+            return None
+        p = self.power
+        if self.shutdown:
+            slope = p.est_comp_w - p.sleep_w
+            a, offset, tail_s = now + p.switch_off_s, -(p.switch_off_w - p.sleep_w) * p.switch_off_s, p.switch_off_s
+        else:
+            slope = p.est_comp_w - p.est_idle_w
+            a, offset, tail_s = now, 0.0, 0.0
+        return fut.may_admit(res, now + walltime_s, a=a, origin=now, slope=slope, offset=offset, tail_s=tail_s,
+                             total_offset=0.0, cap=self._cap())
+
+    def may_prepare(self, res: np.ndarray, walltime_s: np.ndarray, start_s: float,
+                    view: ClusterView) -> np.ndarray | None:
+        """Which of these jobs :meth:`can_prepare` may still admit, for a start at ``start_s`` on hosts free
+        or asleep (none kept): booting ``k`` of its ``n`` hosts and keeping the other ``n − k`` idle until
+        ``start_s`` costs at least ``n · min(boot, keep)`` joules once both are over (``a``), then the job
+        adds ``n · (P̃comp − sleep)`` until its end (:meth:`~.plan.Plan.may_admit`). Inside the window, with
+        shutdown, a start no sooner than a boot and monotone refusals only; None otherwise."""
+        now = view.now_s
+        p = self.power
+        d = start_s - now
+        if (self.unlimited or not self.shutdown or not self.ts <= now < self.te - TIME_EPS_S
+                or d < p.switch_on_s or not self._monotone()):
+            return None
+        fut = self._future(view, self._reserved, self._cut)
+        boot = p.switch_on_w * p.switch_on_s + p.est_idle_w * (d - p.switch_on_s) - p.sleep_w * d
+        keep = p.est_idle_w * d - p.switch_off_w * p.switch_off_s - p.sleep_w * (d - p.switch_off_s)
+        pre = min(boot, keep)
+        return fut.may_admit(res, start_s + walltime_s, a=max(start_s, now + p.switch_off_s), origin=start_s,
+                             slope=p.est_comp_w - p.sleep_w, offset=pre, tail_s=0.0, total_offset=pre,
+                             cap=self._cap())
+
+    def _cap(self) -> tuple[float, float] | None:
+        """reducePC's power cap while the head's energy is put aside: ``(R − J / (q − now), q)``."""
+        cut = self._cut
+        return None if cut is None else (self.rate_w - cut[0], cut[1])
+
     def on_start(self, job: QueuedJob, assignment: Assignment, view: ClusterView) -> None:
         if not self.unlimited:
             self._started.append((size(assignment.hosts), assignment.end_s(view.now_s)))
