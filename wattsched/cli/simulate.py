@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
-from wattsched.base.errors import OptionError
+from wattsched.base.errors import OptionError, ProtocolError
 from wattsched.cli.common import (
     add_options_argument,
     add_progress_arguments,
@@ -99,20 +100,48 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     import zmq
-    from pybatsim.batsim.batsim import Batsim
 
-    from wattsched.schedulers.adapter import load_scheduler
+    from wattsched.schedulers.adapter import load_scheduler, scheduler_handler
+    from wattsched.schedulers.presets import PRESETS
 
     options = scheduler_options(args.options) if args.options else {}
-    scheduler = load_scheduler(args.scheduler, options)
+    preset = args.scheduler.strip() in PRESETS
+    # our presets answer through the translator (a JSON string in, one out: no pybatsim objects per message,
+    # issue 15); any other scheduler through pybatsim's Batsim class
+    scheduler = scheduler_handler(args.scheduler, options) if preset else load_scheduler(args.scheduler, options)
     print(f"wattsched: {args.scheduler} waiting for Batsim on {args.bind} (Batsim connects with -s)", file=sys.stderr)
     try:
-        bs = Batsim(scheduler, args.bind, -1)
+        if preset:
+            _serve_translator(scheduler, args.bind)
+        else:
+            from pybatsim.batsim.batsim import Batsim
+
+            Batsim(scheduler, args.bind, -1).start()
     except zmq.ZMQError as exc:
         raise OptionError(f"--bind {args.bind}: cannot bind this endpoint ({exc})") from None
-    bs.start()
     print("wattsched: simulation ended", file=sys.stderr)
     return 0
+
+
+def _serve_translator(handler: Any, bind: str) -> None:
+    """Answer Batsim's requests on a REP socket bound to ``bind`` with ``handler`` (a
+    :class:`~wattsched.schedulers.protocol.BatsimTranslator`) until it answered SIMULATION_ENDS."""
+    import json
+
+    import zmq
+
+    sock = zmq.Context.instance().socket(zmq.REP)
+    sock.setsockopt(zmq.LINGER, 0)
+    try:
+        sock.bind(bind)
+        while not handler.ended:
+            try:
+                message = json.loads(sock.recv_string())
+            except json.JSONDecodeError as exc:
+                raise ProtocolError(f"Batsim sent invalid JSON: {exc}") from None
+            sock.send_string(json.dumps(handler(message)))
+    finally:
+        sock.close()
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -157,8 +186,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("serve", help="run a scheduler that waits for real Batsim (binds the REP socket)",
-                       description="Bind the Batsim REP socket and run the scheduler for one simulation, through "
-                                   "pybatsim. Start Batsim with '-s ENDPOINT' (or run 'wattsched run P W --connect "
+                       description="Bind the Batsim REP socket and run the scheduler for one simulation (our presets "
+                                   "directly, any other scheduler through pybatsim). Start Batsim with '-s ENDPOINT' (or run 'wattsched run P W --connect "
                                    "ENDPOINT').")
     p.add_argument("-s", "--scheduler", default="easy-backfill",
                    help="preset name, pybatsim entry-point name or module path (default: easy-backfill)")
