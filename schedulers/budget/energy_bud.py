@@ -119,6 +119,8 @@ class EnergyBudget(BudgetWindow):
         # fast path (see Plan): the pass's plan as arrays, the running jobs' segments, refusals
         self._fut: Plan | None = None
         self._running_cache: tuple[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+        #: the plan's segments of one state of the pass (_plan_arrays): (key, started, kept hosts, arrays)
+        self._plan_cache: tuple[tuple, tuple[int, int], Mapping[int, float], tuple[np.ndarray, ...]] | None = None
         #: refusals of the pass by kept hosts of the allocation: (hosts, expected end)
         self._refused: dict[tuple, Staircase] = {}
 
@@ -294,8 +296,9 @@ class EnergyBudget(BudgetWindow):
 
     def _future(self, view: ClusterView, reserved: Sequence[Segment], cut: tuple[float, float] | None) -> Plan:
         """The plan (``plan`` of tests/budget_oracle.py, with ``reserved`` and ``cut`` in the balance) as a
-        :class:`~.plan.Plan`, rebuilt only when the view, Cea, the jobs started in the pass or the power
-        manager changed."""
+        :class:`~.plan.Plan`, rebuilt only when the view, Cea, the jobs started in the pass, the power
+        manager, the head's reservation or the cut changed (the plan's own segments, :meth:`_plan_arrays`,
+        only for the first four)."""
         key = self._state_key(view, reserved, cut)
         started = (len(self._started), len(self._prepared))
         fut = self._fut
@@ -304,9 +307,27 @@ class EnergyBudget(BudgetWindow):
                 return fut
         else:  # not only more jobs started in the pass: the refusals no longer hold
             self._refused = {}
+        t0, cea = self._t0(view.now_s)
+        kept, arrays = self._plan_arrays(view, (key[0], key[1][:3] + key[1][5:]), started)
+        other = list(reserved)
+        if cut is not None:
+            other.append((t0, cut[1], cut[0]))
+        fut = Plan(key, t0, self.te, self.rate_w, 1e-9 * max(1.0, self.B), cea, arrays, other, kept)
+        fut.started = started
+        self._fut = fut
+        return fut
+
+    def _plan_arrays(self, view: ClusterView, key: tuple, started: tuple[int, int]
+                     ) -> tuple[Mapping[int, float], tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """The power manager's kept hosts and the plan's segments as arrays ``(a, b, w)``: the running jobs,
+        the jobs started and prepared in the pass, the free hosts, the hosts asleep and switching. Cached
+        for ``key`` (:meth:`_state_key` without the reservation and the cut: the head's reservation is made
+        and released several times in a pass, the rest stays) and ``started``."""
+        cached = self._plan_cache
+        if cached is not None and cached[1] == started and same_state(cached[0], key):
+            return cached[2], cached[3]
         now = view.now_s
         p = self.power
-        t0, cea = self._t0(now)
         segs: list[Segment] = []
         used = 0
         for n, end in self._started:
@@ -328,13 +349,8 @@ class EnergyBudget(BudgetWindow):
         if segs:
             sa, sb, sw = (np.array(x, dtype=float) for x in zip(*segs))
             a, b, w = np.concatenate((a, sa)), np.concatenate((b, sb)), np.concatenate((w, sw))
-        other = list(reserved)
-        if cut is not None:
-            other.append((t0, cut[1], cut[0]))
-        fut = Plan(key, t0, self.te, self.rate_w, 1e-9 * max(1.0, self.B), cea, (a, b, w), other, kept)
-        fut.started = started
-        self._fut = fut
-        return fut
+        self._plan_cache = (key, started, kept, (a, b, w))
+        return kept, (a, b, w)
 
     def _job_extra(self, n: int, now: float, end: float, kept: Sequence[tuple[float, int]]) -> list[Segment]:
         """What starting a job now adds to the plan (``job_segments`` of tests/budget_oracle.py) for ``n``
