@@ -100,17 +100,18 @@ def platform_sleep_model(view: ClusterView, sleep_pstate: int | None, owner: str
     return model
 
 
-def transition_pseudo_jobs(view: ClusterView, transitions: Sequence[Transition], counted: ProcSet, prefix: str,
-                           ready_after_switch_off: Callable[[float], float], other_switching_ready_s: float,
+def transition_pseudo_jobs(view: ClusterView, parts: Sequence[tuple[int, Transition, ProcSet]], counted: ProcSet,
+                           prefix: str, ready_after_switch_off: Callable[[float], float], other_switching_ready_s: float,
                            off_ready_s: float) -> list[RunningJob]:
     """Hosts switching or asleep as pseudo running jobs for EASY's reservation (:meth:`PowerManager.pending_hosts`):
-    the hosts of each requested ``transitions`` still switching (except those ``counted`` already) until they
-    can be on (the boot's end, or ``ready_after_switch_off(end of the switch-off)``), other switching hosts
-    until ``other_switching_ready_s``, asleep hosts until ``off_ready_s``."""
+    the hosts still switching of each requested transition (``parts``, :meth:`PowerManager.switching_parts`),
+    except those ``counted`` already, until they can be on (the boot's end, or
+    ``ready_after_switch_off(end of the switch-off)``), other switching hosts until
+    ``other_switching_ready_s``, asleep hosts until ``off_ready_s``."""
     now = view.now_s
     out: list[RunningJob] = []
-    for k, t in enumerate(transitions):
-        hs = minus(t.hosts & view.switching, counted)
+    for k, t, hs in parts:
+        hs = minus(hs, counted)  # (a copy: the parts are shared)
         if hs:
             counted = plus(counted, hs)
             ready = t.end_s if t.booting else ready_after_switch_off(t.end_s)
@@ -153,6 +154,27 @@ class PowerManager(Piece):
     def transitions(self, view: ClusterView) -> Sequence[Transition]:
         """The switches this manager requested that still run."""
         return ()
+
+    def switching_parts(self, view: ClusterView) -> list[tuple[int, Transition, ProcSet]]:
+        """``(k, transitions[k], its hosts still switching)`` for each of :meth:`transitions` with hosts still
+        switching, in request order. Cached while ``view.switching`` (a set the core and the managers replace,
+        never change in place) and the list of transitions (only appended to, or replaced) stay the same:
+        the energy budget and EASY's view of hosts off ask several times per pass (issue 15)."""
+        transitions = self.transitions(view)
+        cached = self._parts_cache
+        if (cached is not None and cached[0] is view.switching and cached[1] is transitions
+                and cached[2] == len(transitions)):
+            return cached[3]
+        switching = view.switching
+        parts = []
+        for k, t in enumerate(transitions):
+            hs = t.hosts & switching
+            if hs:
+                parts.append((k, t, hs))
+        self._parts_cache = (switching, transitions, len(transitions), parts)
+        return parts
+
+    _parts_cache: tuple[ProcSet, Sequence[Transition], int, list[tuple[int, Transition, ProcSet]]] | None = None
 
 
 @register
@@ -256,7 +278,7 @@ class OpportunisticShutdown(PowerManager):
             if booting:
                 out.append(RunningJob(f"~booked:{job_id}", booting, now, end))
                 counted = plus(counted, booting)
-        return out + transition_pseudo_jobs(view, self._transitions, counted, "~switching",
+        return out + transition_pseudo_jobs(view, self.switching_parts(view), counted, "~switching",
                                             lambda end_s: end_s + self.switch_on_s,
                                             now + self.switch_on_s + self.switch_off_s, now + self.switch_on_s)
 

@@ -120,7 +120,8 @@ class EnergyBudget(BudgetWindow):
         self._fut: Plan | None = None
         self._running_cache: tuple[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
         #: the plan's segments of one state of the pass (_plan_arrays): (key, started, kept hosts, arrays)
-        self._plan_cache: tuple[tuple, tuple[int, int], Mapping[int, float], tuple[np.ndarray, ...]] | None = None
+        self._plan_cache: tuple[tuple, tuple[int, int], Mapping[int, float],
+                                tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
         #: refusals of the pass by kept hosts of the allocation: (hosts, expected end)
         self._refused: dict[tuple, Staircase] = {}
 
@@ -219,10 +220,7 @@ class EnergyBudget(BudgetWindow):
         pm = self.power_manager
         segs: list[Segment] = []
         counted = ProcSet()
-        for t in pm.transitions(view) if pm is not None else ():
-            hs = t.hosts & view.switching
-            if not hs:
-                continue
+        for _, t, hs in pm.switching_parts(view) if pm is not None else ():
             counted |= hs
             n = len(hs)
             end = t.end_s

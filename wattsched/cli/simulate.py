@@ -130,7 +130,8 @@ def _serve_translator(handler: Any, bind: str) -> None:
 
     import zmq
 
-    sock = zmq.Context.instance().socket(zmq.REP)
+    ctx: zmq.Context = zmq.Context.instance()
+    sock = ctx.socket(zmq.REP)
     sock.setsockopt(zmq.LINGER, 0)
     try:
         sock.bind(bind)
