@@ -41,6 +41,7 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar, Iterable, Protocol, Sequence
 
+import numpy as np
 from procset import ProcSet
 
 from wattsched.base.hostsets import minus, size
@@ -259,6 +260,12 @@ class EasyBackfilling(Backfilling):
         shortest_end_s = now_s + placer.shortest_walltime_s  # no waiting job ends sooner
         # an indexed queue gives only the jobs that fit and that the admission constraint may admit
         later = JobsBehind(queue, i, free_count, lambda res, wall: admission.may_start(res, wall, view))
+
+        def worth_trying(res: np.ndarray, wall: np.ndarray) -> np.ndarray:
+            """The jobs the checks below do not pass over by their width and walltime alone (as they stand
+            now: the widths known not to fit, the hosts outside the reservation for the long jobs)."""
+            return (res < no_fit_free) & ((now_s + wall <= shadow_s) | ((res <= extra_count) & (res < no_fit_extra)))
+
         for job in later:
             n = job.res
             if n > free_count or n >= no_fit_free:
@@ -277,6 +284,7 @@ class EasyBackfilling(Backfilling):
                 if assignment is None:
                     if contiguous:
                         no_fit_free = n
+                        later.narrow(free_count, worth_trying)
                     continue
                 if not assignment.end_s(now_s) <= shadow_s:  # slowed past the shadow time
                     assignment = None
@@ -287,6 +295,7 @@ class EasyBackfilling(Backfilling):
                 if assignment is None:
                     if contiguous:
                         no_fit_extra = n
+                        later.narrow(free_count, worth_trying)
                     continue
             if not admission.can_start(job, assignment, view):
                 if admission.refuses_from(1, shortest_end_s, view):
@@ -300,7 +309,7 @@ class EasyBackfilling(Backfilling):
             if not extra.isdisjoint(hosts):
                 extra = minus(extra, hosts)
                 extra_count = size(extra)
-            later.narrow(free_count)
+            later.narrow(free_count, worth_trying)
         if reservation is not None:
             admission.release_head()
         return starts

@@ -29,6 +29,8 @@ from wattsched.schedulers.state import QueuedJob
 #: :class:`JobsBehind` uses the index only when at least this many jobs follow (a shorter queue is scanned:
 #: the arrays cost more than they save). Tests set it to 0 (always indexed) or to a huge value (never).
 INDEX_MIN_JOBS = 32
+#: :meth:`JobsBehind.narrow` filters again only when at least this many jobs are left to visit.
+NARROW_MIN_JOBS = 16
 
 
 class WaitingQueue(Sequence[QueuedJob]):
@@ -174,18 +176,25 @@ class JobsBehind:
         self._pos = pos + 1
         return self._queue.job(self._list[pos])
 
-    def narrow(self, max_res: int) -> None:
-        """A job started: forget the jobs not visited yet that are wider than ``max_res`` or that ``keep``
-        now rules out (only when ``keep`` filters: else the caller's own checks are as cheap)."""
-        if not self._filtered:
+    def narrow(self, max_res: int, rule: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> None:
+        """Forget the jobs not visited yet that the caller would pass over anyway: wider than ``max_res``,
+        ruled out by ``keep`` again (when it filters: a start only tightens an admission constraint), or
+        by ``rule(widths, walltimes)`` (False: pass over). Without an index, or with few jobs left, nothing
+        (the caller's own checks are as cheap)."""
+        if self._plain is not None:
             return
         pos = self._pos
+        if len(self._list) - pos < NARROW_MIN_JOBS or not (self._filtered or rule):
+            return
         self._slots, self._res, self._wall = self._slots[pos:], self._res[pos:], self._wall[pos:]
         mask = self._res <= max_res
-        assert self._keep is not None
-        more = self._keep(self._res, self._wall)
-        if more is not None:
-            mask &= more
+        if self._filtered:
+            assert self._keep is not None
+            more = self._keep(self._res, self._wall)
+            if more is not None:
+                mask &= more
+        if rule is not None:
+            mask &= rule(self._res, self._wall)
         self._take(mask)
         self._list = self._slots.tolist()
         self._pos = 0
