@@ -145,7 +145,7 @@ def _wall(job: QueuedJob) -> float:
     return float("inf") if job.walltime_s is None else job.walltime_s
 
 
-@settings(max_examples=400, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_may_start_never_rules_out_a_job_the_oracle_admits(scenario):
     """``may_start`` (all the waiting jobs at once, before placement) says False only for jobs that
@@ -176,7 +176,7 @@ def test_may_start_never_rules_out_a_job_the_oracle_admits(scenario):
             taken.update(hosts)
 
 
-@settings(max_examples=300, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios(), st.data())
 def test_may_prepare_never_rules_out_a_job_the_oracle_admits(scenario, data):
     """``may_prepare`` says False only for jobs that ``can_prepare`` refuses for every split of their hosts

@@ -163,7 +163,7 @@ def test_every_preset_decides_the_same_with_and_without_the_index(platform_path,
 
 # ----------------------------------------------------------------- 3. EASY's pass on fragmented hosts
 
-@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(hosts=st.lists(st.sampled_from(["run", "free", "free"]), min_size=8, max_size=40), data=st.data())
 def test_easy_select_with_the_index_equals_the_scan_on_fragmented_hosts(hosts, data):
     """One EASY pass over a queue of many jobs on hosts whose free ones are fragmented (contiguous
