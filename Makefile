@@ -46,9 +46,10 @@ test-slow: $(STAMP)  ## paper reproductions and large-scale runs
 replay: $(STAMP)  ## replay every recording of real Batsim
 	$(VENV)/bin/wattsched replay tests/fixtures/batsim-reference/*/
 
-bench: $(STAMP)  ## simulator and scheduler benchmarks (figures for the README, ~10 min)
+bench: $(STAMP)  ## simulator, scheduler and preset benchmarks (figures for the README, ~30 min on 2 cores)
 	$(PY) benchmarks/bench_simulator.py
 	$(PY) benchmarks/bench_scheduler.py
+	$(PY) benchmarks/bench_presets.py
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .hypothesis

@@ -51,15 +51,16 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass
-from itertools import islice
 from typing import ClassVar, Iterable, Protocol, Sequence
 
+import numpy as np
 from procset import ProcSet
 
 from wattsched.base.hostsets import minus, size
 from wattsched.schedulers.admission import AdmissionConstraint
 from wattsched.schedulers.pieces import Piece, register
 from wattsched.schedulers.placement import FreeHosts
+from wattsched.schedulers.queue import JobsBehind
 from wattsched.schedulers.state import Assignment, ClusterView, QueuedJob, RunningJob, end_key
 
 INF = math.inf
@@ -308,7 +309,16 @@ class EasyBackfilling(Backfilling):
         key: object = None
         shortest_end_s = now_s + placer.shortest_walltime_s  # no waiting job ends sooner
         restart = False
-        for job in islice(queue, i + 1, None):
+        # an indexed queue gives only the jobs that fit and that the admission constraint may admit (job-partition
+        # entries are a plain list: every entry is visited)
+        later = JobsBehind(queue, i, free_count, lambda res, wall: admission.may_start(res, wall, view))
+
+        def worth_trying(res: np.ndarray, wall: np.ndarray) -> np.ndarray:
+            """The jobs the checks below do not pass over by their width and walltime alone (as they stand
+            now: the widths known not to fit, the hosts outside the reservation for the long jobs)."""
+            return (res < no_fit_free) & ((now_s + wall <= shadow_s) | ((res <= extra_count) & (res < no_fit_extra)))
+
+        for job in later:
             n = job.res
             if n > free_count or n >= no_fit_free:
                 if free_count == 0:
@@ -337,6 +347,7 @@ class EasyBackfilling(Backfilling):
                             no_fit_free_by[key] = n
                         else:
                             no_fit_free = n
+                            later.narrow(free_count, worth_trying)
                     continue
                 if not assignment.end_s(now_s) <= shadow_s:  # slowed past the shadow time
                     assignment = None
@@ -350,6 +361,7 @@ class EasyBackfilling(Backfilling):
                             no_fit_extra_by[key] = n
                         else:
                             no_fit_extra = n
+                            later.narrow(free_count, worth_trying)
                     continue
             if not admission.can_start(job, assignment, view):
                 if admission.refuses_from(1, shortest_end_s, view):
@@ -369,6 +381,8 @@ class EasyBackfilling(Backfilling):
                 if job.id == head.id:  # the head started on another partition: EASY again without it
                     restart = True
                     break
+            else:
+                later.narrow(free_count, worth_trying)
         if reservation is not None:
             admission.release_head()
         return restart

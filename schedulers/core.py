@@ -61,6 +61,7 @@ from wattsched.schedulers.order import QueueOrder
 from wattsched.schedulers.pieces import Piece
 from wattsched.schedulers.placement import FirstFit, FreeHosts, Placement
 from wattsched.schedulers.power import NoPowerManager, PowerManager
+from wattsched.schedulers.queue import WaitingQueue
 from wattsched.schedulers.state import (
     Assignment,
     ClusterView,
@@ -128,7 +129,7 @@ class PolicyScheduler:
         self._static = order.static
         self._arrival: dict[str, int] = {}
         self._arrivals = 0  # arrival numbers handed out (never reused: dequeued jobs leave _arrival)
-        self._sorted: SortedKeyList = SortedKeyList(key=self._sorted_key)
+        self._sorted = WaitingQueue(key=self._sorted_key)  # with width / walltime arrays (EASY's index)
         self._walltimes: SortedList = SortedList()  # walltimes of the waiting jobs (inf: none)
         self._waiting_rejects: list[RejectJob] = []
         self._pstates_changed = False  # some host left pstate 0 (else a job at pstate 0 needs no check)

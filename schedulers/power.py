@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from itertools import islice
 from typing import Callable, Mapping, Protocol, Sequence
 
 from procset import ProcSet
@@ -36,6 +35,7 @@ from wattsched.schedulers.admission import AdmissionConstraint
 from wattsched.schedulers.backfill import Placer, Start, admitted_reservation
 from wattsched.schedulers.options import Option
 from wattsched.schedulers.pieces import Piece, register
+from wattsched.schedulers.queue import JobsBehind, Staircase
 from wattsched.schedulers.state import CallMeLater, ClusterView, Decision, QueuedJob, RunningJob, SetPState
 
 logger = logging.getLogger(__name__)
@@ -100,17 +100,18 @@ def platform_sleep_model(view: ClusterView, sleep_pstate: int | None, owner: str
     return model
 
 
-def transition_pseudo_jobs(view: ClusterView, transitions: Sequence[Transition], counted: ProcSet, prefix: str,
-                           ready_after_switch_off: Callable[[float], float], other_switching_ready_s: float,
+def transition_pseudo_jobs(view: ClusterView, parts: Sequence[tuple[int, Transition, ProcSet]], counted: ProcSet,
+                           prefix: str, ready_after_switch_off: Callable[[float], float], other_switching_ready_s: float,
                            off_ready_s: float) -> list[RunningJob]:
     """Hosts switching or asleep as pseudo running jobs for EASY's reservation (:meth:`PowerManager.pending_hosts`):
-    the hosts of each requested ``transitions`` still switching (except those ``counted`` already) until they
-    can be on (the boot's end, or ``ready_after_switch_off(end of the switch-off)``), other switching hosts
-    until ``other_switching_ready_s``, asleep hosts until ``off_ready_s``."""
+    the hosts still switching of each requested transition (``parts``, :meth:`PowerManager.switching_parts`),
+    except those ``counted`` already, until they can be on (the boot's end, or
+    ``ready_after_switch_off(end of the switch-off)``), other switching hosts until
+    ``other_switching_ready_s``, asleep hosts until ``off_ready_s``."""
     now = view.now_s
     out: list[RunningJob] = []
-    for k, t in enumerate(transitions):
-        hs = minus(t.hosts & view.switching, counted)
+    for k, t, hs in parts:
+        hs = minus(hs, counted)  # (a copy: the parts are shared)
         if hs:
             counted = plus(counted, hs)
             ready = t.end_s if t.booting else ready_after_switch_off(t.end_s)
@@ -153,6 +154,27 @@ class PowerManager(Piece):
     def transitions(self, view: ClusterView) -> Sequence[Transition]:
         """The switches this manager requested that still run."""
         return ()
+
+    def switching_parts(self, view: ClusterView) -> list[tuple[int, Transition, ProcSet]]:
+        """``(k, transitions[k], its hosts still switching)`` for each of :meth:`transitions` with hosts still
+        switching, in request order. Cached while ``view.switching`` (a set the core and the managers replace,
+        never change in place) and the list of transitions (only appended to, or replaced) stay the same:
+        the energy budget and EASY's view of hosts off ask several times per pass (issue 15)."""
+        transitions = self.transitions(view)
+        cached = self._parts_cache
+        if (cached is not None and cached[0] is view.switching and cached[1] is transitions
+                and cached[2] == len(transitions)):
+            return cached[3]
+        switching = view.switching
+        parts = []
+        for k, t in enumerate(transitions):
+            hs = t.hosts & switching
+            if hs:
+                parts.append((k, t, hs))
+        self._parts_cache = (switching, transitions, len(transitions), parts)
+        return parts
+
+    _parts_cache: tuple[ProcSet, Sequence[Transition], int, list[tuple[int, Transition, ProcSet]]] | None = None
 
 
 @register
@@ -256,7 +278,7 @@ class OpportunisticShutdown(PowerManager):
             if booting:
                 out.append(RunningJob(f"~booked:{job_id}", booting, now, end))
                 counted = plus(counted, booting)
-        return out + transition_pseudo_jobs(view, self._transitions, counted, "~switching",
+        return out + transition_pseudo_jobs(view, self.switching_parts(view), counted, "~switching",
                                             lambda end_s: end_s + self.switch_on_s,
                                             now + self.switch_on_s + self.switch_off_s, now + self.switch_on_s)
 
@@ -339,9 +361,10 @@ class OpportunisticShutdown(PowerManager):
                           reserved: ProcSet) -> ProcSet:
         """Boot hosts for the later jobs that could start once they are on (EASY's rule, with the boot).
 
-        Cost: one scan of the queue; an allocation is attempted at most once per width and pool (a width
-        that does not fit, or whose hosts need no boot, is remembered until the pool changes; per fit key
-        with a partitioned placement, whose queue may hold job-partition entries)."""
+        Cost: one scan of the queue (of the jobs an indexed queue does not rule out); an allocation is
+        attempted at most once per width and pool (a width that does not fit, or whose hosts need no boot, is
+        remembered until the pool changes; per fit key with a partitioned placement, whose queue may hold
+        job-partition entries)."""
         if not view.off:
             return ProcSet()
         now = view.now_s
@@ -350,12 +373,14 @@ class OpportunisticShutdown(PowerManager):
         extra = minus(pool, reserved)  # ... and those the head does not need
         pool_n, extra_n = size(pool), size(extra)
         booted = ProcSet()
-        refused: list[tuple[int, float]] = []
+        refused = Staircase()  # (hosts, end) of the jobs the admission constraint refused to boot for
         tried: set[tuple[object, int, bool]] = set()  # (fit key, width, on extra hosts only): no fit, or no boot
         admission = ctx.admission
         keyed = ctx.partitioned
         key: object = None
-        for job in islice(queue, 1, None):
+        # an indexed queue gives only the jobs that fit in the pool and that the admission may admit
+        later = JobsBehind(queue, 0, pool_n, lambda res, wall: admission.may_prepare(res, wall, start_s, view))
+        for job in later:
             if pool_n == 0:
                 break
             n = job.res
@@ -363,6 +388,10 @@ class OpportunisticShutdown(PowerManager):
                 continue
             if keyed:
                 key = ctx.fit_key(job)
+            # dominated by a refusal whatever its hosts (its end is at least start + walltime; not on another
+            # partition, whose time model may shorten it)
+            elif job.walltime_s is not None and refused.dominates(n, start_s + job.walltime_s):
+                continue
             # would delay the head on its hosts? (the walltime at the top frequency is a lower bound)
             outside = job.walltime_s is None or not start_s + job.walltime_s <= shadow_s
             assignment = None
@@ -382,11 +411,11 @@ class OpportunisticShutdown(PowerManager):
                 continue
             assert assignment is not None
             end_s = assignment.end_s(start_s)
-            if any(n2 <= n and e2 <= end_s for n2, e2 in refused):
+            if refused.dominates(n, end_s):
                 continue
             keep = minus(assignment.hosts, boot)
             if not admission.can_prepare(job, boot, keep, start_s, assignment, view):
-                refused.append((n, end_s))
+                refused.add(n, end_s)
                 continue
             self._book(boot, keep, start_s, view)
             admission.on_prepare(job, boot, keep, start_s, assignment, view)
@@ -395,6 +424,7 @@ class OpportunisticShutdown(PowerManager):
             pool, extra = minus(pool, assignment.hosts), minus(extra, assignment.hosts)
             pool_n, extra_n = size(pool), size(extra)
             tried.clear()
+            later.narrow(pool_n)
         return booted
 
     def _kept_set(self) -> ProcSet:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from wattsched.base.errors import OptionError
+from wattsched.base.errors import OptionError, ProtocolError
 from wattsched.cli.common import (
     add_options_argument,
     add_progress_arguments,
@@ -94,25 +95,39 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from wattsched.base.validate import check_endpoint
+    from wattsched.schedulers.presets import PRESETS
+    from wattsched.schedulers.protocol import scheduler_handler
+
+    options = scheduler_options(args.options) if args.options else {}
+    check_endpoint(args.bind, "--bind")
+    if args.scheduler.strip() in PRESETS:
+        # our presets answer through the translator (a JSON string in, one out: no pybatsim objects per message)
+        _serve_translator(scheduler_handler(args.scheduler, options), args.bind, args.timeout)
+    else:
+        _serve_pybatsim(args.scheduler, options, args.bind, args.timeout)
+    print("wattsched: simulation ended", file=sys.stderr)
+    return 0
+
+
+def _serve_pybatsim(name: str, options: dict, bind: str, timeout_s: float) -> None:
+    """Any other pybatsim scheduler, in pybatsim's own Batsim class, on the guarded network handler."""
     import pybatsim.batsim.batsim as pybatsim_batsim
     import zmq
 
-    from wattsched.base.validate import check_endpoint
     from wattsched.schedulers.adapter import load_scheduler
 
-    options = scheduler_options(args.options) if args.options else {}
-    scheduler = load_scheduler(args.scheduler, options)
-    check_endpoint(args.bind, "--bind")
-    network_class = _guarded_network_class(args.timeout)
+    scheduler = load_scheduler(name, options)
+    network_class = _guarded_network_class(timeout_s)
     plain = pybatsim_batsim.NetworkHandler
     pybatsim_batsim.NetworkHandler = network_class  # pybatsim's Batsim binds and reads in its constructor
     network = None
     try:
         network_class.created.clear()
         try:
-            bs = pybatsim_batsim.Batsim(scheduler, args.bind, -1)
+            bs = pybatsim_batsim.Batsim(scheduler, bind, -1)
         except zmq.ZMQError as exc:
-            raise OptionError(f"--bind {args.bind}: cannot bind this endpoint ({exc})") from None
+            raise OptionError(f"--bind {bind}: cannot bind this endpoint ({exc})") from None
         finally:
             pybatsim_batsim.NetworkHandler = plain
             network = network_class.created[0] if network_class.created else None
@@ -120,8 +135,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     finally:
         if network is not None:
             network.close()
-    print("wattsched: simulation ended", file=sys.stderr)
-    return 0
 
 
 def _guarded_network_class(timeout_s: float) -> Any:
@@ -201,6 +214,60 @@ def _guarded_network_class(timeout_s: float) -> Any:
     return GuardedNetwork
 
 
+def _serve_translator(handler: Any, bind: str, timeout_s: float) -> None:
+    """Answer Batsim's requests on a REP socket bound to ``bind`` with ``handler`` (a
+    :class:`~wattsched.schedulers.protocol.BatsimTranslator`) until it answered SIMULATION_ENDS. Every message
+    is parsed and checked before the scheduler sees it; a peer that disconnects or sends nothing for
+    ``timeout_s`` seconds raises :class:`ProtocolError`; the socket is closed on every way out (the port is
+    released)."""
+    import zmq
+    from zmq.utils.monitor import recv_monitor_message
+
+    from wattsched.base.validate import BatsimMessageChecker, load_json
+
+    def error(source: str, field: str, problem: str) -> ProtocolError:
+        return ProtocolError(f"{source}{' at ' + field if field else ''}: {problem}")
+
+    ctx: zmq.Context = zmq.Context.instance()
+    sock = ctx.socket(zmq.REP)
+    sock.setsockopt(zmq.LINGER, 0)
+    monitor = None
+    checker = BatsimMessageChecker()
+    try:
+        try:
+            sock.bind(bind)
+        except zmq.ZMQError as exc:
+            raise OptionError(f"--bind {bind}: cannot bind this endpoint ({exc})") from None
+        print(f"wattsched: waiting for Batsim on {bind} (Batsim connects with -s)", file=sys.stderr)
+        monitor = sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        poller = zmq.Poller()
+        poller.register(sock, zmq.POLLIN)
+        poller.register(monitor, zmq.POLLIN)
+        while not handler.ended:
+            deadline = time.monotonic() + timeout_s
+            number = checker.number
+            while True:
+                ready = dict(poller.poll(max(0, int((deadline - time.monotonic()) * 1000))))
+                if sock in ready:
+                    message = load_json(sock.recv_string(), f"Batsim message {number + 1}", error)
+                    checker.check(message)
+                    break
+                if monitor in ready and recv_monitor_message(monitor)["event"] == zmq.EVENT_DISCONNECTED:
+                    raise ProtocolError(f"Batsim closed the connection on {bind} (did it die?) after message {number}")
+                if time.monotonic() >= deadline:
+                    raise ProtocolError(f"Batsim sent nothing on {bind} for {timeout_s:g} s after message {number}; "
+                                        "--timeout S waits longer")
+            reply = handler(message)
+            for ev in reply.get("events", []):  # jobs the scheduler registers are known from now on (B44)
+                if ev.get("type") == "REGISTER_JOB" and isinstance(ev.get("data"), dict):
+                    checker.jobs.add(str(ev["data"].get("job_id")))
+            sock.send_string(json.dumps(reply))
+    finally:
+        if monitor is not None:
+            monitor.close(linger=0)
+        sock.close(linger=0)
+
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="simulate a workload on a platform with a scheduler (embedded simulator)",
                        description="Simulate WORKLOAD on PLATFORM with the embedded Batsim 4.2.1-compatible "
@@ -250,8 +317,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("serve", help="run a scheduler that waits for real Batsim (binds the REP socket)",
-                       description="Bind the Batsim REP socket and run the scheduler for one simulation, through "
-                                   "pybatsim. Start Batsim with '-s ENDPOINT' (or run 'wattsched run P W --connect "
+                       description="Bind the Batsim REP socket and run the scheduler for one simulation (our presets "
+                                   "directly, any other scheduler through pybatsim). Start Batsim with '-s ENDPOINT' (or run 'wattsched run P W --connect "
                                    "ENDPOINT').")
     p.add_argument("-s", "--scheduler", default="easy-backfill",
                    help="preset name, pybatsim entry-point name or module path (default: easy-backfill)")
