@@ -37,7 +37,7 @@ RUNS: list[tuple[str, str, dict]] = [("easy-backfill", "easy-backfill", {})] + [
 def run_one(nb_hosts: int, jobs: int, preset: str, options: dict) -> dict:
     """One run, in this process; returns its figures."""
     from _common import bench_inputs
-    from wattsched.schedulers.adapter import scheduler_handler
+    from wattsched.schedulers.protocol import scheduler_handler
     from wattsched.simulator.drivers import run_inprocess
     from wattsched.simulator.engine import Simulation
     from wattsched.simulator.platform import load_platform

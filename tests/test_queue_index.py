@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from wattsched.energy_models.taurus import TAURUS
 from wattsched.platforms.generate import taurus_platform_xml
 from wattsched.schedulers import queue as queue_module
-from wattsched.schedulers.adapter import scheduler_handler
+from wattsched.schedulers.protocol import scheduler_handler
 from wattsched.schedulers.queue import JobsBehind, WaitingQueue
 from wattsched.schedulers.state import QueuedJob
 from wattsched.simulator.drivers import run_inprocess
