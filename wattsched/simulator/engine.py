@@ -29,7 +29,7 @@ import operator
 import os
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any, Iterator
+from typing import Any, Final, Iterator
 
 import numpy as np
 from procset import ProcSet
@@ -89,7 +89,9 @@ _TIMER, _COMPLETION = 0, 1
 # fields of a heap entry: (time, phase, order, version, kind, payload); the first four are unique
 # (timers and completions number their order apart, a switch's host groups have versions 0, 1, ...)
 # so that payloads are never compared
-_VERSION, _KIND, _PAYLOAD = 3, 4, 5
+_VERSION: Final = 3
+_KIND: Final = 4
+_PAYLOAD: Final = 5
 _entry_of = operator.itemgetter(0)
 
 
@@ -433,9 +435,9 @@ class Simulation:
         for entry in switches:
             self._switch_hosts_done(*entry[_PAYLOAD])
         for entry in switches:
-            ev = self._switch_request_done(entry[_PAYLOAD][0])
-            if ev is not None:
-                keyed.append((entry, ev))
+            done = self._switch_request_done(entry[_PAYLOAD][0])
+            if done is not None:
+                keyed.append((entry, done))
         if len(keyed) == 1:
             events = [keyed[0][1]]
         else:
@@ -606,7 +608,7 @@ class Simulation:
 
     def _get_job(self, data: dict, etype: str) -> _RunJob:
         jid = data.get("job_id")
-        rj = self.jobs.get(jid)
+        rj = self.jobs.get(jid) if isinstance(jid, str) else None
         if rj is None:
             raise ProtocolError(f"{etype}: field 'job_id': unknown job {jid!r}")
         return rj
@@ -810,6 +812,7 @@ class Simulation:
         self.nb_machine_switches += len(hosts)
         self._energy_row("p")  # B30: before the change
         self.pstate_rows.append((self.now_s, resources, -2 if sleeping else -1))  # B31
+        groups: list[tuple[np.ndarray, MachineState | None]]
         if sleeping:
             groups = [(hosts, MachineState.SWITCHING_OFF)]
         else:
@@ -877,6 +880,7 @@ class Simulation:
                 self._update_task_progress(rj)
         self._set_pstate(hosts, target)
         for rj in running:
+            assert rj.hosts is not None  # a running job's
             rj.idle_w = self._host_sum(self._idle, rj.hosts, rj.nb_hosts)
             if rj.is_parallel:
                 self._set_task_rate(rj)
@@ -940,6 +944,7 @@ class Simulation:
     def _rest_power_w(self, rj: _RunJob) -> float:
         """Power drawn now by the hosts of ``rj`` but the first (Batsim runs the job's actor on
         the lowest id of the allocation)."""
+        assert rj.alloc is not None  # a running job's
         h = rj.alloc.min
         return rj.idle_w - float(self._idle[self.model_of[h], self.pstate[h]]) + rj.dyn_w - rj.first_dyn_w
 
@@ -994,10 +999,13 @@ class Simulation:
             before_w = self._rest_power_w(rj) if after_delay else 0.0
             rj.is_parallel = True
             rj.remains = 1.0
+            cpu = leaf.cpu  # a number for the homogeneous kinds, a vector for 'parallel'
             if leaf.kind == "parallel_homogeneous":
-                rj.flops = float(leaf.cpu)
+                assert not isinstance(cpu, tuple)
+                rj.flops = float(cpu)
             elif leaf.kind == "parallel_homogeneous_total":
-                rj.flops = float(leaf.cpu) / rj.nb_hosts
+                assert not isinstance(cpu, tuple)
+                rj.flops = float(cpu) / rj.nb_hosts
             else:
                 try:
                     rj.flops = np.asarray(leaf.flops_per_host(rj.nb_hosts), dtype=float)
@@ -1060,6 +1068,7 @@ class Simulation:
         rj.zero_work = rj.end_s == rj.start_s
         rj.version += 1
         hosts = rj.hosts
+        assert hosts is not None  # a running job's
         self.job_of_host[hosts] = -1
         self._set_machine_state(hosts, rj.nb_hosts, MachineState.IDLE, MachineState.COMPUTING)
         self._energy_row("e")

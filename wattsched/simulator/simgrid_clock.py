@@ -469,6 +469,8 @@ def _flatten(profile, nb_hosts: int, profiles: dict | None) -> list:
     from wattsched.simulator.workload import ComposedProfile, DelayProfile, ParallelProfile
 
     if isinstance(profile, str):
+        if profiles is None:
+            raise ValueError(f"profile {profile!r} named without a table of profiles")
         profile = profiles[profile]
     if isinstance(profile, ParallelProfile):
         return [_Part("parallel", profile.flops_per_host(nb_hosts), profile.ret)]
@@ -877,12 +879,12 @@ class BatsimShadow:
             self.all_steps.append(step)
             return step
         while True:
-            step = self._one_step(into_pending=False)
-            if step is None:
+            found = self._one_step(into_pending=False)
+            if found is None:
                 return None
-            if step.events:
-                self.all_steps.append(step)
-                return step
+            if found.events:
+                self.all_steps.append(found)
+                return found
 
 
 # --------------------------------------------------------------------------------------------------
@@ -929,7 +931,7 @@ def _power_table(host) -> list[tuple[float, float, float]]:
     out = []
     for item in host.properties["wattage_per_state"].split(","):
         values = [float(v) for v in item.split(":")]
-        out.append((values[0], values[0], values[1]) if len(values) == 2 else tuple(values))
+        out.append((values[0], values[0], values[1]) if len(values) == 2 else (values[0], values[1], values[2]))
     return out
 
 
@@ -991,7 +993,7 @@ def check_recording(folder, **clock_options: float) -> RecordingCheck:
         recorded_answers.extend(
             f"{ev['data']['consumed_energy']:.6f}" for ev in msg["events"] if ev["type"] == "ANSWER"
         )
-        out = []
+        out: list[tuple[str, ...]] = []
         for ev in msg["events"]:
             t, d = ev["type"], ev["data"]
             if t == "JOB_SUBMITTED" and d["job_id"] in static_ids:
@@ -1032,7 +1034,9 @@ def check_recording(folder, **clock_options: float) -> RecordingCheck:
                 wt = job.get("walltime")
                 shadow.walltime[jid] = None if wt is None or wt == -1 else float(wt)
             elif t == "QUERY":
-                predicted_answers.append(f"{float(shadow.read_energy()):.6f}")
+                energy = shadow.read_energy()
+                assert energy is not None  # check_recording gives the shadow its power tables
+                predicted_answers.append(f"{float(energy):.6f}")
             elif t == "SET_RESOURCE_STATE":
                 target = int(d["state"])
                 hosts = _hosts_of(d["resources"])
