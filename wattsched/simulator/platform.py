@@ -27,6 +27,7 @@ import logging
 import os
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from wattsched.base.errors import InputError
@@ -79,30 +80,27 @@ class Platform:
 _RADICAL_ITEM = re.compile(r"^(\d+)(?:-(\d+))?$")
 
 
-def radical_size(text: str) -> int:
-    """How many values ``parse_radical(text)`` gives, without building them. Raises ValueError."""
-    total = 0
+def _radical_ranges(text: str) -> Iterator[tuple[str, int, int]]:
+    """The items of a radical as (item, first, last), in the order written. Raises ValueError."""
     for part in text.split(","):
         m = _RADICAL_ITEM.match(part.strip())
         if m is None:
             raise ValueError(f"bad item {part.strip()!r} in radical {text!r} (expected N or N-M)")
         lo = int(m.group(1))
-        hi = int(m.group(2)) if m.group(2) is not None else lo
-        total += max(0, hi - lo + 1)
-    return total
+        yield part.strip(), lo, int(m.group(2)) if m.group(2) is not None else lo
+
+
+def radical_size(text: str) -> int:
+    """How many values ``parse_radical(text)`` gives, without building them. Raises ValueError."""
+    return sum(max(0, hi - lo + 1) for _, lo, hi in _radical_ranges(text))
 
 
 def parse_radical(text: str) -> list[int]:
     """``"0-11"`` or ``"0,2-3,9"`` -> the list of values, in the order written. Raises ValueError."""
     values: list[int] = []
-    for part in text.split(","):
-        m = _RADICAL_ITEM.match(part.strip())
-        if m is None:
-            raise ValueError(f"bad item {part.strip()!r} in radical {text!r} (expected N or N-M)")
-        lo = int(m.group(1))
-        hi = int(m.group(2)) if m.group(2) is not None else lo
+    for item, lo, hi in _radical_ranges(text):
         if hi < lo:
-            raise ValueError(f"empty range {part.strip()!r} in radical {text!r}")
+            raise ValueError(f"empty range {item!r} in radical {text!r}")
         values.extend(range(lo, hi + 1))
     return values
 
