@@ -236,3 +236,15 @@ def test_a_speed_mismatch_is_reported(tmp_path, caplog):
     api.simulate(api.taurus_platform(128), swf_to_batsim(excerpt("SDSC-SP2"), speed_flops=SPEED, max_jobs=10),
                  out=tmp_path / "out2")
     assert "meant for hosts" not in caplog.text
+
+
+def test_the_busiest_window_counts_hosts_as_the_conversion_does():
+    from wattsched.workloads.swf import busiest_window, header_hosts
+
+    blue = excerpt("SDSC-BLUE")  # 8 processors per node
+    by_proc = busiest_window(blue, nb_hosts=header_hosts(blue), duration_s=86400.0, step_s=86400.0)
+    by_node = busiest_window(blue, nb_hosts=header_hosts(blue, "node"), duration_s=86400.0, step_s=86400.0,
+                             procs_per_host="node")
+    assert header_hosts(blue) == 1152 and header_hosts(blue, "node") == 144
+    # Whole nodes only round the processors up: the load per node is at least, and close to, the one per processor.
+    assert by_proc[1] <= by_node[1] < 1.5 * by_proc[1]

@@ -75,7 +75,8 @@ from typing import Any, NamedTuple
 
 from wattsched.base.errors import InputError, OptionError
 
-__all__ = ["SWF_FIELDS", "SwfHeader", "SwfJob", "read_swf", "read_swf_trace", "swf_to_batsim", "summary_line",
+__all__ = ["SWF_FIELDS", "SwfHeader", "SwfJob", "header_hosts", "read_swf", "read_swf_trace", "swf_to_batsim",
+           "summary_line",
            "profile_name", "busiest_window", "WALLTIME_RULES", "CHOICES"]
 
 SWF_FIELDS: tuple[str, ...] = (
@@ -252,6 +253,22 @@ def _procs_per_host(value: int | str, header: SwfHeader, source: Path) -> int:
     return value
 
 
+def _header_hosts(header: SwfHeader, per_host: int) -> int | None:
+    """The machine size the header gives (MaxProcs / processors per host), or None."""
+    return header.max_procs // per_host if header.max_procs and header.max_procs >= per_host else None
+
+
+def header_hosts(swf_path: str | Path, procs_per_host: int | str = 1) -> int | None:
+    """The machine size of an SWF log's header in hosts of ``procs_per_host`` processors (or ``"node"``), or
+    None when the header gives no MaxProcs.
+
+    Raises:
+        InputError: malformed SWF, or ``"node"`` without a whole number of processors per node.
+    """
+    header, _ = read_swf_trace(swf_path)
+    return _header_hosts(header, _procs_per_host(procs_per_host, header, Path(swf_path)))
+
+
 def swf_to_batsim(
     swf_path: str | Path,
     *,
@@ -301,8 +318,7 @@ def swf_to_batsim(
     source = Path(swf_path)
     header, records = read_swf_trace(source)
     per_host = _procs_per_host(procs_per_host, header, source)
-    machine_hosts = nb_hosts if nb_hosts is not None else (
-        header.max_procs // per_host if header.max_procs and header.max_procs >= per_host else None)
+    machine_hosts = nb_hosts if nb_hosts is not None else _header_hosts(header, per_host)
     window_start = start_time_s
     if window_start is None and duration_s is not None:
         submits = [r["submit_time"] for r in records if r["submit_time"] >= 0]
@@ -422,13 +438,14 @@ def summary_line(workload: dict[str, Any]) -> str:
     return f"{Path(meta['source']).name}: " + "; ".join(parts)
 
 
-def busiest_window(swf_path: str | Path, *, nb_hosts: int, duration_s: float, step_s: float = 7 * 86400.0
-                   ) -> tuple[float, float]:
+def busiest_window(swf_path: str | Path, *, nb_hosts: int, duration_s: float, step_s: float = 7 * 86400.0,
+                   procs_per_host: int | str = 1) -> tuple[float, float]:
     """The start (trace seconds, a multiple of ``step_s``) of the ``duration_s`` extract with the highest
-    offered load Σ processors × run time / (``nb_hosts`` × ``duration_s``), and that load.
+    offered load Σ hosts × run time / (``nb_hosts`` × ``duration_s``), and that load.
 
-    Counts the jobs :func:`swf_to_batsim` would keep (run time > 0, 1 ≤ processors ≤ ``nb_hosts``, submit
-    time ≥ 0) by their submission time; a job's whole area counts in the window it is submitted in.
+    Counts the jobs :func:`swf_to_batsim` would keep (run time > 0, 1 ≤ hosts ≤ ``nb_hosts``, submit time ≥ 0)
+    by their submission time, a job's hosts being its processors / ``procs_per_host`` rounded up (as
+    :func:`swf_to_batsim`); a job's whole area counts in the window it is submitted in.
 
     Raises:
         InputError: malformed SWF. OptionError: non-positive ``nb_hosts``, ``duration_s`` or ``step_s``.
@@ -437,12 +454,15 @@ def busiest_window(swf_path: str | Path, *, nb_hosts: int, duration_s: float, st
         raise OptionError(f"nb_hosts, duration_s and step_s must be positive, got {nb_hosts}, {duration_s}, {step_s}")
     area_by_step: Counter[int] = Counter()
     last = 0
-    for r in read_swf(swf_path):
+    header, records = read_swf_trace(swf_path)
+    per_host = _procs_per_host(procs_per_host, header, Path(swf_path))
+    for r in records:
         procs = r["allocated_processors"] if r["allocated_processors"] != -1 else r["requested_processors"]
-        if r["run_time"] <= 0 or not 1 <= procs <= nb_hosts or r["submit_time"] < 0:
+        res = math.ceil(procs / per_host) if procs > 0 else 0
+        if r["run_time"] <= 0 or not 1 <= res <= nb_hosts or r["submit_time"] < 0:
             continue
         step = int(r["submit_time"] // step_s)
-        area_by_step[step] += procs * r["run_time"]
+        area_by_step[step] += res * r["run_time"]
         last = max(last, step)
     width = max(1, math.ceil(duration_s / step_s))
     best_start, best_area = 0, -1.0

@@ -40,13 +40,16 @@ def cmd_swf(args: argparse.Namespace) -> int:
         source = fetch_trace(args.swf, mirror=args.mirror, download=False)  # a name of 'wattsched traces'
     start_s, duration_s = (None, None) if args.window is None else (args.window[0], args.window[1] - args.window[0])
     if args.busiest is not None:
-        from wattsched.workloads.swf import busiest_window
+        from wattsched.workloads.swf import busiest_window, header_hosts
 
         if args.window is not None:
             raise OptionError("--busiest and --window: give one of them")
-        hosts = args.hosts or fetch_header_hosts(source, args.procs_per_host)
+        hosts = args.hosts or header_hosts(source, args.procs_per_host)
+        if hosts is None:
+            raise OptionError(f"--busiest: {source} has no MaxProcs header; give --hosts")
         duration_s = args.busiest * 86400.0
-        start_s, load = busiest_window(source, nb_hosts=hosts, duration_s=duration_s, step_s=86400.0)
+        start_s, load = busiest_window(source, nb_hosts=hosts, duration_s=duration_s, step_s=86400.0,
+                                       procs_per_host=args.procs_per_host)
         print(f"busiest {args.busiest:g} days: from {start_s:.0f} s, offered load {load:.2f}", file=sys.stderr)
     workload = swf_to_batsim(source, speed_flops=args.speed, nb_hosts=args.hosts, max_jobs=args.max_jobs,
                              start_time_s=start_s, duration_s=duration_s, procs_per_host=args.procs_per_host,
@@ -57,19 +60,6 @@ def cmd_swf(args: argparse.Namespace) -> int:
     emit_text(json.dumps(workload, indent=1) + "\n", args.output)
     print(summary_line(workload), file=sys.stderr)
     return 0
-
-
-def fetch_header_hosts(source, procs_per_host: int | str) -> int:
-    """The machine size of an SWF header (MaxProcs / processors per host), for --busiest without --hosts."""
-    from wattsched.workloads.swf import read_swf_trace
-
-    header, _ = read_swf_trace(source)
-    per_host = 1 if procs_per_host == "node" and not header.max_nodes else procs_per_host
-    if per_host == "node":
-        return int(header.max_nodes or 1)
-    if not header.max_procs:
-        raise OptionError(f"--busiest: {source} has no MaxProcs header; give --hosts")
-    return max(1, header.max_procs // int(per_host))
 
 
 def job_range(text: str) -> tuple[int, int]:
