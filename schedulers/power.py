@@ -22,6 +22,7 @@ manager must stop asking for calls once the work is done, or the simulation neve
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 from typing import Callable, Mapping, Protocol, Sequence
 
@@ -313,7 +314,8 @@ class OpportunisticShutdown(PowerManager):
         boot = ProcSet()
         if queue:
             boot, wakeup = self._prepare(queue, view, ctx)
-            if wakeup is not None and not any(t <= wakeup for t in self._calls):
+            # never (a head behind a job without walltime): no call, the job's end will bring a pass anyway
+            if wakeup is not None and wakeup < math.inf and not any(t <= wakeup for t in self._calls):
                 self._calls.append(wakeup)
                 decisions.append(CallMeLater(wakeup))
         free = view.free  # the boots above took hosts out of it

@@ -78,8 +78,8 @@ def _apply(sim: Simulation, msg: dict, reply: object) -> dict | None:
 
 def _never_calls_dropped(reply: object, now: object) -> object:
     """``reply`` for the number checks, without what an in-process scheduler may send at +inf and is not its
-    own number: a ``CALL_ME_LATER`` at +inf ("never": the shutdown power manager sends one for a job without
-    walltime, and the simulator then delivers a REQUESTED_CALL at t = inf), and the message's own ``now``
+    own number: a ``CALL_ME_LATER`` at +inf ("never"; the simulator then delivers a REQUESTED_CALL at t = inf;
+    our presets no longer ask for one, a third-party in-process scheduler may), and the message's own ``now``
     echoed in the reply. Over ZeroMQ JSON carries neither."""
     if not isinstance(reply, dict) or not isinstance(reply.get("events"), list):
         return reply
