@@ -86,6 +86,8 @@ VARIANT_INPUTS: dict[str, tuple[str, ...]] = {
 EAMC_VARIANTS: dict[str, tuple[str, dict]] = {
     "eamc-reorder": ("eamc-reorder", {}),
     "eamc-priority-inc": ("eamc-priority-inc", {"t_weight": 1.5}),
+    # the paper's reading of the 35 % rule (no application is beyond it here: as PriorityInc)
+    "eamc-priority-inc-v": ("eamc-priority-inc-v", {"t_weight": 1.5}),
     # the plugin's scores and absolute threshold, under which some applications are beyond it
     "eamc-priority-inc-v-plugin": ("eamc-priority-inc-v", {"epm": "plugin", "t_weight": 1.5}),
     "eamc-base": ("eamc-base", {}),
