@@ -286,6 +286,11 @@ def our_claims(summary: pd.DataFrame) -> dict[str, str]:
             return math.nan, ""
         return max(values) if worst else min(values)
 
+    def best_per_mix(column: str, ref: str, worst: bool = False) -> str:
+        """``W13 -7.9 % (PriorityInc-1.5); W33 ...``: the best (or worst) EAMC variant's change per mix."""
+        found = (best(mix, column, ref, worst=worst) for mix in MIXES)
+        return "; ".join(f"W{mix} {_pct(v)} ({label})" for mix, (v, label) in zip(MIXES, found))
+
     out: dict[str, str] = {}
     out["minrt_vs_base_makespan"] = _pct(change("13", MIN_RUNTIME, "makespan_since_first_submission_s", BASE))
     out["minrt_vs_base_response"] = _pct(change("13", MIN_RUNTIME, "mean_response_time_s", BASE))
@@ -300,16 +305,8 @@ def our_claims(summary: pd.DataFrame) -> dict[str, str]:
         v, label = best(mix, "mean_response_time_s", MIN_RUNTIME, ("PriorityInc-1", "PriorityInc-1.5"))
         parts.append(f"{_pct(v)} ({label})")
     out["pi_vs_minrt_response"] = " / ".join(parts)
-    parts = []
-    for mix in MIXES:
-        v, label = best(mix, "mean_response_time_s_p2", MIN_RUNTIME)
-        parts.append(f"W{mix} {_pct(v)} ({label})")
-    out["pi_vs_minrt_response_p2"] = "; ".join(parts)
-    parts = []
-    for mix in MIXES:
-        v, label = best(mix, "mean_response_time_s_p1", MIN_RUNTIME, worst=True)
-        parts.append(f"W{mix} {_pct(v)} ({label})")
-    out["pi_vs_minrt_response_p1"] = "; ".join(parts)
+    out["pi_vs_minrt_response_p2"] = best_per_mix("mean_response_time_s_p2", MIN_RUNTIME)
+    out["pi_vs_minrt_response_p1"] = best_per_mix("mean_response_time_s_p1", MIN_RUNTIME, worst=True)
     parts = []
     for mix in MIXES:
         values = [change(mix, label, "makespan_since_first_submission_s", MIN_RUNTIME) for label in EAMC_LABELS]
@@ -326,16 +323,8 @@ def our_claims(summary: pd.DataFrame) -> dict[str, str]:
         for m in ("33", "50"))
     out["minrt_vs_minen_energy_w33_50"] = " / ".join(_pct(change(m, MIN_RUNTIME, "jobs_energy_j", MIN_ENERGY))
                                                      for m in ("33", "50"))
-    parts = []
-    for mix in MIXES:
-        v, label = best(mix, "jobs_energy_j", MIN_ENERGY)
-        parts.append(f"W{mix} {_pct(v)} ({label})")
-    out["eamc_vs_minen_energy"] = "; ".join(parts)
-    parts = []
-    for mix in MIXES:
-        v, label = best(mix, "jobs_energy_j", MIN_RUNTIME)
-        parts.append(f"W{mix} {_pct(v)} ({label})")
-    out["eamc_vs_minrt_energy"] = "; ".join(parts)
+    out["eamc_vs_minen_energy"] = best_per_mix("jobs_energy_j", MIN_ENERGY)
+    out["eamc_vs_minrt_energy"] = best_per_mix("jobs_energy_j", MIN_RUNTIME)
     parts = []
     for mix in MIXES:
         eamc = max((get(mix, label, "favoured_partition_share") for label in EAMC_LABELS), default=math.nan)
