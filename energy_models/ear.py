@@ -45,7 +45,7 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Mapping
+from typing import Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -250,6 +250,39 @@ def parse_partitions(value: object) -> tuple[str, ...]:
     if len(set(value)) != len(value):
         raise ValueError(f"names a partition twice: {value!r}")
     return tuple(value)
+
+
+def check_job_fields(fields: Mapping[str, object], source: object, where: str, apps: Collection[int] | None,
+                     partitions: Sequence[str]) -> tuple[int | None, tuple[str, ...] | None]:
+    """A job's ``app`` and ``partitions`` fields checked against an EAR model's applications (None: no model) and
+    a platform's partition names: ``(app, requested partitions)``, None for a field the job does not give.
+
+    Raises:
+        InputError: naming ``source``, the job (``where``) and the field: an application id that is not an
+            integer ≥ 1 or that the model does not know, a ``partitions`` value that is not a list of names or
+            names a partition the platform lacks.
+    """
+    app: int | None = None
+    requested: tuple[str, ...] | None = None
+    if APP_FIELD in fields:
+        try:
+            app = parse_app(fields[APP_FIELD])
+        except ValueError as exc:
+            raise InputError(source, f"{where}.{APP_FIELD}", str(exc)) from None
+        if apps is None or app not in apps:
+            known = "no EAR model on this platform" if apps is None else (
+                f"the EAR model knows {', '.join(map(str, sorted(apps)))}")
+            raise InputError(source, f"{where}.{APP_FIELD}", f"unknown application {app} ({known})")
+    if PARTITIONS_FIELD in fields:
+        try:
+            requested = parse_partitions(fields[PARTITIONS_FIELD])
+        except ValueError as exc:
+            raise InputError(source, f"{where}.{PARTITIONS_FIELD}", str(exc)) from None
+        for name in requested:
+            if name not in partitions:
+                raise InputError(source, f"{where}.{PARTITIONS_FIELD}", f"the platform has no partition '{name}' "
+                                 f"(partitions: {', '.join(partitions) or 'none'})")
+    return app, requested
 
 
 # ---------------------------------------------------------------------------------------------- files

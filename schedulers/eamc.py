@@ -91,12 +91,10 @@ from wattsched.base.errors import InputError, OptionError
 from wattsched.base.hostsets import first_fit_within, intervals
 from wattsched.energy_models.ear import (
     APP_FIELD,
-    PARTITIONS_FIELD,
     EarModel,
     Projection,
+    check_job_fields,
     load_ear_model,
-    parse_app,
-    parse_partitions,
 )
 from wattsched.energy_models.power import NodeModel
 from wattsched.schedulers.frequency import FrequencyChoice
@@ -400,25 +398,10 @@ class EamcPlatform:
             return cached
         extra = job.extra
         where = f"job '{job.id}'"
-        app: int | None = None
-        if APP_FIELD in extra:
-            try:
-                app = parse_app(extra[APP_FIELD])
-            except ValueError as exc:
-                raise InputError(_SOURCE, f"{where}.{APP_FIELD}", str(exc)) from None
-            if self.model is None or app not in self.model.apps:
-                known = "no EAR model on this platform" if self.model is None else (
-                    f"the EAR model knows {', '.join(map(str, self.model.apps))}")
-                raise InputError(_SOURCE, f"{where}.{APP_FIELD}", f"unknown application {app} ({known})")
-        if PARTITIONS_FIELD in extra:
-            try:
-                requested = parse_partitions(extra[PARTITIONS_FIELD])
-            except ValueError as exc:
-                raise InputError(_SOURCE, f"{where}.{PARTITIONS_FIELD}", str(exc)) from None
-            for name in requested:
-                if name not in self.partitions or not name:
-                    raise InputError(_SOURCE, f"{where}.{PARTITIONS_FIELD}", f"the platform has no partition '{name}' "
-                                     f"(partitions: {', '.join(p for p in self.partitions if p) or 'none'})")
+        app, given = check_job_fields(extra, _SOURCE, where, None if self.model is None else self.model.apps,
+                                      [p for p in self.partitions if p])
+        if given is not None:
+            requested = given
         else:
             requested = tuple(self.partitions)
         if app is not None:

@@ -40,7 +40,7 @@ from typing import Any, Collection, Iterable, Mapping
 import numpy as np
 
 from wattsched.base.errors import InputError, OptionError
-from wattsched.energy_models.ear import APP_FIELD, PARTITIONS_FIELD, parse_app, parse_partitions
+from wattsched.energy_models.ear import APP_FIELD, PARTITIONS_FIELD, check_job_fields
 from wattsched.workloads.swf import profile_name
 from wattsched.workloads.synthetic import DEFAULT_MODEL, _arrivals_s, _round_up_walltime_s
 
@@ -160,31 +160,14 @@ def check_eamc_jobs(entries: Iterable[Mapping[str, Any]], source: object, partit
             that the model does not know, a ``partitions`` value that is not a list of names or names a
             partition the platform lacks, or a job larger than every partition it may use.
     """
-    names = ", ".join(partitions) or "none"
+    names = tuple(partitions)
     for index, entry in enumerate(entries):
+        _, requested = check_job_fields(entry, source, f"job '{entry.get('id', index)}'", apps, names)
+        if requested is None:
+            if not partitions:
+                continue
+            requested = names
         where = f"job '{entry.get('id', index)}'"
-        if APP_FIELD in entry:
-            try:
-                app = parse_app(entry[APP_FIELD])
-            except ValueError as exc:
-                raise InputError(source, f"{where}.{APP_FIELD}", str(exc)) from None
-            if apps is None or app not in apps:
-                known = "no EAR model on this platform" if apps is None else (
-                    f"the EAR model knows {', '.join(map(str, sorted(apps)))}")
-                raise InputError(source, f"{where}.{APP_FIELD}", f"unknown application {app} ({known})")
-        if PARTITIONS_FIELD in entry:
-            try:
-                requested = parse_partitions(entry[PARTITIONS_FIELD])
-            except ValueError as exc:
-                raise InputError(source, f"{where}.{PARTITIONS_FIELD}", str(exc)) from None
-            for name in requested:
-                if name not in partitions:
-                    raise InputError(source, f"{where}.{PARTITIONS_FIELD}",
-                                     f"the platform has no partition '{name}' (partitions: {names})")
-        elif partitions:
-            requested = tuple(partitions)
-        else:
-            continue
         res = entry.get("res")
         if isinstance(res, int) and res > max(partitions[p] for p in requested):
             sizes = ", ".join(f"{p} {partitions[p]}" for p in requested)
