@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test test-slow bench replay golden reproduce-energy-budget reproduce-efs reproduce-esc clean
+.PHONY: install demo web test test-slow fuzz check-wheel bench replay golden reproduce-energy-budget reproduce-efs reproduce-esc reproduce-upas reproduce-eamc clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,7 +12,7 @@ $(STAMP): setup.cfg pyproject.toml
 	# pybatsim 4.0.0a0 pins pyzmq<23, which has no Python 3.11 wheel: install it without its
 	# dependencies; setup.cfg lists its real run-time dependencies with a current pyzmq.
 	$(PY) -m pip install -q --no-deps pybatsim==4.0.0a0
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,pybatsim,web]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -22,8 +22,23 @@ demo: $(STAMP)  ## EASY backfilling on the 16-host Taurus platform, embedded sim
 		-s easy-backfill -e results/demo/easy
 	$(VENV)/bin/wattsched plot results/demo/easy
 
+web: $(STAMP)  ## the local web page on http://127.0.0.1:8000/ (workspace results/web)
+	$(VENV)/bin/wattsched web --workspace results/web
+
 test: $(STAMP)  ## the CI suite (slow reproductions excluded)
 	$(VENV)/bin/pytest -q
+
+FUZZ_SECONDS ?= 600
+FUZZ_EXAMPLES ?= 500
+fuzz: $(STAMP)  ## hypothesis fuzzing of bad inputs for FUZZ_SECONDS (default 600), FUZZ_EXAMPLES per test and round
+	@end=$$(( $$(date +%s) + $(FUZZ_SECONDS) )); round=0; \
+	while [ $$(date +%s) -lt $$end ]; do \
+		round=$$((round + 1)); echo "fuzz round $$round"; \
+		WATTSCHED_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VENV)/bin/pytest -q -x tests/test_fuzz.py || exit 1; \
+	done
+
+check-wheel:  ## a wheel in a fresh virtualenv (no pybatsim) runs `wattsched run` on inputs it generates
+	sh tests/check_wheel.sh $(PYTHON)
 
 test-slow: $(STAMP)  ## paper reproductions and large-scale runs
 	$(VENV)/bin/pytest -q -m slow
@@ -31,9 +46,10 @@ test-slow: $(STAMP)  ## paper reproductions and large-scale runs
 replay: $(STAMP)  ## replay every recording of real Batsim
 	$(VENV)/bin/wattsched replay tests/fixtures/batsim-reference/*/
 
-bench: $(STAMP)  ## simulator and scheduler benchmarks (figures for the README, ~10 min)
+bench: $(STAMP)  ## simulator, scheduler and preset benchmarks (figures for the README, ~30 min on 2 cores)
 	$(PY) benchmarks/bench_simulator.py
 	$(PY) benchmarks/bench_scheduler.py
+	$(PY) benchmarks/bench_presets.py
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .hypothesis
@@ -49,3 +65,9 @@ reproduce-efs: $(STAMP)  ## EFS paper §IV: Light-ESP x4 (figures 2-3) + table I
 
 reproduce-esc: $(STAMP)  ## ESC paper §3: NASA and OSC, always-on vs ESC; report + figures in docs/results/esc (FULL=1: also NASA-like)
 	$(VENV)/bin/wattsched reproduce esc --out results/esc --report-dir docs/results/esc $(if $(FULL),--full,)
+
+reproduce-upas: $(STAMP)  ## UPAS paper §4: EASY vs UPAS on five machines and enlarged ones; report + figures in docs/results/upas (FULL=1: more variants)
+	$(VENV)/bin/wattsched reproduce upas --out results/upas --report-dir docs/results/upas $(if $(FULL),--full,)
+
+reproduce-eamc: $(STAMP)  ## EAMC paper §5: figures 3-5, report in docs/results/eamc (reduced size; FULL=1: 512+512 nodes, 5,000 jobs)
+	$(VENV)/bin/wattsched reproduce eamc --out results/eamc$(if $(FULL),-full,) --report-dir docs/results/eamc$(if $(FULL),-full,) $(if $(FULL),--full,)

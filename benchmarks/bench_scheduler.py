@@ -55,7 +55,12 @@ def time_decisions(scheduler_name: str, n_waiting: int, decisions: int) -> list[
     """Seconds of each of ``decisions`` measured decisions."""
     from _common import bench_inputs
 
-    from wattsched.schedulers.adapter import PRESET_CLASSES, load_scheduler, pybatsim_handler, scheduler_handler
+    from wattsched.schedulers.adapter import (
+        PRESET_CLASSES,
+        load_scheduler,
+        pybatsim_handler,
+    )
+    from wattsched.schedulers.protocol import scheduler_handler
     from wattsched.simulator.engine import Simulation
     from wattsched.simulator.platform import load_platform
     from wattsched.simulator.workload import load_workload

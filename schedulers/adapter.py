@@ -10,8 +10,11 @@
   presets in-process without pybatsim.
 - :func:`pybatsim_handler` runs any pybatsim scheduler in-process: pybatsim's own ``Batsim`` client fed
   message by message in memory (:class:`InProcessBatsim` swaps its network handler for an in-memory one).
-- :func:`scheduler_handler` is what a run needs: a message handler for a scheduler named by preset,
-  pybatsim entry point, module path or file path (:func:`load_scheduler`).
+- :func:`load_scheduler` finds a pybatsim scheduler by preset name, pybatsim entry point, module path or
+  file path (:func:`wattsched.schedulers.protocol.scheduler_handler` uses it for what is not a preset).
+
+pybatsim is needed only here: a run of our presets does not import it (installing pybatsim 4.0.0a0 needs
+``pip install --no-deps``, see the README).
 
 **Once per message.** The policy is updated event by event but schedules once, in ``onNoMoreEvents``, after
 every event of the Batsim message has been applied. pybatsim's own ``easyBackfill`` schedules after each
@@ -40,7 +43,7 @@ from pybatsim.batsim.batsim import Batsim, BatsimScheduler, Job
 
 from wattsched.base.errors import OptionError, ProtocolError
 from wattsched.schedulers.presets import PRESETS, build
-from wattsched.schedulers.protocol import BatsimTranslator, Handler, queued_job
+from wattsched.schedulers.protocol import Handler, queued_job
 from wattsched.schedulers.state import (
     CallMeLater,
     Decision,
@@ -50,6 +53,7 @@ from wattsched.schedulers.state import (
     RegisterJob,
     RegisterProfile,
     RejectJob,
+    SetJobMetadata,
     SetPState,
     StartJob,
 )
@@ -191,6 +195,8 @@ class WattschedScheduler(BatsimScheduler):
                 bs.register_job(decision.job_id, job["res"], job.get("walltime", -1), job["profile"], job["subtime"])
             elif isinstance(decision, NotifyRegistrationFinished):
                 bs.notify_registration_finished()
+            elif isinstance(decision, SetJobMetadata):
+                bs.set_job_metadata(decision.job_id, decision.metadata)
             else:  # pragma: no cover - a new Decision type without a translation
                 raise TypeError(f"no Batsim translation for {decision!r}")
 
@@ -255,10 +261,54 @@ class Esc(WattschedScheduler):
     preset = "esc"
 
 
+class Upas(WattschedScheduler):
+    """Preset ``upas`` for pybatsim: EASY with UPAS's frequency assignment (UPAS paper §2.2, eq. 1-2). Batsim must
+    run with ``--enable-dynamic-jobs --acknowledge-dynamic-jobs``: slowed jobs are re-registered."""
+
+    preset = "upas"
+
+
+class EamcReorder(WattschedScheduler):
+    """Preset ``eamc-reorder`` for pybatsim: EAMC-Reorder (EAMC paper §4.2); Batsim needs dynamic jobs."""
+
+    preset = "eamc-reorder"
+
+
+class EamcPriorityInc(WattschedScheduler):
+    """Preset ``eamc-priority-inc`` for pybatsim: EAMC-PriorityInc (EAMC paper §4.2); needs dynamic jobs."""
+
+    preset = "eamc-priority-inc"
+
+
+class EamcPriorityIncV(WattschedScheduler):
+    """Preset ``eamc-priority-inc-v`` for pybatsim: EAMC-PriorityInc-V (EAMC paper §4.2); needs dynamic jobs."""
+
+    preset = "eamc-priority-inc-v"
+
+
+class EamcBase(WattschedScheduler):
+    """Preset ``eamc-base`` for pybatsim: Base Slurm, the favoured partition at the top frequency (EAMC paper §5)."""
+
+    preset = "eamc-base"
+
+
+class MinRuntime(WattschedScheduler):
+    """Preset ``min-runtime`` for pybatsim: both partitions, the frequency of the least time (EAMC paper §5)."""
+
+    preset = "min-runtime"
+
+
+class MinEnergy(WattschedScheduler):
+    """Preset ``min-energy`` for pybatsim: both partitions, the frequency of the least energy (EAMC paper §5)."""
+
+    preset = "min-energy"
+
+
 #: The pybatsim class of every preset (registered in setup.cfg under ``pybatsim.schedulers``).
 PRESET_CLASSES: dict[str, type[WattschedScheduler]] = {
     cls.preset: cls for cls in (Fcfs, EasyBackfill, EnergyBud, ReducePC, Powercap, FairShare, EnergyFairShare,
-                                FairSharePlusEnergy, Esc, Compose)}
+                                FairSharePlusEnergy, Esc, Upas, EamcReorder, EamcPriorityInc, EamcPriorityIncV,
+                                EamcBase, MinRuntime, MinEnergy, Compose)}
 
 
 def _unknown(spec: str, why: str = "") -> OptionError:
@@ -415,16 +465,3 @@ def pybatsim_handler(scheduler: BatsimScheduler) -> Handler:
         return client.handle(message)
 
     return handle
-
-
-def scheduler_handler(name_or_module_path: str, options: Mapping[str, Any] | None = None) -> Handler:
-    """The message handler of a scheduler: our presets through :class:`BatsimTranslator` (no pybatsim),
-    any other pybatsim scheduler through :func:`pybatsim_handler`.
-
-    Raises:
-        OptionError: unknown scheduler or bad options (see :func:`load_scheduler`).
-    """
-    spec = name_or_module_path.strip()
-    if spec in PRESETS:
-        return BatsimTranslator(build(spec, dict(options or {})))
-    return pybatsim_handler(load_scheduler(spec, options))

@@ -5,15 +5,17 @@ EASY with an energy budget (energyBud / reducePC, energy-budget paper §IV-B, Al
 *energy* for the head job while it backfills. The hooks, in the order of a scheduling pass:
 
 1. :meth:`~AdmissionConstraint.begin_pass` (the queue in scheduling order);
-2. for each start the backfilling rule considers: :meth:`~AdmissionConstraint.refuses` (before placing it,
-   a cheap "certainly not"), :meth:`~AdmissionConstraint.can_start`, then
+2. for each start the backfilling rule considers: :meth:`~AdmissionConstraint.may_start` (once for all the
+   waiting jobs behind the head, vectorized, when the queue is indexed), :meth:`~AdmissionConstraint.refuses`
+   (before placing it, a cheap "certainly not"), :meth:`~AdmissionConstraint.can_start`, then
    :meth:`~AdmissionConstraint.on_start` when it starts; around EASY's backfilling phase,
    :meth:`~AdmissionConstraint.reserve_head` / :meth:`~AdmissionConstraint.release_head`, and
    :meth:`~AdmissionConstraint.earliest_start_s` may move the head's reservation later (a powercap that
    cannot run it yet);
 3. :meth:`~AdmissionConstraint.end_pass` once the pass's starts are running jobs of the view;
-4. a power manager asks :meth:`~AdmissionConstraint.can_prepare` before booting hosts for a job and
-   tells :meth:`~AdmissionConstraint.on_prepare` after;
+4. a power manager asks :meth:`~AdmissionConstraint.can_prepare` before booting hosts for a job (after
+   :meth:`~AdmissionConstraint.may_prepare` for all of them) and tells :meth:`~AdmissionConstraint.on_prepare`
+   after;
 5. :meth:`~AdmissionConstraint.decisions`: the constraint's own requests (monitoring calls, energy queries).
 
 Every default admits everything and does nothing; a constraint overrides the hooks it needs. It hears the
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
+import numpy as np
 from procset import ProcSet
 
 from wattsched.schedulers.pieces import Piece, register
@@ -62,6 +65,21 @@ class AdmissionConstraint(Piece):
         """True only when every job of at least ``res`` hosts ending no sooner than ``end_s`` certainly
         cannot start now (backfilling then stops scanning the queue). False when unsure."""
         return False
+
+    def may_start(self, res: np.ndarray, walltime_s: np.ndarray, view: ClusterView) -> np.ndarray | None:
+        """:meth:`refuses` for many jobs at once, before any of them is placed: for jobs of ``res`` hosts and
+        walltimes ``walltime_s`` (at the top frequency, ``inf`` for none), a boolean array that is False only
+        where such a job certainly cannot start now, whatever its hosts and pstate, nor later in this
+        backfilling phase (the jobs started meanwhile only tighten the constraint). None when the constraint
+        cannot tell (every job may start). Backfilling then visits only the jobs marked True."""
+        return None
+
+    def may_prepare(self, res: np.ndarray, walltime_s: np.ndarray, start_s: float,
+                    view: ClusterView) -> np.ndarray | None:
+        """:meth:`may_start` for :meth:`can_prepare`: False only where a job of ``res`` hosts and walltime
+        ``walltime_s`` that a power manager would boot hosts for, to start at ``start_s`` on free or asleep
+        hosts not kept for another job, will certainly be refused, now and later in the same pass."""
+        return None
 
     def on_start(self, job: QueuedJob, assignment: Assignment, view: ClusterView) -> None:
         """``job`` starts now with ``assignment`` (during the pass, after :meth:`can_start` said yes)."""

@@ -32,6 +32,18 @@ Cost of one pass: the running jobs are kept sorted by the core; the queue is sca
 checks for jobs wider than the free hosts and an early stop once no host is free; for contiguous
 placements, a failed width is remembered (the free set only shrinks during a pass), so each allocation
 attempt that fails costs one scan of the free intervals at most once per width bound.
+
+**Partitions and job-partition entries** (EAMC paper §4.2; docs/architecture.md §3). With a *partitioned*
+placement (:attr:`Placer.partitioned`: each job runs inside one partition, e.g. ``partitions`` of
+:mod:`wattsched.schedulers.eamc`) the queue may hold several **entries** of one job, each restricted to one
+partition (:attr:`~wattsched.schedulers.state.QueuedJob.partition`, same ``id``), in the order the queue
+order chose (an order with ``entries = True``). Both rules then start a job at most once per pass (an entry
+whose job started is skipped), and remember failed widths per :meth:`Placer.fit_key` (the hosts a job may
+use) instead of for the whole machine. EASY's head is the first entry that cannot start, its reservation
+is on that entry's partition (so entries on the other partitions backfill freely there), and when the head's
+job starts through a later entry of its own (on another partition) the pass starts over from the first
+waiting entry with a new head: EASY on the queue without that job. With one entry per job and a
+placement that is not partitioned, nothing of this applies and the rules are exactly the ones above.
 """
 
 from __future__ import annotations
@@ -39,15 +51,16 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass
-from itertools import islice
 from typing import ClassVar, Iterable, Protocol, Sequence
 
+import numpy as np
 from procset import ProcSet
 
 from wattsched.base.hostsets import minus, size
 from wattsched.schedulers.admission import AdmissionConstraint
 from wattsched.schedulers.pieces import Piece, register
 from wattsched.schedulers.placement import FreeHosts
+from wattsched.schedulers.queue import JobsBehind
 from wattsched.schedulers.state import Assignment, ClusterView, QueuedJob, RunningJob, end_key
 
 INF = math.inf
@@ -76,6 +89,15 @@ class Placer(Protocol):
     @property
     def shortest_walltime_s(self) -> float:
         """The shortest walltime (at the top frequency) among the waiting jobs (``inf`` when none has one)."""
+        ...
+
+    @property
+    def partitioned(self) -> bool:
+        """Whether a job runs inside one partition (the queue may hold job-partition entries: module docstring)."""
+        ...
+
+    def fit_key(self, job: QueuedJob) -> object:
+        """Which hosts ``job`` may use (partitioned placements): jobs with equal keys fit or not alike."""
         ...
 
     def reserve(self, job: QueuedJob, free_now: ProcSet, free_then: FreeHosts) -> Assignment | None:
@@ -180,13 +202,19 @@ class Backfilling(Piece):
 
 
 def _fcfs_phase(queue: Sequence[QueuedJob], view: ClusterView, placer: Placer, admission: AdmissionConstraint,
-                starts: list[Start]) -> tuple[int, ProcSet]:
+                starts: list[Start], free: ProcSet | None = None, started: set[str] | None = None
+                ) -> tuple[int, ProcSet]:
     """Start queue jobs in order while the first one fits; return the index of the head and the
-    hosts still free."""
-    free = view.free
+    hosts still free (``free``: the hosts free now, default the view's). With ``started`` (job-partition
+    entries, module docstring), entries of the jobs it holds are skipped and the jobs started are added."""
+    if free is None:
+        free = view.free
     count = size(free)
     i = 0
     for job in queue:
+        if started is not None and job.id in started:
+            i += 1
+            continue
         if count == 0 or job.res > count:
             break
         assignment = placer.place(job, free)
@@ -194,6 +222,8 @@ def _fcfs_phase(queue: Sequence[QueuedJob], view: ClusterView, placer: Placer, a
             break
         admission.on_start(job, assignment, view)
         starts.append((job, assignment))
+        if started is not None:
+            started.add(job.id)
         free = minus(free, assignment.hosts)
         count -= job.res
         i += 1
@@ -213,7 +243,7 @@ class FcfsNoBackfill(Backfilling):
     def select(self, queue: Sequence[QueuedJob], view: ClusterView, placer: Placer,
                admission: AdmissionConstraint) -> list[Start]:
         starts: list[Start] = []
-        _fcfs_phase(queue, view, placer, admission, starts)
+        _fcfs_phase(queue, view, placer, admission, starts, started=set() if placer.partitioned else None)
         return starts
 
 
@@ -236,9 +266,24 @@ class EasyBackfilling(Backfilling):
     def select(self, queue: Sequence[QueuedJob], view: ClusterView, placer: Placer,
                admission: AdmissionConstraint) -> list[Start]:
         starts: list[Start] = []
-        i, free = _fcfs_phase(queue, view, placer, admission, starts)
+        if not placer.partitioned:
+            self._select(queue, view, placer, admission, starts, view.free, None)
+            return starts
+        started: set[str] = set()  # job-partition entries: the jobs started in this pass (module docstring)
+        free = view.free
+        while self._select(queue, view, placer, admission, starts, free, started):
+            free = view.free
+            for _, assignment in starts:
+                free = minus(free, assignment.hosts)
+        return starts
+
+    def _select(self, queue: Sequence[QueuedJob], view: ClusterView, placer: Placer, admission: AdmissionConstraint,
+                starts: list[Start], free: ProcSet, started: set[str] | None) -> bool:
+        """One EASY pass over ``queue`` appending to ``starts``; True when the head's job started through
+        another of its entries (``started`` is not None): the pass must start over."""
+        i, free = _fcfs_phase(queue, view, placer, admission, starts, free, started)
         if i >= len(queue) - 1 or not free:
-            return starts  # no waiting job behind the head, or nothing free to backfill on
+            return False  # no waiting job behind the head, or nothing free to backfill on
         now_s = view.now_s
         head = queue[i]
         running: Iterable[RunningJob] = view.running_by_end
@@ -254,37 +299,69 @@ class EasyBackfilling(Backfilling):
             admission.reserve_head(head, shadow_s, reservation.assignment, view)
         free_count, extra_count = size(free), size(extra)
         contiguous = placer.contiguous
-        # smallest width known not to fit in `free` / `extra` (both only shrink during the pass)
+        # smallest width known not to fit in `free` / `extra` (both only shrink during the pass); per fit key
+        # with job-partition entries (the module docstring), where these two stay above every width
         no_fit_free = no_fit_extra = free_count + 1
+        keyed = started is not None
+        no_fit_free_by: dict[object, int] = {}
+        no_fit_extra_by: dict[object, int] = {}
+        fit_key = placer.fit_key
+        key: object = None
         shortest_end_s = now_s + placer.shortest_walltime_s  # no waiting job ends sooner
-        for job in islice(queue, i + 1, None):
+        restart = False
+        # an indexed queue gives only the jobs that fit and that the admission constraint may admit (job-partition
+        # entries are a plain list: every entry is visited)
+        later = JobsBehind(queue, i, free_count, lambda res, wall: admission.may_start(res, wall, view))
+
+        def worth_trying(res: np.ndarray, wall: np.ndarray) -> np.ndarray:
+            """The jobs the checks below do not pass over by their width and walltime alone (as they stand
+            now: the widths known not to fit, the hosts outside the reservation for the long jobs)."""
+            return (res < no_fit_free) & ((now_s + wall <= shadow_s) | ((res <= extra_count) & (res < no_fit_extra)))
+
+        for job in later:
             n = job.res
             if n > free_count or n >= no_fit_free:
                 if free_count == 0:
                     break
                 continue
+            if keyed:
+                assert started is not None
+                if job.id in started:
+                    continue
+                key = job.partition if job.partition is not None else fit_key(job)  # an entry: its partition
+                if n >= no_fit_free_by.get(key, n + 1):
+                    continue
             if admission.refuses(job, view):
                 if admission.refuses_from(1, shortest_end_s, view):
                     break  # every later job is refused too
                 continue
-            # the walltime at the top frequency is a lower bound of the walltime at any pstate
-            short = job.walltime_s is not None and now_s + job.walltime_s <= shadow_s
+            # the walltime at the top frequency is a lower bound of the walltime at any pstate (not on another
+            # partition, whose time model may shorten it: there the assignment tells)
+            short = job.walltime_s is not None and (keyed or now_s + job.walltime_s <= shadow_s)
             assignment = None
             if short:
                 assignment = placer.place(job, free)
                 if assignment is None:
                     if contiguous:
-                        no_fit_free = n
+                        if keyed:
+                            no_fit_free_by[key] = n
+                        else:
+                            no_fit_free = n
+                            later.narrow(free_count, worth_trying)
                     continue
                 if not assignment.end_s(now_s) <= shadow_s:  # slowed past the shadow time
                     assignment = None
             if assignment is None:  # would run past the shadow time: hosts outside the reservation only
-                if n > extra_count or n >= no_fit_extra:
+                if n > extra_count or n >= no_fit_extra or (keyed and n >= no_fit_extra_by.get(key, n + 1)):
                     continue
                 assignment = placer.place(job, extra)
                 if assignment is None:
                     if contiguous:
-                        no_fit_extra = n
+                        if keyed:
+                            no_fit_extra_by[key] = n
+                        else:
+                            no_fit_extra = n
+                            later.narrow(free_count, worth_trying)
                     continue
             if not admission.can_start(job, assignment, view):
                 if admission.refuses_from(1, shortest_end_s, view):
@@ -298,6 +375,14 @@ class EasyBackfilling(Backfilling):
             if not extra.isdisjoint(hosts):
                 extra = minus(extra, hosts)
                 extra_count = size(extra)
+            if keyed:
+                assert started is not None
+                started.add(job.id)
+                if job.id == head.id:  # the head started on another partition: EASY again without it
+                    restart = True
+                    break
+            else:
+                later.narrow(free_count, worth_trying)
         if reservation is not None:
             admission.release_head()
-        return starts
+        return restart

@@ -51,7 +51,7 @@ from sortedcontainers import SortedKeyList, SortedList
 
 from wattsched.base.batsim_files import REPLACEMENT_WORKLOAD
 from wattsched.base.errors import OptionError, ProtocolError
-from wattsched.base.hostsets import minus, plus
+from wattsched.base.hostsets import from_sorted_ids, intervals, minus, plus
 from wattsched.energy_models.power import PlatformPower
 from wattsched.energy_models.taurus import TAURUS
 from wattsched.schedulers.admission import AdmissionConstraint, NoConstraint
@@ -61,6 +61,7 @@ from wattsched.schedulers.order import QueueOrder
 from wattsched.schedulers.pieces import Piece
 from wattsched.schedulers.placement import FirstFit, FreeHosts, Placement
 from wattsched.schedulers.power import NoPowerManager, PowerManager
+from wattsched.schedulers.queue import WaitingQueue
 from wattsched.schedulers.state import (
     Assignment,
     ClusterView,
@@ -72,6 +73,7 @@ from wattsched.schedulers.state import (
     RegisterProfile,
     RejectJob,
     RunningJob,
+    SetJobMetadata,
     SetPState,
     StartJob,
 )
@@ -116,13 +118,18 @@ class PolicyScheduler:
         self.pieces: tuple[Piece, ...] = (self.order, self.backfill, self.placement, self.admission, self.power,
                                           self.frequency)
         self.admission.bind_power(self.power)
+        if self.order.entries and not self.placement.partitioned:
+            raise OptionError(f"order '{self.order.name}' hands out job-partition entries: it needs a placement that "
+                              f"keeps a job inside one partition (e.g. 'partitions'), not '{self.placement.name}'")
+        #: the placement completes assignments (partition, its own time model: Placement.complete)
+        self._completes = type(self.placement).complete is not Placement.complete
         self._view: ClusterView | None = None
         self._queue: dict[str, QueuedJob] = {}  # arrival order
         # static orders (FCFS): the queue kept sorted by (key, arrival number), no sort per pass
         self._static = order.static
         self._arrival: dict[str, int] = {}
         self._arrivals = 0  # arrival numbers handed out (never reused: dequeued jobs leave _arrival)
-        self._sorted: SortedKeyList = SortedKeyList(key=self._sorted_key)
+        self._sorted = WaitingQueue(key=self._sorted_key)  # with width / walltime arrays (EASY's index)
         self._walltimes: SortedList = SortedList()  # walltimes of the waiting jobs (inf: none)
         self._waiting_rejects: list[RejectJob] = []
         self._pstates_changed = False  # some host left pstate 0 (else a job at pstate 0 needs no check)
@@ -160,7 +167,7 @@ class PolicyScheduler:
             profiles: every workload's profiles (SIMULATION_BEGINS), to copy when a job is re-registered.
 
         Raises:
-            OptionError: a piece's options do not fit the platform.
+            OptionError: a piece's options do not fit the platform (or Batsim's configuration).
             InputError: a malformed power property.
         """
         view = ClusterView.idle_machine(nb_hosts, now_s)
@@ -205,6 +212,7 @@ class PolicyScheduler:
         if job.id in self._queue or job.id in view.running:
             raise ValueError(f"job {job.id!r} submitted twice")
         self._queue[job.id] = job
+        view.nb_waiting = len(self._queue)
         self._walltimes.add(math.inf if job.walltime_s is None else job.walltime_s)
         if self._static:
             self._arrival[job.id] = self._arrivals
@@ -262,6 +270,12 @@ class PolicyScheduler:
             piece.on_no_more_jobs(view)
 
     @property
+    def needs_dynamic_jobs(self) -> bool:
+        """Some piece changes jobs' walltimes (DVFS) or profiles: Batsim must accept dynamic jobs, or a slowed job
+        is killed at the walltime of its workload entry (:meth:`Piece.needs_dynamic_jobs`)."""
+        return any(piece.needs_dynamic_jobs() for piece in self.pieces)
+
+    @property
     def work_done(self) -> bool:
         """No job will come, none waits, none runs: periodic wake-ups must stop."""
         view = self.view
@@ -271,6 +285,13 @@ class PolicyScheduler:
     @property
     def contiguous(self) -> bool:
         return self.placement.contiguous
+
+    @property
+    def partitioned(self) -> bool:
+        return self.placement.partitioned
+
+    def fit_key(self, job: QueuedJob) -> object:
+        return self.placement.fit_key(job)
 
     def place(self, job: QueuedJob, free: FreeHosts) -> Assignment | None:
         """Where and how ``job`` would run among ``free``: the placement's hosts (None: it does not fit),
@@ -289,7 +310,8 @@ class PolicyScheduler:
         return self._walltimes[0] if self._walltimes else math.inf
 
     def assign(self, job: QueuedJob, hosts: ProcSet) -> Assignment:
-        """``job`` on ``hosts``: the frequency choice's pstate and the walltime at it (runtime model).
+        """``job`` on ``hosts``: the frequency choice's pstate and the walltime at it (runtime model), completed
+        by the placement when it has a time model of its own (:meth:`Placement.complete`).
 
         Raises:
             OptionError: the pstate's speed is unknown (a platform without ``speed_per_state``).
@@ -297,24 +319,24 @@ class PolicyScheduler:
         view = self.view
         pstate = self.frequency.pstate_for(job, hosts, view)
         walltime = job.walltime_s
-        if walltime is None:
-            return Assignment(hosts, pstate, None)
-        if pstate is not None:
-            if pstate != self._top:
-                walltime = self._stretch(job, walltime, view.power.slowdown(hosts, pstate), pstate)  # type: ignore[union-attr]
-        elif self._pstates_changed:  # the hosts keep their pstates: the slowest one sets the pace
-            power = view.power
-            assert power is not None
-            slowdown = max(power.host(h).slowdown(view.pstates[h]) for h in hosts)
-            walltime = self._stretch(job, walltime, slowdown, None)
-        return Assignment(hosts, pstate, walltime)
+        if walltime is not None:
+            if pstate is not None:
+                if pstate != self._top:
+                    walltime = self._stretch(job, walltime, view.power.slowdown(hosts, pstate), pstate)  # type: ignore[union-attr]
+            elif self._pstates_changed:  # the hosts keep their pstates: the slowest one sets the pace
+                power = view.power
+                assert power is not None
+                slowdown = max(power.host(h).slowdown(view.pstates[h]) for h in hosts)
+                walltime = self._stretch(job, walltime, slowdown, None)
+        assignment = Assignment(hosts, pstate, walltime)
+        return self.placement.complete(job, assignment, view) if self._completes else assignment
 
     def _stretch(self, job: QueuedJob, walltime_s: float, slowdown: float, pstate: int | None) -> float:
         if math.isnan(slowdown):
             raise OptionError(
                 f"frequency choice '{self.frequency.name}': job {job.id} at pstate {pstate}: the platform gives "
                 "no pstate speeds (add a 'speed_per_state' property to its hosts, as 'wattsched platform' does)")
-        return job.runtime.duration_s(walltime_s, slowdown)
+        return self.frequency.runtime_model(job).duration_s(walltime_s, slowdown)
 
     def backfill_view(self, view: ClusterView) -> ClusterView:
         """The view the backfilling rule sees: with a power manager that switches hosts off, hosts off or
@@ -356,8 +378,8 @@ class PolicyScheduler:
             for piece in self.pieces:
                 piece.on_started(running, view)
         admission.end_pass(view)
-        waiting: Sequence[QueuedJob] = (
-            self._sorted if self._static else [job for job in ordered if job.id in self._queue])
+        waiting: Sequence[QueuedJob] = (  # without starts, the queue sorted at the start of the pass
+            self._sorted if self._static else [job for job in ordered if job.id in self._queue] if started else ordered)
         for decision in self.power.decide(waiting, view, self):
             if isinstance(decision, SetPState):
                 self._switching(decision)
@@ -384,13 +406,16 @@ class PolicyScheduler:
                                "accept dynamic jobs: it keeps the workload's (run it with dynamic jobs enabled)",
                                job.id, assignment.walltime_s, job.walltime_s)
         if pstate is not None and (pstate != 0 or self._pstates_changed):
-            differ = ProcSet(*(h for h in hosts if view.pstates[h] != pstate))
+            pstates = view.pstates
+            differ = from_sorted_ids([h for a, b in intervals(hosts) for h in range(a, b + 1) if pstates[h] != pstate])
             if differ:
                 self._pstates_changed = True
                 out.append(SetPState(differ, pstate))
-                for host in differ:
-                    view.pstates[host] = pstate
+                for a, b in intervals(differ):
+                    pstates[a:b + 1] = [pstate] * (b - a + 1)
         out.append(StartJob(job_id, hosts))
+        if assignment.metadata is not None:
+            out.append(SetJobMetadata(job_id, assignment.metadata))
         view.free = minus(view.free, hosts)
         running = RunningJob(job_id, hosts, view.now_s, assignment.end_s(view.now_s), pstate, job)
         view.add_running(running)
@@ -441,6 +466,7 @@ class PolicyScheduler:
     def _dequeue(self, job_id: str) -> QueuedJob | None:
         job = self._queue.pop(job_id, None)
         if job is not None:
+            self.view.nb_waiting = len(self._queue)
             self._walltimes.remove(math.inf if job.walltime_s is None else job.walltime_s)
             if self._static:
                 self._sorted.remove(job)

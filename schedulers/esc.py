@@ -338,7 +338,7 @@ class EnergySavingCluster(PowerManager):
         """Nodes booting (until their boot ends), switching off (until the pass after, plus a boot) and asleep
         (until the next pass plus a boot) as pseudo running jobs for EASY's reservation."""
         nxt = self._next_pass_s
-        return transition_pseudo_jobs(view, self._transitions, ProcSet(), "~esc",
+        return transition_pseudo_jobs(view, self.switching_parts(view), ProcSet(), "~esc",
                                       lambda end_s: self._tick_at_or_after(end_s) + self.switch_on_s,
                                       nxt + self.switch_off_s + self.switch_on_s, nxt + self.switch_on_s)
 

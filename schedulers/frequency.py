@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from procset import ProcSet
 
+from wattsched.energy_models.dvfs import BetaModel
 from wattsched.schedulers.pieces import Piece, register
 from wattsched.schedulers.state import ClusterView, QueuedJob
 
@@ -26,6 +27,11 @@ class FrequencyChoice(Piece):
     def pstate_for(self, job: QueuedJob, hosts: ProcSet, view: ClusterView) -> int | None:
         """The computation pstate for ``job`` on ``hosts``, or ``None`` to leave the hosts as they are."""
         return None
+
+    def runtime_model(self, job: QueuedJob) -> BetaModel:
+        """The runtime model that gives ``job``'s walltime at a lower pstate (the core stretches the requested
+        time with it): the job's own (its β) unless the choice assumes another (UPAS's worst case β = 1)."""
+        return job.runtime
 
 
 @register

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from wattsched.base.errors import OptionError
+from wattsched.base.limits import limit, limit_hint
+from wattsched.base.validate import MAX_DOUBLE
 
 Options = Mapping[str, Any]
 
@@ -69,9 +71,8 @@ class Option:
                 value, ok = float(value), True
             except OverflowError:
                 ok = False
-        if ok and isinstance(value, float) and not math.isfinite(value):
-            raise OptionError(f"option '{self.name}' of {owner} must be a finite number, got {_got(value)}; "
-                              f"valid options: {valid}")
+        if ok and isinstance(value, (int, float)) and not isinstance(value, bool):
+            self._check_bounds(value, owner, valid)
         if not ok:
             raise OptionError(
                 f"option '{self.name}' of {owner} must be {_TYPE_NAMES.get(self.type, self.type.__name__)}, "
@@ -87,6 +88,24 @@ class Option:
                 f"option '{self.name}' of {owner} is out of range, got {_got(value)}; valid options: {valid}"
             )
         return value
+
+
+    def _check_bounds(self, value: float, owner: str, valid: str) -> None:
+        """The bounds every number option has (:mod:`wattsched.base.limits`): finite; a time (a name ending
+        in ``_s``) not below ``-time_s`` and, for an instant (``window_*_s``), not above ``time_s`` (a huge
+        duration such as a half-life of 1e300 s means "never" and is fine); a period (``*period_s``) at
+        least ``min_period_s``, so that no run wakes up a billion times."""
+        if not -MAX_DOUBLE <= value <= MAX_DOUBLE:
+            raise OptionError(f"option '{self.name}' of {owner} must be a finite number, got {_got(value)}; "
+                              f"valid options: {valid}")
+        instant = self.name.startswith("window_")  # a point in simulated time, not a duration
+        if self.name.endswith("_s") and (value < -limit("time_s") or (instant and value > limit("time_s"))):
+            raise OptionError(f"option '{self.name}' of {owner}: {_got(value)} s is beyond the times a simulation "
+                              f"can reach; {limit_hint('time_s', 's')}")
+        if self.name.endswith("period_s") and 0 < value < limit("min_period_s"):
+            raise OptionError(f"option '{self.name}' of {owner}: a period of {_got(value)} s would wake the "
+                              f"scheduler up too often; at least {limit('min_period_s'):g} s (lower the bound "
+                              "with WATTSCHED_LIMIT_MIN_PERIOD_S)")
 
 
 def _got(value: Any) -> str:

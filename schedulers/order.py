@@ -27,6 +27,10 @@ class QueueOrder(Piece):
     slot = "order"
     #: keys never change while a job waits: the core keeps the queue sorted by (static_key, arrival)
     static: ClassVar[bool] = False
+    #: :meth:`sort` returns job-partition entries (EAMC paper §4.2): a job may appear several times, each entry
+    #: restricted to one partition (:attr:`~wattsched.schedulers.state.QueuedJob.partition`); it needs a
+    #: partitioned placement (:mod:`wattsched.schedulers.backfill`)
+    entries: ClassVar[bool] = False
 
     def sort(self, jobs: Iterable[QueuedJob], view: ClusterView) -> list[QueuedJob]:
         """``jobs`` (given in arrival order) in scheduling order; must be deterministic."""

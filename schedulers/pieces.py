@@ -53,12 +53,19 @@ class Piece:
     description: ClassVar[str] = ""
     reference: ClassVar[str] = ""
     options: ClassVar[tuple[Option, ...]] = ()
+    #: the piece re-registers jobs (Batsim's dynamic jobs, ``--enable-dynamic-jobs``): ``wattsched run`` enables them
 
     @classmethod
     def from_options(cls, values: Options) -> "Piece":
         """A fresh piece from validated option values (every option of the scheduler; the piece takes its
         own). Pieces with state are built fresh for every run."""
         return cls(**{o.name: values[o.name] for o in cls.options if o.name in values})
+
+    def needs_dynamic_jobs(self) -> bool:
+        """True when, with these options, the piece may start jobs with another walltime or profile than their
+        workload entry's (a frequency choice that slows jobs down): the run needs Batsim's dynamic jobs
+        (``--enable-dynamic-jobs --acknowledge-dynamic-jobs``), which ``wattsched run`` then enables."""
+        return False
 
     # ------------------------------------------------------------------ events (all no-ops)
     def on_platform(self, view: "ClusterView") -> None:

@@ -29,7 +29,7 @@ from procset import ProcSet
 
 from wattsched.base.hostsets import interval
 from wattsched.schedulers.pieces import Piece, register
-from wattsched.schedulers.state import ClusterView, QueuedJob
+from wattsched.schedulers.state import Assignment, ClusterView, QueuedJob
 
 #: Free hosts as a ProcSet, or as its sorted disjoint ``(inf, sup)`` intervals (what EASY's
 #: reservation builds without paying for a ProcSet).
@@ -114,11 +114,28 @@ def _lowest(hosts: ProcSet, n: int) -> ProcSet:
 class Placement(Piece):
     """Base of the ``placement`` slot. Subclasses give :attr:`choose` (``choose(free, n)``) and
     :attr:`contiguous`, or override :meth:`allocate` and :meth:`reserve` (e.g. to keep a job inside one
-    partition)."""
+    partition: then :attr:`partitioned`, :meth:`fit_key` and possibly :meth:`complete`)."""
 
     slot = "placement"
     #: whether allocations are single intervals
     contiguous: ClassVar[bool] = True
+    #: whether a job runs inside one partition; the queue may then hold job-partition entries
+    #: (:attr:`~wattsched.schedulers.state.QueuedJob.partition`, :mod:`wattsched.schedulers.backfill`)
+    partitioned: ClassVar[bool] = False
+
+    def fit_key(self, job: QueuedJob) -> object:
+        """Which hosts ``job`` may use, for partitioned placements: two jobs with equal keys draw from the
+        same hosts, so a width that does not fit for one does not fit for the other (backfilling remembers
+        failed widths per key). Default: the whole machine."""
+        return None
+
+    def complete(self, job: QueuedJob, assignment: Assignment, view: ClusterView) -> Assignment:
+        """The assignment of ``job`` on ``assignment.hosts`` at ``assignment.pstate`` (chosen by the frequency
+        choice, walltime from the job's runtime model) with what the placement knows beyond the hosts: its
+        partition, and a walltime, profile and metadata of its own time model (EAMC:
+        :mod:`wattsched.schedulers.eamc`). The core calls it only when a placement overrides it. Default:
+        unchanged."""
+        return assignment
     @staticmethod
     def choose(free: FreeHosts, n: int) -> ProcSet | None:
         """``n`` hosts taken from ``free``, or ``None`` if they do not fit (subclasses set it)."""

@@ -22,8 +22,8 @@ manager must stop asking for calls once the work is done, or the simulation neve
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
-from itertools import islice
 from typing import Callable, Mapping, Protocol, Sequence
 
 from procset import ProcSet
@@ -36,6 +36,7 @@ from wattsched.schedulers.admission import AdmissionConstraint
 from wattsched.schedulers.backfill import Placer, Start, admitted_reservation
 from wattsched.schedulers.options import Option
 from wattsched.schedulers.pieces import Piece, register
+from wattsched.schedulers.queue import JobsBehind, Staircase
 from wattsched.schedulers.state import CallMeLater, ClusterView, Decision, QueuedJob, RunningJob, SetPState
 
 logger = logging.getLogger(__name__)
@@ -100,17 +101,18 @@ def platform_sleep_model(view: ClusterView, sleep_pstate: int | None, owner: str
     return model
 
 
-def transition_pseudo_jobs(view: ClusterView, transitions: Sequence[Transition], counted: ProcSet, prefix: str,
-                           ready_after_switch_off: Callable[[float], float], other_switching_ready_s: float,
+def transition_pseudo_jobs(view: ClusterView, parts: Sequence[tuple[int, Transition, ProcSet]], counted: ProcSet,
+                           prefix: str, ready_after_switch_off: Callable[[float], float], other_switching_ready_s: float,
                            off_ready_s: float) -> list[RunningJob]:
     """Hosts switching or asleep as pseudo running jobs for EASY's reservation (:meth:`PowerManager.pending_hosts`):
-    the hosts of each requested ``transitions`` still switching (except those ``counted`` already) until they
-    can be on (the boot's end, or ``ready_after_switch_off(end of the switch-off)``), other switching hosts
-    until ``other_switching_ready_s``, asleep hosts until ``off_ready_s``."""
+    the hosts still switching of each requested transition (``parts``, :meth:`PowerManager.switching_parts`),
+    except those ``counted`` already, until they can be on (the boot's end, or
+    ``ready_after_switch_off(end of the switch-off)``), other switching hosts until
+    ``other_switching_ready_s``, asleep hosts until ``off_ready_s``."""
     now = view.now_s
     out: list[RunningJob] = []
-    for k, t in enumerate(transitions):
-        hs = minus(t.hosts & view.switching, counted)
+    for k, t, hs in parts:
+        hs = minus(hs, counted)  # (a copy: the parts are shared)
         if hs:
             counted = plus(counted, hs)
             ready = t.end_s if t.booting else ready_after_switch_off(t.end_s)
@@ -153,6 +155,27 @@ class PowerManager(Piece):
     def transitions(self, view: ClusterView) -> Sequence[Transition]:
         """The switches this manager requested that still run."""
         return ()
+
+    def switching_parts(self, view: ClusterView) -> list[tuple[int, Transition, ProcSet]]:
+        """``(k, transitions[k], its hosts still switching)`` for each of :meth:`transitions` with hosts still
+        switching, in request order. Cached while ``view.switching`` (a set the core and the managers replace,
+        never change in place) and the list of transitions (only appended to, or replaced) stay the same:
+        the energy budget and EASY's view of hosts off ask several times per pass (issue 15)."""
+        transitions = self.transitions(view)
+        cached = self._parts_cache
+        if (cached is not None and cached[0] is view.switching and cached[1] is transitions
+                and cached[2] == len(transitions)):
+            return cached[3]
+        switching = view.switching
+        parts = []
+        for k, t in enumerate(transitions):
+            hs = t.hosts & switching
+            if hs:
+                parts.append((k, t, hs))
+        self._parts_cache = (switching, transitions, len(transitions), parts)
+        return parts
+
+    _parts_cache: tuple[ProcSet, Sequence[Transition], int, list[tuple[int, Transition, ProcSet]]] | None = None
 
 
 @register
@@ -256,7 +279,7 @@ class OpportunisticShutdown(PowerManager):
             if booting:
                 out.append(RunningJob(f"~booked:{job_id}", booting, now, end))
                 counted = plus(counted, booting)
-        return out + transition_pseudo_jobs(view, self._transitions, counted, "~switching",
+        return out + transition_pseudo_jobs(view, self.switching_parts(view), counted, "~switching",
                                             lambda end_s: end_s + self.switch_on_s,
                                             now + self.switch_on_s + self.switch_off_s, now + self.switch_on_s)
 
@@ -291,7 +314,8 @@ class OpportunisticShutdown(PowerManager):
         boot = ProcSet()
         if queue:
             boot, wakeup = self._prepare(queue, view, ctx)
-            if wakeup is not None and not any(t <= wakeup for t in self._calls):
+            # never (a head behind a job without walltime): no call, the job's end will bring a pass anyway
+            if wakeup is not None and wakeup < math.inf and not any(t <= wakeup for t in self._calls):
                 self._calls.append(wakeup)
                 decisions.append(CallMeLater(wakeup))
         free = view.free  # the boots above took hosts out of it
@@ -339,8 +363,10 @@ class OpportunisticShutdown(PowerManager):
                           reserved: ProcSet) -> ProcSet:
         """Boot hosts for the later jobs that could start once they are on (EASY's rule, with the boot).
 
-        Cost: one scan of the queue; an allocation is attempted at most once per width and pool (a width
-        that does not fit, or whose hosts need no boot, is remembered until the pool changes)."""
+        Cost: one scan of the queue (of the jobs an indexed queue does not rule out); an allocation is
+        attempted at most once per width and pool (a width that does not fit, or whose hosts need no boot, is
+        remembered until the pool changes; per fit key with a partitioned placement, whose queue may hold
+        job-partition entries)."""
         if not view.off:
             return ProcSet()
         now = view.now_s
@@ -349,39 +375,49 @@ class OpportunisticShutdown(PowerManager):
         extra = minus(pool, reserved)  # ... and those the head does not need
         pool_n, extra_n = size(pool), size(extra)
         booted = ProcSet()
-        refused: list[tuple[int, float]] = []
-        tried: set[tuple[int, bool]] = set()  # (width, on extra hosts only): no fit, or no boot needed
+        refused = Staircase()  # (hosts, end) of the jobs the admission constraint refused to boot for
+        tried: set[tuple[object, int, bool]] = set()  # (fit key, width, on extra hosts only): no fit, or no boot
         admission = ctx.admission
-        for job in islice(queue, 1, None):
+        keyed = ctx.partitioned
+        key: object = None
+        # an indexed queue gives only the jobs that fit in the pool and that the admission may admit
+        later = JobsBehind(queue, 0, pool_n, lambda res, wall: admission.may_prepare(res, wall, start_s, view))
+        for job in later:
             if pool_n == 0:
                 break
             n = job.res
             if n > pool_n or job.id in self._booked:
                 continue
+            if keyed:
+                key = ctx.fit_key(job)
+            # dominated by a refusal whatever its hosts (its end is at least start + walltime; not on another
+            # partition, whose time model may shorten it)
+            elif job.walltime_s is not None and refused.dominates(n, start_s + job.walltime_s):
+                continue
             # would delay the head on its hosts? (the walltime at the top frequency is a lower bound)
             outside = job.walltime_s is None or not start_s + job.walltime_s <= shadow_s
             assignment = None
             if not outside:
-                if (n, False) in tried:
+                if (key, n, False) in tried:
                     continue
                 assignment = ctx.place(job, pool)
                 if assignment is not None and not assignment.end_s(start_s) <= shadow_s:
                     outside = True  # slowed past the head's reservation by its pstate
             if outside:
-                if n > extra_n or (n, True) in tried:
+                if n > extra_n or (key, n, True) in tried:
                     continue
                 assignment = ctx.place(job, extra)
             boot = minus(assignment.hosts, view.free) if assignment is not None else None
             if not boot:  # no fit, or only hosts that are on: the backfilling rule's business
-                tried.add((n, outside))
+                tried.add((key, n, outside))
                 continue
             assert assignment is not None
             end_s = assignment.end_s(start_s)
-            if any(n2 <= n and e2 <= end_s for n2, e2 in refused):
+            if refused.dominates(n, end_s):
                 continue
             keep = minus(assignment.hosts, boot)
             if not admission.can_prepare(job, boot, keep, start_s, assignment, view):
-                refused.append((n, end_s))
+                refused.add(n, end_s)
                 continue
             self._book(boot, keep, start_s, view)
             admission.on_prepare(job, boot, keep, start_s, assignment, view)
@@ -390,6 +426,7 @@ class OpportunisticShutdown(PowerManager):
             pool, extra = minus(pool, assignment.hosts), minus(extra, assignment.hosts)
             pool_n, extra_n = size(pool), size(extra)
             tried.clear()
+            later.narrow(pool_n)
         return booted
 
     def _kept_set(self) -> ProcSet:

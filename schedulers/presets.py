@@ -26,6 +26,13 @@ Presets:
 - ``fs-efs``: EASY behind FS+EFS, both factors normalized to their maximum and summed (EFS paper §IV-A).
 - ``esc``: FCFS on any free nodes (the ESC paper's SGE-like queue, §2.4) with EnergySaving Cluster's
   periodic on/off rules (ESC paper §2.5, :mod:`wattsched.schedulers.esc`).
+- ``upas``: EASY with UPAS's frequency assignment (UPAS paper §2.2, eq. 1-2, :mod:`wattsched.schedulers.upas`);
+  it lowers jobs' gears, so its runs need dynamic jobs (``wattsched run`` enables them).
+- ``eamc-reorder``, ``eamc-priority-inc``, ``eamc-priority-inc-v``: EASY across partitions over job-partition
+  entries, each job at its f_opt on the partition it runs on (EAMC paper §4, eq. 4-5,
+  :mod:`wattsched.schedulers.eamc`); ``eamc-base`` (Base Slurm: the favoured partition only, top frequency),
+  ``min-runtime`` and ``min-energy`` (both partitions in requested order, the frequency of the least time or
+  energy): the paper's baselines (§5). All need Batsim's dynamic jobs.
 - ``compose``: any piece in any slot.
 """
 
@@ -36,7 +43,7 @@ from typing import Any, Mapping
 
 # importing the slot modules registers their pieces
 from wattsched.schedulers import (  # noqa: F401
-    admission, backfill, budget, esc, fairshare, frequency, order, placement, power)
+    admission, backfill, budget, eamc, esc, fairshare, frequency, order, placement, power, upas)
 from wattsched.base.errors import OptionError
 from wattsched.schedulers.core import PolicyScheduler
 from wattsched.schedulers.options import Option, Options, _got, describe_all
@@ -52,19 +59,22 @@ class Switch:
     pieces: Mapping[Any, str]
 
 
-def slot_switch(slot: str, default: str, help: str) -> Switch:
-    """The switch named after ``slot`` whose values are every piece registered there."""
-    names = tuple(REGISTRY[slot])
+def slot_switch(slot: str, default: str, help: str, *, partitioned: bool = True) -> Switch:
+    """The switch named after ``slot`` whose values are every piece registered there (without the placements
+    that keep a job inside one partition, EAMC's, when ``partitioned`` is false: the single-partition presets)."""
+    names = tuple(n for n, cls in REGISTRY[slot].items() if partitioned or not getattr(cls, "partitioned", False))
     return Switch(Option(slot, str, default, choices=names, help=help), slot, {n: n for n in names})
 
 
 PLACEMENT = slot_switch("placement", "first-fit",
                         "host placement: lowest contiguous interval (first-fit, like pybatsim's easyBackfill), "
-                        "smallest contiguous interval (best-fit), or lowest free ids (non-contiguous)")
+                        "smallest contiguous interval (best-fit), or lowest free ids (non-contiguous)",
+                        partitioned=False)
 #: ESC's queue takes any free nodes (SGE-like, ESC paper §2.4): nodes switched off leave gaps between ids.
 ESC_PLACEMENT = slot_switch("placement", "non-contiguous",
                             "host placement: lowest free ids (non-contiguous, SGE-like, the default here), lowest "
-                            "contiguous interval (first-fit) or smallest contiguous interval (best-fit)")
+                            "contiguous interval (first-fit) or smallest contiguous interval (best-fit)",
+                            partitioned=False)
 SHUTDOWN = Switch(Option("shutdown", bool, False,
                          help="opportunistic shutdown: switch idle hosts off, boot them when a job can use them"),
                   "power", {False: "none", True: "shutdown"})
@@ -163,6 +173,28 @@ class Preset:
         return PolicyScheduler(name=self.name, **pieces)  # type: ignore[arg-type]
 
 
+#: The EAMC paper's policies and baselines: (preset, order, frequency, description, reference).
+_EAMC = (
+    ("eamc-reorder", "eamc-reorder", "eamc",
+     "EAMC-Reorder: EASY across partitions, jobs FCFS with their partitions best first, each at its f_opt",
+     "EAMC paper §4.2, eq. 4-5, figure 1"),
+    ("eamc-priority-inc", "eamc-priority-inc", "eamc",
+     "EAMC-PriorityInc: EASY across partitions, every job's best partition before any second choice, at f_opt",
+     "EAMC paper §4.2, eq. 4-5, figure 2"),
+    ("eamc-priority-inc-v", "eamc-priority-inc-v", "eamc",
+     "EAMC-PriorityInc-V: PriorityInc with the partitions beyond the threshold (35 %) last, at f_opt",
+     "EAMC paper §4.2, eq. 4-5"),
+    ("eamc-base", "favoured-partition", "top",
+     "Base Slurm: EASY, each job on its favoured partition only, at the top frequency", "EAMC paper §5"),
+    ("min-runtime", "requested-partitions", "min-runtime",
+     "Min runtime: EASY across partitions in requested order, at the frequency of the least predicted time",
+     "EAMC paper §5, after Auweter et al."),
+    ("min-energy", "requested-partitions", "min-energy",
+     "Min energy: EASY across partitions in requested order, at the frequency of the least predicted energy",
+     "EAMC paper §5, after Auweter et al."),
+)
+
+
 def _compose() -> Preset:
     helps = {
         "order": "queue order", "backfill": "backfilling rule", "placement": "host placement",
@@ -199,6 +231,12 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
     Preset("esc", "FCFS on any free nodes with EnergySaving Cluster's on/off rules (idle time, per-group wait "
            "thresholds)", "ESC paper §2.4-2.5",
            fixed={"order": "fcfs", "backfill": "fcfs", "power": "esc"}, switches=(ESC_PLACEMENT,)),
+    Preset("upas", "EASY with UPAS: a job's gear from the previous interval's utilization and the wait queue",
+           "UPAS paper §2.2, eq. 1-2", fixed={"order": "fcfs", "backfill": "easy", "frequency": "upas"},
+           switches=(PLACEMENT, SHUTDOWN)),
+    *(Preset(name, description, reference, switches=(SHUTDOWN,),
+             fixed={"order": order_piece, "backfill": "easy", "placement": "partitions", "frequency": frequency_piece})
+      for name, order_piece, frequency_piece, description, reference in _EAMC),
     _compose(),
 )}
 

@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping
 
 from procset import ProcSet
 
-from wattsched.base.errors import ProtocolError
+from wattsched.base.errors import OptionError, ProtocolError
 from wattsched.energy_models.dvfs import CPU_BOUND, BetaModel
 from wattsched.schedulers.core import PolicyScheduler
 from wattsched.schedulers.state import (
@@ -34,6 +34,7 @@ from wattsched.schedulers.state import (
     RegisterJob,
     RegisterProfile,
     RejectJob,
+    SetJobMetadata,
     SetPState,
     StartJob,
 )
@@ -91,6 +92,9 @@ def decision_event(decision: Decision, now: float) -> dict:
         return {"timestamp": now, "type": "REGISTER_JOB", "data": {"job_id": decision.job_id, "job": dict(decision.job)}}
     if isinstance(decision, NotifyRegistrationFinished):
         return {"timestamp": now, "type": "NOTIFY", "data": {"type": "registration_finished"}}
+    if isinstance(decision, SetJobMetadata):
+        return {"timestamp": now, "type": "SET_JOB_METADATA",
+                "data": {"job_id": decision.job_id, "metadata": decision.metadata}}
     raise TypeError(f"no Batsim translation for {decision!r}")  # pragma: no cover - a new Decision type
 
 
@@ -164,3 +168,33 @@ class BatsimTranslator:
     def ended(self) -> bool:
         """SIMULATION_ENDS was answered."""
         return self._ended
+
+
+def scheduler_handler(name_or_module_path: str, options: Mapping[str, Any] | None = None) -> Handler:
+    """The message handler of a scheduler: our presets through :class:`BatsimTranslator` (pybatsim is not
+    imported), any other pybatsim scheduler (an entry-point name, ``package.module[:Class]`` or
+    ``file.py[:Class]``) through pybatsim's own client in memory
+    (:func:`wattsched.schedulers.adapter.pybatsim_handler`).
+
+    Raises:
+        OptionError: bad options of a preset; an unknown scheduler; pybatsim missing for a non-preset.
+    """
+    from wattsched.schedulers.presets import PRESETS, build
+
+    spec = name_or_module_path.strip()
+    if spec in PRESETS:
+        return BatsimTranslator(build(spec, dict(options or {})))
+    try:
+        from wattsched.schedulers.adapter import load_scheduler, pybatsim_handler
+    except ImportError:
+        raise OptionError(f"unknown scheduler '{spec}'; presets: {', '.join(PRESETS)}; other pybatsim schedulers "
+                          "need pybatsim (pip install --no-deps pybatsim==4.0.0a0)") from None
+    return pybatsim_handler(load_scheduler(spec, options))
+
+
+def needs_dynamic_jobs(handler: Handler) -> bool:
+    """True when ``handler`` runs one of our presets whose pieces, with its options, start jobs with another walltime
+    than their workload entry's (UPAS slows jobs down: :attr:`PolicyScheduler.needs_dynamic_jobs`), so that the run
+    needs Batsim's dynamic jobs; False for any other pybatsim scheduler (it says nothing)."""
+    policy = getattr(handler, "policy", None)
+    return isinstance(policy, PolicyScheduler) and policy.needs_dynamic_jobs

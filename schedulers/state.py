@@ -10,8 +10,9 @@ knows nothing of pybatsim or of the Batsim JSON protocol; :mod:`wattsched.schedu
 - :class:`ClusterView` is the mutable picture the core (:class:`~wattsched.schedulers.core.PolicyScheduler`)
   keeps up to date: clock, idle hosts, running jobs, hosts off or switching, pstates, power model, energy.
 - :data:`Decision` is one of :class:`StartJob`, :class:`RejectJob`, :class:`SetPState`,
-  :class:`CallMeLater`, :class:`QueryEnergy`, and for dynamic jobs :class:`RegisterProfile`,
-  :class:`RegisterJob`, :class:`NotifyRegistrationFinished`; the translators turn each into one Batsim event.
+  :class:`CallMeLater`, :class:`QueryEnergy`, :class:`SetJobMetadata`, and for dynamic jobs
+  :class:`RegisterProfile`, :class:`RegisterJob`, :class:`NotifyRegistrationFinished`; the translators turn
+  each into one Batsim event.
 
 Host sets are :class:`procset.ProcSet` (string form ``"0-3 7 9-10"``, as in the protocol). A ProcSet
 is mutable: policy code never mutates a set it did not create (it uses ``|`` and ``-``, which copy).
@@ -70,6 +71,9 @@ class QueuedJob:
         runtime: how the job's run time grows at lower frequencies (β model; β = 1 unless the workload
             gives a ``"beta"`` field).
         extra: every other field of the workload entry (read-only), for policies that need more.
+        partition: set on a **job-partition entry** (EAMC paper §4.2): a copy of the job that a queue order
+            with ``entries`` hands to backfilling, restricted to this partition (same ``id``; a job may have
+            several entries, :mod:`wattsched.schedulers.backfill`). ``None`` for the job itself.
     """
 
     id: str
@@ -80,6 +84,7 @@ class QueuedJob:
     user: str | None = None
     runtime: BetaModel = CPU_BOUND
     extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, compare=False, repr=False)
+    partition: str | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,8 @@ class Assignment:
         partition: the partition of the hosts when the platform has several, else ``None``.
         profile: the profile the job runs with on these hosts when the placement computes one (e.g. from a
             time model of the partition), else ``None``: the workload's. Not composed.
+        metadata: a text the core attaches to the job when it starts (SET_JOB_METADATA: the ``metadata``
+            column of ``_jobs.csv``), e.g. the model's application, frequency and power; ``None``: none.
 
     When the walltime or the profile differ from the job's, the core re-registers the job (dynamic jobs,
     :meth:`~wattsched.schedulers.core.PolicyScheduler.place`): Batsim kills a job at its own walltime.
@@ -105,6 +112,7 @@ class Assignment:
     walltime_s: float | None = None
     partition: str | None = None
     profile: Mapping[str, Any] | None = field(default=None, compare=False)
+    metadata: str | None = field(default=None, compare=False)
 
     def end_s(self, start_s: float) -> float:
         """When the job ends at the latest if started at ``start_s``: start + walltime, or ``inf``."""
@@ -158,6 +166,8 @@ class ClusterView:
             :meth:`add_running` / :meth:`remove_running` so that EASY never re-sorts it.
         running_version: bumped by :meth:`add_running` / :meth:`remove_running`: lets pieces cache what
             they derive from ``running`` between passes.
+        nb_waiting: jobs in the core's wait queue, kept up to date by the core as jobs arrive and as a pass
+            starts them (a job being placed is still counted: UPAS's WQ_size is this minus one).
     """
 
     now_s: float
@@ -175,6 +185,7 @@ class ClusterView:
     profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     running_by_end: SortedKeyList = field(default_factory=lambda: SortedKeyList(key=end_key))
     running_version: int = field(default=0, compare=False, repr=False)
+    nb_waiting: int = 0
 
     def add_running(self, job: RunningJob) -> None:
         self.running[job.id] = job
@@ -257,5 +268,13 @@ class NotifyRegistrationFinished:
     """No more dynamic job will be registered (NOTIFY registration_finished, behaviour 44)."""
 
 
+@dataclass(frozen=True)
+class SetJobMetadata:
+    """Attach ``metadata`` to job ``job_id`` (SET_JOB_METADATA: the ``metadata`` column of ``_jobs.csv``)."""
+
+    job_id: str
+    metadata: str
+
+
 Decision = Union[StartJob, RejectJob, SetPState, CallMeLater, QueryEnergy, RegisterProfile, RegisterJob,
-                 NotifyRegistrationFinished]
+                 NotifyRegistrationFinished, SetJobMetadata]

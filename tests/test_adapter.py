@@ -21,8 +21,8 @@ from wattsched.schedulers.adapter import (
     WattschedScheduler,
     load_scheduler,
     pybatsim_handler,
-    scheduler_handler,
 )
+from wattsched.schedulers.protocol import scheduler_handler
 from wattsched.schedulers.presets import PRESETS
 from wattsched.base.errors import OptionError
 
@@ -148,13 +148,26 @@ def test_no_callback_raises_not_implemented():
 
 
 # ----------------------------------------------------------------- closed loop with a tiny Batsim
+def _upas_properties() -> dict:
+    from wattsched.energy_models.upas import UPAS_NODE
+    from wattsched.platforms.generate import speed_attribute, wattage_per_state_attribute
+
+    node = UPAS_NODE
+    return {"speed_per_state": speed_attribute(node), "wattage_per_state": wattage_per_state_attribute(node),
+            "sleep_pstates": f"{node.sleep_pstate}:{node.switch_off_pstate}:{node.switch_on_pstate}",
+            **node.extra_properties}
+
+
+UPAS_PROPERTIES = _upas_properties()
+
+
 class TinyBatsim:
     """Answers a scheduler like Batsim would for delay-like jobs: submissions at their subtime,
     completions at start + min(runtime, walltime), same-time submissions before completions, then
     SIMULATION_ENDS. Checks that no host is double-booked and that replies are well formed."""
 
-    def __init__(self, nb_hosts, jobs):
-        self.nb_hosts, self.jobs = nb_hosts, jobs
+    def __init__(self, nb_hosts, jobs, properties=None):
+        self.nb_hosts, self.jobs, self.properties = nb_hosts, jobs, properties
         self.events = [(j["subtime"], 0, k, "submit", j["id"]) for k, j in enumerate(jobs.values())]
         heapq.heapify(self.events)
         self.seq = len(jobs)
@@ -164,6 +177,9 @@ class TinyBatsim:
 
     def run(self, handler) -> None:
         request = begins(self.nb_hosts)
+        if self.properties is not None:
+            for resource in request["events"][0]["data"]["compute_resources"]:
+                resource["properties"] = dict(self.properties)
         while request is not None:
             reply = json.loads(json.dumps(handler(request)))
             assert_well_formed(request, reply)
@@ -219,8 +235,11 @@ def test_closed_loop_every_job_runs_or_is_rejected(name, path):
         if wall is not None:
             job["walltime"] = wall
         jobs[job["id"]] = job
-    batsim = TinyBatsim(8, jobs)
-    batsim.run(pybatsim_handler(load_scheduler(name, {})) if path == "pybatsim" else scheduler_handler(name, {}))
+    # UPAS needs hosts that name their gears, and dynamic jobs (which this tiny Batsim lacks) unless it never scales
+    options, properties = ({"u_upper": 0.0, "u_lower": 0.0}, UPAS_PROPERTIES) if name == "upas" else ({}, None)
+    batsim = TinyBatsim(8, jobs, properties)
+    batsim.run(pybatsim_handler(load_scheduler(name, options)) if path == "pybatsim"
+               else scheduler_handler(name, options))
     assert batsim.ended
     assert batsim.rejected == {"w0!3"}
     assert set(batsim.allocs) | batsim.rejected == set(jobs)

@@ -280,7 +280,7 @@ def test_bad_options(kwargs, option):
 
 
 def test_budget_below_the_idle_platform_needs_shutdown():
-    with pytest.raises(OptionError, match="'budget_fraction'.*below the platform held idle"):
+    with pytest.raises(OptionError, match="'budget_fraction'.*below the policy.s estimate of the platform held idle"):
         budget(budget_fraction=0.3, window_end_s=100.0)
     budget(budget_fraction=0.3, window_end_s=100.0, shutdown=True)  # fine with shutdown
 

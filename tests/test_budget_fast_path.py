@@ -3,6 +3,7 @@ of tests/budget_oracle.py, on random small ClusterView states and passes of seve
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
@@ -135,5 +136,77 @@ def test_fast_can_prepare_equals_the_oracle(scenario, data):
         assignment = at(job, ProcSet((0, job.res - 1)))  # the budget counts its hosts
         expected = budget_oracle.can_prepare(budget, job, boot, keep, start_s, assignment, view)
         assert budget.can_prepare(job, boot, keep, start_s, assignment, view) == expected, (job, boot, keep, start_s)
+        if expected and book:
+            budget.on_prepare(job, boot, keep, start_s, assignment, view)
+
+
+# ----------------------------------------------------------------- the queue index's filters (issue 15)
+def _wall(job: QueuedJob) -> float:
+    return float("inf") if job.walltime_s is None else job.walltime_s
+
+
+@settings(max_examples=200, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_may_start_never_rules_out_a_job_the_oracle_admits(scenario):
+    """``may_start`` (all the waiting jobs at once, before placement) says False only for jobs that
+    ``can_start`` refuses on any hosts, from then on in the backfilling phase (with the head's reservation
+    made): checked against the oracle on every candidate's allocation after it and the pass's starts."""
+    budget, view, head, candidates, release_after = scenario
+    budget.begin_pass([], view)
+    if head is not None:
+        job, start_s, hosts = head
+        budget.reserve_head(job, start_s, at(job, hosts), view)
+    jobs = [job for job, _, _ in candidates]
+    ruled_out: set[str] = set()
+    taken: set[int] = set()
+    for i, (job, order, start) in enumerate(candidates):
+        if i == release_after:
+            break  # the filter holds for one backfilling phase (one reservation)
+        mask = budget.may_start(np.array([j.res for j in jobs]), np.array([_wall(j) for j in jobs]), view)
+        if mask is not None:
+            ruled_out |= {j.id for j, ok in zip(jobs, mask) if not ok}
+        hosts = [h for h in order if h not in taken][:job.res]
+        if len(hosts) < job.res:
+            continue
+        alloc = ProcSet(*hosts)
+        expected = budget_oracle.can_start(budget, job, at(job, alloc), view)
+        assert not (expected and job.id in ruled_out), (i, job, alloc)
+        if expected and start:
+            budget.on_start(job, at(job, alloc), view)
+            taken.update(hosts)
+
+
+@settings(max_examples=150, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), st.data())
+def test_may_prepare_never_rules_out_a_job_the_oracle_admits(scenario, data):
+    """``may_prepare`` says False only for jobs that ``can_prepare`` refuses for every split of their hosts
+    between asleep hosts to boot and free hosts (not kept for another job) to keep, for a start at
+    ``start_s``, from then on in the pass."""
+    budget, view, head, candidates, _ = scenario
+    budget.begin_pass([], view)
+    if head is not None and data.draw(st.booleans()):
+        job, start_s, hosts = head
+        budget.reserve_head(job, start_s, at(job, hosts), view)
+    now = view.now_s
+    start_s = now + data.draw(st.sampled_from([0.0, 151.52, 160.0, 600.0]))
+    pm = budget.power_manager
+    kept = pm.kept_hosts(view) if pm is not None else {}
+    jobs = [job for job, _, _ in candidates]
+    ruled_out: set[str] = set()
+    off = list(view.off)
+    free = [h for h in view.free if h not in kept]
+    for job, _, book in candidates:
+        mask = budget.may_prepare(np.array([j.res for j in jobs]), np.array([_wall(j) for j in jobs]), start_s, view)
+        if mask is not None:
+            ruled_out |= {j.id for j, ok in zip(jobs, mask) if not ok}
+        k = data.draw(st.integers(max(0, job.res - len(free)), min(job.res, len(off)))) if job.res <= len(off) + len(
+            free) else None
+        if k is None:
+            continue
+        boot = ProcSet(*data.draw(st.permutations(off))[:k])
+        keep = ProcSet(*data.draw(st.permutations(free))[:job.res - k])
+        assignment = at(job, boot | keep)
+        expected = budget_oracle.can_prepare(budget, job, boot, keep, start_s, assignment, view)
+        assert not (expected and job.id in ruled_out), (job, boot, keep, start_s)
         if expected and book:
             budget.on_prepare(job, boot, keep, start_s, assignment, view)

@@ -84,7 +84,7 @@ def test_dockerfile_installs_pybatsim_without_deps_then_the_project() -> None:
     assert re.search(r"^FROM python:3\.11-slim$", text, re.M)
     runs = [line for line in text.splitlines() if line.startswith("RUN ")]
     no_deps = next(i for i, line in enumerate(runs) if "pip install --no-deps pybatsim==4.0.0a0" in line)
-    project = next(i for i, line in enumerate(runs) if re.search(r"pip install \.(\s|$)", line))
+    project = next(i for i, line in enumerate(runs) if re.search(r"pip install '\.\[pybatsim\]'(\s|$)", line))
     assert no_deps < project
     assert 'ENTRYPOINT ["wattsched-entrypoint"]' in text
     assert "docker/entrypoint.sh" in text
@@ -176,3 +176,30 @@ def test_compose_config_takes_scheduler_and_json_options(tmp_path: Path) -> None
     assert environment["WATTSCHED_SCHEDULER"] == "fcfs"
     assert environment["WATTSCHED_OPTIONS"] == options
     assert Path(_mount_sources(config["services"]["batsim"])["/output"]) == tmp_path
+
+
+DYNAMIC = DOCKER / "docker-compose.dynamic-jobs.yml"
+
+
+def test_the_dynamic_jobs_override_is_the_batsim_command_plus_the_two_flags(compose: dict) -> None:
+    """UPAS (and any composition with it) needs Batsim's dynamic jobs: the override file adds exactly
+    --enable-dynamic-jobs --acknowledge-dynamic-jobs to the main file's Batsim command, and changes nothing else."""
+    override = yaml.safe_load(DYNAMIC.read_text())
+    assert set(override["services"]) == {"batsim"} and set(override["services"]["batsim"]) == {"command"}
+    assert override["services"]["batsim"]["command"] == [*compose["services"]["batsim"]["command"],
+                                                          "--enable-dynamic-jobs", "--acknowledge-dynamic-jobs"]
+
+
+def test_compose_config_runs_upas_by_name_with_dynamic_jobs(tmp_path: Path) -> None:
+    command = compose_command()
+    if command is None:
+        pytest.skip("neither `docker compose` nor `docker-compose` is installed (apt-get install docker-compose)")
+    env = {**{k: v for k, v in os.environ.items() if k not in {"SCHEDULER_OPTIONS", "PLATFORM", "WORKLOAD"}},
+           "SCHEDULER": "upas", "OUTPUT_DIR": str(tmp_path)}
+    result = subprocess.run([*command, "-f", str(COMPOSE), "-f", str(DYNAMIC), "config"], capture_output=True,
+                            text=True, timeout=120, env=env, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    config = yaml.safe_load(result.stdout)
+    assert config["services"]["scheduler"]["environment"]["WATTSCHED_SCHEDULER"] == "upas"
+    batsim = config["services"]["batsim"]["command"]
+    assert batsim[-2:] == ["--enable-dynamic-jobs", "--acknowledge-dynamic-jobs"] and "--energy" in batsim

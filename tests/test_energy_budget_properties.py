@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from wattsched.energy_models.taurus import SWITCH_OFF_ENERGY_J, SWITCH_ON_ENERGY_J, TAURUS
 from wattsched.platforms.generate import taurus_platform_xml
-from wattsched.schedulers.adapter import scheduler_handler
+from wattsched.schedulers.protocol import scheduler_handler
 from wattsched.simulator.drivers import run_inprocess
 from wattsched.simulator.engine import Simulation, r6
 from wattsched.simulator.platform import load_platform
@@ -225,7 +225,7 @@ def test_bad_options_give_one_line_naming_the_option(preset, options, option):
 @pytest.mark.parametrize("preset", ["energy-bud", "reduce-pc", "powercap"])
 def test_platform_dependent_errors_come_at_simulation_begins(platform_path, tmp_path, preset):
     workload = write_workload(tmp_path / "w.json", [(0.0, 1, 10.0, 10.0)])
-    with pytest.raises(OptionError, match="'budget_fraction'.*below the platform held idle"):
+    with pytest.raises(OptionError, match="'budget_fraction'.*below the policy.s estimate of the platform held idle"):
         simulate(platform_path, workload, preset, {"budget_fraction": 0.3, "window_end_s": 1000.0})
     with pytest.raises(OptionError, match="'sleep_pstate' 20"):
         simulate(platform_path, workload, preset,

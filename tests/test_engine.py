@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -245,3 +246,78 @@ def test_a_row_at_the_start_of_a_compute_part_reads_its_hosts_before_it(tmp_path
         msg = sim.step(reply(msg["now"]))
     assert msg["now"] == 15.0
     assert sim.energy_rows[-1][1] == pytest.approx(4 * 95 * 5 + 10 * (2 * 190.738 + 2 * 95))
+
+
+def test_a_call_me_later_at_infinity_comes_last_and_the_run_ends(tmp_path) -> None:
+    """Regression (issue 10, the SimGrid clock): an in-process scheduler's CALL_ME_LATER at +inf (JSON
+    cannot carry it; the shutdown manager sent one before c4c848b for a head behind a job without
+    walltime) is a sleep of +inf. Its step moved the clock to +inf and left its remains at inf - inf =
+    NaN, which never fell below the threshold: the clock stepped on the spot forever. It now ends in
+    that step: the jobs complete at their times, then the REQUESTED_CALL at +inf, then the end."""
+    sim = _submitted(tmp_path, [job(1, walltime=None), job(2, res=3, walltime=None)])
+    msg = sim.step(reply(0, ("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0"}),
+                         ("EXECUTE_JOB", {"job_id": "w0!2", "alloc": "1-3"}),
+                         ("CALL_ME_LATER", {"timestamp": math.inf})))
+    seen = []
+    while msg is not None:
+        seen.append((msg["now"], types(msg)))
+        msg = sim.step(reply(msg["now"]))
+    assert [s for s in seen if s[1] != ["NOTIFY"]][0] == (10.0, ["JOB_COMPLETED", "JOB_COMPLETED"])
+    assert seen[-2:] == [(math.inf, ["REQUESTED_CALL"]), (math.inf, ["SIMULATION_ENDS"])]
+    assert sim.jobs["w0!1"].end_s == sim.jobs["w0!2"].end_s == 10.0
+
+
+def test_the_hypothesis_example_that_looped_runs_to_the_end(taurus_platform, tmp_path) -> None:
+    """The example hypothesis found (tests/test_fairshare_properties.py, fairshare + shutdown): jobs of 1, 3
+    and 5 hosts of user a at t=0 on 8 hosts, 1 s each, the second without walltime. The head (5 hosts)
+    waits behind a job that may run forever; the old shutdown manager then asked for a call at +inf,
+    which the handler below adds to its first decisions."""
+    from wattsched.schedulers.protocol import scheduler_handler
+    from wattsched.simulator.drivers import run_inprocess
+
+    specs = [(1, 10), (3, None), (5, 10)]
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({
+        "nb_res": 8, "profiles": {"p": {"type": "parallel_homogeneous", "cpu": 100e6, "com": 0}},
+        "jobs": [{"id": k, "subtime": 0, "res": res, "profile": "p", "user": "a", **({"walltime": w} if w else {})}
+                 for k, (res, w) in enumerate(specs, start=1)]}))
+    sim = Simulation(load_platform(taurus_platform(8)), load_workload(path))
+    handler = scheduler_handler("fairshare", {"shutdown": True})
+    asked = []
+
+    def with_a_call_at_infinity(msg: dict) -> dict:
+        out = handler(msg)
+        if not asked and any(e["type"] == "JOB_SUBMITTED" for e in msg["events"]):
+            asked.append(msg["now"])
+            out = {**out, "events": out["events"] + [
+                {"timestamp": msg["now"], "type": "CALL_ME_LATER", "data": {"timestamp": math.inf}}]}
+        return out
+
+    run_inprocess(sim, with_a_call_at_infinity)
+    assert asked == [0.0]
+    assert sorted(r.job.id for r in sim.jobs_rows) == ["w0!1", "w0!2", "w0!3"]
+    assert all(r.final_state == "COMPLETED_SUCCESSFULLY" and r.end_s - r.start_s == 1.0 for r in sim.jobs_rows)
+    assert sim.now_s == math.inf  # the REQUESTED_CALL at +inf came last
+
+
+def test_a_clock_that_no_longer_moves_is_an_internal_error_not_a_hang(tmp_path, monkeypatch) -> None:
+    """The guard: solver steps that neither move the clock nor produce an event, STALL_STEPS in a row,
+    raise EngineStalled naming the time, the solver step and the pending actions."""
+    from wattsched.simulator import engine as engine_mod
+
+    sim = _submitted(tmp_path, [job(1)])
+    msg = sim.step(reply(0, ("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0"})))
+    assert types(msg) == ["NOTIFY"]
+    clock = sim._clock
+    calls = []
+
+    def stuck() -> list:
+        calls.append(1)
+        return []  # a step that ends nothing and keeps the clock where it is
+
+    monkeypatch.setattr(clock, "solve_step", stuck)
+    with pytest.raises(engine_mod.EngineStalled,
+                       match=r"clock is stuck at t=0\.0 \(solver step 0\): 10000 solver steps in a row .* "
+                             r"pending: execution of job w0!1 \(remains 1\.0 at rate 0\.1"):
+        sim.step(reply(0))
+    assert len(calls) == engine_mod.STALL_STEPS

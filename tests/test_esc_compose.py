@@ -13,7 +13,8 @@ from wattsched.analysis.metrics import energy_in_window_j
 from wattsched.analysis.outputs import load_outputs
 from wattsched.energy_models.esc import ESC
 from wattsched.platforms.generate import esc_platform_xml
-from wattsched.schedulers.adapter import Esc, load_scheduler, pybatsim_handler, scheduler_handler
+from wattsched.schedulers.adapter import Esc, load_scheduler, pybatsim_handler
+from wattsched.schedulers.protocol import scheduler_handler
 from wattsched.simulator.drivers import run_inprocess
 from wattsched.simulator.engine import Simulation
 from wattsched.simulator.outputs import write_outputs

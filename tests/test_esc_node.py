@@ -12,7 +12,7 @@ import pytest
 from wattsched.cli import main
 from wattsched.energy_models.esc import ESC, WH_J, esc_node
 from wattsched.platforms.generate import esc_platform_xml
-from wattsched.schedulers.adapter import scheduler_handler
+from wattsched.schedulers.protocol import scheduler_handler
 from wattsched.simulator.drivers import run_inprocess
 from wattsched.simulator.engine import Simulation
 from wattsched.simulator.platform import load_platform

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from procset import ProcSet
 
 from wattsched.platforms.generate import esc_platform_xml
-from wattsched.schedulers.adapter import scheduler_handler
+from wattsched.schedulers.protocol import scheduler_handler
 from wattsched.schedulers.backfill import FcfsNoBackfill
 from wattsched.schedulers.core import PolicyScheduler
 from wattsched.schedulers.esc import EnergySavingCluster

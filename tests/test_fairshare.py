@@ -13,11 +13,21 @@ from procset import ProcSet
 from wattsched.base.errors import OptionError, ProtocolError
 from wattsched.schedulers.backfill import FcfsNoBackfill
 from wattsched.schedulers.core import PolicyScheduler
-from wattsched.schedulers.fairshare import EnergyFairShare, FairShare, FairSharePlusEnergy
+from wattsched.schedulers.fairshare import (
+    EnergyFairShare,
+    FairShare,
+    FairSharePlusEnergy,
+)
 from wattsched.schedulers.order import Fifo
 from wattsched.schedulers.pieces import REGISTRY
 from wattsched.schedulers.presets import build
-from wattsched.schedulers.state import ClusterView, JobState, QueuedJob, RunningJob, StartJob
+from wattsched.schedulers.state import (
+    ClusterView,
+    JobState,
+    QueuedJob,
+    RunningJob,
+    StartJob,
+)
 
 HOUR = 3600.0
 ROOT = Path(__file__).resolve().parent.parent
@@ -275,7 +285,8 @@ def test_pybatsim_class_and_translator_schedule_alike(tmp_path) -> None:
     """The presets registered for pybatsim (what 'pybatsim efs' and the Docker image run) read users and
     energy factors from pybatsim's job objects exactly as the in-process translator does."""
     from wattsched.platforms.generate import taurus_platform_xml
-    from wattsched.schedulers.adapter import PRESET_CLASSES, pybatsim_handler, scheduler_handler
+    from wattsched.schedulers.adapter import PRESET_CLASSES, pybatsim_handler
+    from wattsched.schedulers.protocol import scheduler_handler
     from wattsched.simulator.drivers import run_inprocess
     from wattsched.simulator.engine import Simulation
     from wattsched.simulator.platform import load_platform
@@ -295,7 +306,7 @@ def test_pybatsim_class_and_translator_schedule_alike(tmp_path) -> None:
 
 
 def _fifo_rows(tmp_path):
-    from wattsched.schedulers.adapter import scheduler_handler
+    from wattsched.schedulers.protocol import scheduler_handler
     from wattsched.simulator.drivers import run_inprocess
     from wattsched.simulator.engine import Simulation
     from wattsched.simulator.platform import load_platform

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
 
-from wattsched.schedulers.adapter import scheduler_handler
+from wattsched.schedulers.protocol import scheduler_handler
 from wattsched.schedulers.fairshare import EnergyFairShare, FairShare, FairSharePlusEnergy
 from wattsched.schedulers.state import ClusterView, JobState, QueuedJob, RunningJob
 from wattsched.simulator.drivers import run_inprocess

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from wattsched.schedulers.adapter import scheduler_handler
+from wattsched.schedulers.protocol import scheduler_handler
 from wattsched.simulator.drivers import run_inprocess
 from wattsched.simulator.engine import Simulation, r6
 from wattsched.simulator.platform import load_platform

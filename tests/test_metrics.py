@@ -246,3 +246,23 @@ def test_a_job_replaced_by_the_scheduler_counts_once_as_the_original():
         ("w0", "2", "COMPLETED_SUCCESSFULLY"), ("w0", "1", "COMPLETED_SUCCESSFULLY"), ("w0", "3", "REJECTED")]
     assert merged.loc[merged["job_id"] == "1", "waiting_time"].item() == 10.0
     assert merge_replacements(jobs[jobs["workload_name"] == "w0"]).equals(jobs[jobs["workload_name"] == "w0"])
+
+
+def test_a_budget_window_is_measured_beside_the_whole_run(tmp_path, capsys):
+    """A budget acts in its window: `wattsched run` reports the window's utilization and energy besides the whole
+    run's, so that a long job setting the makespan does not hide it (issue 19, problem 6)."""
+    from wattsched.cli import main
+
+    root = Path(__file__).resolve().parents[1]
+    args = [str(root / "platforms" / "taurus_16.xml"), str(root / "workloads" / "demo_taurus16.json"), "-q", "--json"]
+    assert main(["run", *args, "-e", str(tmp_path / "easy"), "--window", "0,43200"]) == 0
+    easy = json.loads(capsys.readouterr().out)
+    assert easy["utilization"] != easy["whole_run_utilization"]
+    assert main(["run", *args, "-e", str(tmp_path / "bud"), "-s", "energy-bud",
+                 "-o", '{"budget_fraction": 0.5, "window_end_s": 43200}']) == 0
+    bud = json.loads(capsys.readouterr().out)
+    assert "whole_run_utilization" not in bud  # no --window: utilization is the whole run's
+    # The budget holds the machine back in its window, less so over the whole run.
+    assert bud["budget_window_utilization"] < easy["utilization"]
+    assert bud["budget_window_utilization"] < bud["utilization"]
+    assert bud["budget_window_energy_j"] < easy["window_energy_j"]

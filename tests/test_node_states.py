@@ -15,7 +15,7 @@ from wattsched.analysis.node_states import (
 )
 from wattsched.cli import main
 from wattsched.platforms.generate import esc_platform_xml
-from wattsched.schedulers.adapter import scheduler_handler
+from wattsched.schedulers.protocol import scheduler_handler
 from wattsched.simulator.drivers import run_inprocess
 from wattsched.simulator.engine import Simulation
 from wattsched.simulator.outputs import write_outputs

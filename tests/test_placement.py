@@ -60,7 +60,7 @@ def test_too_wide_or_empty(allocate):
 
 
 def test_placements_by_name_default_first():
-    assert list(REGISTRY["placement"]) == ["first-fit", "best-fit", "non-contiguous"]
+    assert list(REGISTRY["placement"]) == ["first-fit", "best-fit", "non-contiguous", "partitions"]  # EAMC's last
     assert FIRST_FIT.contiguous and BEST_FIT.contiguous and not NON_CONTIGUOUS.contiguous
     assert FIRST_FIT.allocate(job(2), ps("2-5"), VIEW) == ps("2-3")
 

@@ -177,3 +177,17 @@ def test_shutdown_needs_a_sleep_pstate_on_the_platform():
     with pytest.raises(OptionError, match="'shutdown'"):
         policy(2, props={"wattage_per_state": "95:190"})
     assert NoPowerManager().decide([], None, None) == []  # type: ignore[arg-type]
+
+
+def test_no_wake_up_is_asked_for_a_head_behind_a_job_without_walltime():
+    """The head waits for a job that may run forever: its hosts asleep are not booted, and no CALL_ME_LATER at
+    +inf is asked (JSON cannot carry it to real Batsim); the job's end brings the next pass."""
+    p = policy(4, props=PROPS)
+    p.on_submitted(QueuedJob("endless", 2, None, 0.0))
+    assert p.schedule() == [StartJob("endless", ProcSet((0, 1))), SetPState(ProcSet((2, 3)), 1)]
+    p.on_hosts_changed(ProcSet((2, 3)), 1)
+    p.set_time(10.0)
+    p.on_submitted(QueuedJob("wide", 4, 100.0, 10.0))
+    out = p.schedule()
+    assert not any(isinstance(d, CallMeLater) for d in out), out
+    assert p.view.off == ProcSet((2, 3))

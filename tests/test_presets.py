@@ -56,7 +56,8 @@ def test_options_of_pieces_not_chosen_are_refused_with_their_owner():
 
 def test_every_preset_and_piece_is_documented():
     assert set(PRESETS) == {"fcfs", "easy-backfill", "energy-bud", "reduce-pc", "powercap", "fairshare", "efs", "fs-efs",
-                            "esc", "compose"}
+                            "esc", "upas", "eamc-reorder", "eamc-priority-inc", "eamc-priority-inc-v", "eamc-base",
+                            "min-runtime", "min-energy", "compose"}
     for name, preset in PRESETS.items():
         assert preset.name == name and preset.description and preset.reference
         for option in preset.options:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from procset import ProcSet
 
 from wattsched.platforms.generate import taurus_platform_xml
-from wattsched.schedulers.adapter import scheduler_handler
+from wattsched.schedulers.protocol import scheduler_handler
 from wattsched.simulator.drivers import run_inprocess
 from wattsched.simulator.engine import Simulation
 from wattsched.simulator.outputs import consumed_energy_lines

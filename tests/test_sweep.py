@@ -97,7 +97,7 @@ def test_cli_round_trip_and_exit_status(tmp_path: Path, workload: str, capsys: p
     spec = tmp_path / "runs.json"
     spec.write_text(runs_to_json(runs))
     assert load_runs(spec) == runs
-    assert main(["sweep", str(spec), "--output", str(tmp_path / "m.csv"), "-j", "2", "-q"]) == 1
+    assert main(["sweep", str(spec), "--out", str(tmp_path / "table"), "-j", "2", "-q"]) == 1
     err = capsys.readouterr().err
     assert "run bad-option failed: unknown option 'nope'" in err
-    assert pd.read_csv(tmp_path / "m.csv")["status"].tolist() == ["done", "failed"]
+    assert pd.read_csv(tmp_path / "table" / "results.csv")["status"].tolist() == ["done", "failed"]

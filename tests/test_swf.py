@@ -28,12 +28,14 @@ def test_read_swf_skips_comments() -> None:
 
 
 def test_field_mapping_and_profiles() -> None:
-    workload = swf_to_batsim(TINY, speed_flops=SPEED)
+    workload = swf_to_batsim(TINY, speed_flops=SPEED, too_large="keep")
     jobs = _by_id(workload)
     assert sorted(jobs) == [1, 2, 6, 7, 8]
-    assert jobs[1] == {"id": 1, "subtime": 0, "res": 2, "profile": "c6000000000", "walltime": 120, "user": 3}
+    assert jobs[1] == {"id": 1, "subtime": 0, "res": 2, "profile": "c6000000000", "walltime": 120, "user": 3,
+                       "group": 1}
     assert jobs[6]["subtime"] == 80 and jobs[6]["res"] == 16
-    assert workload["nb_res"] == 16  # the widest job when nb_hosts is not given
+    assert workload["nb_res"] == 8  # the header's MaxProcs when nb_hosts is not given
+    assert workload["meta"]["kept"] == {"too_large": 1}
     assert workload["profiles"]["c6000000000"] == {"type": "parallel_homogeneous", "cpu": 6e9, "com": 0}
     # jobs 1, 7 and 8 all ran 60 s: one shared profile
     assert jobs[1]["profile"] == jobs[7]["profile"] == jobs[8]["profile"]
@@ -48,7 +50,7 @@ def test_requested_processors_and_walltime_clamp() -> None:
 
 
 def test_no_walltime_and_unknown_user() -> None:
-    job = _by_id(swf_to_batsim(TINY, speed_flops=SPEED))[7]
+    job = _by_id(swf_to_batsim(TINY, speed_flops=SPEED, walltime_rule="none"))[7]
     assert "walltime" not in job
     assert job["user"] == -1
 
@@ -64,12 +66,12 @@ def test_filters_are_counted() -> None:
 
 
 def test_window_max_jobs_and_procs_per_host() -> None:
-    workload = swf_to_batsim(TINY, speed_flops=SPEED, start_time_s=120, duration_s=100)
+    workload = swf_to_batsim(TINY, speed_flops=SPEED, start_time_s=120, duration_s=100, nb_hosts=16)
     assert sorted(_by_id(workload)) == [2, 6, 7]
     assert _by_id(workload)[2]["subtime"] == 10  # relative to start_time_s
     assert workload["meta"]["filtered"]["outside_window"] == 2
     assert sorted(_by_id(swf_to_batsim(TINY, speed_flops=SPEED, max_jobs=2))) == [1, 2]
-    jobs = _by_id(swf_to_batsim(TINY, speed_flops=SPEED, procs_per_host=4))
+    jobs = _by_id(swf_to_batsim(TINY, speed_flops=SPEED, procs_per_host=4, nb_hosts=4))
     assert (jobs[1]["res"], jobs[2]["res"], jobs[6]["res"], jobs[8]["res"]) == (1, 1, 4, 1)
 
 

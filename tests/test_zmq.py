@@ -85,7 +85,7 @@ def test_pybatsim_shipped_easy_over_zmq_equals_in_process(tmp_path) -> None:
 def test_our_preset_launched_by_pybatsim_equals_wattsched_run(tmp_path) -> None:
     """pybatsim's launcher runs the preset through the pybatsim adapter; `wattsched run` through the
     translator, without pybatsim: the same schedule."""
-    from wattsched.schedulers.adapter import scheduler_handler
+    from wattsched.schedulers.protocol import scheduler_handler
 
     run_over_zmq("easy-backfill", tmp_path / "zmq")
     run_here(scheduler_handler("easy-backfill", {}), tmp_path / "inproc")
@@ -95,7 +95,7 @@ def test_our_preset_launched_by_pybatsim_equals_wattsched_run(tmp_path) -> None:
 def test_wattsched_serve_and_run_connect(tmp_path) -> None:
     """`wattsched serve` waits for a Batsim; `wattsched run --connect` is one (the CLI both ways)."""
     from wattsched.cli import main
-    from wattsched.schedulers.adapter import scheduler_handler
+    from wattsched.schedulers.protocol import scheduler_handler
 
     endpoint = free_endpoint()
     wattsched = Path(sys.executable).parent / "wattsched"

@@ -83,6 +83,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from wattsched.base.errors import OptionError
+from wattsched.base.validate import check_count, option_error
 from wattsched.energy_models.accounting import ENERGY_FACTOR_FIELD
 from wattsched.workloads.swf import profile_name
 
@@ -169,6 +170,10 @@ def light_esp(*, copies: int = 4, users: str = "same-workload", efficiencies: Se
         raise OptionError(f"walltime_factor must be at least 1, got {walltime_factor}")
     if not speed_flops > 0:
         raise OptionError(f"speed_flops must be > 0, got {speed_flops}")
+    check_count(copies * 230, "jobs", "Light-ESP", "copies", "jobs (230 per copy)", option_error)
+    check_count(hosts_per_node * 15, "hosts", "Light-ESP", "hosts_per_node", "hosts (15 nodes)", option_error)
+    check_count(copies * period_s, "time_s", "Light-ESP", "period_s", "s of submissions (copies × period)",
+                option_error)
 
     pattern = (0, 1, 2) if users == "same-workload" else (1, 2, 2, 3, 3, 3)
     dealt = _deal(pattern)

@@ -10,55 +10,74 @@ SDSC-Blue); this module makes those extracts. SWF (Feitelson et al., PWA "swf.ht
  16 partition · 17 preceding job · 18 think time.
 
 Conversion rules (``procs_per_host`` trace processors make one simulated host; the default, 1, is the
-paper's choice of attributing the Taurus node measures to each processor):
+papers' choice of counting processors — the energy-budget paper attributes the Taurus node measures to each
+processor; ``"node"`` takes the header's MaxProcs / MaxNodes):
 
-* ``id`` = the SWF job number; ``user`` = field 12 (``-1`` kept when unknown; Batsim keeps extra fields).
+* The header (``; MaxProcs: 1152`` …) gives defaults: the machine size ``nb_hosts`` = MaxProcs /
+  ``procs_per_host`` when none is given (else the widest job), and is copied into ``meta`` with the log's
+  UnixStartTime and time zone. Files may be gzip-compressed (recognised by content, whatever their name),
+  have CRLF line ends, or non-UTF-8 bytes in comments.
+* ``id`` = the SWF job number; ``user`` = field 12 and ``group`` = field 13 (``-1`` kept when unknown; Batsim
+  keeps extra job fields, the fair-share presets read ``user``).
 * ``subtime`` = submit time − origin, where origin = ``start_time_s`` when given, else the earliest
-  submit time among the kept jobs. With ``start_time_s``/``duration_s`` only jobs submitted in
-  ``[start, start + duration)`` are kept (trace time, before shifting).
+  submit time among the kept jobs: an extract keeps the trace's real submission times relative to its start.
+  With ``start_time_s``/``duration_s`` only jobs submitted in ``[start, start + duration)`` are kept (trace
+  time, before shifting); ``job_numbers`` keeps a range of job numbers; ``max_jobs`` stops after that many
+  kept jobs. Every count below covers the extract only.
 * ``res`` = allocated processors (field 5), or requested processors (field 8) when field 5 is ``-1``,
   divided by ``procs_per_host`` and rounded up.
-* ``walltime`` = requested time (field 9) when > 0; otherwise the job has no ``walltime`` key (Batsim
-  never kills it).
+* ``walltime`` = requested time (field 9) when > 0. When it is ``-1`` (every job of the NASA log, 71 % of
+  LLNL-Thunder's), the ``walltime_rule`` decides, and the jobs it hit are counted: ``"runtime"`` (default: the
+  run time, a perfect estimate, so that EASY has one), ``"none"`` (no walltime: Batsim never kills the job
+  and EASY cannot plan around it; wide jobs may starve), ``"factor:F"`` (F × run time, F ≥ 1) or
+  ``"limit:S"`` (S seconds, at least the run time).
 * run time = field 4; when it exceeds the walltime (the trace says the job was killed, often a few
-  seconds past its limit) it is **clamped to the walltime**. Note that Batsim then completes the job
-  successfully exactly at its walltime (a compute task ending exactly at the walltime succeeds,
-  reference behaviour 14); the occupancy of the machine is the same as a kill.
+  seconds past its limit) it is **clamped to the walltime** (counted). Batsim then completes the job
+  successfully exactly at its walltime (reference behaviour 14); the occupancy is the same as a kill.
+* status (field 11) is not used otherwise: a failed (0) or cancelled (5) job that ran occupied the machine.
 * profile: ``parallel_homogeneous`` with ``cpu`` = run time × ``speed_flops`` flops per host and
   ``com`` 0, named ``"c<cpu>"`` (``c360000000000`` for 3600 s at 100 Mflop/s) and shared by every job
   with the same work.
 
-Jobs dropped, counted by reason in ``workload["meta"]["filtered"]``:
+Jobs that cannot be simulated as they are, each class with its choice (``"drop"``, the default: left out and
+counted; ``"keep"``; ``"error"``: the conversion stops on the first one, naming its line):
 
-* ``cancelled``: status 5 (cancelled) and run time ≤ 0 (never started);
-* ``no_runtime``: any other job with run time ≤ 0 (no zero-length convention: nothing to simulate);
-* ``no_processors``: neither field 5 nor field 8 is positive;
-* ``no_submit_time``: submit time < 0;
-* ``too_large``: ``res`` > ``nb_hosts`` (when ``nb_hosts`` is given);
-* ``outside_window``: submitted before ``start_time_s`` or at/after ``start_time_s + duration_s``.
+* ``too_large`` (option ``too_large``): ``res`` > ``nb_hosts``. Kept, Batsim submits them and the
+  scheduler rejects them (as pybatsim's EASY does; the run counts them as rejected);
+* ``cancelled`` and ``no_runtime`` (option ``no_runtime``): run time ≤ 0, status 5 (cancelled before
+  start) or not. Kept, they become jobs of run time 0 (a zero-work profile).
 
-``max_jobs`` stops after that many kept jobs (file order). The result is a dict
-``{"nb_res", "jobs", "profiles", "meta"}``; ``jobs`` are sorted by ``subtime`` (stable), ``nb_res`` =
-``nb_hosts`` or the largest ``res``. ``meta`` (ignored by Batsim, which reads only ``nb_res``, ``jobs``
-and ``profiles``) records the source, the options and the counts.
+Always dropped and counted: ``no_processors`` (neither field 5 nor 8 positive), ``no_submit_time``
+(submit time < 0), ``outside_window`` and ``outside_job_numbers``. The result is a dict
+``{"nb_res", "jobs", "profiles", "meta"}``; ``jobs`` are sorted by ``subtime`` (stable). ``meta`` (ignored by
+Batsim, which reads only ``nb_res``, ``jobs`` and ``profiles``) records the source, the header, the options,
+the host speed the work is meant for (``wattsched run`` warns when the platform's differs) and the counts;
+:func:`summary_line` is its one-line account, which ``wattsched swf`` prints.
 
 :func:`busiest_window` finds the extract of a given length with the highest offered load, the kind of
 period the papers pick ("we selected traces with high average usage", EFS paper §IV-A).
 
-Command line: ``wattsched swf trace.swf --output w.json --speed 100e6 [--hosts N] [--window START,END]``.
+Command line: ``wattsched swf trace.swf[.gz]|TRACE --output w.json --speed 100e6 [--hosts N] [--window START,END]``
+(``TRACE``: a name of ``wattsched traces``).
 """
 
 from __future__ import annotations
 
 import gzip
 import math
+import re
+import zlib
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from wattsched.base.errors import InputError, OptionError
 
-__all__ = ["SWF_FIELDS", "SwfJob", "read_swf", "swf_to_batsim", "profile_name", "busiest_window"]
+__all__ = ["SWF_FIELDS", "SwfHeader", "SwfJob", "header_hosts", "read_swf", "read_swf_trace", "swf_to_batsim",
+           "summary_line",
+           "profile_name", "busiest_window", "WALLTIME_RULES", "CHOICES"]
 
 SWF_FIELDS: tuple[str, ...] = (
     "job_number",
@@ -82,55 +101,100 @@ SWF_FIELDS: tuple[str, ...] = (
 )
 
 _STATUS_CANCELLED = 5
+#: The walltime rules for jobs without a requested time (module docstring).
+WALLTIME_RULES = ("runtime", "none", "factor:F", "limit:S")
+#: What to do with a class of jobs that cannot be simulated as they are.
+CHOICES = ("drop", "keep", "error")
 
 
 class SwfJob(dict):
     """One SWF line: a dict from :data:`SWF_FIELDS` names to numbers, plus ``line`` (1-based)."""
 
 
-def _parse_number(text: str, source: Path, line_no: int, field: str) -> float:
+@dataclass(frozen=True)
+class SwfHeader:
+    """The header fields of an SWF log that a conversion uses (None when absent).
+
+    Attributes:
+        max_procs, max_nodes: the machine's processors and nodes (the number before any comment).
+        unix_start_time: the log's time 0 as a Unix time.
+        time_zone: ``TimeZoneString`` (e.g. ``US/Pacific``).
+        fields: every ``Key: value`` line of the header, as text.
+    """
+
+    max_procs: int | None = None
+    max_nodes: int | None = None
+    unix_start_time: int | None = None
+    time_zone: str | None = None
+    fields: dict[str, str] = field(default_factory=dict)
+
+
+def _parse_number(text: str, source: Path, line_no: int, name: str) -> float:
     try:
         value = float(text)
     except ValueError:
         value = math.nan
     if not math.isfinite(value):
-        raise InputError(source, f"line {line_no}, field '{field}'", f"{text!r} is not a number")
+        raise InputError(source, f"line {line_no}, field '{name}'", f"{text!r} is not a number")
     return value
 
 
-def read_swf(swf_path: str | Path) -> list[SwfJob]:
-    """Parse an SWF file (``.swf``, or gzipped ``.swf.gz``) into one :class:`SwfJob` per job line (comments
-    and blank lines skipped).
+def _leading_int(text: str) -> int | None:
+    match = re.match(r"\s*(-?\d+)", text)
+    return int(match.group(1)) if match else None
+
+
+def _read_text(source: Path) -> str:
+    try:
+        with open(source, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise InputError(source, "", f"cannot read the file: {exc.strerror or exc}") from None
+    if data[:2] == b"\x1f\x8b":  # gzip, as the Parallel Workloads Archive ships its logs
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(source, "", f"a gzip file that does not decompress ({exc})") from None
+    return data.decode("utf-8", errors="replace")
+
+
+def read_swf_trace(swf_path: str | Path) -> tuple[SwfHeader, list[SwfJob]]:
+    """Parse an SWF file (plain or gzip-compressed, LF or CRLF line ends): its header and one :class:`SwfJob`
+    per job line (comments and blank lines skipped).
 
     Raises:
         InputError: unreadable file, a line without 18 fields, or a field that is not a number
             (the message gives the file, the line number and the field name).
     """
     source = Path(swf_path)
-    try:
-        if source.suffix == ".gz":  # the Parallel Workloads Archive ships its logs gzipped
-            with gzip.open(source, "rt", encoding="utf-8", errors="replace") as fh:
-                text = fh.read()
-        else:
-            text = source.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise InputError(source, "", f"cannot read the file: {exc.strerror or exc}") from exc
+    text = _read_text(source)
+    header: dict[str, str] = {}
     jobs: list[SwfJob] = []
     for line_no, raw in enumerate(text.splitlines(), start=1):
-        line = raw.split(";", 1)[0].strip()
+        line, _, comment = raw.partition(";")
+        if comment and not jobs and ":" in comment:
+            key, _, value = comment.partition(":")
+            if key.strip() and " " not in key.strip():
+                header.setdefault(key.strip(), value.strip())
+        line = line.strip()
         if not line:
             continue
         parts = line.split()
         if len(parts) != len(SWF_FIELDS):
-            raise InputError(
-                source, f"line {line_no}", f"expected {len(SWF_FIELDS)} fields, found {len(parts)}"
-            )
-        job = SwfJob(
-            (name, _parse_number(part, source, line_no, name)) for name, part in zip(SWF_FIELDS, parts)
-        )
+            raise InputError(source, f"line {line_no}", f"expected {len(SWF_FIELDS)} fields, found {len(parts)}")
+        job = SwfJob((name, _parse_number(part, source, line_no, name)) for name, part in zip(SWF_FIELDS, parts))
         job["line"] = line_no
         jobs.append(job)
-    return jobs
+    parsed = SwfHeader(
+        max_procs=_leading_int(header.get("MaxProcs", "")), max_nodes=_leading_int(header.get("MaxNodes", "")),
+        unix_start_time=_leading_int(header.get("UnixStartTime", "")),
+        time_zone=header.get("TimeZoneString") or None, fields=header)
+    return parsed, jobs
+
+
+def read_swf(swf_path: str | Path) -> list[SwfJob]:
+    """The job lines of an SWF file (:func:`read_swf_trace` without the header)."""
+    return read_swf_trace(swf_path)[1]
 
 
 def _number_text(value: float) -> str:
@@ -151,12 +215,58 @@ class _Kept(NamedTuple):
     res: int
     walltime_s: float | None
     user: int
+    group: int
     run_s: float
-    clamped: bool
 
 
 def _int_or_float(value: float) -> int | float:
     return int(value) if float(value).is_integer() else float(value)
+
+
+def _walltime_rule(rule: str) -> Callable[[float], float | None]:
+    """The walltime of a job without requested time, from its run time (module docstring)."""
+    kind, _, value = rule.partition(":")
+    if kind == "runtime" and not value:
+        return lambda run_s: run_s
+    if kind == "none" and not value:
+        return lambda run_s: None
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if kind == "factor" and math.isfinite(number) and number >= 1:
+        return lambda run_s: run_s * number
+    if kind == "limit" and math.isfinite(number) and number > 0:
+        return lambda run_s: max(number, run_s)
+    raise OptionError(f"walltime rule {rule!r}: expected one of {', '.join(WALLTIME_RULES)} (F ≥ 1, S > 0)")
+
+
+def _procs_per_host(value: int | str, header: SwfHeader, source: Path) -> int:
+    if value == "node":
+        if not header.max_procs or not header.max_nodes or header.max_procs % header.max_nodes:
+            raise InputError(source, "header MaxProcs/MaxNodes",
+                             f"{header.max_procs}/{header.max_nodes} is not a whole number of processors per node: "
+                             "give procs_per_host as a number")
+        return header.max_procs // header.max_nodes
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise OptionError(f"procs_per_host must be at least 1 or 'node', got {value!r}")
+    return value
+
+
+def _header_hosts(header: SwfHeader, per_host: int) -> int | None:
+    """The machine size the header gives (MaxProcs / processors per host), or None."""
+    return header.max_procs // per_host if header.max_procs and header.max_procs >= per_host else None
+
+
+def header_hosts(swf_path: str | Path, procs_per_host: int | str = 1) -> int | None:
+    """The machine size of an SWF log's header in hosts of ``procs_per_host`` processors (or ``"node"``), or
+    None when the header gives no MaxProcs.
+
+    Raises:
+        InputError: malformed SWF, or ``"node"`` without a whole number of processors per node.
+    """
+    header, _ = read_swf_trace(swf_path)
+    return _header_hosts(header, _procs_per_host(procs_per_host, header, Path(swf_path)))
 
 
 def swf_to_batsim(
@@ -167,80 +277,111 @@ def swf_to_batsim(
     max_jobs: int | None = None,
     start_time_s: float | None = None,
     duration_s: float | None = None,
-    procs_per_host: int = 1,
+    procs_per_host: int | str = 1,
+    job_numbers: tuple[int, int] | None = None,
+    walltime_rule: str = "runtime",
+    too_large: str = "drop",
+    no_runtime: str = "drop",
 ) -> dict[str, Any]:
     """Batsim workload dict of an SWF trace, following the rules of the module docstring.
 
     Args:
-        swf_path: the ``.swf`` file.
-        speed_flops: host speed the run times were measured at (flop/s), e.g. 100e6 for Taurus pstate 0.
-        nb_hosts: platform size; larger jobs are dropped (``too_large``) and ``nb_res`` is set to it.
+        swf_path: the ``.swf`` (or gzip-compressed) file.
+        speed_flops: host speed the run times are meant at (flop/s), e.g. 100e6 for Taurus pstate 0.
+        nb_hosts: platform size (default: the header's MaxProcs / ``procs_per_host``, else the widest job).
         max_jobs: keep at most this many jobs (the first ones in file order that pass the filters).
         start_time_s: start of the extract in trace time; also the origin of ``subtime``.
         duration_s: length of the extract (needs no ``start_time_s``: the first submit time is used).
-        procs_per_host: trace processors per simulated host.
+        procs_per_host: trace processors per simulated host, or ``"node"`` (MaxProcs / MaxNodes).
+        job_numbers: ``(first, last)``: keep only the jobs whose SWF job number is in ``[first, last]`` (the
+            UPAS paper simulates jobs 20K-25K of a log, table 1).
+        walltime_rule: the walltime of jobs without a requested time (:data:`WALLTIME_RULES`).
+        too_large, no_runtime: ``drop``, ``keep`` or ``error`` for those classes of jobs (module docstring).
 
     Raises:
-        InputError: malformed SWF (file, line, field) or a duplicate job number.
-        OptionError: non-positive ``speed_flops``, ``nb_hosts``, ``max_jobs``, ``duration_s`` or
-            ``procs_per_host``.
+        InputError: malformed SWF (file, line, field), a duplicate job number, or a job of a class set to
+            ``error``.
+        OptionError: a non-positive number or an unknown rule or choice.
     """
     if not (speed_flops > 0 and math.isfinite(speed_flops)):
         raise OptionError(f"speed_flops must be a positive number, got {speed_flops!r}")
     for name, value in (("nb_hosts", nb_hosts), ("max_jobs", max_jobs)):
         if value is not None and value < 1:
             raise OptionError(f"{name} must be at least 1, got {value!r}")
-    if procs_per_host < 1:
-        raise OptionError(f"procs_per_host must be at least 1, got {procs_per_host!r}")
     if duration_s is not None and not duration_s > 0:
         raise OptionError(f"duration_s must be positive, got {duration_s!r}")
+    for name, choice in (("too_large", too_large), ("no_runtime", no_runtime)):
+        if choice not in CHOICES:
+            raise OptionError(f"{name} must be one of {', '.join(CHOICES)}, got {choice!r}")
+    rule = _walltime_rule(walltime_rule)
 
     source = Path(swf_path)
-    records = read_swf(source)
+    header, records = read_swf_trace(source)
+    per_host = _procs_per_host(procs_per_host, header, source)
+    machine_hosts = nb_hosts if nb_hosts is not None else _header_hosts(header, per_host)
     window_start = start_time_s
     if window_start is None and duration_s is not None:
         submits = [r["submit_time"] for r in records if r["submit_time"] >= 0]
         window_start = min(submits) if submits else 0.0
 
+    counts: Counter[str] = Counter()
     filtered: Counter[str] = Counter()
     kept: list[_Kept] = []
     seen: dict[int, int] = {}
+
+    def refuse(r: SwfJob, what: str, option: str) -> None:
+        raise InputError(source, f"line {int(r['line'])}", f"job {int(r['job_number'])} {what} (option {option}: "
+                                                           "error; drop or keep it instead)")
+
     for r in records:
         number = int(r["job_number"])
         if number in seen:
-            raise InputError(
-                source, f"line {r['line']}, field 'job_number'",
-                f"job number {number} already used on line {seen[number]}",
-            )
+            raise InputError(source, f"line {r['line']}, field 'job_number'",
+                             f"job number {number} already used on line {seen[number]}")
         seen[number] = int(r["line"])
         if max_jobs is not None and len(kept) >= max_jobs:
-            continue
-        run_s = r["run_time"]
-        if run_s <= 0:
-            filtered["cancelled" if int(r["status"]) == _STATUS_CANCELLED else "no_runtime"] += 1
-            continue
-        procs = r["allocated_processors"] if r["allocated_processors"] != -1 else r["requested_processors"]
-        if procs <= 0:
-            filtered["no_processors"] += 1
             continue
         submit_s = r["submit_time"]
         if submit_s < 0:
             filtered["no_submit_time"] += 1
             continue
         if window_start is not None and (
-            submit_s < window_start or (duration_s is not None and submit_s >= window_start + duration_s)
-        ):
+                submit_s < window_start or (duration_s is not None and submit_s >= window_start + duration_s)):
             filtered["outside_window"] += 1
             continue
-        res = math.ceil(procs / procs_per_host)
-        if nb_hosts is not None and res > nb_hosts:
-            filtered["too_large"] += 1
+        if job_numbers is not None and not job_numbers[0] <= number <= job_numbers[1]:
+            filtered["outside_job_numbers"] += 1
             continue
+        procs = r["allocated_processors"] if r["allocated_processors"] != -1 else r["requested_processors"]
+        if procs <= 0:
+            filtered["no_processors"] += 1
+            continue
+        run_s = r["run_time"]
+        if run_s <= 0:
+            reason = "cancelled" if int(r["status"]) == _STATUS_CANCELLED else "no_runtime"
+            if no_runtime == "error":
+                refuse(r, f"has no run time ({reason})", "no_runtime")
+            if no_runtime == "drop":
+                filtered[reason] += 1
+                continue
+            counts[f"kept_{reason}"] += 1
+            run_s = 0.0
+        res = math.ceil(procs / per_host)
+        if machine_hosts is not None and res > machine_hosts:
+            if too_large == "error":
+                refuse(r, f"needs {res} hosts, the machine has {machine_hosts}", "too_large")
+            if too_large == "drop":
+                filtered["too_large"] += 1
+                continue
+            counts["kept_too_large"] += 1
         walltime_s: float | None = r["requested_time"] if r["requested_time"] > 0 else None
-        clamped = walltime_s is not None and run_s > walltime_s
-        if clamped:
+        if walltime_s is None:
+            walltime_s = rule(run_s)
+            counts["walltime_from_rule"] += 1
+        if walltime_s is not None and run_s > walltime_s:
             run_s = walltime_s
-        kept.append(_Kept(submit_s, number, res, walltime_s, int(r["user_id"]), run_s, clamped))
+            counts["clamped_to_walltime"] += 1
+        kept.append(_Kept(submit_s, number, res, walltime_s, int(r["user_id"]), int(r["group_id"]), run_s))
 
     origin = window_start if window_start is not None else min((k.submit_s for k in kept), default=0.0)
     profiles: dict[str, dict[str, Any]] = {}
@@ -255,30 +396,56 @@ def swf_to_batsim(
         if k.walltime_s is not None:
             job["walltime"] = _int_or_float(k.walltime_s)
         job["user"] = k.user
+        job["group"] = k.group
         jobs.append(job)
 
-    nb_res = nb_hosts if nb_hosts is not None else max((j["res"] for j in jobs), default=1)
-    meta = {
+    nb_res = machine_hosts if machine_hosts is not None else max((j["res"] for j in jobs), default=1)
+    meta: dict[str, Any] = {
         "source": str(source),
         "generator": "wattsched.workloads.swf",
         "speed_flops": speed_flops,
-        "procs_per_host": procs_per_host,
+        "procs_per_host": per_host,
         "origin_s": origin,
+        "header": {"max_procs": header.max_procs, "max_nodes": header.max_nodes,
+                   "unix_start_time": header.unix_start_time, "time_zone": header.time_zone},
+        "walltime_rule": walltime_rule,
         "nb_lines": len(records),
         "nb_jobs": len(jobs),
-        "nb_clamped_to_walltime": sum(k.clamped for k in kept),
+        "nb_walltime_from_rule": counts["walltime_from_rule"],
+        "nb_clamped_to_walltime": counts["clamped_to_walltime"],
+        "kept": {k.removeprefix("kept_"): v for k, v in sorted(counts.items()) if k.startswith("kept_")},
         "filtered": dict(sorted(filtered.items())),
     }
+    if job_numbers is not None:
+        meta["job_numbers"] = list(job_numbers)
+    if window_start is not None:
+        meta["window_s"] = [window_start, None if duration_s is None else window_start + duration_s]
     return {"nb_res": nb_res, "jobs": jobs, "profiles": profiles, "meta": meta}
 
 
-def busiest_window(swf_path: str | Path, *, nb_hosts: int, duration_s: float, step_s: float = 7 * 86400.0
-                   ) -> tuple[float, float]:
-    """The start (trace seconds, a multiple of ``step_s``) of the ``duration_s`` extract with the highest
-    offered load Σ processors × run time / (``nb_hosts`` × ``duration_s``), and that load.
+def summary_line(workload: dict[str, Any]) -> str:
+    """One line accounting for a conversion: jobs kept of the lines read, dropped by reason, kept although
+    unusual, walltimes given by the rule, run times cut to the walltime."""
+    meta = workload["meta"]
+    dropped = ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in meta["filtered"].items() if n)
+    kept = ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in meta.get("kept", {}).items() if n)
+    parts = [f"{meta['nb_jobs']} jobs of {meta['nb_lines']} lines on {workload['nb_res']} hosts",
+             f"dropped: {dropped or 'none'}"]
+    if kept:
+        parts.append(f"kept: {kept}")
+    parts.append(f"walltime from the rule '{meta['walltime_rule']}': {meta['nb_walltime_from_rule']}")
+    parts.append(f"run time cut to the walltime: {meta['nb_clamped_to_walltime']}")
+    return f"{Path(meta['source']).name}: " + "; ".join(parts)
 
-    Counts the jobs :func:`swf_to_batsim` would keep (run time > 0, 1 ≤ processors ≤ ``nb_hosts``, submit
-    time ≥ 0) by their submission time; a job's whole area counts in the window it is submitted in.
+
+def busiest_window(swf_path: str | Path, *, nb_hosts: int, duration_s: float, step_s: float = 7 * 86400.0,
+                   procs_per_host: int | str = 1) -> tuple[float, float]:
+    """The start (trace seconds, a multiple of ``step_s``) of the ``duration_s`` extract with the highest
+    offered load Σ hosts × run time / (``nb_hosts`` × ``duration_s``), and that load.
+
+    Counts the jobs :func:`swf_to_batsim` would keep (run time > 0, 1 ≤ hosts ≤ ``nb_hosts``, submit time ≥ 0)
+    by their submission time, a job's hosts being its processors / ``procs_per_host`` rounded up (as
+    :func:`swf_to_batsim`); a job's whole area counts in the window it is submitted in.
 
     Raises:
         InputError: malformed SWF. OptionError: non-positive ``nb_hosts``, ``duration_s`` or ``step_s``.
@@ -287,12 +454,15 @@ def busiest_window(swf_path: str | Path, *, nb_hosts: int, duration_s: float, st
         raise OptionError(f"nb_hosts, duration_s and step_s must be positive, got {nb_hosts}, {duration_s}, {step_s}")
     area_by_step: Counter[int] = Counter()
     last = 0
-    for r in read_swf(swf_path):
+    header, records = read_swf_trace(swf_path)
+    per_host = _procs_per_host(procs_per_host, header, Path(swf_path))
+    for r in records:
         procs = r["allocated_processors"] if r["allocated_processors"] != -1 else r["requested_processors"]
-        if r["run_time"] <= 0 or not 1 <= procs <= nb_hosts or r["submit_time"] < 0:
+        res = math.ceil(procs / per_host) if procs > 0 else 0
+        if r["run_time"] <= 0 or not 1 <= res <= nb_hosts or r["submit_time"] < 0:
             continue
         step = int(r["submit_time"] // step_s)
-        area_by_step[step] += procs * r["run_time"]
+        area_by_step[step] += res * r["run_time"]
         last = max(last, step)
     width = max(1, math.ceil(duration_s / step_s))
     best_start, best_area = 0, -1.0

@@ -57,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from wattsched.base.errors import OptionError
+from wattsched.base.validate import check_count, option_error
 from wattsched.workloads.swf import profile_name
 
 __all__ = ["SyntheticModel", "DEFAULT_MODEL", "WALLTIME_GRID_S", "synthetic_week", "offered_load"]
@@ -112,6 +113,8 @@ def _check(nb_hosts: int, duration_s: float, target_load: float, speed_flops: fl
             raise OptionError(f"{name} must be a positive number, got {value!r}")
     if users < 1:
         raise OptionError(f"users must be at least 1, got {users!r}")
+    check_count(nb_hosts, "hosts", "synthetic workload", "nb_hosts", "hosts", option_error)
+    check_count(duration_s / 86400.0, "days", "synthetic workload", "duration_s", "days", option_error)
     low_s, high_s = model.runtime_range_s
     if not 1 <= low_s <= high_s:
         raise OptionError(f"runtime_range_s must satisfy 1 <= low <= high, got {model.runtime_range_s!r}")
@@ -230,6 +233,9 @@ def synthetic_week(
         job_area = jobs["res"] * jobs["occupancy_s"]
         area += float(job_area.sum())
         mean_area = float(job_area.mean())
+        if len(chunks) == 1:  # the jobs the target load needs, estimated before drawing them
+            check_count(target_area / mean_area, "jobs", "synthetic workload", "target_load",
+                        "jobs (estimated from the load, hosts and days)", option_error)
         chunk = int(min(max((target_area - area) / mean_area * 1.2, 256), 1e6))
     drawn = {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]}
     cumulative = np.cumsum(drawn["res"] * drawn["occupancy_s"])

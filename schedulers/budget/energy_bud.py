@@ -119,6 +119,9 @@ class EnergyBudget(BudgetWindow):
         # fast path (see Plan): the pass's plan as arrays, the running jobs' segments, refusals
         self._fut: Plan | None = None
         self._running_cache: tuple[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+        #: the plan's segments of one state of the pass (_plan_arrays): (key, started, kept hosts, arrays)
+        self._plan_cache: tuple[tuple, tuple[int, int], Mapping[int, float],
+                                tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
         #: refusals of the pass by kept hosts of the allocation: (hosts, expected end)
         self._refused: dict[tuple, Staircase] = {}
 
@@ -217,10 +220,7 @@ class EnergyBudget(BudgetWindow):
         pm = self.power_manager
         segs: list[Segment] = []
         counted = ProcSet()
-        for t in pm.transitions(view) if pm is not None else ():
-            hs = t.hosts & view.switching
-            if not hs:
-                continue
+        for _, t, hs in pm.switching_parts(view) if pm is not None else ():
             counted |= hs
             n = len(hs)
             end = t.end_s
@@ -294,8 +294,9 @@ class EnergyBudget(BudgetWindow):
 
     def _future(self, view: ClusterView, reserved: Sequence[Segment], cut: tuple[float, float] | None) -> Plan:
         """The plan (``plan`` of tests/budget_oracle.py, with ``reserved`` and ``cut`` in the balance) as a
-        :class:`~.plan.Plan`, rebuilt only when the view, Cea, the jobs started in the pass or the power
-        manager changed."""
+        :class:`~.plan.Plan`, rebuilt only when the view, Cea, the jobs started in the pass, the power
+        manager, the head's reservation or the cut changed (the plan's own segments, :meth:`_plan_arrays`,
+        only for the first four)."""
         key = self._state_key(view, reserved, cut)
         started = (len(self._started), len(self._prepared))
         fut = self._fut
@@ -304,9 +305,27 @@ class EnergyBudget(BudgetWindow):
                 return fut
         else:  # not only more jobs started in the pass: the refusals no longer hold
             self._refused = {}
+        t0, cea = self._t0(view.now_s)
+        kept, arrays = self._plan_arrays(view, (key[0], key[1][:3] + key[1][5:]), started)
+        other = list(reserved)
+        if cut is not None:
+            other.append((t0, cut[1], cut[0]))
+        fut = Plan(key, t0, self.te, self.rate_w, 1e-9 * max(1.0, self.B), cea, arrays, other, kept)
+        fut.started = started
+        self._fut = fut
+        return fut
+
+    def _plan_arrays(self, view: ClusterView, key: tuple, started: tuple[int, int]
+                     ) -> tuple[Mapping[int, float], tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """The power manager's kept hosts and the plan's segments as arrays ``(a, b, w)``: the running jobs,
+        the jobs started and prepared in the pass, the free hosts, the hosts asleep and switching. Cached
+        for ``key`` (:meth:`_state_key` without the reservation and the cut: the head's reservation is made
+        and released several times in a pass, the rest stays) and ``started``."""
+        cached = self._plan_cache
+        if cached is not None and cached[1] == started and same_state(cached[0], key):
+            return cached[2], cached[3]
         now = view.now_s
         p = self.power
-        t0, cea = self._t0(now)
         segs: list[Segment] = []
         used = 0
         for n, end in self._started:
@@ -328,13 +347,8 @@ class EnergyBudget(BudgetWindow):
         if segs:
             sa, sb, sw = (np.array(x, dtype=float) for x in zip(*segs))
             a, b, w = np.concatenate((a, sa)), np.concatenate((b, sb)), np.concatenate((w, sw))
-        other = list(reserved)
-        if cut is not None:
-            other.append((t0, cut[1], cut[0]))
-        fut = Plan(key, t0, self.te, self.rate_w, 1e-9 * max(1.0, self.B), cea, (a, b, w), other, kept)
-        fut.started = started
-        self._fut = fut
-        return fut
+        self._plan_cache = (key, started, kept, (a, b, w))
+        return kept, (a, b, w)
 
     def _job_extra(self, n: int, now: float, end: float, kept: Sequence[tuple[float, int]]) -> list[Segment]:
         """What starting a job now adds to the plan (``job_segments`` of tests/budget_oracle.py) for ``n``
@@ -416,6 +430,57 @@ class EnergyBudget(BudgetWindow):
         if not (now < self.te - TIME_EPS_S and end_s > self.ts):  # exempt
             return False
         return refused.dominates(res, end_s)
+
+    def may_start(self, res: np.ndarray, walltime_s: np.ndarray, view: ClusterView) -> np.ndarray | None:
+        """Which of these jobs :meth:`can_start` may still admit in this backfilling phase (False: certainly
+        refused; :meth:`~.plan.Plan.may_admit`). A job starting now on hosts not kept for another adds
+        ``n · (P̃comp − P̃idle)`` until its end (shutdown: ``n · (P̃comp − off)`` for the switch-off time,
+        then ``n · (P̃comp − sleep)``, then the switch-off of its hosts after its end), so its extra energy
+        at ``t`` is ``n · (slope · (t − now) + offset)`` while it computes and ``n · slope · (end − now)``
+        once its hosts are back to their baseline. Only inside the window, from its start (``t0 = now``),
+        when refusals are monotone (:meth:`_monotone`) and no host is kept (every allocation then adds the
+        same); None otherwise."""
+        now = view.now_s
+        if self.unlimited or not self.ts <= now < self.te - TIME_EPS_S or not self._monotone():
+            return None
+        fut = self._future(view, self._reserved, self._cut)
+        if fut.kept_groups:
+            return None
+        p = self.power
+        if self.shutdown:
+            slope = p.est_comp_w - p.sleep_w
+            a, offset, tail_s = now + p.switch_off_s, -(p.switch_off_w - p.sleep_w) * p.switch_off_s, p.switch_off_s
+        else:
+            slope = p.est_comp_w - p.est_idle_w
+            a, offset, tail_s = now, 0.0, 0.0
+        return fut.may_admit(res, now + walltime_s, a=a, origin=now, slope=slope, offset=offset, tail_s=tail_s,
+                             total_offset=0.0, cap=self._cap())
+
+    def may_prepare(self, res: np.ndarray, walltime_s: np.ndarray, start_s: float,
+                    view: ClusterView) -> np.ndarray | None:
+        """Which of these jobs :meth:`can_prepare` may still admit, for a start at ``start_s`` on hosts free
+        or asleep (none kept): booting ``k`` of its ``n`` hosts and keeping the other ``n − k`` idle until
+        ``start_s`` costs at least ``n · min(boot, keep)`` joules once both are over (``a``), then the job
+        adds ``n · (P̃comp − sleep)`` until its end (:meth:`~.plan.Plan.may_admit`). Inside the window, with
+        shutdown, a start no sooner than a boot and monotone refusals only; None otherwise."""
+        now = view.now_s
+        p = self.power
+        d = start_s - now
+        if (self.unlimited or not self.shutdown or not self.ts <= now < self.te - TIME_EPS_S
+                or d < p.switch_on_s or not self._monotone()):
+            return None
+        fut = self._future(view, self._reserved, self._cut)
+        boot = p.switch_on_w * p.switch_on_s + p.est_idle_w * (d - p.switch_on_s) - p.sleep_w * d
+        keep = p.est_idle_w * d - p.switch_off_w * p.switch_off_s - p.sleep_w * (d - p.switch_off_s)
+        pre = min(boot, keep)
+        return fut.may_admit(res, start_s + walltime_s, a=max(start_s, now + p.switch_off_s), origin=start_s,
+                             slope=p.est_comp_w - p.sleep_w, offset=pre, tail_s=0.0, total_offset=pre,
+                             cap=self._cap())
+
+    def _cap(self) -> tuple[float, float] | None:
+        """reducePC's power cap while the head's energy is put aside: ``(R − J / (q − now), q)``."""
+        cut = self._cut
+        return None if cut is None else (self.rate_w - cut[0], cut[1])
 
     def on_start(self, job: QueuedJob, assignment: Assignment, view: ClusterView) -> None:
         if not self.unlimited:

@@ -19,6 +19,9 @@ from procset import ProcSet
 
 from wattsched.base.hostsets import intervals
 from wattsched.schedulers.budget.estimates import Segment
+from wattsched.schedulers.queue import Staircase
+
+__all__ = ["Plan", "Staircase", "extra_knots", "same_state"]
 
 def extra_knots(segments: Sequence[Segment], t0: float, t1: float) -> tuple[float, dict[float, float]]:
     """``segments`` clipped to ``[t0, t1]`` as ``min_balance`` does (tests/budget_oracle.py): the summed
@@ -60,7 +63,8 @@ class Plan:
     whole plan.
     """
 
-    __slots__ = ("key", "started", "t0", "te", "rate", "tol", "T", "G", "bal", "plan", "T_np", "G_np", "kept_groups")
+    __slots__ = ("key", "started", "t0", "te", "rate", "tol", "T", "G", "bal", "plan", "T_np", "G_np", "plan_np", "bal_np",
+                 "kept_groups")
 
     started: tuple[int, int]  # (jobs started, jobs prepared) in the pass when the plan was built
 
@@ -102,7 +106,7 @@ class Plan:
         G[0] = cea
         np.cumsum((rate - bal_w) * np.diff(T), out=G[1:])
         G[1:] += cea
-        self.T_np, self.G_np = T, G
+        self.T_np, self.G_np, self.plan_np, self.bal_np = T, G, plan_w, bal_w
         self.T, self.G = T.tolist(), G.tolist()
         self.bal, self.plan = bal_w.tolist(), plan_w.tolist()
 
@@ -184,33 +188,74 @@ class Plan:
                     return False
         return True
 
+    def may_admit(self, res: np.ndarray, ends: np.ndarray, *, a: float, origin: float, slope: float,
+                  offset: float, tail_s: float, total_offset: float,
+                  cap: tuple[float, float] | None = None) -> np.ndarray:
+        """Necessary conditions of :meth:`admits` for many candidates at once (issue 15): False only where
+        a candidate of ``res`` hosts ending at ``ends`` (or later) is certainly refused.
 
-class Staircase:
-    """Refusals of a pass as their Pareto front: a job with at least ``n`` hosts and an end no sooner than
-    ``end`` is refused when some refused ``(n2, end2)`` has ``n2 ≤ n`` and ``end2 ≤ end``. Kept as hosts
-    increasing, ends strictly decreasing, so a query is one bisect."""
+        The candidate's extra energy from ``t0`` to ``t``, ``X(t)``, must be a multiple of its hosts bounded
+        below by ``n · (slope · (t − origin) + offset)`` at the plan's breakpoints ``a ≤ T[k] < end`` and by
+        ``n · (slope · (end − origin) + total_offset)`` at those from ``end + tail_s`` (and ``a``) on, and
+        likewise at its own breakpoints ``end`` and ``end + tail_s``. The balance there then bounds ``n``
+        (prefix minima of ``G / (slope · (T − origin) + offset)``, suffix minima of ``G``, the balance
+        interpolated at the candidate's breakpoints: a few ``searchsorted`` for all candidates). With ``cap = (cap, until)``
+        (reducePC) the power ``n · slope`` from ``a`` to ``min(end, until, te)`` must stay under it (prefix
+        maxima of the plan). Each bound is loosened by a margin thousands of times the rounding of the sums
+        involved, so that a candidate :meth:`admits` would accept, now or after later starts of the pass
+        (which only lower the balance), is never marked False.
+        """
+        T, G = self.T_np, self.G_np
+        m = len(T)
+        k_a = bisect_left(self.T, a)
+        ok = np.ones(len(res), dtype=bool)
+        # rounding: G is a cumulative sum of m terms bounded by `scale` in all (each bound below and
+        # :meth:`admits` read the same G, and a plan rebuilt later in the pass sums other terms)
+        scale = abs(G[0]) + (abs(self.rate) + float(np.abs(self.bal_np).max(initial=0.0))) * (self.te - self.t0)
+        eps = self.tol + 1e-12 * (m + 16) * scale
+        shrink = 1.0 - 1e-12
+        g = G + eps  # the balance allowed at each breakpoint, loosened by the margin
+        if g[0] < 0.0:
+            ok[:] = False
+            return ok
+        bound = np.full(len(res), np.inf)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            # breakpoints where the candidate still computes: T[k] in [a, end)
+            if k_a < m:
+                den = slope * (T[k_a:] - origin) + offset
+                ratio = np.where(den > 0.0, g[k_a:] / (den * shrink), np.inf)
+                prefix = np.minimum.accumulate(ratio)
+                j = np.searchsorted(T, ends, "left") - 1 - k_a  # the last k with T[k] < end
+                has = j >= 0
+                bound[has] = prefix[j[has]]
+            # breakpoints from the end of the candidate's tail on: its whole energy
+            suffix = np.empty(m + 1)
+            suffix[m] = np.inf
+            suffix[:m] = np.minimum.accumulate(g[::-1])[::-1]
+            ks = np.searchsorted(T, np.maximum(ends + tail_s, a), "left")
+            total = slope * (ends - origin) + total_offset
+            has = (ks < m) & (total > 0.0)
+            bound[has] = np.minimum(bound[has], suffix[ks[has]] / (total[has] * shrink))
+            # the candidate's own breakpoints: its end (still computing) and the end of its tail (all of it)
+            own = [(ends, offset)]
+            if tail_s or total_offset != offset:
+                own.append((ends + tail_s, total_offset))
+            for at, off in own:
+                inside = (at >= a) & (at < self.te)
+                k = np.searchsorted(T, at[inside], "right") - 1
+                g_at = G[k] + (self.rate - self.bal_np[k]) * (at[inside] - T[k]) + eps
+                x_at = slope * (ends[inside] - origin) + off
+                bound[inside] = np.minimum(bound[inside], np.where(x_at > 0.0, g_at / (x_at * shrink), np.inf))
+            if cap is not None and slope > 0.0:
+                limit, until = cap
+                lo = bisect_right(self.T, a) - 1
+                if lo < m - 1:
+                    peak = np.maximum.accumulate(self.plan_np[lo:])
+                    j = np.searchsorted(T, np.minimum(np.minimum(ends, until), self.te), "left") - 1 - lo
+                    has = j >= 0
+                    top = peak[j[has]]
+                    room = (limit + 1e-9 - top + 1e-12 * (abs(limit) + np.abs(top))) / (slope * shrink)
+                    bound[has] = np.minimum(bound[has], room)
+        ok &= res <= bound
+        return ok
 
-    __slots__ = ("ns", "ends")
-
-    def __init__(self) -> None:
-        self.ns: list[int] = []
-        self.ends: list[float] = []
-
-    def __bool__(self) -> bool:
-        return bool(self.ns)
-
-    def dominates(self, n: int, end: float) -> bool:
-        """Whether ``(n, end)`` is refused by a refusal already recorded."""
-        i = bisect_right(self.ns, n) - 1
-        return i >= 0 and self.ends[i] <= end
-
-    def add(self, n: int, end: float) -> None:
-        """Record the refusal of ``(n, end)`` (refusals it dominates are dropped)."""
-        if self.dominates(n, end):
-            return
-        i = bisect_left(self.ns, n)
-        j = i
-        while j < len(self.ns) and self.ends[j] >= end:
-            j += 1
-        self.ns[i:j] = [n]
-        self.ends[i:j] = [end]

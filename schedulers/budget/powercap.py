@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import numpy as np
 from procset import ProcSet
 
 from wattsched.base.hostsets import size
-from wattsched.schedulers.budget.window import BudgetWindow
+from wattsched.schedulers.budget.window import TIME_EPS_S, BudgetWindow
 from wattsched.schedulers.pieces import register
 from wattsched.schedulers.state import Assignment, ClusterView, QueuedJob
 
@@ -96,6 +97,32 @@ class Powercap(BudgetWindow):
             return False
         shadow = self._at_shadow
         return shadow is None or end <= shadow[0] or self._fits(shadow[1] + n)
+
+    def _fit_many(self, comp_hosts: np.ndarray) -> np.ndarray:
+        """:meth:`_fits` for many host counts (the same arithmetic)."""
+        p = self.power
+        return comp_hosts * p.est_comp_w + (self.nb_hosts - comp_hosts) * p.est_idle_w <= self.rate_w * (1 + 1e-12)
+
+    def may_start(self, res: np.ndarray, walltime_s: np.ndarray, view: ClusterView) -> np.ndarray | None:
+        """:meth:`can_start` for many jobs before placement (False: refused now and for the rest of the
+        backfilling phase, as the computing hosts only grow); a job whose end could miss the window is
+        kept."""
+        now = view.now_s
+        if self.unlimited or now >= self.te - TIME_EPS_S:
+            return None
+        ends = now + walltime_s
+        ok = self._fit_many(self._comp + res)
+        shadow = self._at_shadow
+        if shadow is not None:
+            ok &= (ends <= shadow[0]) | self._fit_many(shadow[1] + res)
+        return ok | (ends <= self.ts)
+
+    def may_prepare(self, res: np.ndarray, walltime_s: np.ndarray, start_s: float,
+                    view: ClusterView) -> np.ndarray | None:
+        """:meth:`can_prepare` for many jobs (False: refused for the rest of the pass)."""
+        if self.unlimited or start_s >= self.te - TIME_EPS_S:
+            return None
+        return self._fit_many(self._comp + self._prepared_hosts + res) | (start_s + walltime_s <= self.ts)
 
     def on_start(self, job: QueuedJob, assignment: Assignment, view: ClusterView) -> None:
         n, end = size(assignment.hosts), assignment.end_s(view.now_s)

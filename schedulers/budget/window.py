@@ -28,8 +28,9 @@ BUDGET_OPTIONS: tuple[Option, ...] = (
            help="energy budget B in joules over the window (absent: unlimited, plain EASY)"),
     Option("budget_fraction", float, None,
            help="B as a fraction of the window's all-computing energy, hosts × P̃comp × window (paper: 1.0 … 0.3)"),
-    Option("window_start_s", float, 0.0, help="start ts of the budget window, in seconds"),
-    Option("window_end_s", float, None, help="end te of the budget window, in seconds (required with a budget)"),
+    Option("window_start_s", float, 0.0, min=0.0, help="start ts of the budget window, in seconds"),
+    Option("window_end_s", float, None, min=0.0,
+           help="end te of the budget window, in seconds (required with a budget)"),
     Option("monitoring_period_s", float, TAURUS.monitoring_period_s,
            help="period of the monitoring stage that queries the energy (> 0)"),
     Option("estimated_idle_w", float, TAURUS.estimated_idle_w, help="P̃idle: estimated power of an idle host, in watts"),
@@ -110,8 +111,9 @@ class BudgetWindow(AdmissionConstraint):
         if not self.shutdown and self.B < idle_j * (1 - 1e-12):
             name = "budget_fraction" if self.budget_fraction is not None else "budget_j"
             raise OptionError(
-                f"option '{name}': budget {self.B:.6g} J is below the platform held idle over the window "
-                f"({nb_hosts} hosts × {self.power.est_idle_w:g} W × {window:g} s = {idle_j:.6g} J); "
+                f"option '{name}': budget {self.B:.6g} J is below the policy's estimate of the platform held idle "
+                f"over the window ({nb_hosts} hosts × estimated_idle_w {self.power.est_idle_w:g} W × {window:g} s = "
+                f"{idle_j:.6g} J); "
                 "no schedule can meet it without shutdown")
 
     def in_window(self, start_s: float, end_s: float) -> bool:

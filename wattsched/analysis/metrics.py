@@ -18,7 +18,9 @@ One definition for each metric of docs/architecture.md §8, used by every study:
 * **per-user mean stretch normalized by a baseline run**: for each job of a user, its stretch divided by
   its stretch in a baseline run of the same jobs, averaged over the user's jobs (EFS paper, table I:
   "stretch-green / stretch-baseline", :func:`per_user_normalized_stretch`);
-* **jobs started**, jobs per ``final_state``, jobs rejected (:func:`final_state_counts`).
+* **jobs started**, jobs per ``final_state``, jobs rejected (:func:`final_state_counts`);
+* for jobs placed by EAMC (EAR metadata), the EAMC paper's metrics: response time, sum of run times, the
+  jobs' model energy, mean frequencies, share in the favoured partition (:mod:`wattsched.analysis.eamc`).
 
 Rejected jobs (``final_state`` REJECTED, empty time fields) are left out of every time metric but
 counted in ``nb_jobs`` and ``nb_jobs_rejected``.
@@ -59,7 +61,9 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from wattsched.base.errors import InputError
+from wattsched.base.errors import InputError, OptionError
+from wattsched.base.limits import limit
+from wattsched.base.validate import check_number, load_json, option_error
 from wattsched.analysis.outputs import BatsimOutputs, load_outputs
 
 __all__ = [
@@ -106,24 +110,34 @@ def final_state_counts(jobs: pd.DataFrame) -> dict[str, int]:
     return {str(state): int(count) for state, count in jobs["final_state"].value_counts(sort=False).items()}
 
 
-def bounded_slowdowns(jobs: pd.DataFrame, tau_s: float = DEFAULT_TAU_S) -> pd.Series:
+def bounded_slowdowns(jobs: pd.DataFrame, tau_s: float = DEFAULT_TAU_S,
+                      reference_runtime_s: Mapping[str, float] | pd.Series | None = None) -> pd.Series:
     """Bounded slowdown ``max(1, (wait + run) / max(run, τ))`` of each job that ran, indexed by job_id.
 
     Args:
         jobs: a jobs.csv frame (:func:`wattsched.analysis.outputs.read_jobs`).
         tau_s: τ in seconds; runs shorter than τ count as τ.
+        reference_runtime_s: job_id → the run time of the denominator, when it is not the job's own: the UPAS
+            paper's eq. 6 divides a job slowed by DVFS by its run time at the top frequency,
+            ``max(1, (wait + run(f)) / max(τ, run(f_top)))``. Jobs missing from it use their own.
     """
     if tau_s <= 0:
         raise ValueError(f"tau_s must be positive, got {tau_s}")
     ran = jobs_that_ran(jobs)
     wait, run = ran["waiting_time"], ran["execution_time"]
-    values = np.maximum(1.0, (wait + run) / np.maximum(run, tau_s))
+    base = run
+    if reference_runtime_s is not None:
+        reference = pd.Series(reference_runtime_s, dtype=float)
+        base = ran["job_id"].astype(str).map(reference).fillna(run)
+    values = np.maximum(1.0, (wait + run) / np.maximum(base, tau_s))
     return pd.Series(values.to_numpy(dtype=float), index=ran["job_id"].to_numpy(), name="bounded_slowdown")
 
 
-def mean_bounded_slowdown(jobs: pd.DataFrame, tau_s: float = DEFAULT_TAU_S) -> float:
-    """AVEbsld: mean bounded slowdown over the jobs that ran (NaN when none ran)."""
-    values = bounded_slowdowns(jobs, tau_s)
+def mean_bounded_slowdown(jobs: pd.DataFrame, tau_s: float = DEFAULT_TAU_S,
+                          reference_runtime_s: Mapping[str, float] | pd.Series | None = None) -> float:
+    """AVEbsld: mean bounded slowdown over the jobs that ran (NaN when none ran); ``reference_runtime_s`` as in
+    :func:`bounded_slowdowns` (the UPAS paper's eq. 6)."""
+    values = bounded_slowdowns(jobs, tau_s, reference_runtime_s)
     return float(values.mean()) if len(values) else math.nan
 
 
@@ -186,11 +200,10 @@ def load_workload_users(workload: str | Path | Mapping[str, Any]) -> dict[str, s
     source = str(workload) if isinstance(workload, (str, Path)) else "<workload>"
     if isinstance(workload, (str, Path)):
         try:
-            content = json.loads(Path(workload).read_text(encoding="utf-8"))
+            data = Path(workload).read_bytes()
         except OSError as error:
             raise InputError(source, "", f"cannot read the workload ({error.strerror})") from error
-        except json.JSONDecodeError as error:
-            raise InputError(source, f"line {error.lineno}", f"not valid JSON ({error.msg})") from error
+        content = load_json(data, source)
     else:
         content = workload
     jobs = content.get("jobs") if isinstance(content, Mapping) else None
@@ -342,10 +355,15 @@ def _nb_hosts_from_schedule(outputs: BatsimOutputs) -> int:
             "nb_computing_machines",
             "unknown number of hosts: no schedule output with this key, give nb_hosts",
         )
+    text = outputs.schedule["nb_computing_machines"]
     try:
-        return int(float(outputs.schedule["nb_computing_machines"]))
+        value = float(text)
     except ValueError as error:
-        raise InputError(outputs.source("schedule"), "nb_computing_machines", "not a number") from error
+        raise InputError(outputs.source("schedule"), "nb_computing_machines", f"{text!r} is not a number") from error
+    if not (value >= 1 and value.is_integer() and value <= limit("hosts")):
+        raise InputError(outputs.source("schedule"), "nb_computing_machines",
+                         f"{text!r} is not a number of hosts (a platform has at least one compute host)")
+    return int(value)
 
 
 def _state_key(state: str) -> str:
@@ -360,6 +378,7 @@ def compute_metrics(
     nb_hosts: int | None = None,
     workload: str | Path | Mapping[str, Any] | None = None,
     max_power_w: float | None = None,
+    extra_windows: Mapping[str, Window] | None = None,
 ) -> Metrics:
     """Every metric of docs/architecture.md §8 for one run.
 
@@ -370,18 +389,34 @@ def compute_metrics(
         nb_hosts: compute hosts; default ``nb_computing_machines`` of schedule.csv.
         workload: Batsim workload (path or content) whose jobs carry ``user``: enables per-user stretch.
         max_power_w: all-computing platform power, watts: enables ``window_energy_relative``.
+        extra_windows: named windows measured too: ``{"budget": (t0_s, t1_s)}`` adds ``budget_utilization``,
+            ``budget_energy_j`` and ``budget_nb_jobs_started``.
 
     Returns:
         A flat ``{name: number}`` dict, units in the names: ``nb_jobs``, ``nb_jobs_started``,
         ``nb_jobs_rejected``, ``nb_jobs_<final state>``, ``makespan_s``, ``mean_waiting_time_s``,
         ``mean_bounded_slowdown``, ``max_bounded_slowdown``, ``utilization``, ``window_start_s``,
-        ``window_end_s``, ``nb_hosts``, ``mean_stretch``; with consumed_energy.csv ``total_energy_j``,
-        ``window_energy_j`` (and ``window_energy_relative``); per user ``mean_stretch_user_<user>``.
+        ``window_end_s``, ``nb_hosts``, ``mean_stretch``; when a window is given also
+        ``whole_run_utilization`` (first submission to makespan); with consumed_energy.csv ``total_energy_j``,
+        ``window_energy_j`` (and ``window_energy_relative``); with EAMC metadata the metrics of
+        :func:`wattsched.analysis.eamc.ear_metrics`; per user ``mean_stretch_user_<user>``.
         Undefined values (no job ran) are NaN.
 
     Raises:
         InputError: a missing file or column, or no way to know the number of hosts.
     """
+    check_number(tau_s, "metrics", "tau_s", min=0.0, min_open=True, error=option_error)
+    if window is not None:
+        if not isinstance(window, (tuple, list)) or len(window) != 2:
+            raise OptionError(f"metrics: window must be (start_s, end_s), got {window!r}")
+        start = check_number(window[0], "metrics", "window start", error=option_error)
+        end = check_number(window[1], "metrics", "window end", error=option_error)
+        if not end > start:
+            raise OptionError(f"metrics: window end {end:g} is not after its start {start:g}")
+    if max_power_w is not None:
+        check_number(max_power_w, "metrics", "max_power_w", min=0.0, min_open=True, error=option_error)
+    if nb_hosts is not None:
+        check_number(nb_hosts, "metrics", "nb_hosts", min=1, integer=True, error=option_error)
     outputs = load_outputs(outputs_path)
     jobs = outputs.jobs
     hosts = nb_hosts if nb_hosts is not None else _nb_hosts_from_schedule(outputs)
@@ -411,6 +446,8 @@ def compute_metrics(
             "utilization": utilization(jobs, hosts, win),
         }
     )
+    if window is not None:  # a window's utilization can hide in the whole run's, and the other way round
+        metrics["whole_run_utilization"] = utilization(jobs, hosts, default_window(jobs))
     if outputs.consumed_energy is not None and not outputs.consumed_energy.empty:
         energy = outputs.consumed_energy
         metrics["total_energy_j"] = total_energy_j(energy)
@@ -422,6 +459,17 @@ def compute_metrics(
             )
     else:
         logger.info("no consumed_energy output: energy metrics skipped")
+    started = ran["starting_time"]
+    for name, (t0, t1) in (extra_windows or {}).items():
+        energy = outputs.consumed_energy
+        metrics[f"{name}_utilization"] = utilization(jobs, hosts, (t0, t1))
+        metrics[f"{name}_energy_j"] = (energy_in_window_j(energy, (t0, t1))
+                                       if energy is not None and not energy.empty else math.nan)
+        metrics[f"{name}_nb_jobs_started"] = int(((started >= t0) & (started < t1)).sum())
+    from wattsched.analysis.eamc import ear_metrics, has_ear_metadata
+
+    if has_ear_metadata(jobs):  # jobs placed by EAMC (EAMC paper §5's metrics)
+        metrics.update(ear_metrics(jobs))
     users = load_workload_users(workload) if workload is not None else None
     per_user = per_user_mean_stretch(jobs, users)
     if workload is not None and not per_user:
@@ -447,14 +495,16 @@ def format_table(metrics: Mapping[str, float | int], title: str = "wattsched met
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=title)
+    table = Table()
     table.add_column("metric", style="bold")
     table.add_column("value", justify="right")
     for name, value in metrics.items():
         table.add_row(name, _format_value(value))
     buffer = StringIO()
     Console(file=buffer, width=80, color_system=None, force_terminal=False).print(table)
-    return buffer.getvalue()
+    # The title on a line of its own, as it is: as the table's title rich would wrap it to the table's width and
+    # read '[...]' in a scheduler's name as markup.
+    return f"{title}\n{buffer.getvalue()}"
 
 
 def metrics_to_json(metrics: Mapping[str, float | int]) -> str:

@@ -21,11 +21,13 @@ Every reader checks that the columns it needs are present and raises
 
 from __future__ import annotations
 
+import csv
 import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+import numpy as np
 import pandas as pd
 
 from wattsched.base import batsim_files
@@ -132,8 +134,25 @@ def find_outputs(path: str | Path, prefix: str | None = None) -> dict[str, Path]
     return found
 
 
+def _check_row_lengths(path: Path) -> None:
+    """Every row has as many fields as the header (pandas fills a short row with NaN silently)."""
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            rows = csv.reader(handle)
+            header = next(rows, None)
+            if header is None:
+                return
+            for number, row in enumerate(rows, start=2):
+                if len(row) != len(header) and row:
+                    raise InputError(path, f"line {number}",
+                                     f"{len(row)} fields, the header has {len(header)}: a truncated or mangled row")
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return  # pandas reports it below
+
+
 def _read_csv(path: Path, required: tuple[str, ...], **kwargs: object) -> pd.DataFrame:
-    """Read a CSV file and check that its header has the ``required`` columns."""
+    """Read a CSV file and check that its header has the ``required`` columns and every row all fields."""
+    _check_row_lengths(path)
     try:
         frame = pd.read_csv(path, **kwargs)
     except FileNotFoundError as error:
@@ -146,6 +165,20 @@ def _read_csv(path: Path, required: tuple[str, ...], **kwargs: object) -> pd.Dat
         if column not in frame.columns:
             raise InputError(path, f"column '{column}'", "missing from the header")
     return frame
+
+
+def _require_values(frame: pd.DataFrame, path: Path, columns: tuple[str, ...], rows: pd.Series | None = None,
+                    why: str = "") -> None:
+    """The ``columns`` hold finite numbers in every row (or the ``rows`` selected): NaN or ±inf there is a
+    mangled file, refused with the first such line."""
+    for column in columns:
+        values = frame[column]
+        bad = ~np.isfinite(values.to_numpy(dtype=float))
+        if rows is not None:
+            bad &= rows.to_numpy()
+        if bad.any():
+            line = int(np.argmax(bad)) + 2  # the header is line 1
+            raise InputError(path, f"line {line}, column '{column}'", f"empty or not a finite number{why}")
 
 
 def _to_float(frame: pd.DataFrame, path: Path, columns: tuple[str, ...]) -> None:
@@ -179,6 +212,13 @@ def read_jobs(path: str | Path) -> pd.DataFrame:
     for column in numeric:
         frame[column] = frame[column].replace({"": None, "NA": None})
     _to_float(frame, path, numeric)
+    _require_values(frame, path, ("submission_time", "requested_number_of_resources"))
+    ran = frame["final_state"] != "REJECTED"
+    if (frame["final_state"] == "").any():
+        line = int(np.argmax((frame["final_state"] == "").to_numpy())) + 2
+        raise InputError(path, f"line {line}, column 'final_state'", "empty")
+    _require_values(frame, path, ("starting_time", "execution_time", "finish_time", "waiting_time"), ran,
+                    " (the job was not rejected)")
     return frame
 
 
@@ -225,6 +265,7 @@ def read_machine_states(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     frame = _read_csv(path, _NEEDED_MACHINE_STATES)
     _to_float(frame, path, ("time",))
+    _require_values(frame, path, ("time",))
     for column in _NEEDED_MACHINE_STATES[1:]:
         try:
             frame[column] = pd.to_numeric(frame[column], errors="raise").astype(int)
@@ -239,6 +280,7 @@ def read_consumed_energy(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     frame = _read_csv(path, _NEEDED_CONSUMED_ENERGY, dtype={"event_type": str})
     _to_float(frame, path, ("time", "energy", "wattmin", "epower"))
+    _require_values(frame, path, ("time", "energy"))
     return frame
 
 
@@ -248,6 +290,7 @@ def read_pstate_changes(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     frame = _read_csv(path, _NEEDED_PSTATE_CHANGES, dtype={"machine_id": str})
     _to_float(frame, path, ("time",))
+    _require_values(frame, path, ("time", "new_pstate"))
     _to_float(frame, path, ("new_pstate",))
     frame["new_pstate"] = frame["new_pstate"].astype(int)
     return frame
@@ -289,7 +332,7 @@ def load_outputs(path: str | Path | BatsimOutputs, prefix: str | None = None) ->
     if isinstance(path, BatsimOutputs):
         return path
     paths = find_outputs(path, prefix)
-    return BatsimOutputs(
+    outputs = BatsimOutputs(
         paths=paths,
         jobs=merge_replacements(read_jobs(paths["jobs"])),
         schedule=read_schedule(paths["schedule"]) if "schedule" in paths else None,
@@ -297,3 +340,9 @@ def load_outputs(path: str | Path | BatsimOutputs, prefix: str | None = None) ->
         consumed_energy=read_consumed_energy(paths["consumed_energy"]) if "consumed_energy" in paths else None,
         pstate_changes=read_pstate_changes(paths["pstate_changes"]) if "pstate_changes" in paths else None,
     )
+    started = int((outputs.jobs["final_state"] != "REJECTED").sum())
+    for kind, frame in (("consumed_energy", outputs.consumed_energy), ("machine_states", outputs.machine_states)):
+        if frame is not None and frame.empty and started:
+            raise InputError(paths[kind], "row 2", f"missing: a header but no rows, while {started} jobs ran "
+                             f"({paths['jobs'].name}); a truncated file?")
+    return outputs

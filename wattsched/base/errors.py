@@ -1,7 +1,8 @@
 """User-facing errors: one line that names the file and the field.
 
-Every error a user can cause (bad XML, bad JSON, unknown scheduler, bad option, impossible job) is raised
-as a :class:`WattschedError`; the CLI catches it once and prints ``str(error)`` on one line.
+Every error a user can cause (bad XML, bad JSON, unknown scheduler, bad option, impossible job, unwritable
+output, a peer breaking the protocol) is raised as a :class:`WattschedError`, one subclass per kind; each
+edge (the CLI, the Python API) catches it once and the CLI prints ``str(error)`` on one line.
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ class InputError(WattschedError):
 
 class OptionError(WattschedError):
     """Bad scheduler option or command-line value."""
+
+
+class OutputError(WattschedError):
+    """An output location that cannot be written (a folder where a file goes, a read-only place); raised
+    before the work that would fill it starts."""
 
 
 class ProtocolError(WattschedError):

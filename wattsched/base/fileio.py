@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from wattsched.base.errors import OptionError
+from wattsched.base.errors import OutputError
 
 
 def _umask() -> int:
@@ -25,23 +25,58 @@ def _umask() -> int:
 @contextmanager
 def atomic_paths(paths: Sequence[str | os.PathLike]) -> Iterator[list[Path]]:
     """Temporary paths to write instead of ``paths``; all renamed to ``paths`` when the block ends
-    without an exception, all removed otherwise. Folders are created as needed."""
+    without an exception, all removed otherwise (and the folders this created). Folders are created as
+    needed.
+
+    Raises:
+        OutputError: a folder or temporary file cannot be created, or a target cannot be replaced (it is a
+            folder, its parent is a file, the place is read-only); nothing is left behind.
+    """
     targets = [Path(p) for p in paths]
     temps: list[Path] = []
+    created: list[Path] = []
+    done = False
     try:
-        for target in targets:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-            os.close(fd)
-            temps.append(Path(name))
+        try:
+            for target in targets:
+                _make_folders(target.parent, created)
+                fd, name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+                os.close(fd)
+                temps.append(Path(name))
+        except OSError as exc:
+            raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
         yield temps
         mode = 0o666 & ~_umask()
+        for target in targets:
+            if target.is_dir():
+                raise OutputError(f"cannot write {target}: it is a folder")
         for temp, target in zip(temps, targets):
-            os.chmod(temp, mode)
-            os.replace(temp, target)
+            try:
+                os.chmod(temp, mode)
+                os.replace(temp, target)
+            except OSError as exc:
+                raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
+        done = True
     finally:
         for temp in temps:
             temp.unlink(missing_ok=True)
+        if not done:
+            for folder in reversed(created):
+                try:
+                    folder.rmdir()
+                except OSError:
+                    pass
+
+
+def _make_folders(folder: Path, created: list[Path]) -> None:
+    """``mkdir -p folder``, remembering in ``created`` the folders it made (outermost first)."""
+    missing: list[Path] = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):
+        path.mkdir()
+        created.append(path)
 
 
 @contextmanager
@@ -53,7 +88,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
 def emit_text(text: str, path: str | os.PathLike | None) -> None:
     """Write ``text`` to ``path`` atomically, or to stdout when ``path`` is None. An unwritable path
-    raises :class:`OptionError` naming it."""
+    raises :class:`OutputError` naming it."""
     if path is None:
         sys.stdout.write(text)
         return
@@ -61,7 +96,7 @@ def emit_text(text: str, path: str | os.PathLike | None) -> None:
         with atomic_path(path) as tmp:
             tmp.write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise OptionError(f"cannot write {path}: {exc.strerror}") from None
+        raise OutputError(f"cannot write {path}: {exc.strerror}") from None
 
 
 def write_if_changed(path: str | os.PathLike, text: str) -> None:

@@ -32,7 +32,7 @@ def interval(inf: int, sup: int) -> ProcSet:
     return _wrap([ProcInt(inf, sup)])
 
 
-def _first_reaching(itvs: list, x: int) -> int:
+def _first_reaching(itvs: Sequence, x: int) -> int:
     """Index of the first interval whose ``sup`` is >= ``x``."""
     i = bisect_right(itvs, (x,) + _TOP) - 1
     if i < 0 or itvs[i][1] < x:
@@ -44,6 +44,24 @@ def intervals(hosts: ProcSet) -> Sequence[tuple[int, int]]:
     """The sorted disjoint ``(inf, sup)`` intervals of ``hosts``, without a copy (read them, do not
     modify them)."""
     return hosts._itvs
+
+
+def first_fit_within(free: Sequence[tuple[int, int]], lo: int, hi: int, n: int) -> ProcSet | None:
+    """The first ``n`` ids of the lowest interval of ``free`` (sorted disjoint ``(inf, sup)`` intervals, e.g.
+    :func:`intervals`) that holds ``n`` hosts inside ``[lo, hi]``, or ``None``: first-fit contiguous placement
+    restricted to a range (a partition), located with one bisect."""
+    k = _first_reaching(free, lo) if free else 0
+    for index in range(k, len(free)):
+        a, b = free[index]
+        if a > hi:
+            break
+        if a < lo:
+            a = lo
+        if b > hi:
+            b = hi
+        if b - a >= n - 1:
+            return interval(a, a + n - 1)
+    return None
 
 
 def contains(hosts: ProcSet, host: int) -> bool:

@@ -15,9 +15,11 @@ node-stats,
 regress
 synth, swf,    :mod:`.inputs`: workloads and platforms
 lightesp,
+eamc-workload,
 platform
 sweep,         :mod:`.studies`: many runs; the papers' experiments
 reproduce
+web            :mod:`.web`: the local web page (:mod:`wattsched.web`)
 =============  ===============================================================================
 """
 
@@ -30,7 +32,7 @@ import sys
 from typing import NoReturn, Sequence
 
 from wattsched.base.errors import WattschedError
-from wattsched.cli import analyse, describe, inputs, simulate, studies
+from wattsched.cli import analyse, describe, inputs, simulate, studies, web
 
 __all__ = ["build_parser", "main"]
 
@@ -47,13 +49,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="wattsched",
         description="Energy-aware HPC job schedulers for Batsim 4, with an embedded Batsim-compatible simulator.",
-        epilog="Run 'wattsched COMMAND --help' for the documentation of a command.",
+        epilog="Run 'wattsched COMMAND --help' for the documentation of a command.\n\n"
+               "From Python (notebooks):\n"
+               "  from wattsched import api\n"
+               "  result = api.simulate(platform, workload, scheduler, options)   # outputs as DataFrames, metrics\n"
+               "  table = api.sweep(grid, out)                                    # as 'wattsched sweep'\n"
+               "an example notebook: docs/api.ipynb.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output (-vv for debug)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=Parser)
-    for module in (simulate, describe, analyse, inputs, studies):
+    for module in (simulate, describe, analyse, inputs, studies, web):
         module.add_parsers(sub)
     return parser
+
+
+def _one_line(text: str) -> str:
+    """An error message on one line, whatever a file name or a value in it holds."""
+    return " ".join(text.split("\n")) if "\n" in text else text
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -65,7 +78,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except WattschedError as exc:
-        print(f"wattsched: error: {exc}", file=sys.stderr)
+        print(f"wattsched: error: {_one_line(str(exc))}", file=sys.stderr)
+        return 2
+    except (MemoryError, RecursionError) as exc:  # an input beyond the bounds checked (README "Errors and limits")
+        what = "out of memory" if isinstance(exc, MemoryError) else "input nested too deeply"
+        print(f"wattsched: error: {what} while running '{args.command}'; see the README's 'Errors and limits' "
+              "for the bounds and how to lower them", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("wattsched: interrupted", file=sys.stderr)

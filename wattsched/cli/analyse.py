@@ -22,7 +22,11 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from wattsched.analysis.outputs import find_outputs
     from wattsched.analysis.plots import plot_all, plot_power
 
+    from wattsched.base.validate import check_output_files
+
     out_dir = Path(args.out_dir) if args.out_dir else find_outputs(args.outputs)["jobs"].parent
+    check_output_files([out_dir / name for name in ("gantt.png", "power.png", "machine_states.png")],
+                       f"-d {out_dir}")
     paths = plot_all(args.outputs, out_dir)
     if args.window or args.budget_power:
         plot_power(args.outputs, out_dir / "power.png", budget_window=args.window, budget_power_w=args.budget_power)

@@ -20,11 +20,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from contextlib import nullcontext
 from pathlib import Path
-from typing import Any, ContextManager
+from typing import Any
 
 from wattsched.base.errors import OptionError
+from wattsched.base.validate import load_json
 
 
 def scheduler_options(text: str) -> dict[str, Any]:
@@ -41,18 +41,15 @@ def scheduler_options(text: str) -> dict[str, Any]:
         except (OSError, UnicodeDecodeError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise OptionError(f"-o {text}: cannot read {source}: {reason}") from None
-    try:
-        value = json.loads(text, parse_constant=_no_constant)
-    except (json.JSONDecodeError, ValueError, RecursionError) as exc:
-        detail = f"{exc.msg} at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
-        raise OptionError(f"{source}: scheduler options are not valid JSON ({detail})") from None
+    value = load_json(text, source, _options_json_error)
     if not isinstance(value, dict):
         raise OptionError(f"{source}: scheduler options must be a JSON object like '{{\"placement\": \"best-fit\"}}'")
     return value
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON allows")
+def _options_json_error(source: str, field: str, problem: str) -> OptionError:
+    where = f" at {field}" if field else ""
+    return OptionError(f"{source}: scheduler options are not valid JSON{where}: {problem}")
 
 
 def window(text: str) -> tuple[float, float]:
@@ -72,9 +69,19 @@ def positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text[:40]!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer ≥ 0, got {text[:40]!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer ≥ 0, got {value}")
     return value
 
 
@@ -82,7 +89,7 @@ def positive_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text[:40]!r}") from None
     if not 0.0 < value < math.inf:
         raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
     return value
@@ -106,21 +113,3 @@ def progress_enabled(args: argparse.Namespace) -> bool:
     import sys
 
     return bool(args.progress or (not args.quiet and sys.stderr.isatty()))
-
-
-def simulation_progress(enabled: bool) -> ContextManager[Any]:
-    """A rich progress bar on jobs done and simulated time; a no-op context when disabled."""
-    if not enabled:
-        return nullcontext(None)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(TextColumn("[bold]simulating"), BarColumn(), MofNCompleteColumn(),
-                    TextColumn("jobs  t={task.fields[sim_time]}"), TimeElapsedColumn(), transient=False)
-
-
-def format_sim_time(t_s: float) -> str:
-    """Simulated time as ``1d02:03:04.5`` or ``02:03:04.5``."""
-    days, rest = divmod(t_s, 86400)
-    h, rest = divmod(rest, 3600)
-    m, s = divmod(rest, 60)
-    return f"{int(days)}d{int(h):02d}:{int(m):02d}:{s:04.1f}" if days else f"{int(h):02d}:{int(m):02d}:{s:04.1f}"

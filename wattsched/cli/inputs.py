@@ -1,4 +1,5 @@
-"""``wattsched synth``, ``swf``, ``lightesp`` and ``platform``: the workloads and platforms a study runs on."""
+"""``wattsched synth``, ``swf``, ``lightesp``, ``beta``, ``eamc-workload`` and ``platform``: the workloads and
+platforms a study runs on."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import argparse
 import dataclasses
 import json
 
+from wattsched.base.errors import InputError, OptionError
 from wattsched.base.fileio import emit_text
-from wattsched.cli.common import add_output_argument, positive_float, positive_int, window
+from wattsched.cli.common import add_output_argument, non_negative_int, positive_float, positive_int, window
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
@@ -27,12 +29,94 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 
 def cmd_swf(args: argparse.Namespace) -> int:
-    from wattsched.workloads.swf import swf_to_batsim
+    import sys
+    from pathlib import Path
 
+    from wattsched.workloads.swf import summary_line, swf_to_batsim
+    from wattsched.workloads.traces import fetch_trace
+
+    source = Path(args.swf)
+    if not source.exists() and "/" not in args.swf and not args.swf.endswith((".swf", ".gz")):
+        source = fetch_trace(args.swf, mirror=args.mirror, download=False)  # a name of 'wattsched traces'
     start_s, duration_s = (None, None) if args.window is None else (args.window[0], args.window[1] - args.window[0])
-    workload = swf_to_batsim(args.swf, speed_flops=args.speed, nb_hosts=args.hosts, max_jobs=args.max_jobs,
-                             start_time_s=start_s, duration_s=duration_s, procs_per_host=args.procs_per_host)
+    if args.busiest is not None:
+        from wattsched.workloads.swf import busiest_window, header_hosts
+
+        if args.window is not None:
+            raise OptionError("--busiest and --window: give one of them")
+        hosts = args.hosts or header_hosts(source, args.procs_per_host)
+        if hosts is None:
+            raise OptionError(f"--busiest: {source} has no MaxProcs header; give --hosts")
+        duration_s = args.busiest * 86400.0
+        start_s, load = busiest_window(source, nb_hosts=hosts, duration_s=duration_s, step_s=86400.0,
+                                       procs_per_host=args.procs_per_host)
+        print(f"busiest {args.busiest:g} days: from {start_s:.0f} s, offered load {load:.2f}", file=sys.stderr)
+    workload = swf_to_batsim(source, speed_flops=args.speed, nb_hosts=args.hosts, max_jobs=args.max_jobs,
+                             start_time_s=start_s, duration_s=duration_s, procs_per_host=args.procs_per_host,
+                             job_numbers=args.job_numbers, walltime_rule=args.walltime,
+                             too_large=args.too_large, no_runtime=args.no_runtime)
+    if not workload["jobs"]:
+        raise InputError(source, "", f"no job left to simulate ({summary_line(workload)})")
     emit_text(json.dumps(workload, indent=1) + "\n", args.output)
+    print(summary_line(workload), file=sys.stderr)
+    return 0
+
+
+def job_range(text: str) -> tuple[int, int]:
+    """``--job-numbers FIRST,LAST``: two job numbers, LAST not before FIRST."""
+    try:
+        first, last = (int(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected FIRST,LAST job numbers, got {text!r}") from None
+    if last < first:
+        raise argparse.ArgumentTypeError(f"last job number {last} is before the first {first}")
+    return first, last
+
+
+def procs_per_host(text: str) -> int | str:
+    """``--procs-per-host N|node``."""
+    return "node" if text == "node" else positive_int(text)
+
+
+def walltime_rule(text: str) -> str:
+    from wattsched.workloads.swf import _walltime_rule
+
+    try:
+        _walltime_rule(text)
+    except OptionError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
+def cmd_traces(args: argparse.Namespace) -> int:
+    import sys
+
+    from wattsched.workloads.traces import TRACES, cache_folder, fetch_trace
+
+    if args.action == "list":
+        if args.names:
+            raise OptionError("'wattsched traces' lists every trace; 'wattsched traces fetch NAME' fetches one")
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title="Parallel Workloads Archive logs (cleaned versions)")
+        for column in ("name", "machine", "processors", "jobs", "period", "used by", "file"):
+            table.add_column(column, justify="right" if column in ("processors", "jobs") else "left")
+        for t in TRACES:
+            table.add_row(t.name, t.machine, f"{t.processors:,}", f"{t.jobs:,}", t.period, t.papers, t.file)
+        Console(width=max(160, Console().width)).print(table)
+        print(f"download: {TRACES[0].url().rsplit('/', 2)[0]}/<folder>/<file>; cache {cache_folder(args.cache)}; "
+              "sha256 checked ('wattsched traces --sha256' shows them)")
+        if args.sha256:
+            for t in TRACES:
+                print(f"{t.sha256}  {t.file}")
+        return 0
+    if not args.names:
+        raise OptionError("'wattsched traces fetch' needs trace names ('wattsched traces' lists them)")
+    for name in args.names:
+        path = fetch_trace(name, mirror=args.mirror, cache=args.cache, base_url=args.url,
+                           progress=not args.quiet and sys.stderr.isatty())
+        print(path)
     return 0
 
 
@@ -58,11 +142,42 @@ def cmd_lightesp(args: argparse.Namespace) -> int:
 
 
 def cmd_platform(args: argparse.Namespace) -> int:
-    from wattsched.platforms.generate import esc_platform_xml, taurus_platform_xml
+    from wattsched.platforms.generate import eamc_platform_xml, esc_platform_xml, taurus_platform_xml, upas_platform_xml
 
-    generate = esc_platform_xml if args.node == "esc" else taurus_platform_xml
-    prefix = args.prefix if args.prefix is not None else ("node" if args.node == "esc" else "taurus-")
-    emit_text(generate(args.hosts, prefix=prefix, suffix=args.suffix, cluster=not args.flat), args.output)
+    if args.top_power is not None and args.node != "upas":
+        raise OptionError("--top-power: only for --node upas")
+    if args.node == "eamc":
+        if args.flat or args.prefix is not None or args.suffix:
+            raise OptionError("--node eamc writes one <cluster> per partition (hosts p1-0 ..., p2-0 ...): "
+                              "--flat, --prefix and --suffix do not apply")
+        emit_text(eamc_platform_xml((args.hosts, args.hosts)), args.output)
+        return 0
+    prefix = args.prefix if args.prefix is not None else {"esc": "node", "upas": "cpu"}.get(args.node, "taurus-")
+    if args.node == "upas":
+        text = upas_platform_xml(args.hosts, top_power_w=args.top_power or 100.0, prefix=prefix, suffix=args.suffix,
+                                 cluster=not args.flat)
+    else:
+        generate = esc_platform_xml if args.node == "esc" else taurus_platform_xml
+        text = generate(args.hosts, prefix=prefix, suffix=args.suffix, cluster=not args.flat)
+    emit_text(text, args.output)
+    return 0
+
+
+def cmd_eamc_workload(args: argparse.Namespace) -> int:
+    from wattsched.workloads.eamc import eamc_workload
+
+    workload = eamc_workload(seed=args.seed, mix=args.mix, nb_jobs=args.jobs, max_res=args.max_res,
+                             span_days=args.days, mean_res=args.mean_res, mean_runtime_s=args.mean_runtime_h * 3600.0)
+    emit_text(json.dumps(workload, indent=1) + "\n", args.output)
+    return 0
+
+
+def cmd_beta(args: argparse.Namespace) -> int:
+    from wattsched.workloads.upas import beta_workload, read_workload
+
+    workload = beta_workload(read_workload(args.workload), seed=args.seed, speed_flops=args.speed,
+                             base_speed_flops=args.base_speed)
+    emit_text(json.dumps(workload, indent=1) + "\n", args.output)
     return 0
 
 
@@ -71,7 +186,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                        description="Write a seeded synthetic HPC workload (Lublin & Feitelson 2003: job sizes, run "
                                    "times, daily arrival cycle) as Batsim JSON, for a machine of --hosts hosts.")
     p.add_argument("--hosts", type=positive_int, required=True, help="machine size")
-    p.add_argument("--seed", type=int, required=True, help="random seed")
+    p.add_argument("--seed", type=non_negative_int, required=True, help="random seed (an integer ≥ 0)")
     add_output_argument(p, "output .json")
     p.add_argument("--days", type=positive_float, default=7.0, help="submission period in days (default 7)")
     p.add_argument("--load", type=positive_float, default=0.85, help="target offered load (default 0.85)")
@@ -83,17 +198,56 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_synth)
 
     p = sub.add_parser("swf", help="convert an SWF trace (Parallel Workloads Archive) to a Batsim workload",
-                       description="Convert an SWF trace (Standard Workload Format, Parallel Workloads Archive) into "
-                                   "a Batsim JSON workload: one job per trace line, run time as flops at --speed.")
-    p.add_argument("swf", help="input .swf trace")
+                       description="Convert an SWF trace (Standard Workload Format, Parallel Workloads Archive; "
+                                   "plain or gzip-compressed) into a Batsim JSON workload: one job per trace line, "
+                                   "run time as flops at --speed, user and group kept. The header's MaxProcs is the "
+                                   "default machine size. Prints one line on stderr: jobs kept, dropped by reason, "
+                                   "walltimes given by --walltime, run times cut to the walltime. Rules: the "
+                                   "docstring of wattsched/workloads/swf.py.",
+                       epilog="examples:\n"
+                              "  wattsched swf sdsc-blue --window 0,604800 --output blue-week1.json\n"
+                              "  wattsched swf NASA-iPSC-1993-3.1-cln.swf.gz --busiest 7 --output nasa.json\n"
+                              "  wattsched swf trace.swf --hosts 128 --too-large keep --walltime factor:2",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("swf", help="input .swf or .swf.gz trace, or a name of 'wattsched traces' (from the mirror or cache)")
     add_output_argument(p, "output .json")
     p.add_argument("--speed", type=positive_float, default=100e6, help="host speed in flop/s (default 100e6)")
-    p.add_argument("--hosts", type=positive_int, help="platform size (drops larger jobs)")
+    p.add_argument("--hosts", type=positive_int, help="platform size (default: the header's MaxProcs / --procs-per-host)")
     p.add_argument("--max-jobs", type=positive_int, help="keep at most this many jobs")
     p.add_argument("--window", type=window, metavar="START,END",
                    help="keep the jobs submitted in this window of trace seconds (shifted to start at 0)")
-    p.add_argument("--procs-per-host", type=positive_int, default=1, help="trace processors per host (default 1)")
+    p.add_argument("--busiest", type=positive_float, metavar="DAYS",
+                   help="keep the DAYS-long extract (starting at a whole day) with the highest offered load")
+    p.add_argument("--job-numbers", type=job_range, metavar="FIRST,LAST",
+                   help="keep the jobs whose SWF job number is in [FIRST, LAST]")
+    p.add_argument("--procs-per-host", type=procs_per_host, default=1, metavar="N|node",
+                   help="trace processors per host (default 1, the papers' count; 'node': MaxProcs/MaxNodes)")
+    p.add_argument("--walltime", type=walltime_rule, default="runtime", metavar="RULE",
+                   help="walltime of jobs without a requested time: runtime (default, a perfect estimate), none "
+                        "(never killed, no estimate for EASY), factor:F (F x run time), limit:S (S seconds)")
+    p.add_argument("--too-large", choices=("drop", "keep", "error"), default="drop",
+                   help="jobs wider than the machine: drop (default), keep (the scheduler rejects them) or error")
+    p.add_argument("--no-runtime", choices=("drop", "keep", "error"), default="drop",
+                   help="jobs with a run time <= 0 (cancelled or not): drop (default), keep (zero work) or error")
+    p.add_argument("--mirror", metavar="DIR", help="folder of the archive's logs for a trace name (default $WATTSCHED_PWA)")
     p.set_defaults(func=cmd_swf)
+
+    p = sub.add_parser("traces", help="the Parallel Workloads Archive logs the papers used: list, fetch (sha256 checked)",
+                       description="List the archive's logs the project knows (the papers' traces), or fetch them: from "
+                                   "a mirror folder (--mirror, $WATTSCHED_PWA, or shared/data/pwa beside the "
+                                   "repository), else the cache (--cache, $WATTSCHED_TRACES, ~/.cache/wattsched/traces), "
+                                   "else a download from the archive (or --url) with a progress bar. Every file is "
+                                   "checked against its sha256; 'fetch' prints the path of each checked file.",
+                       epilog="examples:\n  wattsched traces\n  wattsched traces fetch sdsc-blue nasa-ipsc",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("action", nargs="?", choices=("list", "fetch"), default="list", help="list (default) or fetch")
+    p.add_argument("names", nargs="*", metavar="NAME", help="traces to fetch (names or file names)")
+    p.add_argument("--mirror", metavar="DIR", help="a folder holding the archive's files")
+    p.add_argument("--cache", metavar="DIR", help="the download cache")
+    p.add_argument("--url", metavar="URL", help="download from this folder URL instead of the archive")
+    p.add_argument("--sha256", action="store_true", help="list: print every file's sha256 too")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_traces)
 
     p = sub.add_parser("lightesp", help="generate the Light-ESP workload of the EFS paper (table II), with users",
                        description="Write COPIES Light-ESP workloads one after the other (EFS paper table II: 230 "
@@ -120,16 +274,69 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--speed", type=positive_float, default=100e6, help="host speed in flop/s (default 100e6)")
     p.set_defaults(func=cmd_lightesp)
 
-    p = sub.add_parser("platform", help="generate a Taurus-calibrated or ESC SimGrid platform of any size",
+    p = sub.add_parser("eamc-workload", help="generate an EAMC-paper workload: jobs with applications and partitions",
+                       description="Write a seeded workload like the EAMC paper's (§5): jobs of mean 18.29 nodes and "
+                                   "3.65 h at the top frequency of p1, a daily arrival cycle over --days, each job "
+                                   "with an EAR application id ('app', 1-8) and the partitions it may use "
+                                   "('partitions': p1, p2), the share of STREAM (app 8, which favours p2) set by "
+                                   "--mix. Run it on 'wattsched platform --node eamc'.",
+                       epilog="example: wattsched eamc-workload --mix 33 --seed 1 --output w.json && wattsched "
+                              "platform --node eamc --hosts 512 --output p.xml && wattsched run p.xml w.json "
+                              "-s eamc-priority-inc")
+    add_output_argument(p, "output .json")
+    p.add_argument("--mix", choices=("13", "33", "50"), default="13",
+                   help="%% of jobs favouring p2: 13 (the 8 applications uniformly), 33 or 50 (that share of "
+                        "STREAM); default 13")
+    p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    p.add_argument("--jobs", type=positive_int, default=5000, help="number of jobs (default 5000, the paper's)")
+    p.add_argument("--max-res", type=positive_int, default=512,
+                   help="largest job, the size of a partition (default 512)")
+    p.add_argument("--days", type=positive_float, default=10.0, help="submission span in days (default 10)")
+    p.add_argument("--mean-res", type=positive_float, default=18.29, help="mean requested nodes (default 18.29)")
+    p.add_argument("--mean-runtime-h", type=positive_float, default=3.65,
+                   help="mean run time at the top frequency of p1, hours (default 3.65)")
+    p.set_defaults(func=cmd_eamc_workload)
+
+    p = sub.add_parser("platform", help="generate a Taurus-calibrated, ESC, UPAS or EAMC SimGrid platform of any size",
                        description="Write a SimGrid 4.1 platform of Taurus nodes (energy-budget paper, table I, with "
-                                   "Batsim's 13 DVFS pstates, sleep and transition pstates) or of the ESC paper's "
+                                   "Batsim's 13 DVFS pstates, sleep and transition pstates), of the ESC paper's "
                                    "five-state nodes (--node esc: standby 2 W, powering off 480 s using 10.79 Wh, "
-                                   "powering on 555 s using 13.71 Wh, idle 150 W, loaded 230 W), and a master host.")
-    p.add_argument("--hosts", type=positive_int, required=True, help="number of compute hosts")
+                                   "powering on 555 s using 13.71 Wh, idle 150 W, loaded 230 W), of the UPAS paper's "
+                                   "processors (--node upas: table 2's six gears 2.3 ... 0.8 GHz as pstates 0-5 at "
+                                   "2300 ... 800 Mflop/s, eq. 3's powers for --top-power W running at 2.3 GHz, a 0 W "
+                                   "sleep pstate and 1 s transitions) or the EAMC paper's two partitions (--node eamc: "
+                                   "p1 of Platinum 8168 nodes at 1.2-2.7 GHz and p2 of Gold 6254 nodes at 1.2-3.1 GHz, "
+                                   "one pstate per 0.1 GHz, powers of the EAR model), and a master host.",
+                       epilog="example: wattsched platform --node upas --hosts 1152 --output upas_1152.xml "
+                              "(SDSC-Blue; the UPAS paper's machines have 430, 128, 1152, 4008 and 9216 processors)")
+    p.add_argument("--hosts", type=positive_int, required=True,
+                   help="number of compute hosts (--node eamc: hosts per partition, 512 in the paper)")
     add_output_argument(p, "output .xml")
-    p.add_argument("--node", choices=("taurus", "esc"), default="taurus",
-                   help="node model: taurus (energy-budget paper) or esc (ESC paper); default taurus")
+    p.add_argument("--node", choices=("taurus", "esc", "upas", "eamc"), default="taurus",
+                   help="node model: taurus (energy-budget paper), esc (ESC paper), upas (UPAS paper) or eamc (EAMC "
+                        "paper's p1 and p2); default taurus")
+    p.add_argument("--top-power", type=positive_float, metavar="W",
+                   help="with --node upas: running power of a processor at the top gear, watts (default 100)")
     p.add_argument("--flat", action="store_true", help="one <host> per node instead of a <cluster>")
-    p.add_argument("--prefix", default=None, help="host name prefix (default: taurus- or node)")
+    p.add_argument("--prefix", default=None, help="host name prefix (default: taurus-, node or cpu)")
     p.add_argument("--suffix", default="", help="host name suffix (default: none)")
     p.set_defaults(func=cmd_platform)
+
+    p = sub.add_parser("beta", help="give every job a beta (UPAS paper) and profiles that run T(f) at any gear",
+                       description="Write WORKLOAD with a seeded beta per job drawn by job size (UPAS paper §3.4: "
+                                   "N(0.5, 0.01) up to 4 CPUs, N(0.4, 0.01) up to 32, N(0.3, 0.0064) above; variances, "
+                                   "clipped to [0.01, 1]) and, for every job, a composed profile of beta*T*speed flops "
+                                   "then a delay of (1-beta)*T, so that Batsim runs it T(f) = T*(beta*(f_top/f - 1) + 1) "
+                                   "at a gear of frequency f (eq. 4). Jobs without walltime get the next whole minute "
+                                   "above their run time. Rules: docstring of wattsched.workloads.upas.",
+                       epilog="example: wattsched swf trace.swf --speed 2.3e9 --hosts 128 --output w.json && "
+                              "wattsched beta w.json --seed 1 --output w_beta.json && wattsched platform --node upas "
+                              "--hosts 128 --output p.xml && wattsched run p.xml w_beta.json -s upas")
+    p.add_argument("workload", help="Batsim JSON workload (parallel_homogeneous or delay profiles)")
+    add_output_argument(p, "output .json")
+    p.add_argument("--seed", type=int, required=True, help="seed of the beta draws")
+    p.add_argument("--speed", type=positive_float, default=2.3e9,
+                   help="flop/s of the top gear the compute parts are written for (default 2.3e9, the UPAS platform's)")
+    p.add_argument("--base-speed", type=positive_float, metavar="FLOPS",
+                   help="flop/s the input's profiles were written for (default --speed; 100e6 for Taurus workloads)")
+    p.set_defaults(func=cmd_beta)

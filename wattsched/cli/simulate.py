@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
-from wattsched.base.errors import OptionError
+from wattsched.base.errors import OptionError, ProtocolError
 from wattsched.cli.common import (
     add_options_argument,
     add_progress_arguments,
-    format_sim_time,
     positive_float,
     progress_enabled,
+    window,
     scheduler_options,
-    simulation_progress,
 )
+
+#: Seconds to wait for the peer's next message (``--timeout``); the same as the Batsim stand-in's default.
+DEFAULT_TIMEOUT_S = 600.0
 
 EPILOG_RUN = """\
 examples:
@@ -26,6 +31,8 @@ examples:
   wattsched run P.xml W.json -s efs -o '{"half_life_s": 86400}' --per-user   (EnergyFairShare, per-user stretch)
   wattsched run P.xml W.json -s compose -o '{"order": "efs", "admission": "energy-bud", "power": "shutdown",
                                             "budget_fraction": 0.6, "window_end_s": 86400}'
+  wattsched run eamc.xml eamc.json -s eamc-priority-inc -o '{"t_weight": 1.5}'   (EAMC across partitions,
+                                                                         dynamic jobs enabled for it)
   wattsched run P.xml W.json -s mypackage.mymodule:MyScheduler        (any pybatsim scheduler class)
   wattsched run P.xml W.json --connect tcp://127.0.0.1:28000          (Batsim stand-in: the scheduler
                                                                          runs in another process)
@@ -34,45 +41,35 @@ examples:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from wattsched.analysis.metrics import compute_metrics, format_table, metrics_to_json
-    from wattsched.simulator.drivers import run_inprocess, run_zmq
-    from wattsched.simulator.engine import Simulation
-    from wattsched.simulator.outputs import write_outputs
+    from wattsched.base.batsim_files import output_paths
+    from wattsched.experiments.runner import run_simulation
     from wattsched.simulator.platform import load_platform
     from wattsched.simulator.workload import load_workload
     from wattsched.workloads.users import check_job_fields
+
+    from wattsched.workloads.eamc import check_eamc_inputs
 
     options = scheduler_options(args.options) if args.options else {}
     platform = load_platform(args.platform)
     workload = load_workload(args.workload)
     check_job_fields((job.entry for job in workload.jobs), args.workload)
-    handler = None
-    if args.connect is None:
-        from wattsched.schedulers.adapter import scheduler_handler
-
-        handler = scheduler_handler(args.scheduler, options)
-    sim = Simulation(platform, workload, dynamic_jobs=args.enable_dynamic_jobs,
-                     acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs)
-    with simulation_progress(progress_enabled(args)) as bar:
-        callback = None
-        if bar is not None:
-            task = bar.add_task("sim", total=len(workload.jobs), sim_time="0")
-            last = [-1]
-
-            def show_progress(now_s: float, done: int, total: int) -> None:
-                if done != last[0] or sim.nb_messages % 200 == 0:
-                    last[0] = done
-                    bar.update(task, completed=done, sim_time=format_sim_time(now_s))
-
-            callback = show_progress
-        if handler is not None:
-            stats = run_inprocess(sim, handler, progress=callback)
-        else:
-            stats = run_zmq(sim, args.connect, progress=callback)
-        if bar is not None:
-            bar.update(task, completed=len(sim.jobs_rows), sim_time=format_sim_time(sim.now_s))
-    paths = write_outputs(sim, args.export, scheduling_time_s=stats.scheduling_time_s,
-                          simulation_time_s=stats.simulation_time_s)
-    metrics = compute_metrics(str(args.export), tau_s=args.tau, workload=args.workload if args.per_user else None)
+    ear_model = options.get("ear_model") if isinstance(options.get("ear_model"), str) else None
+    check_eamc_inputs((host.properties for host in platform.hosts), (job.entry for job in workload.jobs),
+                      args.workload, ear_model)
+    stats = run_simulation(platform, workload, args.export, scheduler=args.scheduler, options=options,
+                           dynamic_jobs=args.enable_dynamic_jobs, acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs,
+                           connect=args.connect, show_progress=progress_enabled(args), timeout_s=args.timeout)
+    paths = output_paths(args.export)
+    budget = ({"budget_window": (float(options.get("window_start_s", 0.0)), float(options["window_end_s"]))}
+              if isinstance(options.get("window_end_s"), (int, float)) else None)  # an energy budget's window
+    metrics = compute_metrics(str(args.export), tau_s=args.tau, workload=args.workload if args.per_user else None,
+                              window=args.window, extra_windows=budget)
+    rejected = int(metrics.get("nb_jobs_rejected", 0))
+    if rejected:
+        wide = sum(job.res > platform.nb_hosts for job in workload.jobs)
+        print(f"warning: {rejected} jobs rejected by the scheduler"
+              + (f", {wide} of them wider than the platform's {platform.nb_hosts} hosts (Batsim submits such jobs; "
+                 "the presets reject them, as pybatsim's EASY does)" if wide else ""), file=sys.stderr)
     if args.json:
         print(metrics_to_json(metrics))
     else:
@@ -98,21 +95,177 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from wattsched.base.validate import check_endpoint
+    from wattsched.schedulers.presets import PRESETS
+    from wattsched.schedulers.protocol import scheduler_handler
+
+    options = scheduler_options(args.options) if args.options else {}
+    check_endpoint(args.bind, "--bind")
+    if args.scheduler.strip() in PRESETS:
+        # our presets answer through the translator (a JSON string in, one out: no pybatsim objects per message)
+        _serve_translator(scheduler_handler(args.scheduler, options), args.bind, args.timeout)
+    else:
+        _serve_pybatsim(args.scheduler, options, args.bind, args.timeout)
+    print("wattsched: simulation ended", file=sys.stderr)
+    return 0
+
+
+def _serve_pybatsim(name: str, options: dict, bind: str, timeout_s: float) -> None:
+    """Any other pybatsim scheduler, in pybatsim's own Batsim class, on the guarded network handler."""
+    import pybatsim.batsim.batsim as pybatsim_batsim
     import zmq
-    from pybatsim.batsim.batsim import Batsim
 
     from wattsched.schedulers.adapter import load_scheduler
 
-    options = scheduler_options(args.options) if args.options else {}
-    scheduler = load_scheduler(args.scheduler, options)
-    print(f"wattsched: {args.scheduler} waiting for Batsim on {args.bind} (Batsim connects with -s)", file=sys.stderr)
+    scheduler = load_scheduler(name, options)
+    network_class = _guarded_network_class(timeout_s)
+    plain = pybatsim_batsim.NetworkHandler
+    pybatsim_batsim.NetworkHandler = network_class  # pybatsim's Batsim binds and reads in its constructor
+    network = None
     try:
-        bs = Batsim(scheduler, args.bind, -1)
-    except zmq.ZMQError as exc:
-        raise OptionError(f"--bind {args.bind}: cannot bind this endpoint ({exc})") from None
-    bs.start()
-    print("wattsched: simulation ended", file=sys.stderr)
-    return 0
+        network_class.created.clear()
+        try:
+            bs = pybatsim_batsim.Batsim(scheduler, bind, -1)
+        except zmq.ZMQError as exc:
+            raise OptionError(f"--bind {bind}: cannot bind this endpoint ({exc})") from None
+        finally:
+            pybatsim_batsim.NetworkHandler = plain
+            network = network_class.created[0] if network_class.created else None
+        bs.start()
+    finally:
+        if network is not None:
+            network.close()
+
+
+def _guarded_network_class(timeout_s: float) -> Any:
+    """pybatsim's network handler, made safe for a peer that breaks the protocol: every message Batsim sends
+    is parsed and checked (:class:`~wattsched.base.validate.BatsimMessageChecker`) before pybatsim sees it;
+    a peer that disconnects, or sends nothing for ``timeout_s`` seconds, raises :class:`ProtocolError`; the
+    socket and its context are closed on every way out (the port is released)."""
+    import zmq
+    from pybatsim.batsim.network import NetworkHandler
+    from zmq.utils.monitor import recv_monitor_message
+
+    from wattsched.base.errors import ProtocolError
+    from wattsched.base.validate import BatsimMessageChecker, load_json
+
+    def error(source: str, field: str, problem: str) -> ProtocolError:
+        return ProtocolError(f"{source}{' at ' + field if field else ''}: {problem}")
+
+    class GuardedNetwork(NetworkHandler):
+        created: list["GuardedNetwork"] = []
+        connection: Any
+        context: Any
+        socket_endpoint: str
+
+        def __init__(self, endpoint: str, *rest: Any, **kwargs: Any) -> None:
+            super().__init__(endpoint, *rest, **kwargs)
+            self.checker = BatsimMessageChecker()
+            self.monitor: Any = None
+            GuardedNetwork.created.append(self)
+
+        def bind(self) -> None:
+            try:
+                super().bind()
+            except zmq.ZMQError:
+                self.close()
+                raise
+            self.connection.setsockopt(zmq.LINGER, 0)
+            self.monitor = self.connection.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+            self.poller = zmq.Poller()
+            self.poller.register(self.connection, zmq.POLLIN)
+            self.poller.register(self.monitor, zmq.POLLIN)
+            print(f"wattsched: waiting for Batsim on {self.socket_endpoint} (Batsim connects with -s)",
+                  file=sys.stderr)
+
+        def recv(self, blocking: bool = False) -> dict:
+            deadline = time.monotonic() + timeout_s
+            number = self.checker.number
+            while True:
+                remaining_ms = max(0, int((deadline - time.monotonic()) * 1000))
+                ready = dict(self.poller.poll(remaining_ms))
+                if self.connection in ready:
+                    raw = self.connection.recv_string()
+                    msg = load_json(raw, f"Batsim message {number + 1}", error)
+                    self.checker.check(msg)
+                    return msg
+                if self.monitor in ready and recv_monitor_message(self.monitor)["event"] == zmq.EVENT_DISCONNECTED:
+                    raise ProtocolError(f"Batsim closed the connection on {self.socket_endpoint} (did it die?) "
+                                        f"after message {number}")
+                if time.monotonic() >= deadline:
+                    raise ProtocolError(f"Batsim sent nothing on {self.socket_endpoint} for {timeout_s:g} s after "
+                                        f"message {number}; --timeout S waits longer")
+
+        def send(self, msg: dict) -> None:
+            for ev in msg.get("events", []):  # jobs the scheduler registers are known from now on (B44)
+                if ev.get("type") == "REGISTER_JOB" and isinstance(ev.get("data"), dict):
+                    self.checker.jobs.add(str(ev["data"].get("job_id")))
+            super().send(msg)
+
+        def close(self) -> None:
+            if self.monitor is not None:
+                self.monitor.close(linger=0)
+                self.monitor = None
+            if self.connection is not None:
+                self.connection.close(linger=0)
+                self.connection = None
+            self.context.term()
+
+    return GuardedNetwork
+
+
+def _serve_translator(handler: Any, bind: str, timeout_s: float) -> None:
+    """Answer Batsim's requests on a REP socket bound to ``bind`` with ``handler`` (a
+    :class:`~wattsched.schedulers.protocol.BatsimTranslator`) until it answered SIMULATION_ENDS. Every message
+    is parsed and checked before the scheduler sees it; a peer that disconnects or sends nothing for
+    ``timeout_s`` seconds raises :class:`ProtocolError`; the socket is closed on every way out (the port is
+    released)."""
+    import zmq
+    from zmq.utils.monitor import recv_monitor_message
+
+    from wattsched.base.validate import BatsimMessageChecker, load_json
+
+    def error(source: str, field: str, problem: str) -> ProtocolError:
+        return ProtocolError(f"{source}{' at ' + field if field else ''}: {problem}")
+
+    ctx: zmq.Context = zmq.Context.instance()
+    sock = ctx.socket(zmq.REP)
+    sock.setsockopt(zmq.LINGER, 0)
+    monitor = None
+    checker = BatsimMessageChecker()
+    try:
+        try:
+            sock.bind(bind)
+        except zmq.ZMQError as exc:
+            raise OptionError(f"--bind {bind}: cannot bind this endpoint ({exc})") from None
+        print(f"wattsched: waiting for Batsim on {bind} (Batsim connects with -s)", file=sys.stderr)
+        monitor = sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        poller = zmq.Poller()
+        poller.register(sock, zmq.POLLIN)
+        poller.register(monitor, zmq.POLLIN)
+        while not handler.ended:
+            deadline = time.monotonic() + timeout_s
+            number = checker.number
+            while True:
+                ready = dict(poller.poll(max(0, int((deadline - time.monotonic()) * 1000))))
+                if sock in ready:
+                    message = load_json(sock.recv_string(), f"Batsim message {number + 1}", error)
+                    checker.check(message)
+                    break
+                if monitor in ready and recv_monitor_message(monitor)["event"] == zmq.EVENT_DISCONNECTED:
+                    raise ProtocolError(f"Batsim closed the connection on {bind} (did it die?) after message {number}")
+                if time.monotonic() >= deadline:
+                    raise ProtocolError(f"Batsim sent nothing on {bind} for {timeout_s:g} s after message {number}; "
+                                        "--timeout S waits longer")
+            reply = handler(message)
+            for ev in reply.get("events", []):  # jobs the scheduler registers are known from now on (B44)
+                if ev.get("type") == "REGISTER_JOB" and isinstance(ev.get("data"), dict):
+                    checker.jobs.add(str(ev["data"].get("job_id")))
+            sock.send_string(json.dumps(reply))
+    finally:
+        if monitor is not None:
+            monitor.close(linger=0)
+        sock.close(linger=0)
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -132,13 +285,20 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--connect", metavar="ENDPOINT",
                    help="do not load a scheduler: act as Batsim and connect (REQ) to a scheduler already "
                         "listening on ENDPOINT, e.g. tcp://127.0.0.1:28000")
+    p.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT_S, metavar="S",
+                   help=f"with --connect: give up when the scheduler does not answer a message within S seconds "
+                        f"(default {DEFAULT_TIMEOUT_S:g})")
     p.add_argument("--enable-dynamic-jobs", action="store_true",
                    help="accept dynamic job registration from the scheduler (Batsim's flag of the same name); a "
-                        "scheduler that slows a job down re-registers it with its longer walltime")
+                        "scheduler that slows a job down re-registers it with its longer walltime (on, with "
+                        "--acknowledge-dynamic-jobs, for the presets that need it: eamc-*, min-runtime, min-energy)")
     p.add_argument("--acknowledge-dynamic-jobs", action="store_true",
                    help="answer each registration with a JOB_SUBMITTED (Batsim's flag of the same name)")
     p.add_argument("--tau", type=positive_float, default=10.0,
                    help="bounded-slowdown threshold in seconds (default 10)")
+    p.add_argument("--window", type=window, metavar="START,END",
+                   help="utilization and energy in this window of seconds (besides the whole run's); an energy "
+                        "budget's window (options window_start_s, window_end_s) is measured too")
     p.add_argument("--json", action="store_true", help="print the metrics as JSON")
     p.add_argument("--per-user", action="store_true",
                    help="also print each user's mean stretch (from the workload's 'user' field)")
@@ -157,12 +317,14 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("serve", help="run a scheduler that waits for real Batsim (binds the REP socket)",
-                       description="Bind the Batsim REP socket and run the scheduler for one simulation, through "
-                                   "pybatsim. Start Batsim with '-s ENDPOINT' (or run 'wattsched run P W --connect "
+                       description="Bind the Batsim REP socket and run the scheduler for one simulation (our presets "
+                                   "directly, any other scheduler through pybatsim). Start Batsim with '-s ENDPOINT' (or run 'wattsched run P W --connect "
                                    "ENDPOINT').")
     p.add_argument("-s", "--scheduler", default="easy-backfill",
                    help="preset name, pybatsim entry-point name or module path (default: easy-backfill)")
     add_options_argument(p)
     p.add_argument("--bind", default="tcp://127.0.0.1:28000", metavar="ENDPOINT",
                    help="endpoint to bind (default tcp://127.0.0.1:28000; use tcp://*:28000 in a container)")
+    p.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT_S, metavar="S",
+                   help=f"give up when Batsim sends nothing for S seconds (default {DEFAULT_TIMEOUT_S:g})")
     p.set_defaults(func=cmd_serve)

@@ -11,12 +11,16 @@ from wattsched.cli.common import positive_float, positive_int
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from wattsched.experiments.grid import grid_runs, load_grid, write_results
     from wattsched.experiments.sweep import load_runs, report_failures, run_sweep
 
-    frame = run_sweep(load_runs(args.runs), workers=args.workers, force=args.force, csv_path=args.output,
+    runs = load_runs(args.runs) if str(args.runs).endswith(".json") else grid_runs(load_grid(args.runs), args.out)
+    frame = run_sweep(runs, workers=args.workers, force=args.force, dask_scheduler=args.dask_scheduler,
                       show_progress=not args.quiet and sys.stderr.isatty())
+    written = write_results(frame, args.out)
     counts = frame["status"].value_counts().to_dict()
-    print(f"{len(frame)} runs ({', '.join(f'{v} {k}' for k, v in counts.items())}); metrics in {args.output}")
+    print(f"{len(frame)} runs ({', '.join(f'{v} {k}' for k, v in counts.items())}); "
+          f"table {written[0]} (and .parquet), {len(written) - 2} comparison plots in {Path(args.out) / 'plots'}")
     return 1 if report_failures(frame) else 0
 
 
@@ -76,15 +80,57 @@ def cmd_reproduce_esc(args: argparse.Namespace) -> int:
     return 1 if report_failures(result.frame) else 0
 
 
+def cmd_reproduce_upas(args: argparse.Namespace) -> int:
+    from wattsched.experiments.sweep import report_failures
+    from wattsched.experiments.upas import run_experiment
+    from wattsched.workloads.pwa import find_pwa
+
+    logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
+    pwa = None if args.synthetic else find_pwa(args.pwa)
+    if not args.quiet:
+        print(f"Parallel Workloads Archive logs: {pwa if pwa is not None else 'not used, synthetic traces'}",
+              file=sys.stderr)
+    result = run_experiment(args.out, report_dir=args.report_dir,
+                            machines=args.machines.split(",") if args.machines else None, pwa=args.pwa,
+                            synthetic=args.synthetic or pwa is None, full=args.full, nb_jobs=args.jobs,
+                            seed=args.seed, workers=args.workers, force=args.force,
+                            show_progress=not args.quiet and sys.stderr.isatty(),
+                            note=None if args.quiet else lambda line: print(line, file=sys.stderr, flush=True))
+    print(f"{len(result.frame)} runs in {result.wall_s:.0f} s; report: {result.report}")
+    return 1 if report_failures(result.frame) else 0
+
+
+def cmd_reproduce_eamc(args: argparse.Namespace) -> int:
+    from wattsched.experiments.eamc import run_experiment
+    from wattsched.experiments.sweep import report_failures
+
+    logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
+    result = run_experiment(args.out, report_dir=args.report_dir, full=args.full, scale=args.scale, seeds=args.seeds,
+                            seed=args.seed, mixes=args.mixes.split(","), workers=args.workers, force=args.force,
+                            show_progress=not args.quiet and sys.stderr.isatty())
+    inputs = result.inputs
+    print(f"{len(result.frame)} runs ({inputs.hosts_per_partition} + {inputs.hosts_per_partition} nodes, "
+          f"{inputs.nb_jobs} jobs per workload) in {result.wall_s:.0f} s; report: {result.report}")
+    return 1 if report_failures(result.frame) else 0
+
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("sweep", help="run a list of simulations in parallel, resumably, into one metrics table",
-                       description="Run every simulation of RUNS (a JSON list of runs: name, platform, workload, "
-                                   "scheduler, options, prefix, ...) on the embedded simulator in parallel processes; "
-                                   "a run whose outputs exist is not run again (--force runs it). Writes one row of "
-                                   "metrics per run; a failed run is reported and the others go on (exit 1).")
-    p.add_argument("runs", help="JSON list of runs (the fields of wattsched.experiments.sweep.Run)")
-    p.add_argument("--output", default="sweep.csv", metavar="FILE", help="metrics CSV (default sweep.csv)")
-    p.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")
+    p = sub.add_parser("sweep", help="run a grid of simulations on Dask, resumably, into one table and plots",
+                       description="Run every simulation of GRID (a YAML grid of platforms x workloads x seeds x "
+                                   "schedulers x options: see wattsched.experiments.grid; or a JSON list of runs) on "
+                                   "the embedded simulator, on a local Dask cluster (or the Dask scheduler of "
+                                   "--dask-scheduler). A run whose outputs exist is not run again (runs are keyed by a "
+                                   "hash of their inputs; --force runs them). Writes OUT/results.csv and "
+                                   "OUT/results.parquet (metrics and options of every run) and comparison plots in "
+                                   "OUT/plots; a failed run is reported and the others go on (exit 1).",
+                       epilog="example: wattsched sweep study.yaml --out results/study -j 2")
+    p.add_argument("runs", metavar="GRID", help="a YAML grid (.yaml/.yml) or a JSON list of runs (.json)")
+    p.add_argument("--out", default="results/sweep", metavar="DIR",
+                   help="folder of the runs, the table and the plots (default results/sweep)")
+    p.add_argument("-j", "--workers", type=positive_int, help="processes of the local Dask cluster (default: CPU count)")
+    p.add_argument("--dask-scheduler", metavar="ADDRESS",
+                   help="run on this Dask scheduler (tcp://host:8786) instead of a local cluster; its workers must "
+                        "see the same files")
     p.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_sweep)
@@ -158,3 +204,52 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
     e.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     e.set_defaults(func=cmd_reproduce_esc)
+
+    e = papers.add_parser("upas", help="UPAS paper §4: utilization-driven DVFS on EASY, original and enlarged machines",
+                          description="The UPAS paper's §4: EASY and EASY + UPAS (WQ_threshold 0, 4, 16 and no limit; T "
+                                      "= 10 min) on CTC (430 processors), SDSC (128), SDSC-Blue (1,152), LLNL-Thunder "
+                                      "(4,008) and LLNL-Atlas (9,216), 5,000 jobs each (the real logs' jobs 20K-25K when "
+                                      "--pwa, $WATTSCHED_PWA or ../shared/data/pwa holds them, else synthetic traces "
+                                      "shaped like table 1), a beta per job; then the machines enlarged by 10, 20, 50 "
+                                      "and 75 % (WQ 0 and no limit); checks of T = 1 h and of the worst case beta = 1. "
+                                      "Writes results.csv, report.md with the paper's numbers beside ours and figures "
+                                      "shaped like 1-7. The paper's own sizes take a few minutes: there is no reduced "
+                                      "default (--jobs shortens the traces for a quick look).",
+                          epilog="example: wattsched reproduce upas --out results/upas --report-dir docs/results/upas -j 2")
+    e.add_argument("--out", default="results/upas", help="output folder of the runs (default results/upas)")
+    e.add_argument("--report-dir", help="where report.md and the figures go (default: --out)")
+    e.add_argument("--pwa", metavar="DIR",
+                   help="folder of Parallel Workloads Archive logs (default: $WATTSCHED_PWA, else ../shared/data/pwa "
+                        "beside the repository)")
+    e.add_argument("--synthetic", action="store_true", help="synthetic traces shaped like table 1 even when logs are found")
+    e.add_argument("--machines", help="comma-separated subset: ctc,sdsc,sdsc-blue,llnl-thunder,llnl-atlas")
+    e.add_argument("--full", action="store_true",
+                   help="also WQ 4 and 16 on the enlarged machines, T = 1 h everywhere, and two more beta seeds")
+    e.add_argument("--jobs", type=positive_int, default=5000, help="jobs per trace (default 5000, the paper's)")
+    e.add_argument("--seed", type=int, default=1, help="seed of the betas and of synthetic traces (default 1)")
+    e.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")
+    e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
+    e.add_argument("-q", "--quiet", action="store_true", help="no progress bar nor progress lines")
+    e.set_defaults(func=cmd_reproduce_upas)
+    e = papers.add_parser("eamc", help="EAMC paper §5: EAMC's variants, Base, Min runtime and Min energy on p1/p2",
+                          description="The EAMC paper's §5 on its p1/p2 system (p1: Platinum 8168 nodes at 1.2-2.7 "
+                                      "GHz, p2: Gold 6254 nodes at 1.2-3.1 GHz, the EAR model of the authors' data): "
+                                      "workloads of 13, 33 and 50 %% jobs favouring p2, EAMC-Reorder, -PriorityInc and "
+                                      "-PriorityInc-V at t_weight 1 and 1.5 (and PriorityInc-V with the published "
+                                      "plugin's scores), Base Slurm, Min runtime and Min energy, each on several seeds. "
+                                      "Reduced size unless --full (512 + 512 nodes, 5,000 jobs). Writes results.csv, "
+                                      "summary.csv, report.md with the paper's statements beside ours, and figures "
+                                      "shaped like figures 3-5.",
+                          epilog="example: wattsched reproduce eamc --out results/eamc --report-dir docs/results/eamc -j 2")
+    e.add_argument("--out", default="results/eamc", help="output folder of the runs (default results/eamc)")
+    e.add_argument("--report-dir", help="where report.md and the figures go (default: --out)")
+    e.add_argument("--full", action="store_true", help="the paper's size: 512 + 512 nodes, 5,000 jobs per workload")
+    e.add_argument("--scale", type=positive_float,
+                   help="fraction of the paper's nodes and jobs when not --full (default 0.5: 256 + 256, 2,500)")
+    e.add_argument("--seeds", type=positive_int, default=3, help="workloads per mix (default 3)")
+    e.add_argument("--seed", type=int, default=1, help="first seed (default 1)")
+    e.add_argument("--mixes", default="13,33,50", help="comma-separated subset of 13,33,50 (default all)")
+    e.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")
+    e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
+    e.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    e.set_defaults(func=cmd_reproduce_eamc)

@@ -2,15 +2,17 @@
 
 A :class:`Run` is everything one simulation needs (platform, workload, scheduler name and options, output
 prefix) plus how to measure it (metrics window, all-computing power, extra named windows) and free
-``tags`` copied into its row (machine, algorithm, budget...). :func:`run_sweep` executes a list of runs
-with a :class:`concurrent.futures.ProcessPoolExecutor` (one simulation per process, in-process scheduler,
-:func:`simulator.drivers.run_inprocess`), each writing Batsim's five CSV files to its own prefix, and
-returns a :class:`pandas.DataFrame` with one row per run, in the order of the list:
+``tags`` copied into its row (machine, algorithm, budget...). :func:`run_sweep` executes a list of runs on
+Dask distributed (:mod:`distributed`): a local cluster of ``workers`` processes by default, or an existing
+Dask scheduler given by its address (``tcp://host:8786``) for many machines, whose workers must see the
+same files; one simulation per task (:func:`wattsched.experiments.runner.run_simulation`), each writing
+Batsim's five CSV files to its own prefix. It returns a :class:`pandas.DataFrame` with one row per run, in
+the order of the list:
 
 * **Resumable**: a run whose five output files exist is not simulated again (``status`` ``skipped``) unless
   ``force``; its metrics are read from the files. Outputs are written atomically
   (:func:`simulator.outputs.write_outputs`), so an interrupted sweep leaves no half-written run.
-* **Robust**: a run that fails (unknown scheduler, bad option, bad input, crash of its process) gets
+* **Robust**: a run that fails (unknown scheduler, bad option, bad input, a worker that died) gets
   ``status`` ``failed`` and a one-line ``error``; the others go on. :func:`failed_runs` lists them and
   the CLI exits with status 1 when there is any.
 * **Progress**: a rich progress bar over runs and over simulated jobs (live, from the workers).
@@ -25,8 +27,9 @@ Usage::
             Run("fcfs", "p.xml", "w.json", "fcfs", {}, "out/fcfs")]
     frame = run_sweep(runs, workers=2, csv_path="out/metrics.csv")
 
-Command line: ``wattsched sweep runs.json --output metrics.csv [-j N] [--force]`` where ``runs.json`` is a
-list of objects with the fields of :class:`Run`.
+Command line: ``wattsched sweep GRID.yaml`` (a grid of platforms × workloads × schedulers × options × seeds,
+:mod:`wattsched.experiments.grid`) or ``wattsched sweep runs.json`` (a list of objects with the fields of
+:class:`Run`).
 """
 
 from __future__ import annotations
@@ -35,11 +38,10 @@ import json
 import logging
 import math
 import os
-import queue as queue_module
 import sys
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,7 @@ from typing import Any
 import pandas as pd
 
 from wattsched.base.errors import OptionError, WattschedError
+from wattsched.base.validate import load_json, option_error
 
 __all__ = ["Run", "run_sweep", "execute_run", "outputs_exist", "failed_runs", "load_runs"]
 
@@ -111,16 +114,8 @@ def one_line_error(error: BaseException) -> str:
 
 
 def _simulate(run: Run, on_jobs: JobsCallback | None) -> None:
-    from wattsched.schedulers.adapter import scheduler_handler
-    from wattsched.simulator.drivers import run_inprocess
-    from wattsched.simulator.engine import Simulation
-    from wattsched.simulator.outputs import write_outputs
-    from wattsched.simulator.platform import load_platform
-    from wattsched.simulator.workload import load_workload
+    from wattsched.experiments.runner import run_simulation
 
-    handler = scheduler_handler(run.scheduler, dict(run.options))
-    sim = Simulation(load_platform(run.platform), load_workload(run.workload), dynamic_jobs=run.dynamic_jobs,
-                     acknowledge_dynamic_jobs=run.dynamic_jobs)
     progress = None
     if on_jobs is not None:
         last = [-1, 0.0]
@@ -132,30 +127,16 @@ def _simulate(run: Run, on_jobs: JobsCallback | None) -> None:
                 on_jobs(run.name, done)
 
         progress = report_jobs
-
-    stats = run_inprocess(sim, handler, progress=progress)
-    write_outputs(sim, run.prefix, scheduling_time_s=stats.scheduling_time_s,
-                  simulation_time_s=stats.simulation_time_s)
-    if on_jobs is not None:
-        on_jobs(run.name, len(sim.jobs_rows))
+    run_simulation(run.platform, run.workload, run.prefix, scheduler=run.scheduler, options=run.options,
+                   dynamic_jobs=run.dynamic_jobs, progress=progress)
 
 
 def run_metrics(run: Run) -> dict[str, float | int]:
     """Metrics of a finished run from its output files (module docstring)."""
-    from wattsched.analysis.metrics import compute_metrics, energy_in_window_j, jobs_that_ran, utilization
-    from wattsched.analysis.outputs import load_outputs
+    from wattsched.analysis.metrics import compute_metrics
 
-    outputs = load_outputs(run.prefix)
-    metrics = dict(compute_metrics(outputs, tau_s=run.tau_s, window=run.window, max_power_w=run.max_power_w))
-    hosts = int(metrics["nb_hosts"])
-    started = jobs_that_ran(outputs.jobs)["starting_time"]
-    for name, (t0, t1) in run.extra_windows.items():
-        energy = outputs.consumed_energy
-        metrics[f"{name}_energy_j"] = (energy_in_window_j(energy, (t0, t1))
-                                       if energy is not None and not energy.empty else math.nan)
-        metrics[f"{name}_utilization"] = utilization(outputs.jobs, hosts, (t0, t1))
-        metrics[f"{name}_nb_jobs_started"] = int(((started >= t0) & (started < t1)).sum())
-    return metrics
+    return dict(compute_metrics(run.prefix, tau_s=run.tau_s, window=run.window, max_power_w=run.max_power_w,
+                                extra_windows=run.extra_windows))
 
 
 def execute_run(run: Run, *, force: bool = False, on_jobs: JobsCallback | None = None) -> dict[str, Any]:
@@ -180,11 +161,14 @@ def execute_run(run: Run, *, force: bool = False, on_jobs: JobsCallback | None =
     return row
 
 
-def _worker(run: Run, force: bool, jobs_queue: Any) -> dict[str, Any]:
-    """Process-pool entry: :func:`execute_run` with progress sent through a manager queue."""
-    if jobs_queue is None:
+def _dask_task(run: Run, force: bool, queue_name: str | None) -> dict[str, Any]:
+    """Dask task: :func:`execute_run`, its progress sent through a :class:`distributed.Queue`."""
+    if queue_name is None:
         return execute_run(run, force=force)
-    return execute_run(run, force=force, on_jobs=lambda name, done: jobs_queue.put((name, done)))
+    from distributed import Queue
+
+    queue = Queue(queue_name)
+    return execute_run(run, force=force, on_jobs=lambda name, done: queue.put((name, done)))
 
 
 # ------------------------------------------------------------------------------------------ a sweep
@@ -238,18 +222,23 @@ def run_sweep(
     force: bool = False,
     csv_path: str | os.PathLike | None = None,
     show_progress: bool | None = None,
+    dask_scheduler: str | None = None,
 ) -> pd.DataFrame:
     """Execute ``runs`` and return one row per run (module docstring), saved to ``csv_path`` if given.
 
     Args:
         runs: the runs; names and prefixes must be unique.
-        workers: processes (default ``os.cpu_count()``); 1 runs everything in this process.
+        workers: processes of the local Dask cluster (default ``os.cpu_count()``); 1 (and no
+            ``dask_scheduler``) runs everything in this process.
         force: simulate again runs whose outputs exist.
         csv_path: where to write the frame as CSV.
         show_progress: draw the progress bar (default: when stderr is a terminal).
+        dask_scheduler: the address of a running Dask scheduler (``tcp://host:8786``) to run on instead of a
+            local cluster; its workers must see the runs' files at the same paths.
 
     Raises:
-        OptionError: duplicate names or prefixes, or ``workers`` < 1. Failing runs do not raise.
+        OptionError: duplicate names or prefixes, ``workers`` < 1, or a Dask scheduler that cannot be
+            reached. Failing runs do not raise.
     """
     _check_runs(runs)
     workers = (os.cpu_count() or 1) if workers is None else workers
@@ -278,11 +267,11 @@ def run_sweep(
             if row["status"] == STATUS_FAILED:
                 logger.info("run %s failed: %s", row["name"], row["error"])
 
-        if workers == 1 or len(runs) <= 1:
+        if dask_scheduler is None and (workers == 1 or len(runs) <= 1):
             for run in runs:
                 finish(execute_run(run, force=force, on_jobs=on_jobs))
         else:
-            _run_pool(runs, workers, force, on_jobs, finish)
+            _run_dask(runs, workers, dask_scheduler, force, on_jobs, finish, show_progress)
 
     rows = [{**_base_row(run, jobs_of[run.name]), **results[run.name]} for run in runs]
     frame = pd.DataFrame(rows)
@@ -292,35 +281,55 @@ def run_sweep(
     return frame
 
 
-def _run_pool(runs: Sequence[Run], workers: int, force: bool, on_jobs: JobsCallback,
-              finish: Callable[[dict[str, Any]], None]) -> None:
-    import multiprocessing
+def _run_dask(runs: Sequence[Run], workers: int, address: str | None, force: bool, on_jobs: JobsCallback,
+              finish: Callable[[dict[str, Any]], None], show_progress: bool) -> None:
+    """The runs as tasks of a Dask cluster: a local one of ``workers`` processes, or the one at ``address``."""
+    from contextlib import ExitStack
 
-    with multiprocessing.Manager() as manager:
-        jobs_queue = manager.Queue()
+    from distributed import Client, LocalCluster, Queue, wait
+
+    with ExitStack() as stack:
+        # Dask's own INFO lines (workers starting, comms closing) are noise in a sweep's output; -vv shows them.
+        dask_logger = logging.getLogger("distributed")
+        stack.callback(dask_logger.setLevel, dask_logger.level)
+        if not logger.isEnabledFor(logging.DEBUG):
+            dask_logger.setLevel(logging.ERROR)
+        if address is not None:
+            try:
+                client = stack.enter_context(Client(address, timeout="10s"))
+            except (OSError, TimeoutError, ValueError) as error:
+                raise OptionError(f"--dask-scheduler {address}: cannot reach a Dask scheduler there ({error})") from None
+        else:
+            cluster = stack.enter_context(LocalCluster(
+                n_workers=min(workers, len(runs)), threads_per_worker=1, processes=True, dashboard_address=None,
+                silence_logs=logging.ERROR))
+            client = stack.enter_context(Client(cluster))
+        queue_name = f"wattsched-progress-{uuid.uuid4().hex}" if show_progress else None
+        queue = Queue(queue_name, client=client) if queue_name is not None else None
+        pending = {client.submit(_dask_task, run, force, queue_name, pure=False, key=f"run-{uuid.uuid4().hex}"): run
+                   for run in runs}
 
         def drain() -> None:
-            while True:
-                try:
-                    name, done = jobs_queue.get_nowait()
-                except queue_module.Empty:
-                    return
+            if queue is None:
+                return
+            for name, done in queue.get(batch=True):
                 on_jobs(name, done)
 
-        with ProcessPoolExecutor(max_workers=min(workers, len(runs))) as pool:
-            pending: dict[Future, Run] = {pool.submit(_worker, run, force, jobs_queue): run for run in runs}
-            while pending:
-                finished, _ = wait(pending, timeout=0.3, return_when=FIRST_COMPLETED)
-                drain()
-                for future in finished:
-                    run = pending.pop(future)
-                    try:
-                        row = future.result()
-                    except Exception as error:  # noqa: BLE001 - e.g. BrokenProcessPool: the process died
-                        row = {"name": run.name, "status": STATUS_FAILED, "error": one_line_error(error),
-                               "wall_s": math.nan}
-                    finish(row)
+        while pending:
+            try:
+                finished, _ = wait(list(pending), timeout=0.3, return_when="FIRST_COMPLETED")
+            except TimeoutError:  # nothing finished within the timeout
+                finished = set()
             drain()
+            for future in finished:
+                run = pending.pop(future)
+                try:
+                    row = future.result()
+                except Exception as error:  # noqa: BLE001 - e.g. a worker that died under the run
+                    row = {"name": run.name, "status": STATUS_FAILED, "error": one_line_error(error),
+                           "wall_s": math.nan}
+                finish(row)
+        drain()
 
 
 def failed_runs(frame: pd.DataFrame) -> list[tuple[str, str]]:
@@ -341,9 +350,10 @@ def load_runs(path: str | os.PathLike) -> list[Run]:
         OptionError: unreadable file, not a list, or an entry with missing or unknown fields.
     """
     try:
-        content = json.loads(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8")
     except (OSError, ValueError) as error:
         raise OptionError(f"{path}: cannot read the runs ({error})") from None
+    content = load_json(text, str(path), option_error)
     if not isinstance(content, list):
         raise OptionError(f"{path}: expected a JSON list of runs")
     runs = []

@@ -34,6 +34,12 @@ touched. Usually one action is popped per step, and :meth:`StepClock.solve_step`
 for it. Catch-ups over 48 steps or more run in numpy (the same doubles: one product and one
 difference per step, in order); the deltas no live action needs any more are dropped now and then.
 
+A step of infinite delta (a sleep of +inf: an in-process scheduler's CALL_ME_LATER at +inf, which
+JSON cannot carry to real Batsim) moves the clock to +inf and ends every action in it, whose
+``r - rate * delta`` is ``inf - inf``, NaN: an action ends unless ``r >= threshold``, so NaN
+ends it too. (With ``r < thr`` a NaN action never ended: it was put back on the heap
+with a NaN key and the clock stepped on the spot forever.)
+
 A job's walltime timeout (B14) usually never ends: its execution ends first and cancels it. While
 the execution surely ends first (ends more than 1e-6 relative apart, far beyond any drift), the
 timeout stays *dormant*, off the heap; a rate change of the execution (DVFS) checks it again and
@@ -271,7 +277,7 @@ class StepClock:
             self._margin = 5e-16 * (steps + 16)
         act.base = steps
         r = r - act.rate * best
-        if r < act.thr:
+        if not r >= act.thr:  # NaN too (a step of +inf: module docstring)
             act.r = 0.0
             act.version = -1
             act.ended = True
@@ -314,7 +320,7 @@ class StepClock:
             act = entry[4]
             r = act.r - act.rate * delta
             act.base = steps
-            if r < act.thr:
+            if not r >= act.thr:  # NaN too (a step of +inf: module docstring)
                 act.r = 0.0
                 act.version = -1
                 act.ended = True
@@ -323,6 +329,11 @@ class StepClock:
                 act.r = r
                 self.schedule(act, entry[1], entry[2])
         return ended
+
+    def pending(self, limit: int = 5) -> list[Action]:
+        """The first ``limit`` live actions on the heap, by key (for an error message)."""
+        live = sorted((e for e in self.heap if e[3] == e[4].version), key=lambda e: e[:4])
+        return [e[4] for e in live[:limit]]
 
     def sleep_alone(self, duration: float) -> bool:
         """A sleep of ``duration`` > 0 (the reply actor reaching a timestamp, B5) done at once when

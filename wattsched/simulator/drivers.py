@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from dataclasses import dataclass
 from typing import Callable
 
 from wattsched.simulator.engine import Simulation
-from wattsched.base.errors import ProtocolError, WattschedError
+from wattsched.base.errors import OptionError, ProtocolError
+from wattsched.base.limits import limit, limit_hint
+from wattsched.base.validate import check_endpoint, check_json_tree, load_json
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +44,86 @@ class RunStats:
 
 #: A Batsim message in, the scheduler's reply out.
 Handler = Callable[[dict], dict]
+
+#: Seconds :func:`run_zmq` waits for a scheduler's answer to one message by default (``--timeout``).
+DEFAULT_TIMEOUT_S = 600.0
+
+
+def describe_message(number: int, msg: dict) -> str:
+    """``"Batsim message 12 (t=3600, JOB_COMPLETED w0!3, REQUESTED_CALL)"``: a message in an error."""
+    kinds: list[str] = []
+    for ev in msg.get("events", [])[:4]:
+        data = ev.get("data") or {}
+        job = data.get("job_id") if isinstance(data, dict) else None
+        kinds.append(f"{ev.get('type')} {job}" if job else str(ev.get("type")))
+    more = len(msg.get("events", [])) - len(kinds)
+    return f"Batsim message {number} (t={msg.get('now', 0):g}, {', '.join(kinds)}{f', +{more}' if more > 0 else ''})"
+
+
+def _apply(sim: Simulation, msg: dict, reply: object) -> dict | None:
+    """``sim.step(reply)``; a reply Batsim would refuse raises :class:`ProtocolError` naming the message it
+    answers and the event at fault."""
+    number = sim.nb_messages
+    check_json_tree(_never_calls_dropped(reply, msg.get("now")), f"the scheduler's reply to {describe_message(number, msg)}",
+                    _reply_error)
+    _check_reply_times(reply, number, msg)
+    try:
+        return sim.step(reply)  # type: ignore[arg-type]
+    except ProtocolError as exc:
+        raise ProtocolError(f"the scheduler's reply to {describe_message(number, msg)}: {exc}") from None
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise ProtocolError(f"the scheduler's reply to {describe_message(number, msg)} is malformed "
+                            f"({type(exc).__name__}: {exc})") from None
+
+
+def _never_calls_dropped(reply: object, now: object) -> object:
+    """``reply`` for the number checks, without what an in-process scheduler may send at +inf and is not its
+    own number: a ``CALL_ME_LATER`` at +inf ("never"; the simulator then delivers a REQUESTED_CALL at t = inf;
+    our presets no longer ask for one, a third-party in-process scheduler may), and the message's own ``now``
+    echoed in the reply. Over ZeroMQ JSON carries neither."""
+    if not isinstance(reply, dict) or not isinstance(reply.get("events"), list):
+        return reply
+    events = [ev for ev in reply["events"] if not (
+        isinstance(ev, dict) and ev.get("type") == "CALL_ME_LATER" and isinstance(ev.get("data"), dict)
+        and ev["data"].get("timestamp") == math.inf)]
+    if now == math.inf:
+        events = [{**ev, "timestamp": 0.0} if isinstance(ev, dict) and ev.get("timestamp") == now else ev
+                  for ev in events]
+        reply = {**reply, "now": 0.0} if reply.get("now") == now else reply
+    return reply if events == reply["events"] else {**reply, "events": events}
+
+
+def _check_reply_times(reply: object, number: int, msg: dict) -> None:
+    """Times in a reply (``now``, each event's ``timestamp``, CALL_ME_LATER's) within the ``time_s`` bound: a
+    scheduler asking to be woken up in 10^300 s is refused, not simulated. Job metadata must be something
+    ``_jobs.csv`` can carry."""
+    if not isinstance(reply, dict):
+        return
+    bound = limit("time_s")
+    events = reply.get("events")
+    candidates = [("now", reply.get("now"))]
+    if isinstance(events, list):
+        for ev in events:
+            if isinstance(ev, dict):
+                candidates.append((f"{ev.get('type')}.timestamp", ev.get("timestamp")))
+                data = ev.get("data")
+                if isinstance(data, dict) and "timestamp" in data:
+                    candidates.append((f"{ev.get('type')}.data.timestamp", data.get("timestamp")))
+                if ev.get("type") == "SET_JOB_METADATA" and isinstance(data, dict):
+                    meta = data.get("metadata")
+                    if isinstance(meta, str) and not {'"', "\n", "\r"}.isdisjoint(meta):
+                        raise ProtocolError(f"the scheduler's reply to {describe_message(number, msg)}: "
+                                            f"SET_JOB_METADATA {data.get('job_id')}: field 'metadata' {meta[:40]!r} "
+                                            "cannot hold a double quote or a line break (Batsim writes it between "
+                                            "double quotes, unescaped, in _jobs.csv)")
+    for field, value in candidates:
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and bound < abs(value) < math.inf:
+            raise ProtocolError(f"the scheduler's reply to {describe_message(number, msg)}: {field} {value:.6g} s "
+                                f"is beyond the times a simulation reaches; {limit_hint('time_s', 's')}")
+
+
+def _reply_error(source: str, field: str, problem: str) -> ProtocolError:
+    return ProtocolError(f"{source}{' at ' + field if field else ''}: {problem}")
 
 
 def _progress_done(sim: Simulation) -> int:
@@ -66,8 +149,8 @@ def run_inprocess(sim: Simulation, handler: Handler, *, progress: ProgressCallba
         reply = handler(msg)
         sched_s += time.perf_counter() - t
         if not isinstance(reply, dict):
-            raise ProtocolError("the scheduler did not reply to Batsim's message")
-        msg = sim.step(reply)
+            raise ProtocolError(f"the scheduler did not reply to {describe_message(sim.nb_messages, msg)}")
+        msg = _apply(sim, msg, reply)
         if msg is not None and max_messages is not None and sim.nb_messages >= max_messages:
             break
         if progress is not None and msg is not None:
@@ -79,43 +162,73 @@ def run_zmq(sim: Simulation, endpoint: str, *, progress: ProgressCallback | None
             timeout_s: float | None = None) -> RunStats:
     """Run ``sim`` against a scheduler process listening (REP) on ``endpoint``, as Batsim does.
 
+    The socket has its own ZeroMQ context, closed on every way out (no thread or port left behind). A
+    scheduler that closes the connection while a message waits for its answer (it died) is reported at
+    once; one that does not answer within ``timeout_s`` (or that nothing listens for) when it runs out.
+
     Args:
         endpoint: e.g. ``tcp://127.0.0.1:28000``.
-        timeout_s: give up when the scheduler does not answer within this many seconds
-            (None: wait forever, like Batsim).
+        timeout_s: give up when the scheduler does not answer a message within this many seconds
+            (default :data:`DEFAULT_TIMEOUT_S`; Batsim itself waits forever).
+
+    Raises:
+        OptionError: ``endpoint`` is not a ZeroMQ endpoint.
+        ProtocolError: the scheduler died, did not answer in time, or sent a malformed or refused reply
+            (the message it answered and the event are named).
     """
     import zmq
 
-    ctx: zmq.Context = zmq.Context.instance()
+    check_endpoint(endpoint, "--connect")
+    timeout = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
+    ctx = zmq.Context()
     sock = ctx.socket(zmq.REQ)
     sock.setsockopt(zmq.LINGER, 0)
-    if timeout_s is not None:
-        sock.setsockopt(zmq.RCVTIMEO, int(timeout_s * 1000))
+    monitor = sock.get_monitor_socket(zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED)
     try:
-        sock.connect(endpoint)
-    except zmq.ZMQError as exc:
-        sock.close()
-        raise WattschedError(f"--connect {endpoint}: not a ZeroMQ endpoint one can connect to ({exc})") from None
-    t0 = time.perf_counter()
-    sched_s = 0.0
-    total = len(sim.jobs)  # static jobs, and the registered ones as they come
-    try:
+        try:
+            sock.connect(endpoint)
+        except zmq.ZMQError as exc:
+            raise OptionError(f"--connect {endpoint}: not a ZeroMQ endpoint one can connect to ({exc})") from None
+        poller = zmq.Poller()
+        poller.register(sock, zmq.POLLIN)
+        poller.register(monitor, zmq.POLLIN)
+        connected = False
+        t0 = time.perf_counter()
+        sched_s = 0.0
+        total = len(sim.jobs)  # static jobs, and the registered ones as they come
         msg: dict | None = sim.start()
         while msg is not None:
+            number = sim.nb_messages
             t = time.perf_counter()
             sock.send_string(json.dumps(msg))
-            try:
-                raw = sock.recv_string()
-            except zmq.Again:
-                raise WattschedError(f"the scheduler at {endpoint} did not answer within {timeout_s} s") from None
+            deadline = t + timeout
+            raw: str | None = None
+            while raw is None:
+                remaining_ms = max(0, int((deadline - time.perf_counter()) * 1000))
+                ready = dict(poller.poll(remaining_ms))
+                if sock in ready:
+                    raw = sock.recv_string()
+                    break
+                if monitor in ready:
+                    from zmq.utils.monitor import recv_monitor_message
+
+                    event = recv_monitor_message(monitor)["event"]
+                    connected = connected or event == zmq.EVENT_CONNECTED
+                    if event == zmq.EVENT_DISCONNECTED:
+                        raise ProtocolError(f"the scheduler at {endpoint} closed the connection (did it die?) "
+                                            f"before answering {describe_message(number, msg)}")
+                    continue
+                if time.perf_counter() >= deadline:
+                    why = "answer" if connected else "answer (nothing seems to listen there)"
+                    raise ProtocolError(f"the scheduler at {endpoint} did not {why} within {timeout:g} s "
+                                        f"to {describe_message(number, msg)}; --timeout S waits longer")
             sched_s += time.perf_counter() - t
-            try:
-                reply = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise ProtocolError(f"the scheduler at {endpoint} sent invalid JSON: {exc}") from None
-            msg = sim.step(reply)
+            reply = load_json(raw, f"the scheduler's reply to {describe_message(number, msg)}", _reply_error)
+            msg = _apply(sim, msg, reply)
             if progress is not None and msg is not None:
                 progress(sim.now_s, _progress_done(sim), max(total, len(sim.jobs)))
     finally:
-        sock.close()
+        monitor.close(linger=0)
+        sock.close(linger=0)
+        ctx.term()
     return RunStats(time.perf_counter() - t0, sched_s, sim.nb_messages, sim.nb_events)

@@ -35,7 +35,7 @@ import operator
 import os
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any, Iterator
+from typing import Any, Final, Iterator
 
 import numpy as np
 from procset import ProcSet
@@ -108,6 +108,17 @@ def _keyed_order(item: tuple[Entry, dict]) -> tuple[int, int, int]:
 
 #: What :meth:`Simulation._job_part_ended` says when the job's next part starts (compared by identity).
 _GOES_ON: tuple[str, int] = ("", 0)
+#: Solver steps in a row that neither move the clock nor produce an event after which the engine
+#: gives up (:class:`EngineStalled`): each such step ends an action, so a real run has a handful.
+STALL_STEPS: Final = 10_000
+_KIND_NAMES: Final = ("execution", "sleep", "submitter sleep", "CALL_ME_LATER sleep", "switch", "reply sleep")
+
+
+class EngineStalled(RuntimeError):
+    """The engine's internal error: its clock no longer moves (a bug of the simulator, not of the
+    inputs or of the scheduler). The message gives the time, the solver step and the pending actions."""
+#: The action's field of a clock entry (:data:`~wattsched.simulator.clock.Entry`).
+_ACTION: Final = 4
 
 
 def procset_ids(ps: ProcSet) -> np.ndarray:
@@ -381,7 +392,9 @@ class Simulation:
         if events:
             return self._message(events)
         clock = self._clock
+        stalled = 0
         while True:
+            before = clock.now
             ended = clock.solve_step()
             if ended is None:  # B41: cancelled actions neither keep the simulation alive nor move the clock
                 break
@@ -389,9 +402,31 @@ class Simulation:
             batch = self._process_step(ended)
             if batch:
                 return self._message(batch)
+            if clock.now > before:
+                stalled = 0
+            else:
+                stalled += 1
+                if stalled >= STALL_STEPS:
+                    raise self._stalled(stalled)
         self._check_nothing_left()
         self._phase = "ending"
         return self._message([self._event("SIMULATION_ENDS", {})])
+
+    def _stalled(self, steps: int) -> EngineStalled:
+        """The error of a clock that no longer moves: time, solver steps, pending actions."""
+        clock = self._clock
+        pending = []
+        for act in clock.pending():
+            owner = act.owner
+            what = _KIND_NAMES[act.kind]
+            if isinstance(owner, _RunJob):
+                what += f" of job {owner.job.id}"
+            pending.append(f"{what} (remains {act.r!r} at rate {act.rate!r}, as of step {act.base})")
+        return EngineStalled(
+            f"internal error: the simulator's clock is stuck at t={clock.now!r} (solver step {clock.steps}): "
+            f"{steps} solver steps in a row neither moved it nor produced an event; pending: "
+            f"{'; '.join(pending) or 'nothing'}"
+        )
 
     def _check_nothing_left(self) -> None:
         waiting = [rj.job.id for rj in self._job_list if rj.status <= JobStatus.SUBMITTED]
@@ -431,7 +466,7 @@ class Simulation:
             if len(round_) > 1:
                 round_.sort(key=_step_order)
             for entry in round_:
-                act = entry[4]
+                act = entry[_ACTION]
                 kind = act.kind
                 if kind == _EXEC or kind == _SLEEP:
                     rj: _RunJob = act.owner
@@ -460,14 +495,14 @@ class Simulation:
             if round_:
                 clock.zero_round = []
                 for entry in round_:
-                    act = entry[4]
+                    act = entry[_ACTION]
                     act.version = -1
                     act.ended = True
         clock.zero_round = None
         for entry in switches:
-            self._switch_hosts_done(*entry[4].owner)
+            self._switch_hosts_done(*entry[_ACTION].owner)
         for entry in switches:
-            done = self._switch_request_done(entry[4].owner[0])
+            done = self._switch_request_done(entry[_ACTION].owner[0])
             if done is not None:
                 keyed.append((entry, done))
         if len(keyed) == 1:
@@ -546,12 +581,21 @@ class Simulation:
             self._advance(clock.now)
             return
         act = clock.start_sleep(t - now, _REPLY, None, _TIMER, next(self._seq))
+        stalled = 0
         while not act.ended:
+            before = clock.now
             ended = clock.solve_step()
             if ended is None:  # pragma: no cover - the reply's sleep is live
                 break
             self._advance(clock.now)
-            self._out.extend(self._process_step(ended))
+            batch = self._process_step(ended)
+            if batch or clock.now > before:
+                stalled = 0
+                self._out.extend(batch)
+            else:
+                stalled += 1
+                if stalled >= STALL_STEPS:
+                    raise self._stalled(stalled)
             if self._notify_deferred:  # B11: the last submission came in this message
                 self._notify_deferred = False
                 self._out.append(self._event("NOTIFY", {"type": "no_more_static_job_to_submit"}))
@@ -962,6 +1006,7 @@ class Simulation:
             self._account_job_energy(rj)
         self._set_pstate(hosts, target)
         for rj in running:
+            assert rj.hosts is not None  # a running job's
             rj.idle_w = self._host_sum(self._idle, rj.hosts, rj.nb_hosts)
             if rj.is_parallel:  # a delay takes its time whatever the speed (B22): its end stays put
                 self._set_task_rate(rj)
@@ -1023,6 +1068,7 @@ class Simulation:
     def _rest_power_w(self, rj: _RunJob) -> float:
         """Power drawn now by the hosts of ``rj`` but the first (Batsim runs the job's actor on
         the lowest id of the allocation)."""
+        assert rj.alloc is not None  # a running job's
         h = rj.alloc.min
         return rj.idle_w - float(self._idle[self.model_of[h], self.pstate[h]]) + rj.dyn_w - rj.first_dyn_w
 
@@ -1164,6 +1210,7 @@ class Simulation:
                 self._clock.cancel(act)
         rj.execution = rj.sleep = None
         hosts = rj.hosts
+        assert hosts is not None  # a running job's
         self.job_of_host[hosts] = -1
         self._set_machine_state(hosts, rj.nb_hosts, MachineState.IDLE, MachineState.COMPUTING)
         self._energy_row("e")

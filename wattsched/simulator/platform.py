@@ -27,9 +27,12 @@ import logging
 import os
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from wattsched.base.errors import InputError
+from wattsched.base.limits import limit, limit_hint
+from wattsched.base.validate import check_count, check_memory
 from wattsched.energy_models.power import ModelTextError, NodeModel
 
 __all__ = ["Host", "Platform", "load_platform", "parse_radical"]
@@ -77,17 +80,27 @@ class Platform:
 _RADICAL_ITEM = re.compile(r"^(\d+)(?:-(\d+))?$")
 
 
-def parse_radical(text: str) -> list[int]:
-    """``"0-11"`` or ``"0,2-3,9"`` -> the list of values, in the order written. Raises ValueError."""
-    values: list[int] = []
+def _radical_ranges(text: str) -> Iterator[tuple[str, int, int]]:
+    """The items of a radical as (item, first, last), in the order written. Raises ValueError."""
     for part in text.split(","):
         m = _RADICAL_ITEM.match(part.strip())
         if m is None:
             raise ValueError(f"bad item {part.strip()!r} in radical {text!r} (expected N or N-M)")
         lo = int(m.group(1))
-        hi = int(m.group(2)) if m.group(2) is not None else lo
+        yield part.strip(), lo, int(m.group(2)) if m.group(2) is not None else lo
+
+
+def radical_size(text: str) -> int:
+    """How many values ``parse_radical(text)`` gives, without building them. Raises ValueError."""
+    return sum(max(0, hi - lo + 1) for _, lo, hi in _radical_ranges(text))
+
+
+def parse_radical(text: str) -> list[int]:
+    """``"0-11"`` or ``"0,2-3,9"`` -> the list of values, in the order written. Raises ValueError."""
+    values: list[int] = []
+    for item, lo, hi in _radical_ranges(text):
         if hi < lo:
-            raise ValueError(f"empty range {part.strip()!r} in radical {text!r}")
+            raise ValueError(f"empty range {item!r} in radical {text!r}")
         values.extend(range(lo, hi + 1))
     return values
 
@@ -101,6 +114,8 @@ _UNSUPPORTED_HOST_TAGS = {
     "peer": "<peer> is not supported: write it as a <host> in a Vivaldi zone",
 }
 _ALLOWED_ROLES = ("", "compute_node", "compute")
+#: Memory one compute host takes while loading and simulating (its name, tuple, Host and engine state).
+_BYTES_PER_HOST = 1500
 
 
 class _Loader:
@@ -114,6 +129,7 @@ class _Loader:
         self.names: set[str] = set()
         self._model_cache: dict[tuple, NodeModel] = {}
         self._models_by_value: dict[NodeModel, NodeModel] = {}
+        self.depth = 0  # zones enclosing the element being read
 
     # -- errors ------------------------------------------------------------------------------------
     def error(self, where: str, problem: str) -> InputError:
@@ -143,12 +159,12 @@ class _Loader:
             return cached
         if speed is None:
             raise self.error(f"{where}.speed", "missing 'speed' attribute")
-        if wattage is None:
-            log.warning("%s: %s has no wattage_per_state property: counted as 0 W", self.path, where)
         try:
             model = NodeModel.from_text(speed, wattage, off, sleep)
         except ModelTextError as exc:
             raise self.error(f"{where}.{exc.field}", exc.problem) from None
+        if wattage is None:
+            log.warning("%s: %s has no wattage_per_state property: counted as 0 W", self.path, where)
         model = self._models_by_value.setdefault(model, model)
         self._model_cache[key] = model
         return model
@@ -209,6 +225,7 @@ class _Loader:
         self.add_compute(elem, name, where, own, zone_props)
 
     def add_compute(self, elem, name, where, own, zone_props) -> None:
+        check_count(len(self.compute) + 1, "hosts", self.path, where, "compute hosts")
         self.check_core(elem, where)
         model = self.model_for(where, elem.get("speed"), own)
         pstate = self.check_initial_pstate(elem, where, model)
@@ -226,7 +243,14 @@ class _Loader:
                 raise self.error(f"{where}.{attr}", f"missing '{attr}' attribute")
         prefix, suffix = elem.get("prefix"), elem.get("suffix", "")
         try:
-            radical = parse_radical(elem.get("radical", ""))
+            size = radical_size(elem.get("radical") or "")
+        except ValueError as e:
+            raise self.error(f"{where}.radical", str(e)) from None
+        check_count(len(self.compute) + size, "hosts", self.path, f"{where}.radical", "compute hosts")
+        check_memory((len(self.compute) + size) * _BYTES_PER_HOST, self.path, f"{where}.radical",
+                     f"a platform of {len(self.compute) + size} hosts")
+        try:
+            radical = parse_radical(elem.get("radical") or "")
         except ValueError as e:
             raise self.error(f"{where}.radical", str(e)) from None
         own = self.own_props(elem, where)
@@ -245,11 +269,10 @@ class _Loader:
         if len(new_set) != len(new_names):
             seen: set[str] = set()
             dup = ""
-            for n in new_names:
-                if n in seen:
-                    dup = n
+            for dup in new_names:
+                if dup in seen:
                     break
-                seen.add(n)
+                seen.add(dup)
             raise self.error(f"{where}.radical", f"duplicate host name {dup!r}")
         clash = self.names.intersection(new_set)
         if clash:
@@ -260,6 +283,9 @@ class _Loader:
             append((n, properties, inner_zone, model, pstate))
 
     def zone(self, elem: ET.Element, zone_props: dict[str, str]) -> None:
+        self.depth += 1
+        if self.depth > limit("nesting"):
+            raise self.error(f"zone '{elem.get('id')}'", f"zones nested too deeply; {limit_hint('nesting', 'levels')}")
         own = self.own_props(elem, f"zone '{elem.get('id')}'")
         if own:
             merged = dict(zone_props)
@@ -267,6 +293,7 @@ class _Loader:
         else:
             merged = zone_props
         self.children(elem, merged)
+        self.depth -= 1
 
     def children(self, elem: ET.Element, zone_props: dict[str, str]) -> None:
         for child in elem:
@@ -320,6 +347,7 @@ def load_platform(path: str | os.PathLike) -> Platform:
         master = loader.masters_by_role[0]
         if loader._master_host_elem is not None:
             # 'master_host' is an ordinary compute host when another host has role="master".
+            assert loader._master_host_elem is not None
             elem, own, zone_props = loader._master_host_elem
             loader.add_compute(elem, "master_host", "host 'master_host'", own, zone_props)
     elif loader.master_host_seen:

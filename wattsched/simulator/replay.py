@@ -34,6 +34,7 @@ from wattsched.simulator.outputs import write_outputs
 from wattsched.simulator.platform import load_platform
 from wattsched.simulator.workload import load_workload
 from wattsched.base.errors import InputError
+from wattsched.base.validate import load_json
 
 #: Numeric columns / keys compared with a relative tolerance (energies); all others are exact.
 ENERGY_KEYS = frozenset({"consumed_energy", "energy", "consumed_joules", "epower"})
@@ -219,15 +220,19 @@ def replay(folder: str | os.PathLike, *, rel_tol: float = ENERGY_REL_TOL, output
         if not p.exists():
             raise InputError(folder, p.name, "missing from the recording folder")
     recorded: list[tuple[str, dict]] = []
-    with open(messages_path) as fh:
+    with open(messages_path, "rb") as fh:
         for n, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
-            try:
-                obj = json.loads(line)
-                recorded.append((obj["from"], obj["message"]))
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise InputError(messages_path, f"line {n}", f"not a recorded message: {exc}") from None
+            def at_line(src: str, field: str, problem: str, n: int = n) -> InputError:
+                return InputError(src, f"line {n}" + (f" ({field})" if field else ""), problem)
+
+            obj = load_json(line, str(messages_path), at_line)
+            if not (isinstance(obj, dict) and obj.get("from") in ("batsim", "scheduler")
+                    and isinstance(obj.get("message"), dict)):
+                raise InputError(messages_path, f"line {n}", "not a recorded message "
+                                 "({\"from\": \"batsim\" or \"scheduler\", \"message\": {...}})")
+            recorded.append((obj["from"], obj["message"]))
     report = ReplayReport(folder.name)
     sim = Simulation(load_platform(platform_path), load_workload(workload_path),
                      dynamic_jobs="dynamic_jobs" in flags, acknowledge_dynamic_jobs="acknowledge_dynamic_jobs" in flags)

@@ -10,6 +10,11 @@ Rules reproduced from real Batsim (``tests/fixtures/batsim-reference/README.md``
   the recordings show every number with the type it has in the file (``"cpu": 0`` stays an int,
   ``"cpu": 1e10`` becomes ``10000000000.0`` because JSON parsers read it as a double).
 
+Every input passes :mod:`wattsched.base.validate` first: JSON nesting and numbers (finite doubles), ids
+and profile names Batsim's CSV files can carry, the number of jobs, the depth of composed profiles and the
+number of atomic parts a job runs (a ``repeat`` of 10^12 is refused before anything is expanded), bounded
+as :mod:`wattsched.base.limits` says.
+
 Only network-free profiles are supported: ``delay``, ``parallel_homogeneous``,
 ``parallel_homogeneous_total``, ``parallel`` (with an all-zero ``com`` matrix) and ``composed``.
 A job asking more hosts than the platform has is *not* an error here: Batsim submits it and the
@@ -21,10 +26,12 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Union
 
 from wattsched.base.errors import InputError
+from wattsched.base.limits import limit, limit_hint
+from wattsched.base.validate import CSV_UNSAFE, check_count, check_csv_name, check_memory, check_number, load_json
 
 __all__ = [
     "DelayProfile", "ParallelProfile", "ComposedProfile", "Profile", "Job", "Workload", "load_workload",
@@ -98,6 +105,8 @@ class Workload:
     jobs: list[Job]
     profiles: dict[str, Profile]
     profiles_json: dict[str, dict]
+    #: The workload's ``meta`` object (not Batsim's: generators record their inputs there), or empty.
+    meta: dict = field(default_factory=dict)
 
     def job_by_id(self, job_id: str) -> Job:
         index = getattr(self, "_by_id", None)
@@ -108,6 +117,9 @@ class Workload:
 
 
 # --------------------------------------------------------------------------------------------------
+_NUMBER_TYPES = (int, float)
+
+
 def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -122,6 +134,8 @@ class _ProfileReader:
         self.raw = raw
         self.done: dict[str, Profile] = {}
         self.in_progress: list[str] = []
+        self.parts: dict[str, int] = {}  # atomic parts a job with this profile runs
+        self.depths: dict[str, int] = {}  # composed levels above its atomic parts
 
     def error(self, name: str, fieldname: str | None, problem: str) -> InputError:
         where = f"profile '{name}'" + (f".{fieldname}" if fieldname else "")
@@ -130,24 +144,18 @@ class _ProfileReader:
     def non_negative(self, name: str, desc: dict, key: str) -> float:
         if key not in desc:
             raise self.error(name, key, f"missing '{key}' field")
-        value = desc[key]
-        if not _is_number(value) or not math.isfinite(value):
-            raise self.error(name, key, f"{value!r} is not a number")
-        if value < 0:
-            raise self.error(name, key, f"{value!r} must not be negative")
-        return float(value)
+        return check_number(desc[key], self.path, f"profile '{name}'.{key}", min=0.0)
 
     def check_no_com(self, name: str, desc: dict, matrix_size: int | None) -> None:
         if "com" not in desc:
             return
         com = desc["com"]
         if matrix_size is None:
-            if not _is_number(com):
-                raise self.error(name, "com", f"{com!r} is not a number")
+            check_number(com, self.path, f"profile '{name}'.com")
             if com != 0:
                 raise self.error(name, "com", "network-dependent profiles are not supported (com must be 0)")
             return
-        if not isinstance(com, list) or not all(_is_number(c) for c in com):
+        if not isinstance(com, list) or not all(_is_number(c) and math.isfinite(c) for c in com):
             raise self.error(name, "com", "must be a list of numbers (nb_res x nb_res matrix)")
         if len(com) != matrix_size * matrix_size:
             raise self.error(name, "com", f"has {len(com)} values, expected {matrix_size * matrix_size} (cpu²)")
@@ -160,6 +168,19 @@ class _ProfileReader:
             raise self.error(name, "ret", f"{ret!r} is not an integer")
         return ret
 
+    def measure(self, profile: Profile) -> tuple[int, int]:
+        """(atomic parts a job runs, composed levels) of a profile read before (bounded already)."""
+        known = self.parts.get(profile.name)
+        if known is not None:
+            return known, self.depths[profile.name]
+        if isinstance(profile, ComposedProfile):
+            subs = [self.measure(p) for p in profile.seq]
+            result = (profile.repeat * sum(n for n, _ in subs), 1 + max(d for _, d in subs))
+        else:
+            result = (1, 0)
+        self.parts[profile.name], self.depths[profile.name] = result
+        return result
+
     def get(self, name: str, referrer: str | None = None) -> Profile:
         profile = self.done.get(name)
         if profile is not None:
@@ -167,6 +188,7 @@ class _ProfileReader:
         if name in self.in_progress:
             cycle = " -> ".join(self.in_progress[self.in_progress.index(name):] + [name])
             raise self.error(name, "seq", f"composed profiles form a cycle ({cycle})")
+        check_csv_name(name, self.path, f"profile '{name}'", "profile name")
         desc = self.raw[name]
         if not isinstance(desc, dict):
             raise self.error(name, None, "is not a JSON object")
@@ -184,9 +206,9 @@ class _ProfileReader:
             cpu_list = desc.get("cpu")
             if not isinstance(cpu_list, list) or not cpu_list:
                 raise self.error(name, "cpu", "must be a non-empty list of flops (one per host)")
+            check_count(len(cpu_list), "hosts", self.path, f"profile '{name}'.cpu", "hosts")
             for v in cpu_list:
-                if not _is_number(v) or not math.isfinite(v) or v < 0:
-                    raise self.error(name, "cpu", f"{v!r} is not a non-negative number")
+                check_number(v, self.path, f"profile '{name}'.cpu", min=0.0)
             self.check_no_com(name, desc, len(cpu_list))
             profile = ParallelProfile(name, ptype, tuple(float(v) for v in cpu_list), len(cpu_list), ret)
         elif ptype == "composed":
@@ -196,6 +218,9 @@ class _ProfileReader:
             seq = desc.get("seq")
             if not isinstance(seq, list) or not seq or not all(isinstance(s, str) for s in seq):
                 raise self.error(name, "seq", "must be a non-empty list of profile names")
+            if len(self.in_progress) >= limit("profile_depth"):
+                raise self.error(name, "seq", "composed profiles nested too deeply; "
+                                 f"{limit_hint('profile_depth', 'levels')}")
             self.in_progress.append(name)
             parts = []
             for sub in seq:
@@ -203,28 +228,40 @@ class _ProfileReader:
                     raise self.error(name, "seq", f"profile '{sub}' does not exist")
                 parts.append(self.get(sub, name))
             self.in_progress.pop()
+            measures = [self.measure(p) for p in parts]
+            depth = 1 + max(d for _, d in measures)
+            if depth > limit("profile_depth"):
+                raise self.error(name, "seq", "composed profiles nested too deeply; "
+                                 f"{limit_hint('profile_depth', 'levels')}")
+            self.depths[name] = depth
+            nb_parts = repeat * sum(n for n, _ in measures)
+            check_count(nb_parts, "profile_parts", self.path, f"profile '{name}'.repeat",
+                        "atomic parts per job (repeat × the parts of seq)")
+            self.parts[name] = nb_parts
             profile = ComposedProfile(name, tuple(parts), repeat, ret)
         else:
             raise self.error(name, "type", f"profile type {ptype!r} is not supported "
                              "(delay, parallel_homogeneous, parallel_homogeneous_total, parallel, composed)")
+        self.parts.setdefault(name, 1)
+        self.depths.setdefault(name, 0)
         self.done[name] = profile
         return profile
+
+
+#: Memory a parsed workload takes per byte of its JSON file (Python objects), for :func:`check_memory`.
+_JSON_BYTES_PER_FILE_BYTE = 12
 
 
 def load_workload(path: str | os.PathLike, name: str = "w0") -> Workload:
     """Read a Batsim workload; raise :class:`InputError` on anything Batsim would refuse."""
     path = os.fspath(path)
     try:
+        check_memory(os.path.getsize(path) * _JSON_BYTES_PER_FILE_BYTE, path, "", "reading this workload")
         with open(path, "rb") as f:
             data = f.read()
     except OSError as e:
         raise InputError(path, "", f"cannot read workload file ({e.strerror or e})") from None
-    try:
-        doc = json.loads(data)
-    except json.JSONDecodeError as e:
-        raise InputError(path, f"line {e.lineno}, column {e.colno}", f"malformed JSON ({e.msg})") from None
-    except UnicodeDecodeError as e:
-        raise InputError(path, "", f"not UTF-8 text ({e.reason})") from None
+    doc = load_json(data, path)
     if not isinstance(doc, dict):
         raise InputError(path, "", "the workload must be a JSON object with 'jobs' and 'profiles'")
     if "profiles" not in doc:
@@ -238,27 +275,36 @@ def load_workload(path: str | os.PathLike, name: str = "w0") -> Workload:
     if not isinstance(raw_jobs, list):
         raise InputError(path, "jobs", "must be a JSON list")
 
+    check_count(len(raw_jobs), "jobs", path, "jobs", "jobs")
     reader = _ProfileReader(path, raw_profiles)
     profiles = {pname: reader.get(pname) for pname in raw_profiles}
 
     jobs: list[Job] = []
     seen: set[str] = set()
+    bounds = {"max_time_s": limit("time_s"), "max_hosts": limit("hosts")}
     for index, entry in enumerate(raw_jobs):
-        job = parse_job(path, f"jobs[{index}]", entry, name, profiles)
+        job = parse_job(path, f"jobs[{index}]", entry, name, profiles, **bounds)
         if job.id in seen:
             raise InputError(path, f"job '{job.id}'.id", "duplicate job id")
         seen.add(job.id)
         jobs.append(job)
 
     jobs.sort(key=lambda j: (j.subtime_s, j.id))
-    return Workload(path=path, name=name, jobs=jobs, profiles=profiles, profiles_json=raw_profiles)
+    meta = doc.get("meta")
+    return Workload(path=path, name=name, jobs=jobs, profiles=profiles, profiles_json=raw_profiles,
+                    meta=meta if isinstance(meta, dict) else {})
 
 
-def parse_job(source: str, where: str, entry: object, workload_name: str, profiles: dict[str, Profile]) -> Job:
+def parse_job(source: str, where: str, entry: object, workload_name: str, profiles: dict[str, Profile], *,
+              max_time_s: float | None = None, max_hosts: float | None = None) -> Job:
     """One job object of workload ``workload_name`` (a workload file's entry or a REGISTER_JOB's ``job``,
     B44): ``id`` (int or string, prefixed with ``<workload>!`` unless it already is), ``subtime``, ``res``,
     ``profile`` (one of ``profiles``), optional ``walltime``; other fields are kept in :attr:`Job.entry`.
-    Raises :class:`InputError` naming ``source`` and the field (``where`` locates the object)."""
+    ``max_time_s`` and ``max_hosts`` are the bounds ``time_s`` and ``hosts`` (:mod:`wattsched.base.limits`,
+    read when not given). Raises :class:`InputError` naming ``source`` and the field (``where`` locates the
+    object)."""
+    if max_time_s is None or max_hosts is None:
+        max_time_s, max_hosts = limit("time_s"), limit("hosts")
     if not isinstance(entry, dict):
         raise InputError(source, where, "a job must be a JSON object")
     if "id" not in entry:
@@ -277,6 +323,8 @@ def parse_job(source: str, where: str, entry: object, workload_name: str, profil
             job_id = prefix + raw_id
     else:
         raise InputError(source, f"{where}.id", f"{raw_id!r} must be an integer or a non-empty string")
+    if not CSV_UNSAFE.isdisjoint(job_id):
+        check_csv_name(job_id, source, f"{where}.id", "job id")
     where = f"job '{job_id}'"
     try:
         subtime = entry["subtime"]
@@ -284,14 +332,14 @@ def parse_job(source: str, where: str, entry: object, workload_name: str, profil
         profile = entry["profile"]
     except KeyError as e:
         raise InputError(source, f"{where}.{e.args[0]}", f"missing '{e.args[0]}' field") from None
-    if not _is_number(subtime) or not math.isfinite(subtime):
-        raise InputError(source, f"{where}.subtime", f"{subtime!r} is not a number")
-    if subtime < 0:
-        raise InputError(source, f"{where}.subtime", f"{subtime!r} must not be negative")
+    if not (type(subtime) in _NUMBER_TYPES and 0 <= subtime <= max_time_s):  # the common case stays cheap
+        check_number(subtime, source, f"{where}.subtime", min=0.0, max=max_time_s)
     if not _is_int(res):
         raise InputError(source, f"{where}.res", f"{res!r} is not an integer")
     if res < 1:
         raise InputError(source, f"{where}.res", f"{res!r}: a job needs at least 1 host")
+    if res > max_hosts:
+        check_count(res, "hosts", source, f"{where}.res", "hosts requested")
     if not isinstance(profile, str):
         raise InputError(source, f"{where}.profile", f"{profile!r} is not a profile name")
     if profile not in profiles:
@@ -299,8 +347,8 @@ def parse_job(source: str, where: str, entry: object, workload_name: str, profil
     walltime_s: float | None = None
     if "walltime" in entry:
         walltime = entry["walltime"]
-        if not _is_number(walltime) or not math.isfinite(walltime):
-            raise InputError(source, f"{where}.walltime", f"{walltime!r} is not a number")
+        if not (type(walltime) in _NUMBER_TYPES and walltime <= max_time_s):
+            check_number(walltime, source, f"{where}.walltime", max=max_time_s)
         if walltime != -1:
             if walltime <= 0:
                 raise InputError(source, f"{where}.walltime",

@@ -1,0 +1,232 @@
+"""The waiting queue of a static order, with its jobs' widths and walltimes as arrays (issue 15).
+
+EASY scans every waiting job behind the head at every pass; with an admission constraint that refuses most
+of them (an energy budget in its window, a powercap) that scan is most of a run's time. A
+:class:`WaitingQueue` is the queue the core keeps sorted for a static order (the jobs in scheduling order,
+a ``Sequence`` like any other queue) that also holds each job's width and walltime in numpy arrays in the
+same order, so that a backfilling rule or a power manager can filter the jobs behind the head in one
+vectorized expression (:meth:`WaitingQueue.after`: the widths that fit, the admission constraint's
+:meth:`~wattsched.schedulers.admission.AdmissionConstraint.may_start`) and visit only those, in queue order.
+
+The arrays are indexed by *slot*: a job gets the next slot when it arrives behind every waiting job (what a
+static order does with Batsim's submissions, sorted by time), a job that leaves leaves a hole. A job that
+arrives anywhere else, or holes outnumbering the jobs, make the slots be renumbered from the sorted list
+(once, at the next :meth:`WaitingQueue.after`).
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, bisect_right
+from itertools import islice
+from typing import Any, Callable, Iterable, Iterator, Sequence, overload
+
+import numpy as np
+from sortedcontainers import SortedKeyList
+
+from wattsched.schedulers.state import QueuedJob
+
+#: :class:`JobsBehind` uses the index only when at least this many jobs follow (a shorter queue is scanned:
+#: the arrays cost more than they save). Tests set it to 0 (always indexed) or to a huge value (never).
+INDEX_MIN_JOBS = 32
+#: :meth:`JobsBehind.narrow` filters again only when at least this many jobs are left to visit.
+NARROW_MIN_JOBS = 16
+
+
+class WaitingQueue(Sequence[QueuedJob]):
+    """Waiting jobs sorted by ``key`` (a :class:`~sortedcontainers.SortedKeyList`), with slot arrays.
+
+    Args:
+        key: the sort key of a job (unique per job: the core's ``(static key, arrival)``).
+    """
+
+    def __init__(self, key: Callable[[QueuedJob], Any]) -> None:
+        self._list = SortedKeyList(key=key)
+        self._slot: dict[str, int] = {}
+        self._jobs: list[QueuedJob | None] = []
+        self._res = np.zeros(64, dtype=np.int64)
+        self._wall = np.zeros(64)
+        self._alive = np.zeros(64, dtype=bool)
+        self._holes = 0
+        self._in_order = True  # slot order is the queue's order
+
+    # ------------------------------------------------------------------ Sequence
+    def __len__(self) -> int:
+        return len(self._list)
+
+    @overload
+    def __getitem__(self, index: int) -> QueuedJob: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[QueuedJob]: ...
+
+    def __getitem__(self, index: int | slice) -> QueuedJob | Sequence[QueuedJob]:
+        return self._list[index]
+
+    def __iter__(self) -> Iterator[QueuedJob]:
+        return iter(self._list)
+
+    def __contains__(self, job: object) -> bool:
+        return job in self._list
+
+    # ------------------------------------------------------------------ changes
+    def add(self, job: QueuedJob) -> None:
+        self._list.add(job)
+        if not self._in_order:
+            return
+        if self._list[-1] is not job:  # not behind every waiting job: renumber at the next use
+            self._in_order = False
+            return
+        self._append(job)
+
+    def remove(self, job: QueuedJob) -> None:
+        self._list.remove(job)
+        slot = self._slot.pop(job.id, None)
+        if slot is not None:
+            self._jobs[slot] = None
+            self._alive[slot] = False
+            self._holes += 1
+
+    def clear(self) -> None:
+        self._list.clear()
+        self._renumber()
+
+    def _append(self, job: QueuedJob) -> None:
+        slot = len(self._jobs)
+        if slot == len(self._alive):  # grow the arrays (doubling)
+            self._res = np.concatenate((self._res, np.zeros(slot, dtype=np.int64)))
+            self._wall = np.concatenate((self._wall, np.zeros(slot)))
+            self._alive = np.concatenate((self._alive, np.zeros(slot, dtype=bool)))
+        self._jobs.append(job)
+        self._slot[job.id] = slot
+        self._res[slot] = job.res
+        self._wall[slot] = math.inf if job.walltime_s is None else job.walltime_s
+        self._alive[slot] = True
+
+    def _renumber(self) -> None:
+        self._slot.clear()
+        self._jobs = []
+        self._alive[:] = False
+        self._holes = 0
+        self._in_order = True
+        for job in self._list:
+            self._append(job)
+
+    # ------------------------------------------------------------------ the index
+    def after(self, job: QueuedJob) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+        """The jobs behind ``job`` (a waiting job) as arrays: ``(first slot, alive, widths, walltimes)``, the
+        arrays read-only views from that slot on (holes have ``alive`` False; no walltime is ``inf``).
+        :meth:`job` gives the job of a slot."""
+        if not self._in_order or self._holes > max(64, len(self._list)):
+            self._renumber()
+        first = self._slot[job.id] + 1
+        end = len(self._jobs)
+        return first, self._alive[first:end], self._res[first:end], self._wall[first:end]
+
+    def job(self, slot: int) -> QueuedJob:
+        """The job in ``slot`` (a slot :meth:`after` reported alive)."""
+        job = self._jobs[slot]
+        assert job is not None
+        return job
+
+
+class JobsBehind:
+    """The jobs of ``queue`` after position ``i``, in queue order, an iterator. With an index (``queue`` is a
+    :class:`WaitingQueue` and at least ``min_length`` jobs follow), only those the index does not rule out:
+    wider than ``max_res``, or refused by ``keep(widths, walltimes)`` (a boolean mask, False: certainly not;
+    None: no filter); :meth:`narrow` applies both again to the jobs not visited yet, after a start. Without
+    an index, every job after ``i``."""
+
+    def __init__(self, queue: Sequence[QueuedJob], i: int, max_res: int,
+                 keep: Callable[[np.ndarray, np.ndarray], np.ndarray | None] | None = None,
+                 min_length: int | None = None) -> None:
+        if min_length is None:
+            min_length = INDEX_MIN_JOBS
+        self._plain: Iterator[QueuedJob] | None = None
+        self._keep = keep
+        self._filtered = False  # whether `keep` gave a mask (then narrow() asks it again)
+        if len(queue) - i - 1 < min_length or not isinstance(queue, WaitingQueue):
+            self._plain = islice(queue, i + 1, None)
+            return
+        self._queue = queue
+        first, alive, res, wall = queue.after(queue[i])
+        idx = np.flatnonzero(alive & (res <= max_res))
+        self._res, self._wall = res[idx], wall[idx]
+        self._slots = idx + first
+        self._pos = 0
+        if keep is not None and len(idx):
+            mask = keep(self._res, self._wall)
+            if mask is not None:
+                self._filtered = True
+                self._take(mask)
+        self._list: list[int] = self._slots.tolist()
+
+    def _take(self, mask: np.ndarray) -> None:
+        self._slots, self._res, self._wall = self._slots[mask], self._res[mask], self._wall[mask]
+
+    def __iter__(self) -> Iterator[QueuedJob]:
+        return self
+
+    def __next__(self) -> QueuedJob:
+        if self._plain is not None:
+            return next(self._plain)
+        pos = self._pos
+        if pos >= len(self._list):
+            raise StopIteration
+        self._pos = pos + 1
+        return self._queue.job(self._list[pos])
+
+    def narrow(self, max_res: int, rule: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> None:
+        """Forget the jobs not visited yet that the caller would pass over anyway: wider than ``max_res``,
+        ruled out by ``keep`` again (when it filters: a start only tightens an admission constraint), or
+        by ``rule(widths, walltimes)`` (False: pass over). Without an index, or with few jobs left, nothing
+        (the caller's own checks are as cheap)."""
+        if self._plain is not None:
+            return
+        pos = self._pos
+        if len(self._list) - pos < NARROW_MIN_JOBS or not (self._filtered or rule):
+            return
+        self._slots, self._res, self._wall = self._slots[pos:], self._res[pos:], self._wall[pos:]
+        mask = self._res <= max_res
+        if self._filtered:
+            assert self._keep is not None
+            more = self._keep(self._res, self._wall)
+            if more is not None:
+                mask &= more
+        if rule is not None:
+            mask &= rule(self._res, self._wall)
+        self._take(mask)
+        self._list = self._slots.tolist()
+        self._pos = 0
+
+
+class Staircase:
+    """Refusals of a pass as their Pareto front (an energy budget's, a power manager's boots): a job with at
+    least ``n`` hosts and an end no sooner than ``end`` is refused when some refused ``(n2, end2)`` has
+    ``n2 ≤ n`` and ``end2 ≤ end``. Kept as hosts increasing, ends strictly decreasing, so a query is one
+    bisect."""
+
+    __slots__ = ("ns", "ends")
+
+    def __init__(self) -> None:
+        self.ns: list[int] = []
+        self.ends: list[float] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.ns)
+
+    def dominates(self, n: int, end: float) -> bool:
+        """Whether ``(n, end)`` is refused by a refusal already recorded."""
+        i = bisect_right(self.ns, n) - 1
+        return i >= 0 and self.ends[i] <= end
+
+    def add(self, n: int, end: float) -> None:
+        """Record the refusal of ``(n, end)`` (refusals it dominates are dropped)."""
+        if self.dominates(n, end):
+            return
+        i = bisect_left(self.ns, n)
+        j = i
+        while j < len(self.ns) and self.ends[j] >= end:
+            j += 1
+        self.ns[i:j] = [n]
+        self.ends[i:j] = [end]

@@ -1,0 +1,202 @@
+"""The waiting queue's index (schedulers/queue.py, issue 15) against a straightforward scan.
+
+1. :class:`JobsBehind` over a :class:`WaitingQueue` gives exactly the jobs a plain scan of the sorted queue
+   would keep (widths that fit, the filter's mask), in queue order, through arrivals out of order, departures
+   and :meth:`~JobsBehind.narrow`.
+2. Whole runs: EASY and every energy preset, with and without shutdown, takes the same decisions with the index used
+   for every queue (``INDEX_MIN_JOBS = NARROW_MIN_JOBS = 0``) as without it (the plain scan of every waiting job).
+   The soundness of the admission filters themselves (``may_start`` / ``may_prepare`` never rule out a job
+   ``can_start`` / ``can_prepare`` would admit) is checked in tests/test_budget_fast_path.py.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from wattsched.energy_models.taurus import TAURUS
+from wattsched.platforms.generate import taurus_platform_xml
+from wattsched.schedulers import queue as queue_module
+from wattsched.schedulers.protocol import scheduler_handler
+from wattsched.schedulers.queue import JobsBehind, WaitingQueue
+from wattsched.schedulers.state import QueuedJob
+from wattsched.simulator.drivers import run_inprocess
+from wattsched.simulator.engine import Simulation
+from wattsched.simulator.platform import load_platform
+from wattsched.simulator.workload import load_workload
+
+# ----------------------------------------------------------------- 1. the index against a scan
+
+# operations: ("add", key, res, walltime or None) / ("remove", index into the waiting jobs)
+ops_strategy = st.lists(
+    st.one_of(
+        st.tuples(st.just("add"), st.integers(0, 50), st.integers(1, 8), st.sampled_from([1.0, 10.0, 100.0, None])),
+        st.tuples(st.just("remove"), st.integers(0, 200)),
+    ),
+    max_size=120,
+)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=ops_strategy, max_res=st.integers(0, 8), cut_s=st.sampled_from([5.0, 50.0, math.inf]),
+       where=st.integers(0, 200), narrow_at=st.integers(0, 10), narrow_to=st.integers(0, 8),
+       odd_only=st.booleans())
+def test_jobs_behind_equals_a_scan_of_the_sorted_queue(ops, max_res, cut_s, where, narrow_at, narrow_to, odd_only):
+    queue = WaitingQueue(key=lambda job: (job.subtime_s, job.id))
+    reference: list[QueuedJob] = []  # the same jobs, sorted by a plain list
+    count = 0
+    for op in ops:
+        if op[0] == "add":
+            _, key, res, wall = op
+            job = QueuedJob(f"j{count}", res, wall, float(key))  # mostly behind the others, sometimes not
+            count += 1
+            queue.add(job)
+            reference.append(job)
+            reference.sort(key=lambda j: (j.subtime_s, j.id))
+        elif reference:
+            job = reference.pop(op[1] % len(reference))
+            queue.remove(job)
+        assert list(queue) == reference
+    if not reference:
+        return
+    i = where % len(reference)
+
+    def keep(res: np.ndarray, wall: np.ndarray) -> np.ndarray:
+        return wall < cut_s  # a filter that only depends on the job (like may_start)
+
+    def rule(res: np.ndarray, wall: np.ndarray) -> np.ndarray:
+        return res % 2 == 1 if odd_only else np.ones(len(res), dtype=bool)
+
+    def wanted(job: QueuedJob, cap: int, narrowed: bool) -> bool:
+        wall = math.inf if job.walltime_s is None else job.walltime_s
+        return job.res <= cap and wall < cut_s and (not narrowed or not odd_only or job.res % 2 == 1)
+
+    old = queue_module.NARROW_MIN_JOBS
+    queue_module.NARROW_MIN_JOBS = 0  # narrow whatever is left
+    try:
+        behind = JobsBehind(queue, i, max_res, keep, min_length=0)
+        got = []
+        for k, job in enumerate(behind):
+            got.append(job)
+            if k == narrow_at:
+                behind.narrow(min(max_res, narrow_to), rule)
+    finally:
+        queue_module.NARROW_MIN_JOBS = old
+    expected: list[QueuedJob] = []
+    narrowed = False
+    for job in reference[i + 1:]:
+        if wanted(job, min(max_res, narrow_to) if narrowed else max_res, narrowed):
+            expected.append(job)
+            narrowed = narrowed or len(expected) == narrow_at + 1  # applies to the jobs after this one
+    assert got == expected
+    # without an index (too short a queue, or a plain list): every job behind, unfiltered, narrow or not
+    plain = JobsBehind(queue, i, max_res, keep, min_length=10**9)
+    assert next(plain, None) == reference[i + 1:][0] if i + 1 < len(reference) else True
+    plain.narrow(0, rule)
+    assert list(plain) == reference[i + 2:]
+    assert list(JobsBehind(reference, i, max_res, keep, min_length=0)) == reference[i + 1:]
+
+
+# ----------------------------------------------------------------- 2. whole runs, indexed or not
+
+N = 8  # hosts
+SPEED = TAURUS.max_speed_flops
+
+
+@pytest.fixture(scope="module")
+def platform_path(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("platform") / f"taurus_{N}.xml"
+    path.write_text(taurus_platform_xml(N))
+    return path
+
+
+workloads = st.lists(
+    st.tuples(
+        st.sampled_from([0.0, 0.0, 0.0, 0.0, 5.0, 60.0]),  # gap to the previous submission (long queues)
+        st.integers(1, N) | st.integers(1, 2),
+        st.sampled_from([1.0, 1.0, 1.5, 3.0]),  # walltime / runtime
+        st.integers(5, 2400),
+    ),
+    min_size=2, max_size=30,
+)
+
+
+def _run(platform: Path, workload: Path, preset: str, options: dict, min_jobs: int) -> list:
+    old = queue_module.INDEX_MIN_JOBS, queue_module.NARROW_MIN_JOBS
+    queue_module.INDEX_MIN_JOBS = queue_module.NARROW_MIN_JOBS = min_jobs
+    try:
+        sim = Simulation(load_platform(platform), load_workload(workload))
+        run_inprocess(sim, scheduler_handler(preset, options))
+    finally:
+        queue_module.INDEX_MIN_JOBS, queue_module.NARROW_MIN_JOBS = old
+    return sorted((r.job.id, r.start_s, r.alloc_str) for r in sim.jobs_rows)
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(raw=workloads, preset=st.sampled_from(["easy-backfill", "energy-bud", "reduce-pc", "powercap"]),
+       shutdown=st.booleans(),
+       fraction=st.floats(0.3, 1.0), a=st.sampled_from([0.0, 0.0, 0.02, 0.2]), b=st.floats(0.2, 1.0))
+def test_every_preset_decides_the_same_with_and_without_the_index(platform_path, tmp_path_factory, raw, preset,
+                                                                  shutdown, fraction, a, b):
+    if not shutdown:
+        fraction = max(fraction, 0.55)  # the idle platform alone costs ~49 % of the all-computing energy
+    t, profiles, entries = 0.0, {}, []
+    for k, (gap, res, factor, runtime) in enumerate(raw):
+        t += gap
+        profiles[f"p{k}"] = {"type": "parallel_homogeneous", "cpu": runtime * SPEED, "com": 0}
+        entries.append({"id": str(k), "subtime": t, "res": res, "walltime": runtime * factor, "profile": f"p{k}"})
+    horizon = t + sum(e["walltime"] for e in entries)
+    workload = tmp_path_factory.mktemp("w") / "w.json"
+    workload.write_text(json.dumps({"nb_res": N, "jobs": entries, "profiles": profiles}))
+    ts = a * horizon
+    options = {"budget_fraction": fraction, "window_start_s": ts, "window_end_s": ts + max(600.0, b * horizon),
+               "shutdown": shutdown} if preset != "easy-backfill" else {}
+    indexed = _run(platform_path, workload, preset, options, 0)
+    assert indexed == _run(platform_path, workload, preset, options, 10**9)
+
+
+# ----------------------------------------------------------------- 3. EASY's pass on fragmented hosts
+
+@settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(hosts=st.lists(st.sampled_from(["run", "free", "free"]), min_size=8, max_size=40), data=st.data())
+def test_easy_select_with_the_index_equals_the_scan_on_fragmented_hosts(hosts, data):
+    """One EASY pass over a queue of many jobs on hosts whose free ones are fragmented (contiguous
+    placements fail for widths that fit by count: the pass learns the widths that do not fit and narrows
+    the index by them): the same starts on the same hosts, indexed or not."""
+    from wattsched.schedulers.backfill import EasyBackfilling
+    from wattsched.schedulers.core import PolicyScheduler
+    from wattsched.schedulers.order import Fcfs
+    from wattsched.schedulers.placement import FirstFit
+    from wattsched.schedulers.admission import NoConstraint
+    from wattsched.schedulers.state import RunningJob
+    from procset import ProcSet
+
+    n = len(hosts)
+    queue = WaitingQueue(key=lambda job: (job.subtime_s, job.id))
+    for k in range(data.draw(st.integers(2, 80))):
+        queue.add(QueuedJob(f"q{k}", data.draw(st.integers(1, max(1, n // 2)) | st.integers(1, 4)),
+                            data.draw(st.sampled_from([10.0, 50.0, 100.0, 400.0, None])), float(k)))
+
+    def select(min_jobs: int) -> list:
+        policy = PolicyScheduler(order=Fcfs(), backfill=EasyBackfilling(), placement=FirstFit())
+        policy.start(n, 0.0)
+        view = policy.view
+        for h, state in enumerate(hosts):
+            if state == "run":
+                view.add_running(RunningJob(f"r{h}", ProcSet(h), 0.0, 20.0 + 30.0 * (h % 7)))
+                view.free = view.free - ProcSet(h)
+        old = queue_module.INDEX_MIN_JOBS, queue_module.NARROW_MIN_JOBS
+        queue_module.INDEX_MIN_JOBS = queue_module.NARROW_MIN_JOBS = min_jobs
+        try:
+            starts = policy.backfill.select(queue, view, policy, NoConstraint())
+        finally:
+            queue_module.INDEX_MIN_JOBS, queue_module.NARROW_MIN_JOBS = old
+        return [(job.id, str(a.hosts)) for job, a in starts]
+
+    assert select(0) == select(10**9)

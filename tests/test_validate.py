@@ -1,0 +1,157 @@
+"""The validation layer (``wattsched/base/validate.py``) and its bounds (``wattsched/base/limits.py``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from wattsched.base.errors import InputError, OptionError, OutputError, ProtocolError
+from wattsched.base.limits import DEFAULTS, limit, limit_hint
+from wattsched.base.validate import (
+    BatsimMessageChecker,
+    check_count,
+    check_csv_name,
+    check_endpoint,
+    check_number,
+    check_output_files,
+    load_json,
+)
+
+
+@pytest.mark.parametrize(("text", "field", "problem"), [
+    ('{"jobs": [{"a": 1}, {"subtime": 1e400}]}', "jobs[1].subtime", "beyond the range of a double"),
+    ('{"x": {"y": [1, 2, NaN]}}', "x.y[2]", "NaN is not a number JSON allows"),
+    ('{"x": -Infinity}', "x", "-Infinity"),
+    ('{"x": -1' + "0" * 320 + "}", "x", "321 digits"),
+    ("[" * 65 + "]" * 65, "[0]" * 64, "nested too deeply"),
+    ('{"a": [1, 2', "line 1, column 12", "malformed JSON"),
+])
+def test_load_json_names_the_path(text, field, problem):
+    with pytest.raises(InputError) as info:
+        load_json(text, "f.json")
+    assert info.value.field == field and problem in info.value.problem, str(info.value)
+
+
+def test_load_json_accepts_what_is_fine_and_keeps_types():
+    doc = load_json('{"a": [1, 2.5, "x,y", null, true, 1e308, -1' + "0" * 300 + "]}", "f.json")
+    assert doc["a"][:5] == [1, 2.5, "x,y", None, True] and isinstance(doc["a"][0], int)
+    assert load_json("[" * 64 + "]" * 64, "f.json") is not None
+
+
+def test_nesting_bound_from_the_environment(monkeypatch):
+    monkeypatch.setenv("WATTSCHED_LIMIT_NESTING", "3")
+    with pytest.raises(InputError, match="WATTSCHED_LIMIT_NESTING"):
+        load_json("[[[[1]]]]", "f.json")
+    monkeypatch.setenv("WATTSCHED_LIMIT_NESTING", "5")
+    assert load_json("[[[[1]]]]", "f.json") == [[[[1]]]]
+
+
+@pytest.mark.parametrize("text", ["0", "-3", "nan", "inf", "x", ""])
+def test_bad_bound_values_are_refused_by_variable(monkeypatch, text):
+    monkeypatch.setenv("WATTSCHED_LIMIT_HOSTS", text)
+    if text == "":
+        assert limit("hosts") == DEFAULTS["hosts"]
+        return
+    with pytest.raises(OptionError, match="WATTSCHED_LIMIT_HOSTS"):
+        limit("hosts")
+
+
+def test_limit_hint_names_the_variable():
+    assert limit_hint("profile_parts", "parts") == "at most 1e+06 parts (raise with WATTSCHED_LIMIT_PROFILE_PARTS)"
+
+
+@pytest.mark.parametrize(("value", "kwargs", "problem"), [
+    (float("nan"), {}, "NaN"), (float("inf"), {}, "not finite"), (10**400, {}, "not finite"),
+    (-1, {"min": 0.0}, "non-negative"), (0, {"min": 0.0, "min_open": True}, "> 0"), (5, {"max": 4}, "≤ 4"),
+    ("3", {}, "not a number"), (True, {}, "not a number"), (1.5, {"integer": True}, "not an integer"),
+])
+def test_check_number(value, kwargs, problem):
+    with pytest.raises(InputError) as info:
+        check_number(value, "f", "x.y", **kwargs)
+    assert info.value.field == "x.y" and problem in info.value.problem
+
+
+def test_check_number_returns_the_value():
+    assert check_number(3, "f", "x", min=0.0) == 3.0 and check_number(3, "f", "x", integer=True) == 3
+
+
+def test_check_count():
+    check_count(64, "nesting", "f", "x", "levels")
+    with pytest.raises(InputError, match=r"65 levels; at most 64"):
+        check_count(65, "nesting", "f", "x", "levels")
+
+
+@pytest.mark.parametrize("name", ["a,b", 'a"b', "a\nb", "a\rb"])
+def test_csv_names(name):
+    with pytest.raises(InputError, match="unquoted"):
+        check_csv_name(name, "f", "jobs[0].id")
+    assert check_csv_name("é; 'x' y!z", "f", "id") == "é; 'x' y!z"
+
+
+def test_output_files(tmp_path):
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "dir.csv").mkdir()
+    check_output_files([tmp_path / "new" / "deeper" / "a.csv"], "-e x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dir.csv", "file"]  # nothing created by the check
+    with pytest.raises(OutputError, match="is a file, not a folder"):
+        check_output_files([tmp_path / "file" / "a.csv"], "-e x")
+    with pytest.raises(OutputError, match="is a folder"):
+        check_output_files([tmp_path / "dir.csv"], "-e x")
+    with pytest.raises(OutputError, match="cannot write"):
+        check_output_files(["/proc/wattsched/a.csv"], "-e x")
+
+
+@pytest.mark.parametrize(("endpoint", "ok"), [
+    ("tcp://127.0.0.1:28000", True), ("tcp://*:28000", True), ("ipc:///tmp/x", True), ("tcp://h:0", False),
+    ("tcp://h:65536", False), ("tcp://h", False), ("tcp://:5", False), ("udp://h:5", False), ("h:5", False),
+])
+def test_endpoints(endpoint, ok):
+    if ok:
+        assert check_endpoint(endpoint, "--bind") == endpoint
+    else:
+        with pytest.raises(OptionError, match="--bind"):
+            check_endpoint(endpoint, "--bind")
+
+
+def begins(nb: int = 2) -> dict:
+    return {"timestamp": 0, "type": "SIMULATION_BEGINS", "data": {
+        "nb_resources": nb, "nb_compute_resources": nb, "nb_storage_resources": 0, "compute_resources": [],
+        "storage_resources": [], "config": {"profiles-forwarded-on-submission": False, "dynamic-jobs-enabled": False,
+                                            "dynamic-jobs-acknowledged": False, "forward-unknown-events": False},
+        "allow_compute_sharing": False, "allow_storage_sharing": False, "profiles": {}, "workloads": {}}}
+
+
+def submitted(jid: str) -> dict:
+    return {"timestamp": 1, "type": "JOB_SUBMITTED",
+            "data": {"job_id": jid, "job": {"id": jid, "res": 1, "subtime": 1, "walltime": -1, "profile": "p"}}}
+
+
+def test_message_checker_follows_jobs_and_hosts():
+    checker = BatsimMessageChecker()
+    checker.check({"now": 0, "events": [begins()]})
+    checker.check({"now": 1, "events": [submitted("w0!1")]})
+    checker.check({"now": 2, "events": [{"timestamp": 2, "type": "JOB_COMPLETED",
+                                         "data": {"job_id": "w0!1", "job_state": "COMPLETED_SUCCESSFULLY",
+                                                  "alloc": "0-1"}}]})
+    bad = [
+        ({"now": 3, "events": [submitted("w0!1")]}, "already submitted"),
+        ({"now": 3, "events": [{"timestamp": 3, "type": "JOB_KILLED", "data": {"job_ids": ["w0!9"]}}]},
+         "unknown job 'w0!9'"),
+        ({"now": 3, "events": [{"timestamp": 3, "type": "RESOURCE_STATE_CHANGED",
+                                "data": {"resources": "0-2", "state": "1"}}]}, "unknown host 2"),
+        ({"now": -1, "events": []}, "'now'"),
+        ({"now": 3, "events": [{"type": "HELLO"}]}, "unknown event type 'HELLO'"),
+        ({"now": 3}, "'now' and 'events'"),
+    ]
+    for msg, needle in bad:
+        with pytest.raises(ProtocolError) as info:
+            checker.check(json.loads(json.dumps(msg)))
+        assert needle in str(info.value) and "Batsim message" in str(info.value)
+
+
+def test_message_checker_needs_what_schedulers_read():
+    event = begins()
+    del event["data"]["config"]["dynamic-jobs-enabled"]
+    with pytest.raises(ProtocolError, match="config.dynamic-jobs-enabled"):
+        BatsimMessageChecker().check({"now": 0, "events": [event]})

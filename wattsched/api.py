@@ -1,0 +1,272 @@
+"""wattsched from Python: what a notebook imports.
+
+Simulate once::
+
+    from wattsched import api
+
+    result = api.simulate("platforms/taurus_16.xml", "workloads/demo_taurus16.json",
+                          scheduler="energy-bud", options={"budget_fraction": 0.6, "window_end_s": 43200})
+    result.metrics["total_energy_j"]        # every metric of docs/architecture.md §8
+    result.jobs                             # the five Batsim outputs as pandas DataFrames:
+    result.schedule, result.machine_states, result.consumed_energy, result.pstate_changes
+    result.plot_power(budget_power_w=900)   # matplotlib figures: plot_gantt, plot_power, plot_machine_states
+
+Inputs are paths or objects built in Python: SimGrid XML text (:func:`taurus_platform`, :func:`esc_platform`, or
+your own), a Batsim workload as a dict (:func:`synthetic_workload`, or your own), or loaded
+:class:`~wattsched.simulator.platform.Platform` / :class:`~wattsched.simulator.workload.Workload` objects.
+
+Sweep (a grid as in ``wattsched sweep GRID.yaml``, on a local Dask cluster or an existing one)::
+
+    table = api.sweep({"platforms": [...], "workloads": [...], "schedulers": [...], "seeds": [1, 2]},
+                      out="results/study")
+
+Errors are the CLI's: :class:`~wattsched.base.errors.WattschedError` (its subclasses ``InputError``,
+``OptionError``, ``OutputError``, ``ProtocolError``) with a one-line message naming the file and field; a failed
+simulation writes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from wattsched.analysis.metrics import DEFAULT_TAU_S, Metrics, compute_metrics, format_table
+from wattsched.analysis.node_states import NodeStates, node_states
+from wattsched.analysis.outputs import BatsimOutputs, load_outputs
+from wattsched.analysis.paraver import write_paraver
+from wattsched.base.batsim_files import output_paths
+from wattsched.base.errors import InputError, OptionError, OutputError, ProtocolError, WattschedError
+from wattsched.experiments.runner import PlatformInput, WorkloadInput, run_simulation
+from wattsched.simulator.drivers import RunStats
+
+__all__ = [
+    "InputError", "OptionError", "OutputError", "ProtocolError", "Result", "WattschedError", "compare", "esc_platform", "simulate", "sweep",
+    "synthetic_workload", "taurus_platform",
+]
+
+Window = tuple[float, float]
+
+
+def taurus_platform(hosts: int) -> str:
+    """SimGrid XML text of ``hosts`` Taurus nodes (the energy-budget paper's calibration) and Batsim's master."""
+    from wattsched.platforms.generate import taurus_platform_xml
+
+    return taurus_platform_xml(hosts)
+
+
+def esc_platform(hosts: int) -> str:
+    """SimGrid XML text of ``hosts`` five-state ESC nodes (standby, powering on/off, idle, loaded)."""
+    from wattsched.platforms.generate import esc_platform_xml
+
+    return esc_platform_xml(hosts)
+
+
+def synthetic_workload(hosts: int, *, seed: int, days: float = 7.0, load: float = 0.85, users: int = 50
+                       ) -> dict[str, Any]:
+    """A seeded synthetic Batsim workload (``wattsched synth``): ``days`` of submissions offering ``load`` of
+    ``hosts`` Taurus hosts, from ``users`` users."""
+    from wattsched.workloads.synthetic import synthetic_week
+
+    return synthetic_week(hosts, seed=seed, duration_s=days * 86400.0, target_load=load, users=users)
+
+
+@dataclass
+class Result:
+    """One simulation's outputs, read lazily from its files.
+
+    Attributes:
+        prefix: the output prefix: Batsim's five files are ``<prefix>_jobs.csv`` etc.
+        stats: wall-clock figures of the run (simulation and scheduling time, messages, events).
+        scheduler, options: what ran.
+        tau_s, window, max_power_w, workload: how :attr:`metrics` are computed (window: utilization and window
+            energy, default first submission to makespan; workload with users: per-user stretch).
+    """
+
+    prefix: Path
+    stats: RunStats
+    scheduler: str
+    options: Mapping[str, Any]
+    tau_s: float = DEFAULT_TAU_S
+    window: Window | None = None
+    max_power_w: float | None = None
+    workload: Any = field(default=None, repr=False)
+
+    @cached_property
+    def outputs(self) -> BatsimOutputs:
+        """The loaded output files (jobs replaced by the scheduler merged with their replacements)."""
+        return load_outputs(self.prefix)
+
+    @property
+    def jobs(self) -> pd.DataFrame:
+        """``_jobs.csv``: one row per job (waiting time, execution time, energy, allocated resources...)."""
+        return self.outputs.jobs
+
+    @cached_property
+    def schedule(self) -> pd.DataFrame:
+        """``_schedule.csv``: the run's one-row summary (makespan, energy, utilisation, counts)."""
+        return pd.read_csv(output_paths(self.prefix)["schedule"])
+
+    @property
+    def machine_states(self) -> pd.DataFrame:
+        """``_machine_states.csv``: number of hosts per state (computing, idle, switching, sleeping) over time."""
+        return self._required(self.outputs.machine_states, "machine_states")
+
+    @property
+    def consumed_energy(self) -> pd.DataFrame:
+        """``_consumed_energy.csv``: cumulative energy (J) and power (W) at every event."""
+        return self._required(self.outputs.consumed_energy, "consumed_energy")
+
+    @property
+    def pstate_changes(self) -> pd.DataFrame:
+        """``_pstate_changes.csv``: every power state change (time, host set, new pstate)."""
+        return self._required(self.outputs.pstate_changes, "pstate_changes")
+
+    def _required(self, frame: pd.DataFrame | None, kind: str) -> pd.DataFrame:
+        if frame is None:
+            raise InputError(self.outputs.source(kind), "", "missing output file")
+        return frame
+
+    @cached_property
+    def metrics(self) -> Metrics:
+        """Every metric of docs/architecture.md §8 (``{name: number}``, units in the names)."""
+        return compute_metrics(self.outputs, tau_s=self.tau_s, window=self.window, max_power_w=self.max_power_w,
+                               workload=self.workload)
+
+    def metrics_table(self) -> pd.Series:
+        """:attr:`metrics` as a pandas Series (one run's column of a comparison table)."""
+        return pd.Series(self.metrics, name=self.label)
+
+    @property
+    def label(self) -> str:
+        """The scheduler and its options, e.g. ``energy-bud budget_fraction=0.6``."""
+        return " ".join([self.scheduler, *(f"{k}={v}" for k, v in sorted(self.options.items()))])
+
+    def node_states(self) -> NodeStates:
+        """Every host's state intervals (off, booting, idle, running a job, shutting down)."""
+        return node_states(self.outputs)
+
+    def write_paraver(self, prefix: str | os.PathLike) -> list[Path]:
+        """The run as a Paraver trace (``.prv``, ``.pcf``, ``.row`` at ``prefix``); returns the files."""
+        return write_paraver(self.node_states(), Path(prefix))
+
+    def plot_gantt(self):  # -> matplotlib.figure.Figure
+        """A Gantt chart of the jobs on the hosts."""
+        from wattsched.analysis.plots import gantt_figure
+
+        return gantt_figure(self.outputs)
+
+    def plot_power(self, budget_window: Window | None = None, budget_power_w: float | None = None):
+        """Platform power over time, with an optional budget window and budget power line."""
+        from wattsched.analysis.plots import power_figure
+
+        return power_figure(self.outputs, budget_window, budget_power_w)
+
+    def plot_machine_states(self):
+        """Hosts computing, idle, switching and sleeping over time (stacked)."""
+        from wattsched.analysis.plots import machine_states_figure
+
+        return machine_states_figure(self.outputs)
+
+    def __str__(self) -> str:
+        return format_table(self.metrics, title=f"{self.label} → {self.prefix}")
+
+    def _repr_html_(self) -> str:  # Jupyter shows the metrics table
+        return self.metrics_table().to_frame().to_html()
+
+
+def simulate(
+    platform: PlatformInput,
+    workload: WorkloadInput,
+    scheduler: str = "easy-backfill",
+    options: Mapping[str, Any] | None = None,
+    *,
+    out: str | os.PathLike | None = None,
+    dynamic_jobs: bool = False,
+    tau_s: float = DEFAULT_TAU_S,
+    window: Window | None = None,
+    max_power_w: float | None = None,
+    progress: bool = False,
+) -> Result:
+    """Simulate ``workload`` on ``platform`` with the embedded Batsim 4.2.1 and a scheduler.
+
+    Args:
+        platform: a SimGrid XML path, XML text, or a loaded platform.
+        workload: a Batsim JSON path, a workload dict, or a loaded workload.
+        scheduler: a preset (``wattsched schedulers`` lists them), a pybatsim entry point, ``module:Class`` or
+            ``file.py[:Class]``.
+        options: the scheduler's options, checked before the simulation starts.
+        out: output prefix (``results/run1/out`` writes ``results/run1/out_jobs.csv``...); default a temporary
+            folder removed when the result is garbage-collected.
+        dynamic_jobs: the simulator accepts dynamic job registration (as Batsim's ``--enable-dynamic-jobs``).
+        tau_s, window, max_power_w: how :attr:`Result.metrics` are computed (bounded-slowdown τ; utilization and
+            window-energy window; all-computing power for the relative window energy).
+        progress: draw a progress bar on stderr.
+
+    Raises:
+        WattschedError: bad input or option, one line naming the file and field (nothing is written).
+    """
+    if out is None:
+        folder = tempfile.mkdtemp(prefix="wattsched-")
+        prefix = Path(folder) / "out"
+    else:
+        folder = None
+        prefix = Path(out)
+    try:
+        stats = run_simulation(platform, workload, prefix, scheduler=scheduler, options=options,
+                               dynamic_jobs=dynamic_jobs, show_progress=progress)
+    except BaseException:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+    users = workload if isinstance(workload, (str, os.PathLike, Mapping)) else None
+    result = Result(prefix, stats, scheduler, dict(options or {}), tau_s, window, max_power_w, users)
+    if folder is not None:
+        weakref.finalize(result, shutil.rmtree, folder, True)
+    return result
+
+
+def sweep(
+    grid: str | os.PathLike | Mapping[str, Any],
+    out: str | os.PathLike,
+    *,
+    workers: int | None = None,
+    dask_scheduler: str | None = None,
+    force: bool = False,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """Run a grid of simulations on Dask (``wattsched sweep``) and return one row per run.
+
+    Args:
+        grid: a grid file (YAML or JSON) or the same as a dict (:mod:`wattsched.experiments.grid`).
+        out: the sweep's folder: runs under ``out/runs/<key>/``, ``results.csv``, ``results.parquet`` and
+            comparison plots under ``out/plots/``. Runs already done there are not run again.
+        workers: processes of the local Dask cluster (default: every core).
+        dask_scheduler: the address of a running Dask scheduler to use instead (``tcp://host:8786``).
+        force: run again runs whose outputs exist.
+        progress: draw a progress bar (default: when stderr is a terminal).
+
+    Returns:
+        The results table: inputs, scheduler, options, status (done, skipped, failed), error, metrics.
+    """
+    from wattsched.experiments.grid import grid_runs, load_grid, parse_grid, write_results
+    from wattsched.experiments.sweep import run_sweep
+
+    parsed = parse_grid(grid) if isinstance(grid, Mapping) else load_grid(grid)
+    runs = grid_runs(parsed, out)
+    frame = run_sweep(runs, workers=workers, force=force, dask_scheduler=dask_scheduler, show_progress=progress)
+    write_results(frame, out)
+    return frame
+
+
+def compare(results: Sequence[Result]) -> pd.DataFrame:
+    """The metrics of several results side by side, one column per result."""
+    return pd.concat([r.metrics_table() for r in results], axis=1)

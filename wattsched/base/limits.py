@@ -1,0 +1,86 @@
+"""The bounds every input is checked against before any work starts, and how to raise them.
+
+A bound keeps a careless or generated input from exhausting memory or time before a check could refuse
+it: a composed profile repeated 10^12 times, a platform of 10^11 hosts, JSON nested a million levels deep,
+a monitoring period of a microsecond. Each bound has a name; the environment variable
+``WATTSCHED_LIMIT_<NAME>`` (upper case) raises or lowers it, e.g. ``WATTSCHED_LIMIT_HOSTS=5000000``.
+The error that refuses an input names the bound and its variable (:func:`limit_hint`).
+
+=================  ===========  ==============================================================================
+name               default      what it bounds
+=================  ===========  ==============================================================================
+nesting            64           nesting of JSON arrays and objects (workloads, options, messages), XML zones
+profile_depth      64           composed profiles inside composed profiles
+profile_parts      1000000      atomic parts one job runs (a composed profile's ``repeat`` × its parts)
+hosts              2000000      compute hosts of a platform (the embedded simulator holds them all)
+jobs               10000000     jobs of a workload, generated or read
+days               3660         days of a generated workload (``synth --days``)
+time_s             1e10         any time or duration in seconds (≈ 317 years of simulated time)
+min_period_s       1            the shortest period of a periodic scheduler stage (an option ``*period_s``)
+memory_fraction    0.8          share of the available memory an input's estimated footprint may take
+=================  ===========  ==============================================================================
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Final
+
+from wattsched.base.errors import OptionError
+
+__all__ = ["DEFAULTS", "available_memory_bytes", "limit", "limit_hint"]
+
+#: The default of every bound (module docstring).
+DEFAULTS: Final[dict[str, float]] = {
+    "nesting": 64,
+    "profile_depth": 64,
+    "profile_parts": 1_000_000,
+    "hosts": 2_000_000,
+    "jobs": 10_000_000,
+    "days": 3660,
+    "time_s": 1e10,
+    "min_period_s": 1.0,
+    "memory_fraction": 0.8,
+}
+
+
+def _variable(name: str) -> str:
+    return f"WATTSCHED_LIMIT_{name.upper()}"
+
+
+def limit(name: str) -> float:
+    """The bound ``name``: ``$WATTSCHED_LIMIT_<NAME>`` if set, else :data:`DEFAULTS`.
+
+    Raises:
+        OptionError: the variable is not a positive finite number.
+    """
+    default = DEFAULTS[name]
+    text = os.environ.get(_variable(name))
+    if text is None or not text.strip():
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (0 < value < math.inf):
+        raise OptionError(f"environment variable {_variable(name)}: expected a positive number, got {text!r}")
+    return int(value) if isinstance(default, int) and value.is_integer() else value
+
+
+def limit_hint(name: str, unit: str = "") -> str:
+    """``"at most 64 levels (raise with WATTSCHED_LIMIT_NESTING)"``: the end of a message refusing an
+    input (``unit``: ``"levels"``)."""
+    return f"at most {limit(name):g}{' ' + unit if unit else ''} (raise with {_variable(name)})"
+
+
+def available_memory_bytes() -> int | None:
+    """Memory available to a new allocation (``MemAvailable`` of ``/proc/meminfo``), None when unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None

@@ -1,0 +1,430 @@
+"""The one validation layer: every input kind is checked here before any work starts.
+
+Readers (platform XML, workload JSON, options, command-line numbers, result folders, protocol messages)
+call these checks and turn a bad value into one :class:`~wattsched.base.errors.WattschedError` whose
+message names the file (or option, or message) and the field:
+
+* :func:`load_json`: JSON text with bounded nesting (``nesting``) whose numbers are all finite doubles
+  (NaN, ±Infinity, ``1e400`` and integers beyond ±1.8e308 refused by name, with their JSON path);
+* :func:`check_number`: one number finite and within its declared range;
+* :func:`check_count`: a size (hosts, jobs, parts, depth) within a bound of :mod:`.limits`;
+* :func:`check_memory`: an estimated footprint within the memory available;
+* :func:`check_csv_name`: an id Batsim's CSV files can carry (Batsim writes ids unquoted);
+* :func:`check_output_files`: output files that can be written, checked before a run starts.
+
+The bounds and how to raise them: :mod:`wattsched.base.limits`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from wattsched.base.errors import InputError, OptionError, OutputError, WattschedError
+from wattsched.base.limits import available_memory_bytes, limit, limit_hint
+
+__all__ = [
+    "ErrorFactory", "check_count", "check_csv_name", "check_memory", "check_number", "check_output_files",
+    "BatsimMessageChecker", "check_endpoint", "input_error", "load_json", "option_error",
+]
+
+#: Builds the error of one reader from (source, field, problem).
+ErrorFactory = Callable[[str, str, str], WattschedError]
+
+#: The largest finite double: JSON integers beyond it cannot become the floats the simulator computes with.
+MAX_DOUBLE = 1.7976931348623157e308
+
+
+def input_error(source: str, field: str, problem: str) -> WattschedError:
+    """:class:`InputError` (a file)."""
+    return InputError(source, field, problem)
+
+
+def option_error(source: str, field: str, problem: str) -> WattschedError:
+    """:class:`OptionError` (an option or command-line value)."""
+    where = f"{source}: {field}" if field else source
+    return OptionError(f"{where}: {problem}")
+
+
+# ---------------------------------------------------------------------------------------------- JSON
+class _Constant:
+    """``NaN``, ``Infinity`` or ``-Infinity`` where JSON allows none: refused with its path."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _path(entry: tuple | None) -> str:
+    """``jobs[3].subtime`` from a chain of (parent entry, container, item) built while walking."""
+    keys: list[str] = []
+    while entry is not None:
+        entry, container, item = entry
+        key = _key_of(container, item)
+        keys.append(f"[{key}]" if isinstance(key, int) else f".{key}")
+    return "".join(reversed(keys)).lstrip(".") or "(top level)"
+
+
+def _number_problem(value: Any) -> str | None:
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN is not a number"
+        if not math.isfinite(value):
+            return "a number beyond the range of a double (±1.8e308)"
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and not -MAX_DOUBLE <= value <= MAX_DOUBLE:
+        return f"an integer of {len(str(abs(value)))} digits, beyond the range of a double (±1.8e308)"
+    if isinstance(value, _Constant):
+        return f"{value.name} is not a number JSON allows"
+    return None
+
+
+def check_json_tree(doc: Any, source: str, error: ErrorFactory = input_error) -> None:
+    """Nesting within ``nesting`` and every number a finite double, without recursion.
+
+    Raises:
+        the ``error`` of the reader, naming the JSON path of the first bad value.
+    """
+    max_depth = limit("nesting")
+    lo, hi = -MAX_DOUBLE, MAX_DOUBLE
+    stack: list[tuple[Any, int, tuple | None]] = [(doc, 0, None)]
+    while stack:
+        value, depth, where = stack.pop()
+        kind = type(value)
+        if kind is dict:
+            values = value.values()
+        elif kind is list:
+            values = value
+        else:
+            problem = _number_problem(value)
+            if problem is not None:
+                raise error(source, _path(where), problem)
+            continue
+        if depth >= max_depth:
+            raise error(source, _path(where), f"JSON nested too deeply; {limit_hint('nesting', 'levels')}")
+        for item in values:
+            kind = type(item)
+            if kind is str:
+                continue
+            if kind is float or kind is int:
+                if lo <= item <= hi:  # NaN fails too
+                    continue
+            elif kind is dict or kind is list:
+                if depth + 1 >= max_depth:
+                    raise error(source, _path((where, value, item)),
+                                f"JSON nested too deeply; {limit_hint('nesting', 'levels')}")
+                if item:
+                    stack.append((item, depth + 1, (where, value, item)))
+                continue
+            elif kind is not _Constant:
+                continue
+            raise error(source, _path((where, value, item)), _number_problem(item) or "not a finite number")
+
+
+def _key_of(container: dict | list, item: Any) -> str | int:
+    """The key or index of ``item`` (the very object) in ``container``, for an error's JSON path."""
+    pairs = container.items() if isinstance(container, dict) else enumerate(container)
+    return next(key for key, value in pairs if value is item)
+
+
+def load_json(data: str | bytes, source: str, error: ErrorFactory = input_error) -> Any:
+    """Parse JSON ``data`` read from ``source`` and check it with :func:`check_json_tree`.
+
+    Raises:
+        the ``error`` of the reader: malformed JSON (line and column), not UTF-8, nested too deep, an
+        integer of more than 4,300 digits, a number that is not a finite double.
+    """
+    try:
+        doc = json.loads(data, parse_constant=_Constant)
+    except json.JSONDecodeError as exc:
+        raise error(source, f"line {exc.lineno}, column {exc.colno}", f"malformed JSON ({exc.msg})") from None
+    except UnicodeDecodeError as exc:
+        raise error(source, "", f"not UTF-8 text ({exc.reason})") from None
+    except RecursionError:
+        raise error(source, "", f"JSON nested too deeply; {limit_hint('nesting', 'levels')}") from None
+    except ValueError as exc:  # an integer of more than sys.get_int_max_str_digits() digits
+        raise error(source, "", f"a number in it is beyond the range of a double ({exc})") from None
+    check_json_tree(doc, source, error)
+    return doc
+
+
+# -------------------------------------------------------------------------------------------- numbers
+def check_number(value: Any, source: str, field: str, *, min: float | None = None, max: float | None = None,
+                 min_open: bool = False, integer: bool = False, error: ErrorFactory = input_error) -> float:
+    """``value`` as a float (an int when ``integer``), finite and within ``[min, max]`` (``(min, max]`` when
+    ``min_open``); NaN and ±inf refused by name.
+
+    Raises:
+        the ``error`` of the reader naming ``source`` and ``field``.
+    """
+    kind = "an integer" if integer else "a number"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise error(source, field, f"{_show(value)} is not {kind}")
+    if integer and not isinstance(value, int):
+        raise error(source, field, f"{_show(value)} is not {kind}")
+    if isinstance(value, float) and math.isnan(value):
+        raise error(source, field, "NaN is not a number")
+    if not -MAX_DOUBLE <= value <= MAX_DOUBLE:
+        raise error(source, field, f"{_show(value)} is not finite (beyond ±1.8e308)")
+    if min is not None and (value <= min if min_open else value < min):
+        if min == 0 and not min_open:
+            raise error(source, field, f"{_show(value)} must be non-negative")
+        raise error(source, field, f"{_show(value)} must be {'>' if min_open else '≥'} {min:g}")
+    if max is not None and value > max:
+        raise error(source, field, f"{_show(value)} must be ≤ {max:g}")
+    return value if integer else float(value)
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
+
+
+def check_count(count: float, bound: str, source: str, field: str, what: str,
+                error: ErrorFactory = input_error) -> None:
+    """``count`` (of ``what``, e.g. "hosts") within the bound ``bound`` of :mod:`.limits`.
+
+    Raises:
+        the ``error`` of the reader, naming the bound and the variable that raises it.
+    """
+    if count > limit(bound):
+        shown = f"{count:.3g}" if count >= 1e6 else f"{count:g}"
+        raise error(source, field, f"{shown} {what}; {limit_hint(bound)}")
+
+
+def check_memory(estimate_bytes: float, source: str, field: str, what: str,
+                 error: ErrorFactory = input_error) -> None:
+    """An input whose estimated footprint exceeds ``memory_fraction`` of the available memory is refused
+    before anything is allocated (nothing is checked where the available memory is unknown).
+
+    Raises:
+        the ``error`` of the reader, with the estimate and the memory available.
+    """
+    available = available_memory_bytes()
+    if available is None:
+        return
+    allowed = limit("memory_fraction") * available
+    if estimate_bytes > allowed:
+        raise error(source, field, f"{what} would need about {estimate_bytes / 2**30:.3g} GiB of memory, "
+                                   f"{allowed / 2**30:.3g} GiB available "
+                                   f"(share raised with WATTSCHED_LIMIT_MEMORY_FRACTION)")
+
+
+# ---------------------------------------------------------------------------------------------- names
+#: Characters Batsim's CSV files cannot carry in an id: it writes ``job_id``, ``workload_name`` and
+#: ``profile`` unquoted (behaviour 28: the recordings' ``out_jobs.csv``), so a comma or a line break splits
+#: the row and a double quote opens a quoted field.
+CSV_UNSAFE = frozenset(',"\n\r')
+
+
+def check_csv_name(name: str, source: str, field: str, what: str = "id",
+                   error: ErrorFactory = input_error) -> str:
+    """``name`` if Batsim's CSV files can carry it (no comma, double quote or line break: Batsim writes ids
+    unquoted), else the ``error`` of the reader."""
+    if not CSV_UNSAFE.isdisjoint(name):
+        bad = sorted({c for c in name if c in CSV_UNSAFE})
+        shown = " ".join({",": "comma", '"': "double quote", "\n": "line break", "\r": "carriage return"}[c]
+                         for c in bad)
+        raise error(source, field, f"{_show(name)}: a {what} cannot contain a {shown} (Batsim writes {what}s "
+                                   "unquoted in its CSV files)")
+    return name
+
+
+# -------------------------------------------------------------------------------------------- outputs
+def check_output_files(paths: Sequence[str | os.PathLike], option: str) -> None:
+    """Refuse, before any work, output files that could not be written: a target that is a folder, a parent
+    that is a file, a folder that cannot be created or written (read-only, no permission).
+
+    Raises:
+        OutputError: naming ``option`` (e.g. ``"-e results/out"``) and the first such path.
+    """
+    probed: set[Path] = set()
+    for raw in paths:
+        target = Path(raw)
+        if target.is_dir():
+            raise OutputError(f"{option}: {target} is a folder, not a file")
+        ancestor = target.parent
+        while not ancestor.exists():
+            if ancestor.is_symlink():
+                raise OutputError(f"{option}: {ancestor} is a broken link")
+            ancestor = ancestor.parent
+        if not ancestor.is_dir():
+            raise OutputError(f"{option}: cannot write {target}: {ancestor} is a file, not a folder")
+        if ancestor in probed:
+            continue
+        probed.add(ancestor)
+        try:
+            fd, name = tempfile.mkstemp(prefix=".wattsched-probe.", dir=ancestor)
+        except OSError as exc:
+            raise OutputError(f"{option}: cannot write {target} ({exc.strerror or exc} in {ancestor})") from None
+        os.close(fd)
+        os.unlink(name)
+
+
+# ------------------------------------------------------------------------------------------ protocol
+#: Event types a Batsim 4 message may carry (``docs/architecture.md`` §5; Batsim's protocol documentation).
+BATSIM_EVENTS = frozenset({
+    "SIMULATION_BEGINS", "SIMULATION_ENDS", "JOB_SUBMITTED", "JOB_COMPLETED", "JOB_KILLED",
+    "RESOURCE_STATE_CHANGED", "REQUESTED_CALL", "ANSWER", "NOTIFY", "QUERY", "FROM_JOB_MSG",
+})
+#: What SIMULATION_BEGINS always holds (Batsim 4.2.1, ``tests/fixtures/batsim-reference/*/messages.jsonl``)
+#: and schedulers read without checking (pybatsim does).
+_BEGINS_FIELDS: dict[str, type] = {
+    "nb_resources": int, "nb_storage_resources": int, "compute_resources": list, "storage_resources": list,
+    "config": dict, "allow_compute_sharing": bool, "allow_storage_sharing": bool, "profiles": dict,
+    "workloads": dict,
+}
+_BEGINS_CONFIG = ("profiles-forwarded-on-submission", "dynamic-jobs-enabled", "dynamic-jobs-acknowledged",
+                  "forward-unknown-events")
+_KIND_NAMES = {int: "an integer", list: "a list", dict: "an object", bool: "true or false"}
+_JOB_STATES = frozenset({"COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED", "COMPLETED_WALLTIME_REACHED",
+                         "COMPLETED_KILLED", "REJECTED"})
+
+
+class BatsimMessageChecker:
+    """Checks each message Batsim sends a scheduler before the scheduler sees it (``wattsched serve``):
+    its shape, its event types, and that every job and host an event names exists (jobs submitted before,
+    hosts of SIMULATION_BEGINS).
+
+    Raises:
+        ProtocolError: naming the message (its number and time) and the event at fault.
+    """
+
+    def __init__(self) -> None:
+        self.number = 0
+        self.nb_hosts: int | None = None
+        self.jobs: set[str] = set()
+        self.done: set[str] = set()
+
+    def check(self, msg: Any) -> None:
+        from wattsched.base.errors import ProtocolError
+
+        self.number += 1
+        where = f"Batsim message {self.number}"
+        if not isinstance(msg, dict) or "now" not in msg or not isinstance(msg.get("events"), list):
+            raise ProtocolError(f"{where}: a Batsim message must be an object with 'now' and 'events'")
+        now = msg["now"]
+        if isinstance(now, bool) or not isinstance(now, (int, float)) or not 0 <= now <= MAX_DOUBLE:
+            raise ProtocolError(f"{where}: field 'now' must be a time ≥ 0, got {_show(now)}")
+        where = f"Batsim message {self.number} (t={now:g})"
+        for index, ev in enumerate(msg["events"]):
+            if not isinstance(ev, dict) or not isinstance(ev.get("type"), str):
+                raise ProtocolError(f"{where}: events[{index}] must be an object with a 'type'")
+            kind = ev["type"]
+            if kind not in BATSIM_EVENTS:
+                raise ProtocolError(f"{where}: events[{index}]: unknown event type {_show(kind)}")
+            data = ev.get("data", {})
+            if not isinstance(data, dict):
+                raise ProtocolError(f"{where}: {kind}: field 'data' must be an object")
+            ts = ev.get("timestamp", now)
+            if isinstance(ts, bool) or not isinstance(ts, (int, float)) or not 0 <= ts <= MAX_DOUBLE:
+                raise ProtocolError(f"{where}: {kind}: field 'timestamp' must be a time ≥ 0, got {_show(ts)}")
+            try:
+                self._event(kind, data)
+            except ValueError as exc:
+                raise ProtocolError(f"{where}: {kind}: {exc}") from None
+
+    def _job(self, data: dict, key: str = "job_id") -> str:
+        jid = data.get(key)
+        if not isinstance(jid, str):
+            raise ValueError(f"field '{key}' must be a job id string, got {_show(jid)}")
+        if jid not in self.jobs:
+            raise ValueError(f"field '{key}': unknown job {jid!r}")
+        return jid
+
+    def _hosts(self, text: Any, key: str) -> None:
+        if not isinstance(text, str):
+            raise ValueError(f"field '{key}' must be an interval set like '0-3 7', got {_show(text)}")
+        for part in text.split():
+            lo, _, hi = part.partition("-")
+            if not lo.isdigit() or (hi and not hi.isdigit()):
+                raise ValueError(f"field '{key}' {text!r} is not an interval set like '0-3 7'")
+            if self.nb_hosts is not None and int(hi or lo) >= self.nb_hosts:
+                raise ValueError(f"field '{key}': unknown host {int(hi or lo)} (hosts 0-{self.nb_hosts - 1})")
+
+    def _event(self, kind: str, data: dict) -> None:
+        if kind == "SIMULATION_BEGINS":
+            nb = data.get("nb_compute_resources", data.get("nb_resources"))
+            if isinstance(nb, bool) or not isinstance(nb, int) or nb < 0:
+                raise ValueError(f"field 'nb_compute_resources' must be a host count, got {_show(nb)}")
+            if nb > limit("hosts"):
+                raise ValueError(f"{nb} hosts; {limit_hint('hosts')}")
+            for key, expected in _BEGINS_FIELDS.items():
+                if not isinstance(data.get(key), expected):
+                    raise ValueError(f"field '{key}' is missing or not {_KIND_NAMES[expected]}")
+            for key in _BEGINS_CONFIG:
+                if key not in data["config"]:
+                    raise ValueError(f"field 'config.{key}' is missing")
+            self.nb_hosts = nb
+        elif kind == "JOB_SUBMITTED":
+            jid = data.get("job_id")
+            if not isinstance(jid, str) or not jid:
+                raise ValueError(f"field 'job_id' must be a job id string, got {_show(jid)}")
+            if jid in self.jobs:
+                raise ValueError(f"job {jid!r} was already submitted")
+            job = data.get("job")
+            if not isinstance(job, dict):
+                raise ValueError(f"job {jid!r}: field 'job' must be an object")
+            res = job.get("res")
+            if isinstance(res, bool) or not isinstance(res, int) or res < 1:
+                raise ValueError(f"job {jid!r}: field 'job.res' must be a host count ≥ 1, got {_show(res)}")
+            for key in ("subtime", "walltime"):
+                value = job.get(key, 0)
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    raise ValueError(f"job {jid!r}: field 'job.{key}' must be a number, got {_show(value)}")
+            self.jobs.add(jid)
+        elif kind == "JOB_COMPLETED":
+            jid = self._job(data)
+            if jid in self.done:
+                raise ValueError(f"job {jid!r} already completed")
+            if data.get("job_state") not in _JOB_STATES:
+                raise ValueError(f"field 'job_state': unknown state {_show(data.get('job_state'))}")
+            if "alloc" in data:
+                self._hosts(data["alloc"], "alloc")
+            self.done.add(jid)
+        elif kind == "JOB_KILLED":
+            ids = data.get("job_ids")
+            if not isinstance(ids, list):
+                raise ValueError("field 'job_ids' must be a list of job ids")
+            if not isinstance(data.get("job_progress", {}), dict):
+                raise ValueError("field 'job_progress' must be an object")
+            for jid in ids:
+                self._job({"job_id": jid})
+        elif kind == "RESOURCE_STATE_CHANGED":
+            self._hosts(data.get("resources"), "resources")
+            if not isinstance(data.get("state"), (str, int)) or isinstance(data.get("state"), bool):
+                raise ValueError(f"field 'state' must be a pstate, got {_show(data.get('state'))}")
+        elif kind == "ANSWER":
+            energy = data.get("consumed_energy", 0.0)
+            if "consumed_energy" not in data or isinstance(energy, bool) or not isinstance(energy, (int, float)):
+                raise ValueError(f"field 'consumed_energy' must be a number, got {_show(energy)}")
+        elif kind == "FROM_JOB_MSG":
+            self._job(data)
+        elif kind == "NOTIFY":
+            if not isinstance(data.get("type"), str):
+                raise ValueError(f"field 'type' must be a string, got {_show(data.get('type'))}")
+
+
+def check_endpoint(endpoint: str, option: str) -> str:
+    """A ZeroMQ endpoint: ``tcp://HOST:PORT`` (PORT 1-65535, or ``*`` to bind any), ``ipc://PATH`` or
+    ``inproc://NAME``.
+
+    Raises:
+        OptionError: naming ``option`` (``--bind`` or ``--connect``) and what is wrong.
+    """
+    scheme, sep, rest = endpoint.partition("://")
+    if not sep or scheme not in ("tcp", "ipc", "inproc") or not rest:
+        raise OptionError(f"{option} {endpoint}: not a ZeroMQ endpoint (expected tcp://HOST:PORT, e.g. "
+                          "tcp://127.0.0.1:28000)")
+    if scheme == "tcp":
+        host, colon, port = rest.rpartition(":")
+        if not colon or not host:
+            raise OptionError(f"{option} {endpoint}: no port (expected tcp://HOST:PORT, e.g. tcp://127.0.0.1:28000)")
+        if port != "*" and not (port.isdigit() and 1 <= int(port) <= 65535):
+            raise OptionError(f"{option} {endpoint}: port {port!r} is not a TCP port (1-65535)")
+    return endpoint

@@ -1,0 +1,60 @@
+"""``wattsched web``: the local web page (:mod:`wattsched.web`) on 127.0.0.1 by default."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+from wattsched.base.errors import OptionError
+from wattsched.cli.common import positive_int
+
+
+def cmd_web(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+
+        from wattsched.web.app import create_app
+    except ImportError as error:
+        raise OptionError(f"wattsched web needs the extra 'web' ({error.name} is missing): "
+                          "pip install 'wattsched[web]'") from None
+    _check_free(args.host, args.port)
+    local = args.host in ("127.0.0.1", "localhost", "::1")
+    app = create_app(args.workspace, workers=args.workers, max_upload_bytes=args.max_upload_mb * 2**20,
+                     allowed_hosts=["127.0.0.1", "localhost", "[::1]"] if local else None)
+    print(f"wattsched web: http://{args.host}:{args.port}/  (workspace {Path(args.workspace).resolve()}; "
+          "Ctrl-C stops)", flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, access_log=args.verbose > 0,
+                log_level=logging.getLevelName(logging.getLogger().getEffectiveLevel()).lower())
+    return 0
+
+
+def _check_free(host: str, port: int) -> None:
+    """:class:`OptionError` (one line, exit 2) when nothing can listen on ``host:port``."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        with socket.socket(infos[0][0], socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(infos[0][4])
+    except OSError as error:
+        raise OptionError(f"--host {host} --port {port}: cannot listen there ({error.strerror or error})") from None
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("web", help="a local web page to configure, launch, watch and compare simulations",
+                       description="Serve a web page to pick a platform and a workload (shipped, uploaded or "
+                                   "generated), choose a preset or compose pieces with their options, launch runs "
+                                   "in the background with live progress, look at each run (metrics, Gantt, power "
+                                   "against the budget, host states, downloads) and compare runs. Runs and inputs "
+                                   "live in --workspace and survive a restart.",
+                       epilog="example: wattsched web --workspace ~/wattsched-runs   (then open http://127.0.0.1:8000/)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=positive_int, default=8000, help="port (default 8000)")
+    p.add_argument("--workspace", type=Path, default=Path("wattsched-web"), metavar="DIR",
+                   help="folder of the page's inputs and runs (default ./wattsched-web; created when missing)")
+    p.add_argument("-j", "--workers", type=positive_int, default=2, help="simulations at once (default 2)")
+    p.add_argument("--max-upload-mb", type=positive_int, default=50, metavar="MB",
+                   help="largest platform or workload upload in MiB (default 50)")
+    p.set_defaults(func=cmd_web)

@@ -1,0 +1,284 @@
+"""Grids of runs: platforms × workloads × seeds × schedulers × options, from a YAML (or JSON) file.
+
+A grid is the study a researcher writes down; :func:`grid_runs` turns it into the :class:`~.sweep.Run`\\ s of a
+sweep, each keyed by a hash of its inputs, so that a finished run is never run again — even after the grid
+file is edited — and :func:`write_results` writes one table (CSV and Parquet) with every run's metrics and
+options, and comparison plots. Example (``wattsched sweep study.yaml --out results/study``)::
+
+    platforms:                       # files, or generated platforms
+      - platforms/taurus_16.xml
+      - {taurus: {hosts: 64}}        # also {esc: {hosts: 128}}
+    workloads:                       # files, or synthetic ones (one per seed)
+      - workloads/demo_taurus16.json
+      - {synth: {hosts: 16, days: 1, load: 0.6}}
+    seeds: [1, 2]                    # the seeds of the synthetic workloads
+    schedulers:                      # a preset (or any scheduler name), optionally with its own options
+      - easy-backfill
+      - {name: energy-bud, options: {budget_fraction: 0.6, window_end_s: 43200}}
+    options:                         # crossed with every scheduler, over its own options
+      - {}
+      - {placement: best-fit}
+    dynamic_jobs: false              # the simulator accepts dynamic job registration
+    tau_s: 10                        # metrics: bounded-slowdown threshold, window, all-computing power
+    window: [0, 86400]
+    max_power_w: 3051.8
+
+Each run's outputs go to ``<out>/runs/<key>/out_*.csv``; generated inputs to ``<out>/inputs/``. The key hashes
+the platform's and the workload's contents, the scheduler, its options and the flags.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from wattsched.base.errors import InputError
+from wattsched.base.fileio import atomic_path, write_if_changed
+from wattsched.experiments.sweep import Run
+
+__all__ = ["Grid", "grid_runs", "load_grid", "parse_grid", "write_results", "COMPARED_METRICS"]
+
+#: The metrics the comparison plots show (when the runs have them).
+COMPARED_METRICS = ("utilization", "mean_bounded_slowdown", "mean_waiting_time_s", "total_energy_j", "makespan_s")
+_KEYS = {"platforms", "workloads", "seeds", "schedulers", "options", "dynamic_jobs", "tau_s", "window",
+         "max_power_w", "name"}
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A parsed grid file (module docstring)."""
+
+    source: str
+    platforms: tuple[Any, ...]
+    workloads: tuple[Any, ...]
+    seeds: tuple[int, ...]
+    schedulers: tuple[tuple[str, Mapping[str, Any]], ...]
+    options: tuple[Mapping[str, Any], ...]
+    dynamic_jobs: bool = False
+    tau_s: float = 10.0
+    window: tuple[float, float] | None = None
+    max_power_w: float | None = None
+
+
+def load_grid(path: str | os.PathLike) -> Grid:
+    """Read and check a grid file (YAML, or JSON).
+
+    Raises:
+        InputError: unreadable or malformed file, naming the field.
+    """
+    import yaml
+
+    source = str(path)
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as error:
+        raise InputError(source, "", f"cannot read the grid ({error.strerror or error})") from None
+    except (yaml.YAMLError, UnicodeDecodeError, RecursionError) as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else ""
+        raise InputError(source, where, f"not valid YAML ({getattr(error, 'problem', None) or error})") from None
+    return parse_grid(data, source)
+
+
+def parse_grid(data: Any, source: str = "<grid>") -> Grid:
+    """Check a grid given as a mapping (a parsed grid file, or a dict built in Python).
+
+    Raises:
+        InputError: a malformed field, naming ``source`` and the field.
+    """
+    if not isinstance(data, Mapping):
+        raise InputError(source, "", "a grid is a mapping with platforms, workloads and schedulers")
+    unknown = sorted(set(data) - _KEYS)
+    if unknown:
+        raise InputError(source, unknown[0], f"unknown field (fields: {', '.join(sorted(_KEYS))})")
+
+    def items(key: str, required: bool = True) -> list[Any]:
+        value = data.get(key)
+        if value is None:
+            if required:
+                raise InputError(source, key, "missing (a list)")
+            return []
+        if not isinstance(value, list) or not value:
+            raise InputError(source, key, "must be a non-empty list")
+        return value
+
+    schedulers: list[tuple[str, Mapping[str, Any]]] = []
+    for i, entry in enumerate(items("schedulers")):
+        if isinstance(entry, str):
+            schedulers.append((entry, {}))
+        elif isinstance(entry, Mapping) and isinstance(entry.get("name"), str) and set(entry) <= {"name", "options"} \
+                and isinstance(entry.get("options", {}), Mapping):
+            schedulers.append((entry["name"], dict(entry.get("options", {}))))
+        else:
+            raise InputError(source, f"schedulers[{i}]", "a scheduler name, or {name: NAME, options: {...}}")
+    options = items("options", required=False) or [{}]
+    for i, entry in enumerate(options):
+        if not isinstance(entry, Mapping):
+            raise InputError(source, f"options[{i}]", "must be a mapping of scheduler options")
+    seeds = items("seeds", required=False) or [1]
+    for i, seed in enumerate(seeds):
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise InputError(source, f"seeds[{i}]", f"must be an integer, got {seed!r}")
+    for key in ("platforms", "workloads"):
+        for i, entry in enumerate(items(key)):
+            if not isinstance(entry, (str, Mapping)):
+                raise InputError(source, f"{key}[{i}]", "a file path, or a generator mapping")
+    window = data.get("window")
+    if window is not None:
+        if not (isinstance(window, list) and len(window) == 2 and all(_finite(x) for x in window)
+                and window[1] > window[0]):
+            raise InputError(source, "window", "must be [start, end] in seconds, end after start")
+        window = (float(window[0]), float(window[1]))
+    for key in ("tau_s", "max_power_w"):
+        if data.get(key) is not None and not (_finite(data[key]) and data[key] > 0):
+            raise InputError(source, key, f"must be a positive number, got {data[key]!r}")
+    if not isinstance(data.get("dynamic_jobs", False), bool):
+        raise InputError(source, "dynamic_jobs", "must be true or false")
+    return Grid(source, tuple(items("platforms")), tuple(items("workloads")), tuple(seeds), tuple(schedulers),
+                tuple(dict(o) for o in options), bool(data.get("dynamic_jobs", False)),
+                float(data.get("tau_s") or 10.0), window,
+                None if data.get("max_power_w") is None else float(data["max_power_w"]))
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _digest(*parts: bytes | str) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part if isinstance(part, bytes) else part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+def _platform_file(spec: Any, grid: Grid, index: int, inputs: Path) -> tuple[Path, str]:
+    """(path, label) of a platform entry, generating it under ``inputs`` when it is a generator."""
+    if isinstance(spec, str):
+        path = Path(spec)
+        if not path.is_file():
+            raise InputError(grid.source, f"platforms[{index}]", f"no file {spec}")
+        return path, path.stem
+    from wattsched.platforms import generate
+
+    makers = {"taurus": generate.taurus_platform_xml, "esc": generate.esc_platform_xml}
+    if len(spec) != 1 or next(iter(spec)) not in makers or not isinstance(next(iter(spec.values())), Mapping):
+        raise InputError(grid.source, f"platforms[{index}]", f"a file, or one of {sorted(makers)}: {{hosts: N}}")
+    kind, params = next(iter(spec.items()))
+    if set(params) != {"hosts"} or isinstance(params["hosts"], bool) or not isinstance(params["hosts"], int):
+        raise InputError(grid.source, f"platforms[{index}].{kind}", "takes hosts: N (an integer)")
+    text = makers[kind](params["hosts"])
+    path = inputs / f"{kind}_{params['hosts']}.xml"
+    write_if_changed(path, text)
+    return path, f"{kind}{params['hosts']}"
+
+
+def _workload_files(spec: Any, grid: Grid, index: int, inputs: Path) -> list[tuple[Path, str, int | None]]:
+    """(path, label, seed) of a workload entry: one file, or one synthetic workload per seed."""
+    if isinstance(spec, str):
+        path = Path(spec)
+        if not path.is_file():
+            raise InputError(grid.source, f"workloads[{index}]", f"no file {spec}")
+        return [(path, path.stem, None)]
+    from wattsched.workloads.synthetic import synthetic_week
+
+    if set(spec) != {"synth"} or not isinstance(spec["synth"], Mapping):
+        raise InputError(grid.source, f"workloads[{index}]", "a file, or synth: {hosts: N, days: D, load: L, users: U}")
+    params = dict(spec["synth"])
+    allowed = {"hosts", "days", "load", "users"}
+    if "hosts" not in params or set(params) - allowed:
+        raise InputError(grid.source, f"workloads[{index}].synth", "takes hosts (required), days, load, users")
+    out: list[tuple[Path, str, int | None]] = []
+    for seed in grid.seeds:
+        try:
+            work = synthetic_week(int(params["hosts"]), seed=seed, duration_s=float(params.get("days", 7)) * 86400.0,
+                                  target_load=float(params.get("load", 0.85)), users=int(params.get("users", 50)))
+        except (TypeError, ValueError) as error:
+            raise InputError(grid.source, f"workloads[{index}].synth", str(error)) from None
+        label = f"synth{params['hosts']}-" + "-".join(f"{k}{params[k]}" for k in sorted(params) if k != "hosts")
+        path = inputs / f"{label}-s{seed}.json"
+        write_if_changed(path, json.dumps(work, sort_keys=True))
+        out.append((path, label.rstrip("-"), seed))
+    return out
+
+
+def grid_runs(grid: Grid, out: str | os.PathLike) -> list[Run]:
+    """The runs of ``grid``, their outputs under ``out/runs/<key>`` (module docstring).
+
+    Raises:
+        InputError: a missing input file or a malformed generator entry (naming the grid field).
+    """
+    out = Path(out)
+    inputs = out / "inputs"
+    inputs.mkdir(parents=True, exist_ok=True)
+    platforms = [_platform_file(p, grid, i, inputs) for i, p in enumerate(grid.platforms)]
+    workloads = [w for i, spec in enumerate(grid.workloads) for w in _workload_files(spec, grid, i, inputs)]
+    runs: list[Run] = []
+    for (ppath, plabel), (wpath, wlabel, seed), (scheduler, own), extra in itertools.product(
+            platforms, workloads, grid.schedulers, grid.options):
+        options = {**own, **extra}
+        options_text = json.dumps(options, sort_keys=True)
+        key = _digest(ppath.read_bytes(), wpath.read_bytes(), scheduler, options_text, str(grid.dynamic_jobs))
+        label = scheduler + ("" if not options else " " + ",".join(f"{k}={options[k]}" for k in sorted(options)))
+        name = f"{label} | {plabel} | {wlabel}" + ("" if seed is None else f" | seed {seed}")
+        tags = {"label": label, "platform_label": plabel, "workload_label": wlabel, "seed": seed, "key": key,
+                **{f"option_{k}": json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in options.items()}}
+        runs.append(Run(name, str(ppath), str(wpath), scheduler, options, str(out / "runs" / key / "out"),
+                        window=grid.window, max_power_w=grid.max_power_w, tau_s=grid.tau_s, tags=tags,
+                        dynamic_jobs=grid.dynamic_jobs))
+    return runs
+
+
+def write_results(frame: pd.DataFrame, out: str | os.PathLike) -> list[Path]:
+    """``results.csv`` and ``results.parquet`` (every run: metrics, options, status) and one comparison plot
+    per metric in ``plots/`` (mean over seeds and inputs of each scheduler and options, with min and max);
+    returns the files written."""
+    out = Path(out)
+    written = []
+    for name, save in (("results.csv", lambda p: frame.to_csv(p, index=False)),
+                       ("results.parquet", lambda p: frame.astype({c: str for c in frame.columns
+                                                                   if frame[c].dtype == object}).to_parquet(p))):
+        with atomic_path(out / name) as tmp:
+            save(tmp)
+        written.append(out / name)
+    written += _comparison_plots(frame, out / "plots")
+    return written
+
+
+def _comparison_plots(frame: pd.DataFrame, folder: Path) -> list[Path]:
+    from matplotlib.figure import Figure
+
+    from wattsched.analysis.plots import save_figure
+
+    ok = frame[frame["status"] != "failed"] if "status" in frame else frame
+    if ok.empty:
+        return []
+    label = ok["label"] if "label" in ok else ok["name"]
+    paths = []
+    for metric in COMPARED_METRICS:
+        if metric not in ok:
+            continue
+        stats = pd.DataFrame({"label": label, "value": pd.to_numeric(ok[metric], errors="coerce")}) \
+            .groupby("label", sort=False)["value"].agg(["mean", "min", "max"])
+        longest = max(len(str(name)) for name in stats.index)
+        figure = Figure(figsize=(6.0 + 0.07 * longest, 1.2 + 0.45 * len(stats)))
+        axes = figure.add_subplot()
+        y = list(range(len(stats)))[::-1]  # the first scheduler on top
+        axes.barh(y, stats["mean"], color="tab:blue", alpha=0.8)
+        axes.errorbar(stats["mean"], y, xerr=[stats["mean"] - stats["min"], stats["max"] - stats["mean"]],
+                      fmt="none", ecolor="black", capsize=3)
+        axes.set_yticks(y, [str(name) for name in stats.index], fontsize=8)
+        axes.set_xlabel(metric)
+        axes.set_title(f"{metric} (mean over inputs and seeds; whiskers: min to max)", fontsize=10)
+        figure.tight_layout()
+        paths.append(save_figure(figure, folder / f"{metric}.png"))
+    return paths

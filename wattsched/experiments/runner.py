@@ -1,0 +1,208 @@
+"""One simulation, from inputs to Batsim's five output files: what ``wattsched run``, a sweep's runs and the
+Python API (:mod:`wattsched.api`) all do.
+
+Inputs may be given as files or as objects built in Python: a platform as a path, SimGrid XML text (e.g.
+:func:`wattsched.platforms.generate.taurus_platform_xml`) or a loaded
+:class:`~wattsched.simulator.platform.Platform`; a workload as a path, a Batsim JSON object (a dict) or a
+loaded :class:`~wattsched.simulator.workload.Workload`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Union
+
+from wattsched.base.batsim_files import output_paths
+from wattsched.base.errors import InputError, OutputError
+from wattsched.base.validate import check_output_files
+from wattsched.simulator.drivers import ProgressCallback, RunStats, run_inprocess, run_zmq
+from wattsched.simulator.engine import Simulation
+from wattsched.simulator.outputs import write_outputs
+from wattsched.simulator.platform import Platform, load_platform
+from wattsched.simulator.workload import Workload, load_workload
+
+PlatformInput = Union[str, os.PathLike, Platform]
+WorkloadInput = Union[str, os.PathLike, Mapping[str, Any], Workload]
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["PlatformInput", "WorkloadInput", "as_platform", "as_workload", "check_prefix", "format_sim_time", "progress_bar",
+           "run_simulation"]
+
+
+@contextmanager
+def _named(path: Path, name: str) -> Iterator[None]:
+    """Errors about the temporary file ``path`` name the object it holds instead (``<workload object>``)."""
+    try:
+        yield
+    except InputError as error:
+        raise InputError(error.source.replace(str(path), name), error.field, error.problem) from None
+
+
+def check_prefix(prefix: str | os.PathLike) -> dict[str, Path]:
+    """The five output paths of ``prefix``, once it is known they can be written (checked before a run).
+
+    Raises:
+        OutputError: the prefix names a folder (``results/`` or an existing ``results``: the files would land
+            beside it, not in it), or an output cannot be written there (a parent is a file, read-only).
+    """
+    text = os.fspath(prefix)
+    if not text or text.endswith(("/", os.sep)) or Path(text).is_dir():
+        raise OutputError(f"output prefix {text!r} is a folder; give a prefix inside it, e.g. "
+                          f"'{os.path.join(text, 'out')}'")
+    paths = output_paths(text)
+    check_output_files(list(paths.values()), f"output prefix {text}")
+    return paths
+
+
+def as_platform(platform: PlatformInput) -> Platform:
+    """A loaded platform from a path, SimGrid XML text or a :class:`Platform`.
+
+    Raises:
+        InputError: unreadable or malformed platform (file and element named).
+    """
+    if isinstance(platform, Platform):
+        return platform
+    text = str(platform)
+    if text.lstrip().startswith("<"):  # XML text, not a path
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "platform.xml"
+            path.write_text(text)
+            with _named(path, "<platform XML text>"):
+                return load_platform(path)
+    return load_platform(platform)
+
+
+def as_workload(workload: WorkloadInput) -> Workload:
+    """A loaded workload from a path, a Batsim JSON object or a :class:`Workload`.
+
+    Raises:
+        InputError: unreadable or malformed workload (file, job or profile named).
+    """
+    if isinstance(workload, Workload):
+        return workload
+    if isinstance(workload, Mapping):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "workload.json"
+            try:
+                path.write_text(json.dumps(workload, allow_nan=False))
+            except (TypeError, ValueError) as error:
+                raise InputError("<workload object>", "", f"not JSON data ({error})") from None
+            with _named(path, "<workload object>"):
+                return load_workload(path)
+    return load_workload(workload)
+
+
+def format_sim_time(t_s: float) -> str:
+    """Simulated time as ``1d02:03:04.5`` or ``02:03:04.5``."""
+    days, rest = divmod(t_s, 86400)
+    h, rest = divmod(rest, 3600)
+    m, s = divmod(rest, 60)
+    return f"{int(days)}d{int(h):02d}:{int(m):02d}:{s:04.1f}" if days else f"{int(h):02d}:{int(m):02d}:{s:04.1f}"
+
+
+@contextmanager
+def progress_bar(nb_jobs: int, enabled: bool = True) -> Iterator[ProgressCallback | None]:
+    """A rich progress bar on stderr (jobs done, simulated time reached, wall-clock time and an estimate of the
+    time left, from the jobs done) and the callback that moves it; ``None`` when disabled. The bar is redrawn
+    when a job ends or an hour of simulated time passed."""
+    if not enabled:
+        yield None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(TextColumn("[bold]simulating"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("jobs  t={task.fields[sim_time]}"), TimeElapsedColumn(), TextColumn("left"),
+                  TimeRemainingColumn()) as bar:
+        task = bar.add_task("sim", total=nb_jobs, sim_time="0")
+        last = [-1, 0.0]
+
+        def show(now_s: float, done: int, total: int) -> None:
+            if done != last[0] or now_s - last[1] > 3600.0:
+                last[0], last[1] = done, now_s
+                bar.update(task, completed=done, total=total, sim_time=format_sim_time(now_s))
+
+        yield show
+        bar.update(task, completed=bar.tasks[0].total)
+
+
+def check_speed(platform: Platform, workload: Workload) -> None:
+    """Warn (one line) when a workload converted for a host speed (its ``meta.speed_flops``, e.g. from
+    ``wattsched swf --speed``) runs on hosts of another top speed: its jobs would run longer or shorter than the
+    trace says, and be killed at their walltime."""
+    speed = workload.meta.get("speed_flops")
+    if not isinstance(speed, (int, float)) or not platform.hosts:
+        return
+    top = max(platform.hosts[0].model.speeds_flops)
+    if top == top and abs(top - speed) > 1e-9 * max(abs(top), abs(speed)):  # top == top: not NaN
+        logger.warning("%s: meta.speed_flops: the workload's work is meant for hosts of %g flop/s, the platform's "
+                       "top speed is %g flop/s: run times scale by %.3g", workload.path, speed, top, speed / top)
+
+
+def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str | os.PathLike, *,
+                   scheduler: str = "easy-backfill", options: Mapping[str, Any] | None = None,
+                   dynamic_jobs: bool = False, acknowledge_dynamic_jobs: bool | None = None,
+                   connect: str | None = None, progress: ProgressCallback | None = None,
+                   show_progress: bool = False, timeout_s: float | None = None) -> RunStats:
+    """Simulate ``workload`` on ``platform`` with a scheduler and write Batsim's five files to ``prefix``
+    (atomically: a failed run writes nothing).
+
+    Args:
+        scheduler: a preset, a pybatsim entry-point name, ``package.module:Class`` or ``file.py[:Class]``.
+        options: the scheduler's options (validated before the simulation starts).
+        dynamic_jobs: the simulator accepts dynamic job registration (``--enable-dynamic-jobs``); enabled
+            anyway (with acknowledgements) for a preset that slows jobs down (UPAS).
+        acknowledge_dynamic_jobs: registrations are acknowledged (default: as ``dynamic_jobs``).
+        connect: instead of loading a scheduler, act as Batsim for a scheduler process listening there.
+        progress: called with (simulated time, jobs done, jobs) after every Batsim message.
+        show_progress: draw a progress bar on stderr (:func:`progress_bar`), with ``progress`` if also given.
+        timeout_s: with ``connect``, give up when the scheduler does not answer a message within this many
+            seconds (default: :data:`~wattsched.simulator.drivers.DEFAULT_TIMEOUT_S`).
+
+    Raises:
+        InputError: a bad platform or workload (file and field named).
+        OptionError: a bad scheduler or option.
+        OutputError: ``prefix`` cannot be written (checked before the simulation starts).
+        ProtocolError: a scheduler reply Batsim would refuse, a peer that dies, stops answering or sends
+            malformed messages.
+    """
+    from wattsched.schedulers.protocol import needs_dynamic_jobs, scheduler_handler
+
+    check_prefix(prefix)
+    handler = scheduler_handler(scheduler, dict(options or {})) if connect is None else None
+    if handler is not None and needs_dynamic_jobs(handler) and not dynamic_jobs:
+        # A preset that slows jobs down (UPAS) re-registers them with their longer walltime.
+        logger.warning("%s lowers jobs' gears: dynamic jobs enabled (as Batsim's --enable-dynamic-jobs "
+                    "--acknowledge-dynamic-jobs) so that a slowed job runs with its longer walltime", scheduler)
+        dynamic_jobs, acknowledge_dynamic_jobs = True, True
+    platform, workload = as_platform(platform), as_workload(workload)
+    check_speed(platform, workload)
+    sim = Simulation(platform, workload, dynamic_jobs=dynamic_jobs,
+                     acknowledge_dynamic_jobs=dynamic_jobs if acknowledge_dynamic_jobs is None else acknowledge_dynamic_jobs)
+    with progress_bar(len(sim.jobs), show_progress) as bar:
+        callbacks = [c for c in (bar, progress) if c is not None]
+
+        def callback(now_s: float, done: int, total: int) -> None:
+            for call in callbacks:
+                call(now_s, done, total)
+
+        if handler is not None:
+            stats = run_inprocess(sim, handler, progress=callback if callbacks else None)
+        else:
+            assert connect is not None
+            stats = run_zmq(sim, connect, progress=callback if callbacks else None, timeout_s=timeout_s)
+    write_outputs(sim, prefix, scheduling_time_s=stats.scheduling_time_s, simulation_time_s=stats.simulation_time_s)
+    return stats

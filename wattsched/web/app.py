@@ -1,0 +1,387 @@
+"""The Starlette application of ``wattsched web``: pages, forms and downloads over one workspace.
+
+=========================================  ====================================================================
+route                                      what
+=========================================  ====================================================================
+``GET /``                                  the runs (live progress of those running), a selection to compare
+``GET /new``, ``POST /runs``               a run's form: platform, workload, preset, its options (generated
+                                           from the option schema, :mod:`.forms`); launch
+``GET /options``                           the options fieldset of a preset given its switches (htmx)
+``GET /inputs``, ``POST /inputs/upload``,  the workspace's platforms and workloads: upload (size-limited,
+``POST /inputs/platform``,                 validated like the CLI's inputs), or generate them like
+``POST /inputs/workload``                  ``wattsched platform`` and ``wattsched synth``
+``GET /runs/{id}``                         a run: progress, then metrics, Gantt, power against the budget,
+                                           host states, downloads
+``GET /runs/{id}/status``, ``/row``        live progress fragments (htmx polling)
+``GET /runs/{id}/files/{name}``            Batsim's five CSVs and the Paraver trace
+``GET /compare?run=A&run=B``               metrics side by side, overlaid power and utilization
+=========================================  ====================================================================
+
+Errors a user can cause are shown on the page as the CLI's one line (HTTP 400, 404 or 413) and leave nothing
+behind; any other error is one line in the log and a one-line page (HTTP 500), never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import logging
+import math
+from collections.abc import Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from wattsched.base.errors import WattschedError
+from wattsched.web import charts
+from wattsched.web.forms import GENERAL, option_fields, options_from_form, preset_names
+from wattsched.web.runs import RunManager, output_files
+from wattsched.web.workspace import ACTIVE, SUFFIX, Workspace, WorkspaceError
+
+__all__ = ["create_app"]
+
+logger = logging.getLogger(__name__)
+
+HERE = Path(__file__).resolve().parent
+#: Default largest upload, bytes.
+MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+
+
+def format_value(value: Any) -> str:
+    """A metric as ``wattsched metrics`` prints it (:func:`wattsched.analysis.metrics.format_table`)."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return str(value)
+    value = float(value)
+    if math.isnan(value):
+        return "n/a"
+    return f"{value:.6g}" if abs(value) < 1e6 else f"{value:.0f}"
+
+
+def format_time(t_s: Any) -> str:
+    """Simulated time as ``1d02:03:04`` (:func:`wattsched.experiments.runner.format_sim_time`)."""
+    from wattsched.experiments.runner import format_sim_time
+
+    return format_sim_time(float(t_s or 0.0))
+
+
+def _figure_json(figure: Mapping[str, Any]) -> str:
+    """A figure as JSON safe inside a ``<script type="application/json">`` element."""
+    return json.dumps(figure, allow_nan=False, default=float).replace("</", "<\\/")
+
+
+class OneLineErrors:
+    """ASGI middleware: an exception a handler did not expect becomes one log line and a one-line 500 page
+    (no traceback in the browser or the server's log)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception as error:  # noqa: BLE001 - the one place that turns any error into one line
+            line = str(error).strip().splitlines()[0] if str(error).strip() else ""
+            logger.error("%s %s: %s%s", scope.get("method"), scope.get("path"), type(error).__name__,
+                         f": {line}" if line else "")
+            if not started:
+                body = (f"<!doctype html><title>error</title><p class=error>internal error: "
+                        f"{html.escape(type(error).__name__)}</p>").encode()
+                await send({"type": "http.response.start", "status": 500,
+                            "headers": [(b"content-type", b"text/html; charset=utf-8")]})
+                await send({"type": "http.response.body", "body": body})
+
+
+def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = True,
+               max_upload_bytes: int = MAX_UPLOAD_BYTES, allowed_hosts: list[str] | None = None) -> Starlette:
+    """The page over ``workspace`` (created when missing; runs left running by a previous server are marked
+    interrupted).
+
+    Args:
+        workers: simulations at once.
+        processes: simulate in worker processes (else threads of the server: tests).
+        max_upload_bytes: largest platform or workload accepted.
+        allowed_hosts: the ``Host`` headers answered (others get 400: a page of another site cannot drive this
+            one through DNS rebinding); ``None`` answers any.
+    """
+    space = Workspace(workspace)
+    space.recover()
+    manager = RunManager(space, workers=workers, processes=processes)
+    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True))
+    env.filters.update(num=format_value, simtime=format_time)
+
+    def page(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+        text = env.get_template(template).render(request=request, **context)
+        return HTMLResponse(text, status_code=status_code)
+
+    def refused(request: Request, message: str, status_code: int = 400) -> HTMLResponse:
+        return page(request, "error.html", status_code=status_code, message=message)
+
+    # ------------------------------------------------------------------------------------- runs
+    def run_or_404(request: Request) -> tuple[str, dict[str, Any]]:
+        run_id = request.path_params["run_id"]
+        spec = space.spec(run_id)  # WorkspaceError: not a run
+        return run_id, {**spec.as_dict(), **space.status(run_id)}
+
+    def index(request: Request) -> Response:
+        return page(request, "index.html", runs=space.runs(), active=ACTIVE)
+
+    def run_row(request: Request) -> Response:
+        _, run = run_or_404(request)
+        return page(request, "run_row.html", run=run, active=ACTIVE)
+
+    def run_status(request: Request) -> Response:
+        _, run = run_or_404(request)
+        response = page(request, "run_status.html", run=run, active=ACTIVE)
+        if run["state"] not in ACTIVE:
+            response.headers["HX-Refresh"] = "true"
+        return response
+
+    def run_page(request: Request) -> Response:
+        run_id, run = run_or_404(request)
+        figures: dict[str, str] = {}
+        files: list[str] = []
+        if run["state"] == "done":
+            from wattsched.analysis.outputs import load_outputs
+            from wattsched.schedulers.presets import PRESETS
+
+            outputs = load_outputs(str(space.prefix(run_id)))
+            chosen, values = PRESETS[run["scheduler"]].validate(run["options"])
+            window, budget_w = charts.budget_power_w(chosen, values, int(run["metrics"]["nb_hosts"]))
+            figures = {"gantt": _figure_json(charts.gantt(outputs)),
+                       "power": _figure_json(charts.power(outputs, window, budget_w)),
+                       "states": _figure_json(charts.host_states(outputs))}
+            files = [name for name, path in output_files(space.prefix(run_id)).items() if path.is_file()]
+        return page(request, "run.html", run=run, figures=figures, files=files, active=ACTIVE)
+
+    def download(request: Request) -> Response:
+        run_id, _ = run_or_404(request)
+        name = request.path_params["name"]
+        path = output_files(space.prefix(run_id)).get(name)
+        if path is None or not path.is_file():
+            raise WorkspaceError(f"run {run_id} has no file '{name}'")
+        return FileResponse(space.inside(path.relative_to(space.root)), filename=f"{run_id}_{name}",
+                            media_type="text/csv" if name.endswith(".csv") else "text/plain")
+
+    def compare(request: Request) -> Response:
+        from wattsched.analysis.outputs import load_outputs
+
+        ids = list(dict.fromkeys(request.query_params.getlist("run")))
+        runs = []
+        for run_id in ids:
+            spec = space.spec(run_id)
+            status = space.status(run_id)
+            if status.get("state") != "done":
+                return refused(request, f"run {run_id} ({spec.name}) is not done: only finished runs compare")
+            runs.append({**spec.as_dict(), **status})
+        if len(runs) < 2:
+            return refused(request, "choose at least two finished runs to compare")
+        names: list[str] = []
+        for run in runs:
+            names += [k for k in run["metrics"] if k not in names]
+        loaded = [(f"{run['name']} ({run['id'][-6:]})", load_outputs(str(space.prefix(run["id"])))) for run in runs]
+        figures = {"power": _figure_json(charts.compare_power(loaded)),
+                   "utilization": _figure_json(charts.compare_utilization(loaded))}
+        return page(request, "compare.html", runs=runs, names=names, figures=figures)
+
+    # ---------------------------------------------------------------------------------- new run
+    def new_run_page(request: Request, form: Mapping[str, str], errors: Mapping[str, str],
+                     fields: list[Any] | None = None, status_code: int = 200) -> HTMLResponse:
+        scheduler = form.get("scheduler") or "easy-backfill"
+        if scheduler not in preset_names():
+            scheduler = "easy-backfill"
+        return page(request, "new.html", status_code=status_code, form=form, errors=errors,
+                    schedulers=preset_names(), scheduler=scheduler,
+                    fields=fields if fields is not None else option_fields(scheduler, form),
+                    platforms=space.input_choices("platform"), workloads=space.input_choices("workload"),
+                    general=errors.get(GENERAL, ""))
+
+    def new_run(request: Request) -> Response:
+        return new_run_page(request, dict(request.query_params), {})
+
+    def options_fragment(request: Request) -> Response:
+        form = dict(request.query_params)
+        scheduler = form.get("scheduler", "")
+        if scheduler not in preset_names():
+            return refused(request, f"unknown scheduler '{scheduler}'; presets: {', '.join(preset_names())}")
+        return page(request, "options.html", fields=option_fields(scheduler, form), scheduler=scheduler)
+
+    async def launch(request: Request) -> Response:
+        form = {k: v for k, v in (await request.form(max_files=0)).items() if isinstance(v, str)}
+        errors: dict[str, str] = {}
+        scheduler = form.get("scheduler", "")
+        fields = None
+        if scheduler not in preset_names():
+            errors["scheduler"] = f"unknown scheduler '{scheduler}'; presets: {', '.join(preset_names())}"
+            options: dict[str, Any] = {}
+        else:
+            options, fields, option_errors = options_from_form(scheduler, form)
+            errors.update(option_errors)
+        for kind in ("platform", "workload"):
+            try:
+                space.input_path(kind, form.get(kind, ""))
+            except WattschedError as error:
+                errors[kind] = str(error)
+        if errors:
+            return new_run_page(request, form, errors, fields, status_code=400)
+        spec = space.new_run(name=form.get("name", ""), scheduler=scheduler, options=options,
+                             platform=form["platform"], workload=form["workload"])
+        await run_in_threadpool(manager.submit, spec.id)  # the first run starts the Dask cluster
+        return RedirectResponse(f"/runs/{spec.id}", status_code=303)
+
+    # ------------------------------------------------------------------------------------ inputs
+    def inputs_page(request: Request, status_code: int = 200, **context: Any) -> HTMLResponse:
+        return page(request, "inputs.html", status_code=status_code,
+                    platforms=space.input_choices("platform"), workloads=space.input_choices("workload"),
+                    max_upload_mb=max_upload_bytes / 2**20, **context)
+
+    def inputs(request: Request) -> Response:
+        return inputs_page(request, stored=request.query_params.get("stored", ""))
+
+    async def upload(request: Request) -> Response:
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > max_upload_bytes + 64 * 1024:
+            return inputs_page(request, 413, upload_error=f"upload: {int(declared)} bytes is more than the "
+                                                          f"{max_upload_bytes} bytes accepted")
+        form = await request.form(max_files=1, max_fields=10)
+        kind = str(form.get("kind", ""))
+        upload_file = form.get("file")
+        if kind not in SUFFIX:
+            return inputs_page(request, 400, upload_error=f"kind: must be platform or workload, got '{kind}'")
+        if not isinstance(upload_file, UploadFile) or not upload_file.filename:
+            return inputs_page(request, 400, upload_error=f"{kind}: choose a file to upload")
+        data = await upload_file.read(max_upload_bytes + 1)
+        if len(data) > max_upload_bytes:
+            return inputs_page(request, 413, upload_error=f"{upload_file.filename}: more than the "
+                                                          f"{max_upload_bytes} bytes accepted")
+        try:
+            choice = await run_in_threadpool(space.store_input, kind, upload_file.filename, data)  # type: ignore[arg-type]
+        except WattschedError as error:
+            return inputs_page(request, 400, upload_error=str(error))
+        return RedirectResponse(f"/inputs?stored={choice}", status_code=303)
+
+    async def generate_platform(request: Request) -> Response:
+        from wattsched.platforms.generate import esc_platform_xml, taurus_platform_xml
+
+        form = await request.form(max_files=0)
+        errors: dict[str, str] = {}
+        hosts = _positive_int(form.get("hosts"), "--hosts", errors)
+        node = str(form.get("node", "taurus"))
+        if node not in ("taurus", "esc"):
+            errors["node"] = f"argument --node: invalid choice: '{node}' (choose from 'taurus', 'esc')"
+        if errors:
+            return inputs_page(request, 400, platform_errors=errors)
+        generate = esc_platform_xml if node == "esc" else taurus_platform_xml
+        prefix = "node" if node == "esc" else "taurus-"
+        text = await run_in_threadpool(generate, hosts, prefix=prefix, cluster=form.get("flat") != "on")
+        choice = await run_in_threadpool(space.store_input, "platform", f"{node}_{hosts}.xml", text.encode())
+        return RedirectResponse(f"/inputs?stored={choice}", status_code=303)
+
+    async def generate_workload(request: Request) -> Response:
+        from wattsched.cli.common import positive_float
+        from wattsched.workloads.synthetic import synthetic_week
+
+        form = await request.form(max_files=0)
+        errors: dict[str, str] = {}
+        hosts = _positive_int(form.get("hosts"), "--hosts", errors)
+        users = _positive_int(form.get("users") or "50", "--users", errors)
+        try:
+            seed = int(str(form.get("seed", "")))
+        except ValueError:
+            errors["seed"] = f"argument --seed: invalid int value: '{form.get('seed', '')}'"
+        numbers = {}
+        for name, default in (("days", "7"), ("load", "0.85")):
+            try:
+                numbers[name] = positive_float(str(form.get(name) or default))
+            except argparse.ArgumentTypeError as error:
+                errors[name] = f"argument --{name}: {error}"
+        if errors:
+            return inputs_page(request, 400, workload_errors=errors)
+        workload = await run_in_threadpool(synthetic_week, hosts, seed=seed, duration_s=numbers["days"] * 86400.0,
+                                           target_load=numbers["load"], users=users)
+        choice = await run_in_threadpool(space.store_input, "workload", f"synth_{hosts}h_seed{seed}.json",
+                                         (json.dumps(workload, indent=1) + "\n").encode())
+        return RedirectResponse(f"/inputs?stored={choice}", status_code=303)
+
+    # ---------------------------------------------------------------------------------- assets
+    def plotly_js(request: Request) -> Response:
+        import importlib.util
+
+        spec = importlib.util.find_spec("plotly")
+        if spec is None or spec.origin is None:
+            return Response("// plotly is not installed: pip install 'wattsched[web]'\n",
+                            media_type="text/javascript", status_code=404)
+        return FileResponse(Path(spec.origin).parent / "package_data" / "plotly.min.js",
+                            media_type="text/javascript")
+
+    async def user_error(request: Request, exc: Exception) -> Response:
+        status = 404 if isinstance(exc, WorkspaceError) else 400
+        return refused(request, str(exc), status)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        manager.close()
+
+    routes = [
+        Route("/", index),
+        Route("/new", new_run),
+        Route("/options", options_fragment),
+        Route("/runs", launch, methods=["POST"]),
+        Route("/runs/{run_id}", run_page),
+        Route("/runs/{run_id}/status", run_status),
+        Route("/runs/{run_id}/row", run_row),
+        Route("/runs/{run_id}/files/{name}", download),
+        Route("/compare", compare),
+        Route("/inputs", inputs),
+        Route("/inputs/upload", upload, methods=["POST"]),
+        Route("/inputs/platform", generate_platform, methods=["POST"]),
+        Route("/inputs/workload", generate_workload, methods=["POST"]),
+        Route("/assets/plotly.min.js", plotly_js),
+        Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={WattschedError: user_error})
+    if allowed_hosts is not None:
+        from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
+    app.add_middleware(OneLineErrors)
+    app.state.workspace = space
+    app.state.manager = manager
+    return app
+
+
+def _positive_int(value: Any, flag: str, errors: dict[str, str]) -> int:
+    """A form's positive integer with the CLI's message (:func:`wattsched.cli.common.positive_int`)."""
+    from wattsched.cli.common import positive_int
+
+    try:
+        return positive_int(str(value or "").strip())
+    except argparse.ArgumentTypeError as error:
+        errors[flag.lstrip("-")] = f"argument {flag}: {error}"
+        return 0
+

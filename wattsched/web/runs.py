@@ -1,0 +1,150 @@
+"""Runs launched from the page, in the background, on the engine of ``wattsched sweep``: one Dask
+distributed task per simulation (:func:`simulate`), on a local cluster the server starts with its first run.
+
+A task reads its ``run.json`` from the workspace (:mod:`.workspace`), simulates with
+:func:`wattsched.experiments.runner.run_simulation` (Batsim's five files written atomically to
+``runs/<id>/out_*.csv``), measures the run with :func:`wattsched.experiments.sweep.run_metrics` (the
+metrics of ``wattsched metrics``), writes the Paraver trace and records everything in ``status.json``:
+progress while it runs (simulated time reached, jobs done, at most every half second), then ``done`` with
+the metrics, or ``failed`` with the one-line error the CLI would print. The page polls ``status.json``, so
+the progress of several runs at once, and of runs started before a restart of the page, needs no channel
+back from the workers.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from wattsched.web.workspace import Workspace
+
+__all__ = ["RunManager", "simulate"]
+
+logger = logging.getLogger(__name__)
+
+#: Seconds between two progress writes of a running task.
+PROGRESS_PERIOD_S = 0.5
+
+
+def _clean(metrics: dict[str, Any]) -> dict[str, Any]:
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in metrics.items()}
+
+
+def simulate(root: str, run_id: str) -> str:
+    """Dask task: simulate run ``run_id`` of the workspace at ``root``, measure it, write its Paraver trace;
+    returns its final state. Never raises: a failure is the run's ``failed`` state and one-line error."""
+    from wattsched.analysis.node_states import node_states
+    from wattsched.analysis.paraver import write_paraver
+    from wattsched.experiments.runner import run_simulation
+    from wattsched.experiments.sweep import Run, one_line_error, run_metrics
+
+    workspace = Workspace(root)
+    spec = workspace.spec(run_id)
+    prefix = workspace.prefix(run_id)
+    started = time.perf_counter()
+    last = [0.0]
+
+    def progress(now_s: float, done: int, total: int) -> None:
+        wall = time.perf_counter()
+        if wall - last[0] >= PROGRESS_PERIOD_S or done == total:
+            last[0] = wall
+            workspace.set_status(run_id, state="running", sim_time_s=float(now_s), jobs_done=int(done), jobs=int(total))
+
+    try:
+        workspace.set_status(run_id, state="running", sim_time_s=0.0, jobs_done=0, error="")
+        platform = workspace.input_path("platform", spec.platform)
+        workload = workspace.input_path("workload", spec.workload)
+        stats = run_simulation(platform, workload, prefix, scheduler=spec.scheduler, options=spec.options,
+                               progress=progress)
+        run = Run(spec.name, str(platform), str(workload), spec.scheduler, spec.options, str(prefix))
+        metrics = _clean(dict(run_metrics(run)))
+        from wattsched.simulator.platform import load_platform
+
+        names = [host.name for host in load_platform(platform).hosts]
+        states = node_states(str(prefix))
+        write_paraver(states, prefix, names if len(names) == states.nb_hosts else None)
+        workspace.set_status(run_id, state="done", metrics=metrics, wall_s=time.perf_counter() - started,
+                             sim_time_s=float(metrics.get("makespan_s") or 0.0), jobs_done=int(metrics["nb_jobs"]),
+                             jobs=int(metrics["nb_jobs"]), events=stats.events)
+        return "done"
+    except Exception as error:  # noqa: BLE001 - the run fails, the page goes on
+        logger.debug("run %s failed", run_id, exc_info=True)
+        workspace.set_status(run_id, state="failed", error=one_line_error(error))
+        return "failed"
+
+
+class RunManager:
+    """Launches runs as Dask tasks on a local cluster (started with the first run, closed by :meth:`close`).
+
+    Args:
+        workspace: where the runs live.
+        workers: simulations at once (worker processes).
+        processes: workers are processes (the server's default) or threads of this process (tests: faster
+            to start).
+    """
+
+    def __init__(self, workspace: Workspace, *, workers: int = 2, processes: bool = True) -> None:
+        self.workspace = workspace
+        self.workers = workers
+        self.processes = processes
+        self._client: Any = None
+        self._cluster: Any = None
+        self._futures: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def _start(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                from distributed import Client, LocalCluster
+
+                self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=self.processes,
+                                             dashboard_address=None, silence_logs=logging.ERROR)
+                self._client = Client(self._cluster)
+            return self._client
+
+    def submit(self, run_id: str) -> None:
+        """Queue run ``run_id`` (its folder and ``run.json`` exist)."""
+        client = self._start()
+        future = client.submit(simulate, str(self.workspace.root), run_id, pure=False, key=f"web-run-{run_id}")
+        self._futures[run_id] = future
+        future.add_done_callback(lambda f, rid=run_id: self._finished(rid, f))
+
+    def _finished(self, run_id: str, future: Any) -> None:
+        """A task that did not return (a worker died under it) fails its run with one line."""
+        self._futures.pop(run_id, None)
+        try:
+            if future.status != "finished":
+                error = future.exception(timeout=5) if future.status == "error" else f"task {future.status}"
+                from wattsched.experiments.sweep import one_line_error
+
+                message = one_line_error(error) if isinstance(error, BaseException) else str(error)
+                self.workspace.set_status(run_id, state="failed", error=message)
+                logger.warning("run %s failed: %s", run_id, message)
+        except Exception as error:  # noqa: BLE001 - a callback must not raise
+            logger.warning("run %s: cannot record its end (%s)", run_id, error)
+
+    def active(self) -> list[str]:
+        return list(self._futures)
+
+    def close(self) -> None:
+        """Stop the cluster (runs still going are left ``running``: :meth:`Workspace.recover` marks them)."""
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._cluster.close()
+                self._client = self._cluster = None
+                self._futures.clear()
+
+
+def output_files(prefix: Path) -> dict[str, Path]:
+    """The files a run's page offers to download, by name: Batsim's five CSVs and the Paraver trace."""
+    from wattsched.base.batsim_files import output_paths
+
+    files = {path.name.removeprefix(prefix.name + "_"): path for path in output_paths(prefix).values()}
+    for ext in (".prv", ".pcf", ".row"):
+        files[f"paraver{ext}"] = prefix.with_name(prefix.name + ext)
+    return files

@@ -1,0 +1,278 @@
+"""The web page's workspace: one folder holding every input and run the page made, and nothing it may leave.
+
+Layout (all the page ever reads or writes)::
+
+    WORKSPACE/
+        index.json                  the runs, oldest first: id, name, scheduler, created (rebuilt from the
+                                    run folders when missing or unreadable)
+        inputs/<kind>-<sha>-<name>  uploaded or generated platforms (.xml) and workloads (.json), stored
+                                    only once they load like the CLI's inputs
+        runs/<id>/run.json          what to simulate: scheduler, options, platform and workload files
+        runs/<id>/status.json       state (queued, running, done, failed, interrupted), progress, metrics,
+                                    the one-line error of a failed run
+        runs/<id>/out_*.csv         Batsim's five outputs; out.prv/.pcf/.row the Paraver trace
+
+Every path a form or a URL names goes through :meth:`Workspace.inside` (or the id and name patterns below):
+a path that resolves outside the workspace, through ``..``, an absolute path or a symbolic link, is refused
+with a :class:`WorkspaceError`. Files are written atomically (:mod:`wattsched.base.fileio`): a refused upload
+or a failed validation leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from wattsched.base.errors import OptionError, WattschedError
+from wattsched.base.fileio import atomic_path
+
+__all__ = ["Workspace", "WorkspaceError", "shipped_inputs", "validate_input"]
+
+InputKind = Literal["platform", "workload"]
+#: File suffix of each kind of input.
+SUFFIX: Final[dict[str, str]] = {"platform": ".xml", "workload": ".json"}
+#: A run id: ``20261124-093000-1a2b3c`` (creation time, then random).
+RUN_ID: Final = re.compile(r"^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
+#: A stored input's file name: letters, digits, ``.``, ``_``, ``-``; no path separator, no leading dot.
+INPUT_NAME: Final = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,150}$")
+#: Run states; the last three are final.
+STATES: Final = ("queued", "running", "done", "failed", "interrupted")
+ACTIVE: Final = ("queued", "running")
+
+
+class WorkspaceError(OptionError):
+    """A path or a name from a form or a URL that the workspace does not hold (one line)."""
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What one run simulates (``run.json``).
+
+    Attributes:
+        id: the run's folder name (:data:`RUN_ID`).
+        name: a label chosen on the form.
+        scheduler: a preset of :mod:`wattsched.schedulers.presets`.
+        options: its options, as on ``wattsched run -o``.
+        platform, workload: input choices (``shipped:NAME`` or ``workspace:NAME``, :meth:`Workspace.input_path`).
+        created: creation time, seconds since the epoch.
+    """
+
+    id: str
+    name: str
+    scheduler: str
+    options: dict[str, Any]
+    platform: str
+    workload: str
+    created: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "scheduler": self.scheduler, "options": self.options,
+                "platform": self.platform, "workload": self.workload, "created": self.created}
+
+
+def shipped_inputs(kind: InputKind) -> dict[str, Path]:
+    """The platforms (``*.xml``) or workloads (``*.json``) installed with wattsched, by file name."""
+    if kind == "platform":
+        from wattsched import platforms as package
+    else:
+        from wattsched import workloads as package  # type: ignore[no-redef]
+    folder = Path(package.__file__).resolve().parent
+    return {p.name: p for p in sorted(folder.glob(f"*{SUFFIX[kind]}"))}
+
+
+def validate_input(kind: InputKind, path: Path, shown_as: str) -> int:
+    """Load ``path`` as the CLI loads a platform or a workload; returns its hosts or jobs.
+
+    Raises:
+        InputError: the CLI's one-line message, with ``path`` written as ``shown_as``.
+    """
+    try:
+        if kind == "platform":
+            from wattsched.simulator.platform import load_platform
+
+            return len(load_platform(path).hosts)
+        from wattsched.simulator.workload import load_workload
+        from wattsched.workloads.users import check_job_fields
+
+        workload = load_workload(path)
+        check_job_fields((job.entry for job in workload.jobs), path)
+        return len(workload.jobs)
+    except WattschedError as error:
+        raise WattschedError(str(error).replace(str(path), shown_as).replace(str(path.parent), "upload")) from None
+
+
+class Workspace:
+    """The folder of a ``wattsched web`` server (module docstring).
+
+    Args:
+        root: the folder; created when missing.
+
+    Raises:
+        WorkspaceError: ``root`` cannot be a folder (a file is there, no permission).
+    """
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root).resolve()
+        self.runs_dir = self.root / "runs"
+        self.inputs_dir = self.root / "inputs"
+        try:
+            self.runs_dir.mkdir(parents=True, exist_ok=True)
+            self.inputs_dir.mkdir(exist_ok=True)
+        except OSError as error:
+            raise WorkspaceError(f"{root}: cannot be used as a workspace ({error.strerror or error})") from None
+        self._lock = threading.Lock()
+
+    # --------------------------------------------------------------------------------- safe paths
+    def inside(self, relative: str | Path) -> Path:
+        """``root / relative`` resolved; :class:`WorkspaceError` when that is outside the workspace."""
+        path = (self.root / relative).resolve()
+        if path != self.root and self.root not in path.parents:
+            raise WorkspaceError(f"'{relative}' is outside the workspace")
+        return path
+
+    def run_dir(self, run_id: str) -> Path:
+        """The folder of run ``run_id``; :class:`WorkspaceError` for an id that is not one or no such run."""
+        if not RUN_ID.match(run_id):
+            raise WorkspaceError(f"'{run_id}' is not a run of the workspace")
+        folder = self.inside(Path("runs") / run_id)
+        if not (folder / "run.json").is_file():
+            raise WorkspaceError(f"'{run_id}' is not a run of the workspace")
+        return folder
+
+    def prefix(self, run_id: str) -> Path:
+        """The output prefix of a run: its Batsim files are ``<prefix>_jobs.csv`` ..."""
+        return self.run_dir(run_id) / "out"
+
+    # ------------------------------------------------------------------------------------- inputs
+    def stored_inputs(self, kind: InputKind) -> list[str]:
+        """The workspace's inputs of ``kind``, by file name."""
+        return sorted(p.name for p in self.inputs_dir.glob(f"{kind}-*{SUFFIX[kind]}") if p.is_file())
+
+    def input_choices(self, kind: InputKind) -> list[tuple[str, str]]:
+        """``(value, label)`` of every shipped and stored input of ``kind``, for a select."""
+        return ([(f"shipped:{name}", f"{name} (shipped)") for name in shipped_inputs(kind)]
+                + [(f"workspace:{name}", name) for name in self.stored_inputs(kind)])
+
+    def input_path(self, kind: InputKind, choice: str) -> Path:
+        """The file of an input choice: ``shipped:NAME`` (installed with wattsched) or ``workspace:NAME``
+        (under ``inputs/``).
+
+        Raises:
+            WorkspaceError: anything else, including a name that leaves ``inputs/``.
+        """
+        origin, _, name = choice.partition(":")
+        if origin == "shipped" and name in shipped_inputs(kind):
+            return shipped_inputs(kind)[name]
+        if origin == "workspace":
+            path = self.inside(Path("inputs") / name)
+            if INPUT_NAME.match(name) and path.parent == self.inputs_dir and path.is_file() \
+                    and name.startswith(f"{kind}-") and name.endswith(SUFFIX[kind]):
+                return path
+            if path.parent != self.inputs_dir:
+                raise WorkspaceError(f"{kind}: '{name}' is outside the workspace's inputs")
+        raise WorkspaceError(f"{kind}: no input '{choice}' (choose a shipped one or one of the workspace's inputs)")
+
+    def store_input(self, kind: InputKind, filename: str, data: bytes) -> str:
+        """Validate ``data`` as a platform or workload named ``filename`` and store it; returns its choice
+        value (``workspace:NAME``). Nothing is stored when it does not load.
+
+        Raises:
+            InputError: the one-line message of ``wattsched run`` on this file.
+        """
+        shown = Path(filename.replace("\\", "/")).name or f"upload{SUFFIX[kind]}"
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(shown).stem).strip("._") or kind
+        with tempfile.TemporaryDirectory(prefix="wattsched-upload-") as tmp:
+            path = Path(tmp) / f"{stem}{SUFFIX[kind]}"
+            path.write_bytes(data)
+            validate_input(kind, path, shown)
+        digest = hashlib.sha256(data).hexdigest()[:10]
+        name = f"{kind}-{digest}-{stem[:80]}{SUFFIX[kind]}"
+        target = self.inside(Path("inputs") / name)
+        if not target.exists():
+            with atomic_path(target) as temp:
+                temp.write_bytes(data)
+        return f"workspace:{name}"
+
+    # --------------------------------------------------------------------------------------- runs
+    def new_run(self, *, name: str, scheduler: str, options: dict[str, Any], platform: str,
+                workload: str) -> RunSpec:
+        """Create a queued run's folder and its entry in the index."""
+        created = time.time()
+        run_id = time.strftime("%Y%m%d-%H%M%S", time.gmtime(created)) + "-" + uuid.uuid4().hex[:6]
+        spec = RunSpec(run_id, name.strip()[:80] or scheduler, scheduler, dict(options), platform, workload, created)
+        folder = self.runs_dir / run_id
+        folder.mkdir()
+        _write_json(folder / "status.json", {"state": "queued", "sim_time_s": 0.0, "jobs_done": 0, "jobs": 0})
+        _write_json(folder / "run.json", spec.as_dict())
+        with self._lock:
+            index = self._read_index()
+            index.append({k: spec.as_dict()[k] for k in ("id", "name", "scheduler", "created")})
+            _write_json(self.root / "index.json", {"runs": index})
+        return spec
+
+    def spec(self, run_id: str) -> RunSpec:
+        data = json.loads((self.run_dir(run_id) / "run.json").read_text(encoding="utf-8"))
+        return RunSpec(**data)
+
+    def status(self, run_id: str) -> dict[str, Any]:
+        """``status.json`` of a run (``state`` ``failed`` when unreadable)."""
+        try:
+            return dict(json.loads((self.run_dir(run_id) / "status.json").read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            return {"state": "failed", "error": "status.json of this run cannot be read"}
+
+    def set_status(self, run_id: str, **fields: Any) -> dict[str, Any]:
+        """Update some fields of a run's status (atomically)."""
+        status = {**self.status(run_id), **fields}
+        _write_json(self.run_dir(run_id) / "status.json", status)
+        return status
+
+    def runs(self) -> list[dict[str, Any]]:
+        """Every run, newest first, each its index entry plus its status."""
+        with self._lock:
+            index = self._read_index()
+        return [{**entry, **self.status(entry["id"])} for entry in reversed(index)
+                if RUN_ID.match(str(entry.get("id", ""))) and (self.runs_dir / entry["id"] / "run.json").is_file()]
+
+    def recover(self) -> list[str]:
+        """After a restart: runs left queued or running are marked ``interrupted``; returns their ids."""
+        stopped = []
+        for entry in self.runs():
+            if entry.get("state") in ACTIVE:
+                self.set_status(entry["id"], state="interrupted",
+                                error="the server stopped before this run finished; launch it again")
+                stopped.append(entry["id"])
+        return stopped
+
+    def _read_index(self) -> list[dict[str, Any]]:
+        """The index, rebuilt from the run folders when missing or unreadable."""
+        path = self.root / "index.json"
+        try:
+            runs = json.loads(path.read_text(encoding="utf-8"))["runs"]
+            if isinstance(runs, list) and all(isinstance(r, dict) and "id" in r for r in runs):
+                return runs
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        rebuilt = []
+        for folder in sorted(self.runs_dir.iterdir()):
+            try:
+                data = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+                rebuilt.append({k: data[k] for k in ("id", "name", "scheduler", "created")})
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+        rebuilt.sort(key=lambda r: r["created"])
+        _write_json(path, {"runs": rebuilt})
+        return rebuilt
+
+
+def _write_json(path: Path, value: Any) -> None:
+    with atomic_path(path) as temp:
+        temp.write_text(json.dumps(value, indent=1, default=str) + "\n", encoding="utf-8")

@@ -1,0 +1,200 @@
+"""Workloads of the EAMC paper's evaluation (§5): jobs that carry their application and partitions.
+
+The paper simulates "a workload of 5000 jobs, with a makespan between 10 and 15 days, … using Cirne model
+configured with ANL arrival pattern. Jobs' average requested nodes are 18.29, and jobs' average duration is
+3.65 hours at the highest frequency", with three application mixes: "13 %" (the eight applications drawn
+uniformly, so 12.5 % STREAM, the only one that favours p2), "33 %" and "50 %" (that share of STREAM, the
+rest uniform over the seven others). Cirne's model itself (and the ANL trace it was configured with) is not
+at hand; :func:`eamc_workload` draws a seeded workload with the paper's stated numbers and shapes of the
+same family (``numpy.random.default_rng(seed)``):
+
+* **Sizes**: log2(size) uniform in [0, b], three quarters rounded to a power of two (the emphasis on powers
+  of two of every workload model), clipped to ``max_res``; b is solved (bisection) so that the **sample**
+  mean is ``mean_res`` (18.29) to ±0.01 (b ≈ 6.4: sizes 1 … ~84).
+* **Run times** at the top frequency of the primary partition (p1): log-uniform between 60 s and an upper
+  bound solved so that the sample mean is ``mean_runtime_s`` (3.65 h) to ±1 s; whole seconds.
+* **Walltimes**: the run time times an over-estimation factor (15 % of users ask 1.0-1.1 ×, the others
+  log-uniform in [1, 8]), rounded up to a usual request, as :mod:`workloads.synthetic` (never below the run
+  time: no job is killed).
+* **Arrivals**: a daily cycle (:data:`workloads.synthetic.DEFAULT_MODEL`'s hourly weights, a working-day peak,
+  the shape of ANL's and of Lublin & Feitelson's) over ``span_days`` (10 days, whole seconds). The paper
+  gives the makespan (10-15 days), not the submission span: with 5,000 jobs of 18.29 nodes × 3.65 h on
+  1,024 nodes, the work alone fills the machine for 13.6 days at the top frequency, so arrivals over 10 days
+  give makespans in the paper's range.
+* **Applications**: mix ``"13"``, ``"33"`` or ``"50"``; every job lists ``"partitions": ["p1", "p2"]`` (the
+  paper submits every job to both partitions and lets the policy choose).
+
+Each job has ``app`` and ``partitions`` fields (:data:`wattsched.energy_models.ear.APP_FIELD`,
+``PARTITIONS_FIELD``) and a ``parallel_homogeneous`` profile of ``runtime × speed_flops`` flops (2.7 Gflop/s,
+p1's top speed), named like :mod:`workloads.swf` and shared by jobs of equal work. :func:`check_eamc_jobs`
+refuses bad fields before a run (``wattsched run`` calls it).
+
+Command line: ``wattsched eamc-workload --mix 33 --seed 1 --output w.json [--jobs 5000] [--max-res 512]``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Collection, Iterable, Mapping
+
+import numpy as np
+
+from wattsched.base.errors import InputError, OptionError
+from wattsched.energy_models.ear import APP_FIELD, PARTITIONS_FIELD, check_job_fields
+from wattsched.workloads.swf import profile_name
+from wattsched.workloads.synthetic import DEFAULT_MODEL, _arrivals_s, _round_up_walltime_s
+
+__all__ = ["MIXES", "STREAM", "check_eamc_jobs", "eamc_workload"]
+
+#: STREAM, the application that favours p2 (EAMC paper table 1, §5).
+STREAM = 8
+#: Share of STREAM jobs per mix (None: the eight applications uniformly, "13 %").
+MIXES: dict[str, float | None] = {"13": None, "33": 0.33, "50": 0.50}
+APPS = tuple(range(1, 9))
+MIN_RUNTIME_S = 60.0
+
+
+def _bisect(f, lo: float, hi: float, target: float, tol: float) -> float:
+    """x in [lo, hi] with f(x) ≈ target for a non-decreasing f (f(hi) ≥ target)."""
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        value = f(mid)
+        if abs(value - target) <= tol:
+            return mid
+        if value < target:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def _sizes(u: np.ndarray, pow2: np.ndarray, b: float, max_res: int) -> np.ndarray:
+    exponent = u * b
+    size = np.where(pow2, np.exp2(np.round(exponent)), np.round(np.exp2(exponent)))
+    return np.clip(size, 1, max_res).astype(np.int64)
+
+
+def eamc_workload(*, seed: int, mix: str = "13", nb_jobs: int = 5000, mean_res: float = 18.29,
+                  mean_runtime_s: float = 3.65 * 3600.0, span_days: float = 10.0, max_res: int = 512,
+                  partitions: tuple[str, ...] = ("p1", "p2"), speed_flops: float = 2.7e9) -> dict[str, Any]:
+    """A Batsim workload like the EAMC paper's (module docstring).
+
+    Args:
+        seed: seed of ``numpy.random.default_rng``.
+        mix: ``"13"``, ``"33"`` or ``"50"``.
+        nb_jobs: number of jobs (the paper's 5,000).
+        mean_res, mean_runtime_s: the sample means to reach (the paper's 18.29 nodes and 3.65 h).
+        span_days: submission span.
+        max_res: largest job (the smallest partition; 512 at full size).
+        partitions: every job's ``partitions`` field, primary first.
+        speed_flops: the top speed of the primary partition (profile flops = run time × speed).
+
+    Raises:
+        OptionError: an unknown mix, a non-positive count, mean or span, or means the bounds cannot reach.
+    """
+    if mix not in MIXES:
+        raise OptionError(f"unknown application mix {mix!r}; mixes: {', '.join(MIXES)} (% of jobs favouring p2)")
+    for name, value in (("nb_jobs", nb_jobs), ("max_res", max_res)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise OptionError(f"{name} must be a positive integer, got {value!r}")
+    for name, number in (("mean_res", mean_res), ("mean_runtime_s", mean_runtime_s), ("span_days", span_days),
+                         ("speed_flops", speed_flops)):
+        if not (math.isfinite(number) and number > 0):
+            raise OptionError(f"{name} must be a positive number, got {number!r}")
+    if not 1 <= mean_res <= max_res or mean_runtime_s <= MIN_RUNTIME_S:
+        raise OptionError(f"mean_res must be in [1, max_res={max_res}] and mean_runtime_s above {MIN_RUNTIME_S:g} s")
+    rng = np.random.default_rng(seed)
+    n = nb_jobs
+    u, pow2 = rng.random(n), rng.random(n) < 0.75
+    b_max = math.log2(max_res) + 1
+    if _sizes(u, pow2, b_max, max_res).mean() < mean_res:
+        raise OptionError(f"mean_res {mean_res} cannot be reached with jobs of at most {max_res} hosts")
+    b = _bisect(lambda x: float(_sizes(u, pow2, x, max_res).mean()), 0.0, b_max, mean_res, 0.01)
+    res = _sizes(u, pow2, b, max_res)
+
+    v = rng.random(n)
+
+    def runtimes(high: float) -> np.ndarray:
+        return np.ceil(MIN_RUNTIME_S * (high / MIN_RUNTIME_S) ** v)
+
+    high = _bisect(lambda x: float(runtimes(x).mean()), MIN_RUNTIME_S, 1e8, mean_runtime_s, 1.0)
+    runtime_s = runtimes(high)
+    m = DEFAULT_MODEL
+    accurate = rng.random(n) < m.accurate_fraction
+    factor = np.where(accurate, rng.uniform(1.0, 1.1, n), np.exp(rng.uniform(0.0, math.log(m.max_overestimate), n)))
+    walltime_s = _round_up_walltime_s(runtime_s * factor)
+    subtime_s = _arrivals_s(rng, n, span_days * 86400.0, m)
+    share = MIXES[mix]
+    if share is None:
+        apps = rng.integers(1, len(APPS) + 1, n)
+    else:
+        others = rng.integers(1, len(APPS), n)  # 1..7
+        apps = np.where(rng.random(n) < share, STREAM, others)
+
+    profiles: dict[str, dict[str, Any]] = {}
+    jobs: list[dict[str, Any]] = []
+    for i in range(n):
+        cpu = float(runtime_s[i]) * speed_flops
+        name = profile_name(cpu)
+        profiles.setdefault(name, {"type": "parallel_homogeneous", "cpu": cpu, "com": 0})
+        jobs.append({"id": i + 1, "subtime": int(subtime_s[i]), "res": int(res[i]), "profile": name,
+                     "walltime": int(walltime_s[i]), APP_FIELD: int(apps[i]), PARTITIONS_FIELD: list(partitions)})
+    meta = {
+        "generator": "wattsched.workloads.eamc.eamc_workload",
+        "seed": seed, "mix": mix, "nb_jobs": n, "span_days": span_days, "max_res": max_res,
+        "mean_res": float(res.mean()), "size_exponent_max": b,
+        "mean_runtime_s": float(runtime_s.mean()), "runtime_max_s": float(runtime_s.max()),
+        "stream_share": float(np.mean(apps == STREAM)), "speed_flops": speed_flops,
+        "node_hours_at_top": float((res * runtime_s).sum() / 3600.0),
+    }
+    return {"nb_res": len(partitions) * max_res, "jobs": jobs, "profiles": profiles, "meta": meta}
+
+
+def check_eamc_jobs(entries: Iterable[Mapping[str, Any]], source: object, partitions: Mapping[str, int],
+                    apps: Collection[int] | None) -> None:
+    """Check the ``app`` and ``partitions`` fields of every job of a workload against a platform (its
+    partitions and their sizes; empty: no partition) and an EAR model's applications (None: no model).
+
+    Raises:
+        InputError: naming the file, the job and the field: an application id that is not an integer ≥ 1 or
+            that the model does not know, a ``partitions`` value that is not a list of names or names a
+            partition the platform lacks, or a job larger than every partition it may use.
+    """
+    names = tuple(partitions)
+    for index, entry in enumerate(entries):
+        _, requested = check_job_fields(entry, source, f"job '{entry.get('id', index)}'", apps, names)
+        if requested is None:
+            if not partitions:
+                continue
+            requested = names
+        where = f"job '{entry.get('id', index)}'"
+        res = entry.get("res")
+        if isinstance(res, int) and res > max(partitions[p] for p in requested):
+            sizes = ", ".join(f"{p} {partitions[p]}" for p in requested)
+            raise InputError(source, f"{where}.res", f"{res} hosts: more than any of its partitions has ({sizes})")
+
+
+def check_eamc_inputs(host_properties: Iterable[Mapping[str, Any]], entries: Iterable[Mapping[str, Any]],
+                      source: object, ear_model: str | None = None) -> None:
+    """:func:`check_eamc_jobs` for a platform given by its hosts' properties (``partition``, ``ear_model``),
+    with the applications of the EAR model its partitions name (``ear_model``: the model folder, default the
+    shipped one). Nothing is checked when neither the platform nor the jobs mention partitions or
+    applications.
+
+    Raises:
+        InputError: see :func:`check_eamc_jobs`; malformed model data (file and line).
+    """
+    from wattsched.energy_models.ear import load_ear_model
+
+    jobs = list(entries)
+    sizes: dict[str, int] = {}
+    modules = False
+    for props in host_properties:
+        name = props.get("partition")
+        if name is not None:
+            sizes[str(name)] = sizes.get(str(name), 0) + 1
+        modules = modules or props.get("ear_model") is not None
+    if not sizes and not any(APP_FIELD in job or PARTITIONS_FIELD in job for job in jobs):
+        return
+    apps = load_ear_model(ear_model).apps if modules or ear_model is not None else None
+    check_eamc_jobs(jobs, source, sizes, apps)
