@@ -211,7 +211,7 @@ def test_the_submitter_sleep_is_the_long_double_difference() -> None:
 # The engine on its clock: every message is one step of the eager shadow
 # --------------------------------------------------------------------------------------------------
 def _recorded_run(tmp_path, preset: str, options: dict, platform, workload):
-    from wattsched.schedulers.adapter import scheduler_handler
+    from wattsched.schedulers.protocol import scheduler_handler
     from wattsched.simulator.drivers import run_inprocess
     from wattsched.simulator.engine import Simulation
     from wattsched.simulator.platform import load_platform
