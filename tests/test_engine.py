@@ -321,3 +321,18 @@ def test_a_clock_that_no_longer_moves_is_an_internal_error_not_a_hang(tmp_path, 
                              r"pending: execution of job w0!1 \(remains 1\.0 at rate 0\.1"):
         sim.step(reply(0))
     assert len(calls) == engine_mod.STALL_STEPS
+
+
+def test_a_non_finite_number_in_a_reply_names_the_message_it_answers(tmp_path) -> None:
+    """The driver describes the message only when a reply is refused (lazily): the error still names it."""
+    from wattsched.simulator.drivers import run_inprocess
+
+    sim = make_sim(tmp_path, [job(1)])
+
+    def nan_call(msg: dict) -> dict:
+        return {"now": msg["now"], "events": [
+            {"timestamp": msg["now"], "type": "CALL_ME_LATER", "data": {"timestamp": math.nan}}]}
+
+    with pytest.raises(ProtocolError, match=r"^the scheduler's reply to Batsim message 1 \(t=0, SIMULATION_BEGINS\) "
+                                            r"at events\[0\]\.data\.timestamp: NaN is not a number$"):
+        run_inprocess(sim, nan_call)

@@ -31,7 +31,7 @@ remains once or twice, t the time), so a step pops, in key order, every action w
 ``5e-16 x (steps + 16) x (now + best + 1)``), computes its exact ``r`` and stops at the first key
 above. Every action that can be the minimum or end in the step is then exact; the others are not
 touched. Usually one action is popped per step, and :meth:`StepClock.solve_step` has a fast path
-for it. Catch-ups over 48 steps or more run in numpy (the same doubles: one product and one
+for it. Catch-ups over 64 steps or more run in numpy (the same doubles: one product and one
 difference per step, in order); the deltas no live action needs any more are dropped now and then.
 
 A step of infinite delta (a sleep of +inf: an in-process scheduler's CALL_ME_LATER at +inf, which
@@ -75,7 +75,7 @@ _EXEC_WINDOW = 1.1 * EXEC_THRESHOLD
 _SLEEP_WINDOW = 1.1 * SLEEP_THRESHOLD
 #: Catch-ups over more steps than this use numpy (same doubles: one product and one difference per
 #: step, in order).
-_NUMPY_FROM = 48
+_NUMPY_FROM = 64
 #: The list of deltas is trimmed of the steps no live action needs once it is this long.
 _COMPACT_FROM = 1 << 16
 
@@ -235,7 +235,8 @@ class StepClock:
             buf = np.empty(n + 1)
             buf[0] = r
             np.multiply(self._array[i:i + n], rate, out=buf[1:])
-            r = float(np.subtract.accumulate(buf)[-1])
+            np.subtract.accumulate(buf, out=buf)
+            r = float(buf[n])
         act.r = r
         act.base = steps
         return r
