@@ -70,22 +70,22 @@ class Grid:
 
 
 def load_grid(path: str | os.PathLike) -> Grid:
-    """Read and check a grid file (YAML, or JSON).
+    """Read and check a grid file (YAML, or JSON), its aliases bounded (no "billion laughs":
+    :func:`wattsched.base.validate.load_yaml`).
 
     Raises:
         InputError: unreadable or malformed file, naming the field.
     """
-    import yaml
+    from wattsched.base.validate import load_yaml
 
     source = str(path)
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as error:
         raise InputError(source, "", f"cannot read the grid ({error.strerror or error})") from None
-    except (yaml.YAMLError, UnicodeDecodeError, RecursionError) as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else ""
-        raise InputError(source, where, f"not valid YAML ({getattr(error, 'problem', None) or error})") from None
+    except UnicodeDecodeError as error:
+        raise InputError(source, "", f"not UTF-8 text ({error.reason})") from None
+    data = load_yaml(text, source)
     return parse_grid(data, source)
 
 
