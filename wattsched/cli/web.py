@@ -20,7 +20,8 @@ def cmd_web(args: argparse.Namespace) -> int:
                           "pip install 'wattsched[web]'") from None
     _check_free(args.host, args.port)
     local = args.host in ("127.0.0.1", "localhost", "::1")
-    app = create_app(args.workspace, workers=args.workers, max_upload_bytes=args.max_upload_mb * 2**20,
+    app = create_app(args.workspace, workers=args.workers,
+                     max_upload_bytes=None if args.max_upload_mb is None else args.max_upload_mb * 2**20,
                      allowed_hosts=["127.0.0.1", "localhost", "[::1]"] if local else None)
     print(f"wattsched web: http://{args.host}:{args.port}/  (workspace {Path(args.workspace).resolve()}; "
           "Ctrl-C stops)", flush=True)
@@ -55,6 +56,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workspace", type=Path, default=Path("wattsched-web"), metavar="DIR",
                    help="folder of the page's inputs and runs (default ./wattsched-web; created when missing)")
     p.add_argument("-j", "--workers", type=positive_int, default=2, help="simulations at once (default 2)")
-    p.add_argument("--max-upload-mb", type=positive_int, default=50, metavar="MB",
-                   help="largest platform or workload upload in MiB (default 50)")
+    p.add_argument("--max-upload-mb", type=positive_int, default=None, metavar="MB",
+                   help="largest platform or workload upload in MiB (default: the bound upload_bytes, 50 MiB, "
+                        "raised with WATTSCHED_LIMIT_UPLOAD_BYTES)")
     p.set_defaults(func=cmd_web)
