@@ -11,9 +11,11 @@ from wattsched.cli.common import positive_float, positive_int
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from wattsched.base.validate import check_output_files
     from wattsched.experiments.grid import grid_runs, load_grid, write_results
     from wattsched.experiments.sweep import load_runs, report_failures, run_sweep
 
+    check_output_files([Path(args.out) / "results.csv"], f"--out {args.out}")
     runs = load_runs(args.runs) if str(args.runs).endswith(".json") else grid_runs(load_grid(args.runs), args.out)
     frame = run_sweep(runs, workers=args.workers, force=args.force, dask_scheduler=args.dask_scheduler,
                       show_progress=not args.quiet and sys.stderr.isatty())
