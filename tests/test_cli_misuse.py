@@ -76,6 +76,13 @@ CASES = [
     # was: a traceback (NotADirectoryError) for an output folder under a file
     (["sweep", str(ROOT / "docs" / "study.yaml"), "--out", "file"], "--out file"),
     (["sweep", str(ROOT / "docs" / "study.yaml"), "--out", "file/sub"], "--out file/sub"),
+    # was: the reproduction ran for minutes, then could not write its report (--report-dir a file), or
+    # failed on its first input file (--out a file)
+    *[(["reproduce", paper, "--report-dir", "file", "--out", "o"], "--report-dir file") for paper in ("esc", "upas", "eamc")],
+    *[(["reproduce", paper, "--out", "file/sub"], "--out file/sub")
+      for paper in ("energy-budget", "efs", "esc", "upas", "eamc")],
+    # was: the ESC reproduction wrote its platforms under --out before refusing a mistyped --pwa
+    (["reproduce", "esc", "--pwa", "missing", "--out", "o"], "--pwa missing: no such folder"),
     # was: "--pwa missing: no such folder", an option these commands do not have
     (["traces", "fetch", TRACE, "--mirror", "missing"], "--mirror missing: no such folder"),
     (["swf", TRACE, "--mirror", "missing"], "--mirror missing: no such folder"),

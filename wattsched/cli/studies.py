@@ -26,6 +26,17 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 1 if report_failures(frame) else 0
 
 
+def _check_output_folders(args: argparse.Namespace) -> None:
+    """Refuse, before a reproduction's minutes of work, an ``--out`` or ``--report-dir`` that cannot be a
+    folder written to (a file, under a file, read-only): one line, exit 2, nothing made."""
+    from wattsched.base.validate import check_output_files
+
+    for option in ("out", "report_dir"):
+        folder = getattr(args, option, None)
+        if folder is not None:
+            check_output_files([Path(folder) / "report.md"], f"--{option.replace('_', '-')} {folder}")
+
+
 def cmd_reproduce_energy_budget(args: argparse.Namespace) -> int:
     from wattsched.experiments.energy_budget import (
         available_algorithms,
@@ -35,6 +46,7 @@ def cmd_reproduce_energy_budget(args: argparse.Namespace) -> int:
     )
     from wattsched.experiments.sweep import report_failures
 
+    _check_output_folders(args)
     logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
     machines, size_note = choose_machines(args.full, args.machines.split(",") if args.machines else None, args.scale)
     _, missing = available_algorithms()
@@ -53,6 +65,7 @@ def cmd_reproduce_efs(args: argparse.Namespace) -> int:
     from wattsched.workloads.pwa import find_pwa
     from wattsched.experiments.sweep import report_failures
 
+    _check_output_folders(args)
     logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
     pwa = find_pwa(args.pwa)
     print(f"Parallel Workloads Archive logs: {pwa if pwa is not None else 'not found, synthetic traces'}",
@@ -71,6 +84,11 @@ def cmd_reproduce_esc(args: argparse.Namespace) -> int:
     from wattsched.experiments.esc import run_experiment
     from wattsched.experiments.sweep import report_failures
 
+    _check_output_folders(args)
+    if args.pwa is not None:
+        from wattsched.workloads.pwa import find_pwa
+
+        find_pwa(args.pwa)  # a mistyped --pwa is refused before any input is made
     logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
     result = run_experiment(args.out, report_dir=args.report_dir, pwa=args.pwa, full=args.full,
                             grid=not args.no_grid, workers=args.workers, force=args.force, seed=args.seed,
@@ -87,6 +105,7 @@ def cmd_reproduce_upas(args: argparse.Namespace) -> int:
     from wattsched.experiments.upas import run_experiment
     from wattsched.workloads.pwa import find_pwa
 
+    _check_output_folders(args)
     logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
     pwa = None if args.synthetic else find_pwa(args.pwa)
     if not args.quiet:
@@ -106,6 +125,7 @@ def cmd_reproduce_eamc(args: argparse.Namespace) -> int:
     from wattsched.experiments.eamc import run_experiment
     from wattsched.experiments.sweep import report_failures
 
+    _check_output_folders(args)
     logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
     result = run_experiment(args.out, report_dir=args.report_dir, full=args.full, scale=args.scale, seeds=args.seeds,
                             seed=args.seed, mixes=args.mixes.split(","), workers=args.workers, force=args.force,
