@@ -100,6 +100,17 @@ def test_a_careless_command_is_one_line_exit_2_and_writes_nothing(place, argv, n
     assert everything(place) == before
 
 
+@pytest.mark.parametrize(("argv", "command"), [
+    (["run", PLATFORM, WORKLOAD, "--tpyo"], "wattsched run"),
+    (["reproduce", "esc", "--tpyo"], "wattsched reproduce esc"),
+    (["schedulers", "extra"], "wattsched schedulers"),
+])
+def test_an_unknown_option_points_to_the_help_of_its_command(place, argv, command):
+    """was: "wattsched: error: unrecognized arguments: ... (see 'wattsched --help')", the top level's help."""
+    status, err = run_cli(argv)
+    assert status == 2 and err == [f"{command}: error: unrecognized arguments: {argv[-1]} (see '{command} --help')"]
+
+
 def test_a_grid_with_a_bad_entry_after_a_generated_one_leaves_no_output_folder(place):
     """was: ``out/inputs/`` made (and the generated platform written) before the bad entry was found."""
     grid = place / "g.yaml"
