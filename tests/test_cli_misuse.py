@@ -58,6 +58,13 @@ CASES = [
     (["traces", "list", "--cahce", "c"], "--cahce"),
     (["reproduce", "esc", "--tpyo"], "--tpyo"),
     (["--vebrose", "schedulers"], "--vebrose"),
+    # was: silently read as an abbreviation of another option (--timeout 5, --budget-power 500)
+    (["run", PLATFORM, WORKLOAD, "--time", "5", "-e", "o/out"], "--time 5"),
+    (["plot", "folder", "--budget", "500"], "--budget 500"),
+    # was: an empty -o (a script's unset variable) silently ran with the default options
+    (["run", PLATFORM, WORKLOAD, "-o", "", "-e", "o/out"], "option -o: scheduler options are empty"),
+    (["serve", "-o", " "], "option -o: scheduler options are empty"),
+    (["run", PLATFORM, WORKLOAD, "-o", "@empty.json", "-e", "o/out"], "empty.json: scheduler options are empty"),
     # a missing file, an empty file, a folder instead of a file
     *[(["run", p, WORKLOAD, "-e", "o/out"], p) for p in ("missing.xml", "empty.xml", "folder")],
     *[(["run", PLATFORM, w, "-e", "o/out"], w) for w in ("missing.json", "empty.json", "folder")],

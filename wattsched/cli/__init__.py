@@ -29,7 +29,7 @@ import argparse
 import logging
 import os
 import sys
-from typing import NoReturn, Sequence
+from typing import Any, NoReturn, Sequence
 
 from wattsched.base.errors import WattschedError
 from wattsched.cli import analyse, describe, inputs, simulate, studies, web
@@ -38,7 +38,13 @@ __all__ = ["build_parser", "main"]
 
 
 class Parser(argparse.ArgumentParser):
-    """An argparse parser whose usage errors are one line (the usage itself is in ``--help``)."""
+    """An argparse parser whose usage errors are one line (the usage itself is in ``--help``), and that takes
+    no abbreviated option: ``run --time 5`` is refused rather than read as ``--timeout 5``, and ``plot
+    --budget 500`` rather than read as ``--budget-power 500`` (a typo must not be a silent choice)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")

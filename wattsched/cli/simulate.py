@@ -49,7 +49,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from wattsched.workloads.eamc import check_eamc_inputs
 
-    options = scheduler_options(args.options) if args.options else {}
+    options = scheduler_options(args.options) if args.options is not None else {}
     platform = load_platform(args.platform)
     workload = load_workload(args.workload)
     check_job_fields((job.entry for job in workload.jobs), args.workload)
@@ -99,7 +99,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from wattsched.schedulers.presets import PRESETS
     from wattsched.schedulers.protocol import scheduler_handler
 
-    options = scheduler_options(args.options) if args.options else {}
+    options = scheduler_options(args.options) if args.options is not None else {}
     check_endpoint(args.bind, "--bind")
     if args.scheduler.strip() in PRESETS:
         # our presets answer through the translator (a JSON string in, one out: no pybatsim objects per message)
