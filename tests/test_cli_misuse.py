@@ -90,6 +90,14 @@ CASES = [
       for paper in ("energy-budget", "efs", "esc", "upas", "eamc")],
     # was: the ESC reproduction wrote its platforms under --out before refusing a mistyped --pwa
     (["reproduce", "esc", "--pwa", "missing", "--out", "o"], "--pwa missing: no such folder"),
+    # was: a traceback (OverflowError from the socket layer), after the workspace was made
+    (["web", "--port", "70000"], "expected a port from 1 to 65535, got 70000"),
+    # was: accepted, and the report showed all differences but the last, then "... and N+1 more"
+    (["regress", "folder", "folder", "--limit", "-1"], "argument --limit: expected an integer ≥ 0, got -1"),
+    (["replay", "folder", "--limit", "-1"], "argument --limit: expected an integer ≥ 0, got -1"),
+    # was: "runtime_range_s must satisfy 1 <= low <= high", naming no option of the command
+    (["synth", "--hosts", "4", "--seed", "1", "--min-runtime", "100", "--max-runtime", "10"],
+     "--min-runtime 100 --max-runtime 10: the shortest run time must be at least 1 s and at most the longest"),
     # was: "--pwa missing: no such folder", an option these commands do not have
     (["traces", "fetch", TRACE, "--mirror", "missing"], "--mirror missing: no such folder"),
     (["swf", TRACE, "--mirror", "missing"], "--mirror missing: no such folder"),

@@ -13,6 +13,7 @@ from wattsched.base.errors import OptionError, ProtocolError
 from wattsched.cli.common import (
     add_options_argument,
     add_progress_arguments,
+    non_negative_int,
     positive_float,
     progress_enabled,
     window,
@@ -312,7 +313,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "Batsim message or a CSV differs.")
     p.add_argument("folders", nargs="+", metavar="FOLDER")
     p.add_argument("--rel-tol", type=positive_float, default=1e-6, help="relative tolerance on energies (default 1e-6)")
-    p.add_argument("--limit", type=int, default=10, help="differences shown per folder (default 10)")
+    p.add_argument("--limit", type=non_negative_int, default=10, help="differences shown per folder (default 10)")
     p.add_argument("--keep-outputs", metavar="DIR", help="write our CSVs into DIR instead of a temporary folder")
     p.set_defaults(func=cmd_replay)
 
