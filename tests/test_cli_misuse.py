@@ -65,6 +65,8 @@ CASES = [
     (["run", PLATFORM, WORKLOAD, "-o", "", "-e", "o/out"], "option -o: scheduler options are empty"),
     (["serve", "-o", " "], "option -o: scheduler options are empty"),
     (["run", PLATFORM, WORKLOAD, "-o", "@empty.json", "-e", "o/out"], "empty.json: scheduler options are empty"),
+    # was: accepted and ignored (it applies to --connect only)
+    (["run", PLATFORM, WORKLOAD, "--timeout", "5", "-e", "o/out"], "--timeout applies with --connect only"),
     # a missing file, an empty file, a folder instead of a file
     *[(["run", p, WORKLOAD, "-e", "o/out"], p) for p in ("missing.xml", "empty.xml", "folder")],
     *[(["run", PLATFORM, w, "-e", "o/out"], w) for w in ("missing.json", "empty.json", "folder")],

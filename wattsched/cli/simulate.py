@@ -50,6 +50,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from wattsched.workloads.eamc import check_eamc_inputs
 
+    if args.timeout is not None and args.connect is None:  # it would be ignored: say so rather than run
+        raise OptionError("--timeout applies with --connect only (the in-process scheduler cannot stop answering)")
     options = scheduler_options(args.options) if args.options is not None else {}
     platform = load_platform(args.platform)
     workload = load_workload(args.workload)
@@ -59,7 +61,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                       args.workload, ear_model)
     stats = run_simulation(platform, workload, args.export, scheduler=args.scheduler, options=options,
                            dynamic_jobs=args.enable_dynamic_jobs, acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs,
-                           connect=args.connect, show_progress=progress_enabled(args), timeout_s=args.timeout)
+                           connect=args.connect, show_progress=progress_enabled(args),
+                           timeout_s=DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout)
     paths = output_paths(args.export)
     budget = ({"budget_window": (float(options.get("window_start_s", 0.0)), float(options["window_end_s"]))}
               if isinstance(options.get("window_end_s"), (int, float)) else None)  # an energy budget's window
@@ -286,7 +289,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--connect", metavar="ENDPOINT",
                    help="do not load a scheduler: act as Batsim and connect (REQ) to a scheduler already "
                         "listening on ENDPOINT, e.g. tcp://127.0.0.1:28000")
-    p.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT_S, metavar="S",
+    p.add_argument("--timeout", type=positive_float, default=None, metavar="S",
                    help=f"with --connect: give up when the scheduler does not answer a message within S seconds "
                         f"(default {DEFAULT_TIMEOUT_S:g})")
     p.add_argument("--enable-dynamic-jobs", action="store_true",
