@@ -67,6 +67,7 @@ CASES = [
     (["run", PLATFORM, WORKLOAD, "-o", "@empty.json", "-e", "o/out"], "empty.json: scheduler options are empty"),
     # was: accepted and ignored (it applies to --connect only)
     (["run", PLATFORM, WORKLOAD, "--timeout", "5", "-e", "o/out"], "--timeout applies with --connect only"),
+    (["sweep", "missing.yaml", "-j", "4", "--dask-scheduler", "tcp://127.0.0.1:1"], "-j 4 sizes the local cluster"),
     # a missing file, an empty file, a folder instead of a file
     *[(["run", p, WORKLOAD, "-e", "o/out"], p) for p in ("missing.xml", "empty.xml", "folder")],
     *[(["run", PLATFORM, w, "-e", "o/out"], w) for w in ("missing.json", "empty.json", "folder")],

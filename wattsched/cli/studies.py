@@ -7,6 +7,7 @@ import logging
 import sys
 from pathlib import Path
 
+from wattsched.base.errors import OptionError
 from wattsched.cli.common import positive_float, positive_int
 
 
@@ -15,6 +16,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from wattsched.experiments.grid import grid_runs, load_grid, write_results
     from wattsched.experiments.sweep import load_runs, report_failures, run_sweep
 
+    if args.workers is not None and args.dask_scheduler is not None:  # -j would be ignored: say so
+        raise OptionError(f"-j {args.workers} sizes the local cluster; with --dask-scheduler the scheduler's own "
+                          "workers run the simulations (start more 'dask worker' processes instead)")
     check_output_files([Path(args.out) / "results.csv"], f"--out {args.out}")
     runs = load_runs(args.runs) if str(args.runs).endswith(".json") else grid_runs(load_grid(args.runs), args.out)
     frame = run_sweep(runs, workers=args.workers, force=args.force, dask_scheduler=args.dask_scheduler,
