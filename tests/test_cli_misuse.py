@@ -129,6 +129,15 @@ def test_an_unknown_option_points_to_the_help_of_its_command(place, argv, comman
     assert status == 2 and err == [f"{command}: error: unrecognized arguments: {argv[-1]} (see '{command} --help')"]
 
 
+def test_an_empty_list_of_runs_is_one_line_and_writes_nothing(place):
+    """was: a traceback (KeyError 'status') after writing an empty results.csv and results.parquet."""
+    (place / "runs.json").write_text("[]")
+    before = everything(place)
+    status, err = run_cli(["sweep", "runs.json", "--out", "out", "-q"])
+    assert status == 2 and err == ["wattsched: error: runs.json: the list of runs is empty"]
+    assert everything(place) == before
+
+
 def test_a_grid_with_a_bad_entry_after_a_generated_one_leaves_no_output_folder(place):
     """was: ``out/inputs/`` made (and the generated platform written) before the bad entry was found."""
     grid = place / "g.yaml"
