@@ -142,3 +142,20 @@ def test_the_readme_example_grid_is_valid(tmp_path, monkeypatch):
     runs = grid_runs(load_grid(root / "docs" / "study.yaml"), tmp_path)
     assert len(runs) == 18 and len({run.prefix for run in runs}) == 18
     assert {run.scheduler for run in runs} == {"easy-backfill", "energy-bud", "fairshare"}
+
+
+def test_a_billion_laughs_grid_is_refused_in_one_line_before_anything_is_made(tmp_path, capsys):
+    """Nine options of nine aliases each would be 10^9 values to hash and print: refused at once, exit 2,
+    no output folder (before the bound, the sweep hung expanding them)."""
+    lines = ["platforms: [{taurus: {hosts: 4}}]", "workloads: [{synth: {hosts: 4, days: 0.1}}]",
+             "schedulers: [easy-backfill]", "options:", '  - {pad: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", '
+             '"lol", "lol", "lol"]}']
+    lines += [f"  - {{pad: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]}}" for i in range(1, 10)]
+    path = tmp_path / "bomb.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    started = time.process_time()
+    assert main(["sweep", str(path), "--out", str(tmp_path / "out"), "-q"]) == 2
+    assert time.process_time() - started < 5
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"wattsched: error: {path}: line ") and "WATTSCHED_LIMIT_YAML_NODES" in line
+    assert not (tmp_path / "out").exists()

@@ -347,7 +347,7 @@ def load_runs(path: str | os.PathLike) -> list[Run]:
     """Runs from a JSON list of objects with :class:`Run`'s fields.
 
     Raises:
-        OptionError: unreadable file, not a list, or an entry with missing or unknown fields.
+        OptionError: unreadable file, not a list, an empty list, or an entry with missing or unknown fields.
     """
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -356,6 +356,8 @@ def load_runs(path: str | os.PathLike) -> list[Run]:
     content = load_json(text, str(path), option_error)
     if not isinstance(content, list):
         raise OptionError(f"{path}: expected a JSON list of runs")
+    if not content:  # a sweep of nothing has no table to write
+        raise OptionError(f"{path}: the list of runs is empty")
     runs = []
     for i, entry in enumerate(content):
         try:
