@@ -315,6 +315,25 @@ def test_an_oversize_upload_is_refused(tmp_path):
         assert files_under(tmp_path / "ws") == before == [tmp_path / "ws" / "index.json"]
 
 
+def test_no_form_posted_from_another_site_writes_or_runs_anything(tmp_path):
+    good = (ROOT / "platforms" / "taurus_16.xml").read_bytes()
+    evil = {"Origin": "http://evil.example"}
+    with TestClient(create_app(tmp_path / "ws", processes=False)) as client:
+        before = files_under(tmp_path / "ws")
+        posts = {"/runs": {"data": ENERGY_BUD}, "/inputs/platform": {"data": {"hosts": "4", "node": "esc"}},
+                 "/inputs/workload": {"data": {"hosts": "4", "seed": "3", "days": "0.5"}},
+                 "/inputs/upload": {"data": {"kind": "platform"}, "files": {"file": ("mine.xml", good)}}}
+        for url, kwargs in posts.items():
+            response = client.post(url, headers=evil, follow_redirects=False, **kwargs)
+            assert response.status_code == 403, url
+            assert f"{url}: a form must be posted from this page" in html.unescape(response.text)
+        assert files_under(tmp_path / "ws") == before
+        # the same form from this page's own origin is taken
+        response = client.post("/inputs/platform", data={"hosts": "4", "node": "esc"},
+                               headers={"Origin": "http://testserver"})
+        assert response.status_code == 200
+
+
 def test_generated_inputs_use_the_cli_generators_and_messages(tmp_path):
     with TestClient(create_app(tmp_path / "ws", processes=False)) as client:
         response = client.post("/inputs/platform", data={"hosts": "0", "node": "esc"})

@@ -291,17 +291,8 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         return RedirectResponse(f"/runs/{spec.id}", status_code=303)
 
     # ---------------------------------------------------------------------------------- delete
-    def same_origin(request: Request) -> bool:
-        """A form posted from this page (or by a client that sends no ``Origin``), not from another site."""
-        from urllib.parse import urlsplit
-
-        origin = request.headers.get("origin")
-        return origin is None or urlsplit(origin).netloc == request.headers.get("host", "")
-
     async def delete_run(request: Request) -> Response:
         run_id, run = run_or_404(request)
-        if not same_origin(request):
-            return refused(request, f"run {run_id}: a deletion must come from this page, not from another site", 403)
         form = await request.form(max_files=0)
         if form.get("confirm") != "yes" and run["state"] not in ACTIVE:
             return page(request, "delete.html", run=run)
@@ -403,21 +394,38 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         yield
         manager.close()
 
+    def same_origin(request: Request) -> bool:
+        """A form posted from this page (or by a client that sends no ``Origin``), not from another site."""
+        from urllib.parse import urlsplit
+
+        origin = request.headers.get("origin")
+        return origin is None or urlsplit(origin).netloc == request.headers.get("host", "")
+
+    def posted_here(handler: Any) -> Any:
+        """``handler`` for a POST that refuses (403) a form posted from another site (launch, upload,
+        generate, delete: each writes to the workspace or runs work)."""
+        async def checked(request: Request) -> Response:
+            if not same_origin(request):
+                return refused(request, f"{request.url.path}: a form must be posted from this page, not from "
+                               "another site", 403)
+            return await handler(request)
+        return checked
+
     routes = [
         Route("/", index),
         Route("/new", new_run),
         Route("/options", options_fragment),
-        Route("/runs", launch, methods=["POST"]),
+        Route("/runs", posted_here(launch), methods=["POST"]),
         Route("/runs/{run_id}", run_page),
         Route("/runs/{run_id}/status", run_status),
         Route("/runs/{run_id}/row", run_row),
         Route("/runs/{run_id}/files/{name}", download),
-        Route("/runs/{run_id}/delete", delete_run, methods=["POST"]),
+        Route("/runs/{run_id}/delete", posted_here(delete_run), methods=["POST"]),
         Route("/compare", compare),
         Route("/inputs", inputs),
-        Route("/inputs/upload", upload, methods=["POST"]),
-        Route("/inputs/platform", generate_platform, methods=["POST"]),
-        Route("/inputs/workload", generate_workload, methods=["POST"]),
+        Route("/inputs/upload", posted_here(upload), methods=["POST"]),
+        Route("/inputs/platform", posted_here(generate_platform), methods=["POST"]),
+        Route("/inputs/workload", posted_here(generate_workload), methods=["POST"]),
         Route("/assets/plotly.min.js", plotly_js),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
