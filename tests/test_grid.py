@@ -127,6 +127,12 @@ def test_an_unreachable_dask_scheduler_is_one_line(grid_file, tmp_path, capsys):
     ("platforms: [p.xml]\nworkloads: [w.json]\nschedulers: [fcfs]\nwindow: [5, 1]\n", "window"),
     ("platforms: [p.xml\nworkloads", "line"),
     ("platforms: [nope.xml]\nworkloads: [w.json]\nschedulers: [fcfs]\n", "platforms[0]"),
+    # schedulers and options are built before the sweep starts (they used to fail as runs, exit 1)
+    ("platforms: [p.xml]\nworkloads: [w.json]\nschedulers: [fcfs, enrgy-bud]\n", "schedulers[1]: unknown scheduler"),
+    ("platforms: [p.xml]\nworkloads: [w.json]\nschedulers: [{name: energy-bud, options: {budget_fraction: -1}}]\n",
+     "schedulers[0]"),
+    ("platforms: [p.xml]\nworkloads: [w.json]\nschedulers: [energy-bud]\noptions: [{}, {shutdwn: true}]\n",
+     "options[1]: unknown option 'shutdwn'"),
 ])
 def test_a_bad_grid_names_the_field(tmp_path, text, field):
     path = tmp_path / "g.yaml"

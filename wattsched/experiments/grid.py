@@ -208,6 +208,26 @@ def _workload_files(spec: Any, grid: Grid, index: int, inputs: Path) -> list[tup
     return out
 
 
+def _check_schedulers(grid: Grid) -> None:
+    """Every scheduler of ``grid`` built with its own options, then with each options entry, as a run would
+    build it, so that an unknown name or a bad option is refused before the sweep starts (not as failed runs).
+
+    Raises:
+        InputError: naming the grid field: ``schedulers[i]`` (unknown, or its own options refused) or
+            ``options[j]`` (the entry's options refused by that scheduler).
+    """
+    from wattsched.base.errors import OptionError
+    from wattsched.schedulers.protocol import scheduler_handler
+
+    for i, (scheduler, own) in enumerate(grid.schedulers):
+        for field, options in [(f"schedulers[{i}]", own)] + [(f"options[{j}]", {**own, **extra})
+                                                            for j, extra in enumerate(grid.options) if extra]:
+            try:
+                scheduler_handler(scheduler, dict(options))
+            except OptionError as error:
+                raise InputError(grid.source, field, str(error)) from None
+
+
 def grid_runs(grid: Grid, out: str | os.PathLike) -> list[Run]:
     """The runs of ``grid``, their outputs under ``out/runs/<key>`` (module docstring). Every entry is checked
     and every generated input made before anything is written: a bad grid leaves ``out`` as it was.
@@ -220,6 +240,7 @@ def grid_runs(grid: Grid, out: str | os.PathLike) -> list[Run]:
 
     out = Path(out)
     check_output_files([out / "results.csv", out / "inputs" / "x", out / "runs" / "x"], f"--out {out}")
+    _check_schedulers(grid)
     inputs = out / "inputs"
     platforms = [_platform_file(p, grid, i, inputs) for i, p in enumerate(grid.platforms)]
     workloads = [w for i, spec in enumerate(grid.workloads) for w in _workload_files(spec, grid, i, inputs)]
