@@ -341,7 +341,10 @@ class PolicyScheduler:
     def backfill_view(self, view: ClusterView) -> ClusterView:
         """The view the backfilling rule sees: with a power manager that switches hosts off, hosts off or
         switching appear as pseudo running jobs that end when they can be on (boot time included), so that
-        EASY's reservation for the head job accounts for boot time. Only ``running_by_end`` differs."""
+        EASY's reservation for the head job accounts for boot time. A job booked on booting hosts is
+        committed to all its hosts: those it keeps free are not free in this view (else a later head's
+        reservation would count on hosts the booked job takes when its boot ends). Only ``running_by_end``
+        and ``free`` differ."""
         if not (view.off or view.switching):
             return view
         pseudo = self.power.pending_hosts(view)
@@ -349,7 +352,11 @@ class PolicyScheduler:
             return view
         merged = SortedKeyList(view.running_by_end, key=view.running_by_end.key)
         merged.update(pseudo)
-        return replace(view, running_by_end=merged)
+        free = view.free
+        for job in pseudo:
+            if not job.alloc.isdisjoint(free):
+                free = minus(free, job.alloc)
+        return replace(view, running_by_end=merged, free=free)
 
     # ----------------------------------------------------------------- decisions
     def schedule(self) -> list[Decision]:

@@ -210,10 +210,11 @@ class OpportunisticShutdown(PowerManager):
        by ``q`` or uses no reserved host) gets its asleep hosts booted and its free hosts kept, if the
        admission constraint agrees (``can_prepare`` then ``on_prepare``: it counts the job's run in the rest
        of the pass). Such a job is *booked*: committed to these hosts, as a resource manager's power saving
-       allocates a job to nodes that are booting. Until the boot ends its booting hosts appear to EASY as
-       running it until its expected end (:meth:`pending_hosts`), and when the boot ends it starts there
-       first in the pass (:meth:`ready_jobs`, if the admission constraint still agrees; if another job took
-       one of its free hosts meanwhile, the booking lapses). Without this step a powercap whose wide head
+       allocates a job to nodes that are booting. Until the boot ends all its hosts, booting and kept free,
+       appear to EASY as running it until its expected end (:meth:`pending_hosts`; the backfill view takes
+       the free ones out of its free hosts, so that a later head's reservation never counts on them), and
+       when the boot ends it starts there first in the pass (:meth:`ready_jobs`, if the admission
+       constraint still agrees). Without this step a powercap whose wide head
        is not admitted would never start a job on switched-off hosts (paper §V-D: "PC SHUT also has the
        same performance as the PC mechanism").
        A job is not asked about again while its boot runs, nor when a job with at most as many hosts and
@@ -275,10 +276,9 @@ class OpportunisticShutdown(PowerManager):
         out: list[RunningJob] = []
         counted = ProcSet()
         for job_id, (alloc, _, end) in self._booked.items():
-            booting = alloc & view.switching  # its free hosts stay free (another job may take them)
-            if booting:
-                out.append(RunningJob(f"~booked:{job_id}", booting, now, end))
-                counted = plus(counted, booting)
+            if not alloc.isdisjoint(view.switching):  # committed: its free hosts too (backfill_view)
+                out.append(RunningJob(f"~booked:{job_id}", alloc, now, end))
+                counted = plus(counted, alloc & view.switching)
         return out + transition_pseudo_jobs(view, self.switching_parts(view), counted, "~switching",
                                             lambda end_s: end_s + self.switch_on_s,
                                             now + self.switch_on_s + self.switch_off_s, now + self.switch_on_s)
@@ -333,8 +333,8 @@ class OpportunisticShutdown(PowerManager):
         now = view.now_s
         head = queue[0]
         admission = ctx.admission
-        running = ctx.backfill_view(view).running_by_end  # hosts off, switching or booked for a job
-        reservation = admitted_reservation(head, now, view.free, running, ctx, admission, view)
+        seen = ctx.backfill_view(view)  # hosts off, switching or booked for a job
+        reservation = admitted_reservation(head, now, seen.free, seen.running_by_end, ctx, admission, view)
         if reservation is None:  # cannot happen while every host can be booted; nothing to prepare
             return ProcSet(), None
         hosts, start_s, assignment = reservation.hosts, reservation.start_s, reservation.assignment

@@ -127,6 +127,12 @@ def test_an_unreachable_dask_scheduler_is_one_line(grid_file, tmp_path, capsys):
     ("platforms: [p.xml]\nworkloads: [w.json]\nschedulers: [fcfs]\nwindow: [5, 1]\n", "window"),
     ("platforms: [p.xml\nworkloads", "line"),
     ("platforms: [nope.xml]\nworkloads: [w.json]\nschedulers: [fcfs]\n", "platforms[0]"),
+    # schedulers and options are built before the sweep starts (they used to fail as runs, exit 1)
+    ("platforms: [p.xml]\nworkloads: [w.json]\nschedulers: [fcfs, enrgy-bud]\n", "schedulers[1]: unknown scheduler"),
+    ("platforms: [p.xml]\nworkloads: [w.json]\nschedulers: [{name: energy-bud, options: {budget_fraction: -1}}]\n",
+     "schedulers[0]"),
+    ("platforms: [p.xml]\nworkloads: [w.json]\nschedulers: [energy-bud]\noptions: [{}, {shutdwn: true}]\n",
+     "options[1]: unknown option 'shutdwn'"),
 ])
 def test_a_bad_grid_names_the_field(tmp_path, text, field):
     path = tmp_path / "g.yaml"
@@ -142,3 +148,20 @@ def test_the_readme_example_grid_is_valid(tmp_path, monkeypatch):
     runs = grid_runs(load_grid(root / "docs" / "study.yaml"), tmp_path)
     assert len(runs) == 18 and len({run.prefix for run in runs}) == 18
     assert {run.scheduler for run in runs} == {"easy-backfill", "energy-bud", "fairshare"}
+
+
+def test_a_billion_laughs_grid_is_refused_in_one_line_before_anything_is_made(tmp_path, capsys):
+    """Nine options of nine aliases each would be 10^9 values to hash and print: refused at once, exit 2,
+    no output folder (before the bound, the sweep hung expanding them)."""
+    lines = ["platforms: [{taurus: {hosts: 4}}]", "workloads: [{synth: {hosts: 4, days: 0.1}}]",
+             "schedulers: [easy-backfill]", "options:", '  - {pad: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", '
+             '"lol", "lol", "lol"]}']
+    lines += [f"  - {{pad: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]}}" for i in range(1, 10)]
+    path = tmp_path / "bomb.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    started = time.process_time()
+    assert main(["sweep", str(path), "--out", str(tmp_path / "out"), "-q"]) == 2
+    assert time.process_time() - started < 5
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"wattsched: error: {path}: line ") and "WATTSCHED_LIMIT_YAML_NODES" in line
+    assert not (tmp_path / "out").exists()

@@ -100,7 +100,7 @@ def test_a_download_that_differs_is_deleted_and_a_missing_one_named(http_folder,
     cache = tmp_path / "cache"
     with pytest.raises(InputError, match="sha256"):
         fetch_trace(_fixture_trace(source, "f" * 64), mirror=empty, cache=cache, base_url=url)
-    assert list(cache.iterdir()) == []
+    assert not cache.exists()  # neither the file nor the cache folder made for it
     with pytest.raises(InputError, match=rf"^{url}/nothing.swf.gz: cannot download fixture \(.*404"):
         fetch_trace(Trace("fixture", "nothing.swf.gz", "", "", 1, 1, "", "", "0" * 64), mirror=empty, cache=cache,
                     base_url=url)

@@ -15,7 +15,9 @@ from wattsched.base.validate import (
     check_endpoint,
     check_number,
     check_output_files,
+    check_yaml_graph,
     load_json,
+    load_yaml,
 )
 
 
@@ -155,3 +157,80 @@ def test_message_checker_needs_what_schedulers_read():
     del event["data"]["config"]["dynamic-jobs-enabled"]
     with pytest.raises(ProtocolError, match="config.dynamic-jobs-enabled"):
         BatsimMessageChecker().check({"now": 0, "events": [event]})
+
+
+# ---------------------------------------------------------------------------------------------- YAML
+def laughs(levels: int, width: int = 9) -> str:
+    """The "billion laughs": ``width`` ** ``levels`` strings written in ``levels`` + 1 lines."""
+    lines = [f"l0: &l0 [{', '.join(['lol'] * width)}]"]
+    lines += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * width)}]" for i in range(1, levels + 1)]
+    return "\n".join(lines) + "\n"
+
+
+def expanded_nodes(value) -> int:
+    """Nodes of a loaded YAML document, every alias walked again (as json.dumps would)."""
+    if isinstance(value, dict):
+        return 1 + sum(1 + expanded_nodes(v) for v in value.values())
+    if isinstance(value, list):
+        return 1 + sum(expanded_nodes(v) for v in value)
+    return 1
+
+
+def test_yaml_aliases_are_counted_expanded_without_expanding_them():
+    import yaml
+
+    for levels in range(4):  # small enough to walk: the count is the walk's
+        text = laughs(levels, width=3)
+        assert check_yaml_graph(yaml.compose(text), "g.yaml") == expanded_nodes(yaml.safe_load(text))
+    with pytest.raises(InputError) as info:  # 9**9 strings: refused at once, nothing expanded
+        load_yaml(laughs(9), "g.yaml")
+    assert info.value.source == "g.yaml" and info.value.field.startswith("line ")
+    assert "more than 100000 nodes" in info.value.problem and "WATTSCHED_LIMIT_YAML_NODES" in info.value.problem
+    # below the bound the document loads as PyYAML loads it, aliases as shared objects
+    doc = load_yaml(laughs(4), "g.yaml")
+    assert doc == yaml.safe_load(laughs(4)) and doc["l4"][0] is doc["l3"]
+
+
+def test_yaml_bounds_follow_the_environment(monkeypatch):
+    import yaml
+
+    text = laughs(2, width=4)  # the mapping, 3 keys, then 1 + 4, 1 + 4 * 5, 1 + 4 * 21: 115 nodes
+    nodes = expanded_nodes(yaml.safe_load(text))
+    assert nodes == 115
+    monkeypatch.setenv("WATTSCHED_LIMIT_YAML_NODES", str(nodes - 1))
+    with pytest.raises(InputError, match=f"more than {nodes - 1} nodes"):
+        load_yaml(text, "g.yaml")
+    monkeypatch.setenv("WATTSCHED_LIMIT_YAML_NODES", str(nodes))
+    assert load_yaml(text, "g.yaml")["l2"][3][3][3] == "lol"
+    # nesting counts collections through aliases too: l2 is 3 levels below the top mapping
+    monkeypatch.setenv("WATTSCHED_LIMIT_NESTING", "3")
+    with pytest.raises(InputError, match="nested too deeply"):
+        load_yaml(text, "g.yaml")
+    monkeypatch.setenv("WATTSCHED_LIMIT_NESTING", "4")
+    assert load_yaml(text, "g.yaml") is not None
+
+
+@pytest.mark.parametrize(("text", "field", "problem"), [
+    ("a: &a [1, *a]\n", "line 1", "an alias inside its own anchor"),
+    ("a: &a {b: {c: *a}}\n", "line 1", "an alias inside its own anchor"),
+    ("[" * 65 + "]" * 65, "line 1", "nested too deeply"),
+    ("a: [1, .nan]\n", "a[1]", "NaN is not a number"),
+    ("a: -.inf\n", "a", "beyond the range of a double"),
+    ("a: *nowhere\n", "line 1", "not valid YAML"),
+    ("a: [1\nb: 2\n", "line 2", "not valid YAML"),
+    ("--- 1\n--- 2\n", "line 2", "not valid YAML"),
+    ("a: !!python/object:os.system x\n", "line 1", "not valid YAML"),
+])
+def test_load_yaml_names_the_line_or_path(text, field, problem):
+    with pytest.raises(InputError) as info:
+        load_yaml(text, "g.yaml")
+    assert info.value.field == field and problem in info.value.problem, str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_load_yaml_accepts_ordinary_anchors():
+    text = "base: &base {budget_fraction: 0.6, shutdown: true}\nruns: [*base, {<<: *base, placement: best-fit}]\n"
+    doc = load_yaml(text, "g.yaml")
+    assert doc["runs"] == [{"budget_fraction": 0.6, "shutdown": True},
+                           {"budget_fraction": 0.6, "shutdown": True, "placement": "best-fit"}]
+    assert load_yaml("", "g.yaml") is None and load_yaml("# nothing\n", "g.yaml") is None

@@ -66,8 +66,8 @@ def cli_error(*argv: str) -> str:
     return re.sub(r"^wattsched( [a-z-]+)?: error: ", "", line).split(" (see '")[0]
 
 
-def launch(client: TestClient, form: dict[str, str]) -> str:
-    response = client.post("/runs", data=form, follow_redirects=False)
+def launch(client: TestClient, form: dict[str, str], files: dict | None = None) -> str:
+    response = client.post("/runs", data=form, files=files, follow_redirects=False)
     assert response.status_code == 303, response.text
     return response.headers["location"].rsplit("/", 1)[1]
 
@@ -315,6 +315,25 @@ def test_an_oversize_upload_is_refused(tmp_path):
         assert files_under(tmp_path / "ws") == before == [tmp_path / "ws" / "index.json"]
 
 
+def test_no_form_posted_from_another_site_writes_or_runs_anything(tmp_path):
+    good = (ROOT / "platforms" / "taurus_16.xml").read_bytes()
+    evil = {"Origin": "http://evil.example"}
+    with TestClient(create_app(tmp_path / "ws", processes=False)) as client:
+        before = files_under(tmp_path / "ws")
+        posts = {"/runs": {"data": ENERGY_BUD}, "/inputs/platform": {"data": {"hosts": "4", "node": "esc"}},
+                 "/inputs/workload": {"data": {"hosts": "4", "seed": "3", "days": "0.5"}},
+                 "/inputs/upload": {"data": {"kind": "platform"}, "files": {"file": ("mine.xml", good)}}}
+        for url, kwargs in posts.items():
+            response = client.post(url, headers=evil, follow_redirects=False, **kwargs)
+            assert response.status_code == 403, url
+            assert f"{url}: a form must be posted from this page" in html.unescape(response.text)
+        assert files_under(tmp_path / "ws") == before
+        # the same form from this page's own origin is taken
+        response = client.post("/inputs/platform", data={"hosts": "4", "node": "esc"},
+                               headers={"Origin": "http://testserver"})
+        assert response.status_code == 200
+
+
 def test_generated_inputs_use_the_cli_generators_and_messages(tmp_path):
     with TestClient(create_app(tmp_path / "ws", processes=False)) as client:
         response = client.post("/inputs/platform", data={"hosts": "0", "node": "esc"})
@@ -357,6 +376,191 @@ def test_nothing_outside_the_workspace_can_be_read_or_written(tmp_path, finished
     stored = sorted(set(files_under(workspace)) - set(before))
     assert len(stored) == 1 and stored[0].parent == workspace / "inputs"  # the upload's name lost its path
     assert not (tmp_path / "escape.xml").exists()
+
+
+# ---------------------------------------------------------------------------- uploads on the run form
+def small_inputs(tmp_path: Path) -> tuple[bytes, bytes]:
+    """A 4-host platform and a short synthetic workload for it, as a user would upload them."""
+    from wattsched.platforms.generate import taurus_platform_xml
+    from wattsched.workloads.synthetic import synthetic_week
+
+    return (taurus_platform_xml(4).encode(),
+            json.dumps(synthetic_week(4, seed=2, duration_s=7200.0, users=3)).encode())
+
+
+def test_the_run_form_takes_uploads_checked_like_the_cli_and_stored_only_with_the_run(tmp_path):
+    platform, workload = small_inputs(tmp_path)
+    bad = tmp_path / "broken.xml"
+    bad.write_text('<?xml version="1.0"?>\n<platform version="4.1"><zone id="z"')
+    expected = cli_error("run", str(bad), str(ROOT / "workloads" / "demo_taurus16.json"))
+    with TestClient(create_app(tmp_path / "ws", processes=False)) as client:
+        page = client.get("/new").text
+        assert re.search(r'<form id="run-form"[^>]*enctype="multipart/form-data"', page)
+        assert 'name="platform_file" type="file"' in page and 'name="workload_file" type="file"' in page
+        before = files_under(tmp_path / "ws")
+        # a malformed platform: the CLI's line next to the platform field; the good workload is not kept either
+        response = client.post("/runs", data=EASY, files={"platform_file": ("broken.xml", bad.read_bytes()),
+                                                          "workload_file": ("mine.json", workload)})
+        assert response.status_code == 400
+        shown = html.unescape(re.search(r'id="error-platform">([^<]*)<', response.text).group(1))
+        assert shown == expected.replace(str(bad), "broken.xml")
+        assert 'id="error-workload"' not in response.text
+        # good uploads with a bad option: the option's error, nothing stored
+        response = client.post("/runs", data={**ENERGY_BUD, "opt.budget_fraction": "lots"},
+                               files={"platform_file": ("mine.xml", platform), "workload_file": ("mine.json", workload)})
+        assert response.status_code == 400 and 'id="error-budget_fraction"' in response.text
+        # a workload whose job is malformed, named by the uploaded file's name (its path dropped)
+        response = client.post("/runs", data=EASY, files={
+            "workload_file": ("../../w.json", b'{"nb_res": 2, "jobs": [{"id": 1}], "profiles": {}}')})
+        assert response.status_code == 400
+        assert html.unescape(re.search(r'id="error-workload">([^<]*)<', response.text).group(1)).startswith("w.json: ")
+        assert files_under(tmp_path / "ws") == before
+        # both uploaded with the run: stored, used by the run (an empty file field keeps the select's choice)
+        run_id = launch(client, {**EASY, "name": "uploaded"},
+                        files={"platform_file": ("mine.xml", platform), "workload_file": ("mine.json", workload)})
+        assert wait_done(client, run_id) == "done"
+        stored = files_under(tmp_path / "ws" / "inputs")
+        assert sorted(p.read_bytes() for p in stored) == sorted([platform, workload])
+        spec = json.loads((tmp_path / "ws" / "runs" / run_id / "run.json").read_text())
+        assert {spec["platform"], spec["workload"]} == {f"workspace:{p.name}" for p in stored}
+        status = json.loads((tmp_path / "ws" / "runs" / run_id / "status.json").read_text())
+        assert status["metrics"]["nb_jobs"] == len(json.loads(workload)["jobs"]) and status["metrics"]["nb_hosts"] == 4
+        run_id = launch(client, {**EASY, "platform": f"workspace:{Path(spec['platform']).name.split(':')[-1]}",
+                                 "workload": WORKLOAD}, files={"workload_file": ("", b"")})
+        assert json.loads((tmp_path / "ws" / "runs" / run_id / "run.json").read_text())["workload"] == WORKLOAD
+        assert wait_done(client, run_id) == "done"
+
+
+def test_an_oversize_upload_on_the_run_form_is_refused_by_the_bound(tmp_path, monkeypatch):
+    platform, _ = small_inputs(tmp_path)
+    monkeypatch.setenv("WATTSCHED_LIMIT_UPLOAD_BYTES", str(len(platform) - 1))  # the bound of base/limits.py
+    with TestClient(create_app(tmp_path / "ws", processes=False)) as client:
+        before = files_under(tmp_path / "ws")
+        response = client.post("/runs", data=EASY, files={"platform_file": ("mine.xml", platform)})
+        assert response.status_code == 413
+        shown = html.unescape(re.search(r'id="error-platform">([^<]*)<', response.text).group(1))
+        assert shown == (f"mine.xml: more than the {len(platform) - 1} bytes accepted (raise with wattsched web "
+                         "--max-upload-mb or WATTSCHED_LIMIT_UPLOAD_BYTES)")
+        # a request whose declared size is beyond two uploads is refused before it is read
+        huge = b" " * (2 * len(platform) + 70 * 1024)
+        response = client.post("/runs", data=EASY, files={"platform_file": ("mine.xml", huge)})
+        assert response.status_code == 413 and 'id="error-general"' in response.text
+        assert files_under(tmp_path / "ws") == before
+    monkeypatch.setenv("WATTSCHED_LIMIT_UPLOAD_BYTES", str(len(platform)))
+    with TestClient(create_app(tmp_path / "ws", processes=False)) as client:
+        response = client.post("/runs", data={**EASY, "scheduler": "nope"}, files={"platform_file": ("mine.xml", platform)})
+        assert response.status_code == 400 and 'id="error-platform"' not in response.text  # accepted, not stored
+        assert files_under(tmp_path / "ws") == before
+
+
+# --------------------------------------------------------------------------------------- deletion
+def test_a_finished_run_is_deleted_after_confirmation_and_stays_deleted_after_a_restart(finished, tmp_path):
+    import shutil
+
+    workspace = tmp_path / "copy"
+    shutil.copytree(finished[0], workspace)
+    budget_id, easy_id = finished[1]
+    with TestClient(create_app(workspace, processes=False)) as client:
+        page = client.get(f"/runs/{budget_id}").text
+        assert re.search(rf'<form id="delete-form" action="/runs/{budget_id}/delete" method="post">', page)
+        # the first POST asks for confirmation and deletes nothing
+        response = client.post(f"/runs/{budget_id}/delete")
+        assert response.status_code == 200 and 'id="confirm-question"' in response.text
+        assert re.search(r'<input type="hidden" name="confirm" value="yes">', response.text)
+        assert (workspace / "runs" / budget_id / "out_jobs.csv").is_file()
+        # confirmed: the folder, its outputs and its index entry go; the other runs stay
+        response = client.post(f"/runs/{budget_id}/delete", data={"confirm": "yes"}, follow_redirects=False)
+        assert response.status_code == 303 and response.headers["location"].startswith("/?deleted=")
+        index = client.get(response.headers["location"]).text
+        assert f"budget 60% ({budget_id})" in html.unescape(re.search(r'id="deleted">(.*?)</p>', index).group(1))
+        assert f'id="row-{budget_id}"' not in index and f'id="row-{easy_id}"' in index
+        assert client.get(f"/runs/{budget_id}").status_code == 404
+        assert client.get(f"/runs/{budget_id}/files/jobs.csv").status_code == 404
+        assert client.post(f"/runs/{budget_id}/delete", data={"confirm": "yes"}).status_code == 404
+        assert client.get("/compare", params=[("run", budget_id), ("run", easy_id)]).status_code == 404
+    assert sorted(p.name for p in (workspace / "runs").iterdir()) == sorted([easy_id, finished[2]])
+    assert [r["id"] for r in json.loads((workspace / "index.json").read_text())["runs"]] == [easy_id, finished[2]]
+    # a restart (the index rebuilt or not) does not bring it back
+    for lose_index in (False, True):
+        if lose_index:
+            (workspace / "index.json").unlink()
+        with TestClient(create_app(workspace, processes=False)) as client:
+            index = client.get("/").text
+            assert f'id="row-{budget_id}"' not in index and f'id="row-{easy_id}"' in index
+
+
+def test_a_deletion_cut_short_leaves_a_consistent_workspace(tmp_path, monkeypatch):
+    """The server stops between the steps of a deletion: after a restart the run is either whole and listed,
+    or gone from the folders and the index."""
+    import shutil
+
+    from wattsched.web.workspace import Workspace
+
+    space = Workspace(tmp_path)
+    keep = space.new_run(name="keep", scheduler="fcfs", options={}, platform=PLATFORM, workload=WORKLOAD)
+    gone = space.new_run(name="gone", scheduler="fcfs", options={}, platform=PLATFORM, workload=WORKLOAD)
+    for spec in (keep, gone):
+        space.set_status(spec.id, state="done")
+    # stopped after the folder was renamed, before the index was rewritten and the folder removed
+    monkeypatch.setattr(shutil, "rmtree", lambda *a, **k: None)
+    real_write = __import__("wattsched.web.workspace", fromlist=["_write_json"])._write_json
+
+    def stop(path, value):
+        if path.name == "index.json":
+            raise KeyboardInterrupt
+        real_write(path, value)
+
+    monkeypatch.setattr("wattsched.web.workspace._write_json", stop)
+    with pytest.raises(KeyboardInterrupt):
+        space.delete_run(gone.id)
+    monkeypatch.undo()
+    assert any(p.name.startswith(".deleted-") for p in (tmp_path / "runs").iterdir())
+    assert gone.id in (tmp_path / "index.json").read_text()  # the index still names it
+    with TestClient(create_app(tmp_path, processes=False)) as client:
+        index = client.get("/").text
+        assert f'id="row-{gone.id}"' not in index and f'id="row-{keep.id}"' in index
+        assert client.get(f"/runs/{gone.id}").status_code == 404
+    assert [p.name for p in (tmp_path / "runs").iterdir()] == [keep.id]  # the leftover removed at the restart
+    (tmp_path / "index.json").unlink()
+    assert [r["id"] for r in Workspace(tmp_path).runs()] == [keep.id]
+
+
+def test_a_running_run_a_foreign_page_and_paths_outside_cannot_delete(tmp_path):
+    from wattsched.web.workspace import Workspace
+
+    space = Workspace(tmp_path / "ws")
+    running = space.new_run(name="live", scheduler="fcfs", options={}, platform=PLATFORM, workload=WORKLOAD)
+    done = space.new_run(name="done", scheduler="fcfs", options={}, platform=PLATFORM, workload=WORKLOAD)
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "run.json").write_text(json.dumps({**done.as_dict(), "id": "20260101-000000-abcdef"}))
+    (secret / "status.json").write_text('{"state": "done"}')
+    (tmp_path / "ws" / "runs" / "20260101-000000-abcdef").symlink_to(secret)  # a run folder leading outside
+    (tmp_path / "precious.txt").write_text("keep me")
+    app = create_app(tmp_path / "ws", processes=False)  # marks `running` interrupted: set it running again
+    space.set_status(running.id, state="running", sim_time_s=10.0, jobs_done=1, jobs=210)
+    space.set_status(done.id, state="done")
+    (tmp_path / "ws" / "runs" / done.id / "out_jobs.csv").symlink_to(tmp_path / "precious.txt")
+    before = files_under(tmp_path)
+    with TestClient(app) as client:
+        assert 'id="delete-form"' not in client.get(f"/runs/{running.id}").text
+        response = client.post(f"/runs/{running.id}/delete", data={"confirm": "yes"})
+        assert response.status_code == 409
+        assert html.unescape(re.search(r'id="error">([^<]*)<', response.text).group(1)) == \
+            f"run {running.id} (live) is running: it can be deleted once it has ended"
+        response = client.post(f"/runs/{done.id}/delete", data={"confirm": "yes"},
+                               headers={"Origin": "http://evil.example"})
+        assert response.status_code == 403
+        for url in ("/runs/..%2F..%2Fsecret/delete", "/runs/20260101-000000-abcdef/delete",
+                    f"/runs/{done.id}%2F..%2F..%2F..%2Fsecret/delete", "/runs/20260101-000000-abcdef%2F../delete"):
+            assert client.post(url, data={"confirm": "yes"}).status_code == 404, url
+        assert files_under(tmp_path) == before
+        # a link inside a run's folder is removed, not what it points to; from this page's own origin
+        response = client.post(f"/runs/{done.id}/delete", data={"confirm": "yes"}, follow_redirects=False,
+                               headers={"Origin": "http://testserver"})
+        assert response.status_code == 303
+    assert (tmp_path / "precious.txt").read_text() == "keep me" and (secret / "run.json").is_file()
+    assert not (tmp_path / "ws" / "runs" / done.id).exists()
 
 
 def test_an_unexpected_error_is_one_line_in_the_log_and_on_the_page(tmp_path, caplog):

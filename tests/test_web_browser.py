@@ -181,3 +181,24 @@ def test_configure_launch_watch_and_compare_in_a_browser(server, browser):
     browser.get(f"{url}/inputs")
     assert "taurus_16.xml (shipped)" in browser.find_element(By.ID, "platforms").text
     shot(browser, "inputs")
+
+    # a workload uploaded with the run on its own form, then that run deleted from its page
+    browser.get(f"{url}/new")
+    Select(browser.find_element(By.ID, "platform")).select_by_value("shipped:taurus_16.xml")
+    browser.find_element(By.ID, "workload_file").send_keys(str(ROOT / "workloads" / "demo_taurus16.json"))
+    browser.find_element(By.ID, "name").send_keys("uploaded")
+    browser.find_element(By.ID, "launch").click()
+    WebDriverWait(browser, 20).until(EC.url_matches(r"/runs/[0-9-a-f]+$"))
+    uploaded = browser.current_url.rsplit("/", 1)[1]
+    wait_for_results(browser)
+    run_json = (workspace / "runs" / uploaded / "run.json").read_text()
+    assert '"workload": "workspace:workload-' in run_json
+    assert {p.name.split("-", 2)[2] for p in (workspace / "inputs").iterdir()} == {"demo_taurus16.json"}
+    browser.find_element(By.ID, "delete").click()
+    WebDriverWait(browser, 20).until(EC.presence_of_element_located((By.ID, "confirm-question")))
+    assert (workspace / "runs" / uploaded).is_dir()  # asked first, nothing deleted yet
+    shot(browser, "delete-confirm")
+    browser.find_element(By.ID, "confirm-delete").click()
+    deleted = WebDriverWait(browser, 20).until(EC.presence_of_element_located((By.ID, "deleted")))
+    assert uploaded in deleted.text and not browser.find_elements(By.ID, f"row-{uploaded}")
+    assert browser.find_elements(By.ID, f"row-{budget}") and not (workspace / "runs" / uploaded).exists()

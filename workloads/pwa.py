@@ -17,16 +17,16 @@ from wattsched.base.errors import OptionError
 ENV_PWA = "WATTSCHED_PWA"
 
 
-def find_pwa(explicit: str | os.PathLike | None = None) -> Path | None:
+def find_pwa(explicit: str | os.PathLike | None = None, option: str = "--pwa") -> Path | None:
     """The folder of the archive's logs (see the module docstring); None when there is none.
 
     Raises:
-        OptionError: ``explicit`` is given and is not a folder.
+        OptionError: ``explicit`` is given and is not a folder (the message names it as ``option``).
     """
     if explicit is not None:
         path = Path(explicit)
         if not path.is_dir():
-            raise OptionError(f"--pwa {explicit}: no such folder")
+            raise OptionError(f"{option} {explicit}: no such folder")
         return path
     candidates: list[Path] = []
     if os.environ.get(ENV_PWA):

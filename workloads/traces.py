@@ -153,7 +153,7 @@ def fetch_trace(name: str | Trace, *, mirror: str | os.PathLike | None = None, c
     from wattsched.workloads.pwa import find_pwa
 
     trace = name if isinstance(name, Trace) else find_trace(name)
-    folder = find_pwa(mirror)
+    folder = find_pwa(mirror, option="--mirror")
     if folder is not None and (folder / trace.file).is_file():
         return _checked(folder / trace.file, trace)
     target = cache_folder(cache) / trace.file
@@ -166,12 +166,14 @@ def fetch_trace(name: str | Trace, *, mirror: str | os.PathLike | None = None, c
 
 
 def _download(trace: Trace, target: Path, url: str, progress: bool) -> Path:
+    made = [folder for folder in [target.parent, *target.parent.parents] if not folder.exists()]
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise InputError(target.parent, "", f"cannot create the cache folder ({error.strerror or error})") from None
     fd, tmp_name = tempfile.mkstemp(prefix=f".{trace.file}.", suffix=".part", dir=target.parent)
     tmp = Path(tmp_name)
+    done = False
     try:
         with os.fdopen(fd, "wb") as out:
             try:
@@ -186,9 +188,15 @@ def _download(trace: Trace, target: Path, url: str, progress: bool) -> Path:
                 _copy(response, out, total, trace.file, progress)
         _checked(tmp, trace)
         os.replace(tmp, target)
+        done = True
         return target
     finally:
         tmp.unlink(missing_ok=True)
+        for folder in made if not done else []:  # a failed download leaves no cache folder it made
+            try:
+                folder.rmdir()
+            except OSError:
+                break
 
 
 def _copy(source, out, total: int | None, label: str, progress: bool) -> None:

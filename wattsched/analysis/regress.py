@@ -320,10 +320,13 @@ def update_golden(run: str | Path, golden: str | Path, *, prefix: str | None = N
     Returns:
         The golden files written. Golden files of kinds the run did not write are removed.
     """
+    from wattsched.base.validate import check_output_files
+
     run_paths = find_outputs(run)
     folder = Path(golden)
     if folder.exists() and not folder.is_dir():
         raise InputError(folder, "", "the golden location must be a folder")
+    check_output_files([folder / run_paths["jobs"].name], f"golden {folder}")  # a parent that is a file, read-only
     folder.mkdir(parents=True, exist_ok=True)
     if prefix is None:
         try:

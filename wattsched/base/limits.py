@@ -9,7 +9,11 @@ The error that refuses an input names the bound and its variable (:func:`limit_h
 =================  ===========  ==============================================================================
 name               default      what it bounds
 =================  ===========  ==============================================================================
-nesting            64           nesting of JSON arrays and objects (workloads, options, messages), XML zones
+nesting            64           nesting of JSON arrays and objects (workloads, options, messages), XML zones,
+                                YAML collections (grid files)
+yaml_nodes         100000       nodes of a YAML document (a grid file) counted with every alias expanded: a
+                                "billion laughs" file of a few lines is refused before it is expanded
+upload_bytes       52428800     a platform or workload uploaded through the web page (50 MiB)
 profile_depth      64           composed profiles inside composed profiles
 profile_parts      1000000      atomic parts one job runs (a composed profile's ``repeat`` × its parts)
 hosts              2000000      compute hosts of a platform (the embedded simulator holds them all)
@@ -42,6 +46,8 @@ DEFAULTS: Final[dict[str, float]] = {
     "time_s": 1e10,
     "min_period_s": 1.0,
     "memory_fraction": 0.8,
+    "yaml_nodes": 100_000,
+    "upload_bytes": 50 * 1024 * 1024,
 }
 
 

@@ -6,6 +6,8 @@ message names the file (or option, or message) and the field:
 
 * :func:`load_json`: JSON text with bounded nesting (``nesting``) whose numbers are all finite doubles
   (NaN, ±Infinity, ``1e400`` and integers beyond ±1.8e308 refused by name, with their JSON path);
+* :func:`load_yaml`: YAML text (safe tags only) whose aliases cannot expand beyond ``yaml_nodes`` nodes or
+  ``nesting`` levels, nor refer to their own anchor, then the checks of :func:`load_json`;
 * :func:`check_number`: one number finite and within its declared range;
 * :func:`check_count`: a size (hosts, jobs, parts, depth) within a bound of :mod:`.limits`;
 * :func:`check_memory`: an estimated footprint within the memory available;
@@ -29,7 +31,7 @@ from wattsched.base.limits import available_memory_bytes, limit, limit_hint
 
 __all__ = [
     "ErrorFactory", "check_count", "check_csv_name", "check_memory", "check_number", "check_output_files",
-    "BatsimMessageChecker", "check_endpoint", "input_error", "load_json", "option_error",
+    "BatsimMessageChecker", "check_endpoint", "input_error", "load_json", "load_yaml", "option_error",
 ]
 
 #: Builds the error of one reader from (source, field, problem).
@@ -149,6 +151,113 @@ def load_json(data: str | bytes, source: str, error: ErrorFactory = input_error)
         raise error(source, "", f"JSON nested too deeply; {limit_hint('nesting', 'levels')}") from None
     except ValueError as exc:  # an integer of more than sys.get_int_max_str_digits() digits
         raise error(source, "", f"a number in it is beyond the range of a double ({exc})") from None
+    check_json_tree(doc, source, error)
+    return doc
+
+
+# ---------------------------------------------------------------------------------------------- YAML
+def _yaml_children(node: Any) -> list[Any] | None:
+    """The nodes inside a YAML collection node (keys and values of a mapping); None for a scalar."""
+    import yaml
+
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [child for pair in node.value for child in pair]
+    return None
+
+
+def check_yaml_graph(root: Any, source: str, error: ErrorFactory = input_error) -> int:
+    """The number of nodes of a composed YAML document with every alias expanded, counted without expanding
+    it (each anchored node is measured once), and without recursion; returns that number.
+
+    An alias is a reference: PyYAML builds one object per anchor, but whatever walks the result (``json.dumps``
+    of a grid's options, a hash, a copy) visits it once per alias, so nine lines of nine aliases each (the
+    "billion laughs") are 10^9 nodes to walk. Nesting counts collections along a path, aliases expanded, as
+    :func:`check_json_tree` does.
+
+    Raises:
+        the ``error`` of the reader, at the line of the node that crosses ``yaml_nodes`` or ``nesting``, or
+        of an alias inside its own anchor (a structure that contains itself).
+    """
+    max_nodes = limit("yaml_nodes")
+    max_depth = limit("nesting")
+    too_deep = f"YAML nested too deeply; {limit_hint('nesting', 'levels')}"
+    measured: dict[int, tuple[int, int]] = {}  # id(node) -> (nodes expanded, collections along its deepest path)
+    on_path: set[int] = set()
+    # one frame per open collection: [node, its children, next child, nodes so far, deepest child path]
+    stack: list[list[Any]] = []
+
+    def open_collection(node: Any) -> None:
+        if len(stack) + 1 > max_depth:
+            raise error(source, f"line {node.start_mark.line + 1}", too_deep)
+        stack.append([node, _yaml_children(node), 0, 1, 0])
+        on_path.add(id(node))
+
+    if _yaml_children(root) is None:
+        return 1
+    open_collection(root)
+    while True:
+        frame = stack[-1]
+        node, children, index = frame[0], frame[1], frame[2]
+        if index < len(children):
+            frame[2] += 1
+            child = children[index]
+            if id(child) in on_path:
+                raise error(source, f"line {child.start_mark.line + 1}",
+                            "an alias inside its own anchor (a structure that contains itself)")
+            if id(child) in measured:
+                size, height = measured[id(child)]
+                if len(stack) + height > max_depth:
+                    raise error(source, f"line {child.start_mark.line + 1}", too_deep)
+            elif _yaml_children(child) is not None:
+                open_collection(child)
+                continue
+            else:
+                size, height = 1, 0
+        else:
+            stack.pop()
+            on_path.discard(id(node))
+            size, height = frame[3], frame[4] + 1
+            measured[id(node)] = (size, height)
+            if not stack:
+                return size
+            frame = stack[-1]
+        frame[3] += size
+        frame[4] = max(frame[4], height)
+        if frame[3] > max_nodes:
+            raise error(source, f"line {frame[0].start_mark.line + 1}",
+                        f"YAML aliases expand to more than {max_nodes:g} nodes; {limit_hint('yaml_nodes', 'nodes')}")
+
+
+def load_yaml(text: str, source: str, error: ErrorFactory = input_error) -> Any:
+    """Parse one YAML document read from ``source`` with the safe tags only; aliases bounded by
+    :func:`check_yaml_graph` before anything is built from them; then :func:`check_json_tree` (nesting,
+    NaN and ±inf refused with their path).
+
+    Raises:
+        the ``error`` of the reader: malformed YAML (line), too many nodes once aliases are expanded, nested
+        too deeply, an alias inside its own anchor, a number that is not finite.
+    """
+    import yaml
+
+    loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        loader = loader_class(text)
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                return None
+            check_yaml_graph(node, source, error)
+            doc = loader.construct_document(node)
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else ""
+        raise error(source, where, f"not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
+    except RecursionError:
+        raise error(source, "", f"YAML nested too deeply; {limit_hint('nesting', 'levels')}") from None
     check_json_tree(doc, source, error)
     return doc
 

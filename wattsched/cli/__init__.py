@@ -29,7 +29,7 @@ import argparse
 import logging
 import os
 import sys
-from typing import NoReturn, Sequence
+from typing import Any, NoReturn, Sequence
 
 from wattsched.base.errors import WattschedError
 from wattsched.cli import analyse, describe, inputs, simulate, studies, web
@@ -38,7 +38,13 @@ __all__ = ["build_parser", "main"]
 
 
 class Parser(argparse.ArgumentParser):
-    """An argparse parser whose usage errors are one line (the usage itself is in ``--help``)."""
+    """An argparse parser whose usage errors are one line (the usage itself is in ``--help``), and that takes
+    no abbreviated option: ``run --time 5`` is refused rather than read as ``--timeout 5``, and ``plot
+    --budget 500`` rather than read as ``--budget-power 500`` (a typo must not be a silent choice)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
@@ -69,10 +75,24 @@ def _one_line(text: str) -> str:
     return " ".join(text.split("\n")) if "\n" in text else text
 
 
+def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the (sub)command ``args`` were parsed for: ``wattsched reproduce esc``'s for
+    ``reproduce esc ...``."""
+    current = parser
+    while True:
+        action = next((a for a in current._actions if isinstance(a, argparse._SubParsersAction)), None)
+        name = getattr(args, action.dest, None) if action is not None else None
+        if action is None or name not in action.choices:
+            return current
+        current = action.choices[name]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    args, unknown = parser.parse_known_args(list(sys.argv[1:] if argv is None else argv))
+    if unknown:  # named by the command that does not know them, with a pointer to that command's --help
+        _command_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     level = [logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)]
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from wattsched.cli.common import positive_float, window
+from wattsched.cli.common import non_negative_int, positive_float, window
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
@@ -139,5 +139,5 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("golden", help="folder or prefix of the golden outputs")
     p.add_argument("--update", action="store_true", help="replace the golden outputs with the run's")
     p.add_argument("--rel-tol", type=positive_float, default=1e-6, help="relative tolerance on energies (default 1e-6)")
-    p.add_argument("--limit", type=int, default=20, help="differences shown (default 20)")
+    p.add_argument("--limit", type=non_negative_int, default=20, help="differences shown (default 20)")
     p.set_defaults(func=cmd_regress)

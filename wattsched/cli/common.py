@@ -41,6 +41,8 @@ def scheduler_options(text: str) -> dict[str, Any]:
         except (OSError, UnicodeDecodeError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise OptionError(f"-o {text}: cannot read {source}: {reason}") from None
+    if not text.strip():  # `-o "$OPTIONS"` with the variable unset must not run with the defaults unnoticed
+        raise OptionError(f"{source}: scheduler options are empty: give a JSON object such as '{{}}', or leave -o out")
     value = load_json(text, source, _options_json_error)
     if not isinstance(value, dict):
         raise OptionError(f"{source}: scheduler options must be a JSON object like '{{\"placement\": \"best-fit\"}}'")

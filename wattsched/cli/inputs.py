@@ -18,6 +18,11 @@ def cmd_synth(args: argparse.Namespace) -> int:
     model = DEFAULT_MODEL
     if args.min_runtime is not None or args.max_runtime is not None:
         low_s, high_s = model.runtime_range_s
+        low_s = low_s if args.min_runtime is None else args.min_runtime
+        high_s = high_s if args.max_runtime is None else args.max_runtime
+        if not 1 <= low_s <= high_s:
+            raise OptionError(f"--min-runtime {low_s:g} --max-runtime {high_s:g}: the shortest run time must be at "
+                              "least 1 s and at most the longest")
         model = dataclasses.replace(model, runtime_range_s=(
             low_s if args.min_runtime is None else args.min_runtime,
             high_s if args.max_runtime is None else args.max_runtime,

@@ -13,6 +13,7 @@ from wattsched.base.errors import OptionError, ProtocolError
 from wattsched.cli.common import (
     add_options_argument,
     add_progress_arguments,
+    non_negative_int,
     positive_float,
     progress_enabled,
     window,
@@ -49,7 +50,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from wattsched.workloads.eamc import check_eamc_inputs
 
-    options = scheduler_options(args.options) if args.options else {}
+    if args.timeout is not None and args.connect is None:  # it would be ignored: say so rather than run
+        raise OptionError("--timeout applies with --connect only (the in-process scheduler cannot stop answering)")
+    options = scheduler_options(args.options) if args.options is not None else {}
     platform = load_platform(args.platform)
     workload = load_workload(args.workload)
     check_job_fields((job.entry for job in workload.jobs), args.workload)
@@ -58,7 +61,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                       args.workload, ear_model)
     stats = run_simulation(platform, workload, args.export, scheduler=args.scheduler, options=options,
                            dynamic_jobs=args.enable_dynamic_jobs, acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs,
-                           connect=args.connect, show_progress=progress_enabled(args), timeout_s=args.timeout)
+                           connect=args.connect, show_progress=progress_enabled(args),
+                           timeout_s=DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout)
     paths = output_paths(args.export)
     budget = ({"budget_window": (float(options.get("window_start_s", 0.0)), float(options["window_end_s"]))}
               if isinstance(options.get("window_end_s"), (int, float)) else None)  # an energy budget's window
@@ -99,7 +103,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from wattsched.schedulers.presets import PRESETS
     from wattsched.schedulers.protocol import scheduler_handler
 
-    options = scheduler_options(args.options) if args.options else {}
+    options = scheduler_options(args.options) if args.options is not None else {}
     check_endpoint(args.bind, "--bind")
     if args.scheduler.strip() in PRESETS:
         # our presets answer through the translator (a JSON string in, one out: no pybatsim objects per message)
@@ -285,7 +289,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--connect", metavar="ENDPOINT",
                    help="do not load a scheduler: act as Batsim and connect (REQ) to a scheduler already "
                         "listening on ENDPOINT, e.g. tcp://127.0.0.1:28000")
-    p.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT_S, metavar="S",
+    p.add_argument("--timeout", type=positive_float, default=None, metavar="S",
                    help=f"with --connect: give up when the scheduler does not answer a message within S seconds "
                         f"(default {DEFAULT_TIMEOUT_S:g})")
     p.add_argument("--enable-dynamic-jobs", action="store_true",
@@ -312,7 +316,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "Batsim message or a CSV differs.")
     p.add_argument("folders", nargs="+", metavar="FOLDER")
     p.add_argument("--rel-tol", type=positive_float, default=1e-7, help="relative tolerance on energies (default 1e-7)")
-    p.add_argument("--limit", type=int, default=10, help="differences shown per folder (default 10)")
+    p.add_argument("--limit", type=non_negative_int, default=10, help="differences shown per folder (default 10)")
     p.add_argument("--keep-outputs", metavar="DIR", help="write our CSVs into DIR instead of a temporary folder")
     p.set_defaults(func=cmd_replay)
 

@@ -7,13 +7,19 @@ import logging
 import sys
 from pathlib import Path
 
+from wattsched.base.errors import OptionError
 from wattsched.cli.common import positive_float, positive_int
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from wattsched.base.validate import check_output_files
     from wattsched.experiments.grid import grid_runs, load_grid, write_results
     from wattsched.experiments.sweep import load_runs, report_failures, run_sweep
 
+    if args.workers is not None and args.dask_scheduler is not None:  # -j would be ignored: say so
+        raise OptionError(f"-j {args.workers} sizes the local cluster; with --dask-scheduler the scheduler's own "
+                          "workers run the simulations (start more 'dask worker' processes instead)")
+    check_output_files([Path(args.out) / "results.csv"], f"--out {args.out}")
     runs = load_runs(args.runs) if str(args.runs).endswith(".json") else grid_runs(load_grid(args.runs), args.out)
     frame = run_sweep(runs, workers=args.workers, force=args.force, dask_scheduler=args.dask_scheduler,
                       show_progress=not args.quiet and sys.stderr.isatty())
@@ -22,6 +28,17 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     print(f"{len(frame)} runs ({', '.join(f'{v} {k}' for k, v in counts.items())}); "
           f"table {written[0]} (and .parquet), {len(written) - 2} comparison plots in {Path(args.out) / 'plots'}")
     return 1 if report_failures(frame) else 0
+
+
+def _check_output_folders(args: argparse.Namespace) -> None:
+    """Refuse, before a reproduction's minutes of work, an ``--out`` or ``--report-dir`` that cannot be a
+    folder written to (a file, under a file, read-only): one line, exit 2, nothing made."""
+    from wattsched.base.validate import check_output_files
+
+    for option in ("out", "report_dir"):
+        folder = getattr(args, option, None)
+        if folder is not None:
+            check_output_files([Path(folder) / "report.md"], f"--{option.replace('_', '-')} {folder}")
 
 
 def cmd_reproduce_energy_budget(args: argparse.Namespace) -> int:
@@ -33,6 +50,7 @@ def cmd_reproduce_energy_budget(args: argparse.Namespace) -> int:
     )
     from wattsched.experiments.sweep import report_failures
 
+    _check_output_folders(args)
     logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
     machines, size_note = choose_machines(args.full, args.machines.split(",") if args.machines else None, args.scale)
     _, missing = available_algorithms()
@@ -51,6 +69,7 @@ def cmd_reproduce_efs(args: argparse.Namespace) -> int:
     from wattsched.workloads.pwa import find_pwa
     from wattsched.experiments.sweep import report_failures
 
+    _check_output_folders(args)
     logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
     pwa = find_pwa(args.pwa)
     print(f"Parallel Workloads Archive logs: {pwa if pwa is not None else 'not found, synthetic traces'}",
@@ -69,6 +88,11 @@ def cmd_reproduce_esc(args: argparse.Namespace) -> int:
     from wattsched.experiments.esc import run_experiment
     from wattsched.experiments.sweep import report_failures
 
+    _check_output_folders(args)
+    if args.pwa is not None:
+        from wattsched.workloads.pwa import find_pwa
+
+        find_pwa(args.pwa)  # a mistyped --pwa is refused before any input is made
     logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
     result = run_experiment(args.out, report_dir=args.report_dir, pwa=args.pwa, full=args.full,
                             grid=not args.no_grid, workers=args.workers, force=args.force, seed=args.seed,
@@ -85,6 +109,7 @@ def cmd_reproduce_upas(args: argparse.Namespace) -> int:
     from wattsched.experiments.upas import run_experiment
     from wattsched.workloads.pwa import find_pwa
 
+    _check_output_folders(args)
     logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
     pwa = None if args.synthetic else find_pwa(args.pwa)
     if not args.quiet:
@@ -104,6 +129,7 @@ def cmd_reproduce_eamc(args: argparse.Namespace) -> int:
     from wattsched.experiments.eamc import run_experiment
     from wattsched.experiments.sweep import report_failures
 
+    _check_output_folders(args)
     logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
     result = run_experiment(args.out, report_dir=args.report_dir, full=args.full, scale=args.scale, seeds=args.seeds,
                             seed=args.seed, mixes=args.mixes.split(","), workers=args.workers, force=args.force,

@@ -20,7 +20,8 @@ def cmd_web(args: argparse.Namespace) -> int:
                           "pip install 'wattsched[web]'") from None
     _check_free(args.host, args.port)
     local = args.host in ("127.0.0.1", "localhost", "::1")
-    app = create_app(args.workspace, workers=args.workers, max_upload_bytes=args.max_upload_mb * 2**20,
+    app = create_app(args.workspace, workers=args.workers,
+                     max_upload_bytes=None if args.max_upload_mb is None else args.max_upload_mb * 2**20,
                      allowed_hosts=["127.0.0.1", "localhost", "[::1]"] if local else None)
     print(f"wattsched web: http://{args.host}:{args.port}/  (workspace {Path(args.workspace).resolve()}; "
           "Ctrl-C stops)", flush=True)
@@ -42,6 +43,14 @@ def _check_free(host: str, port: int) -> None:
         raise OptionError(f"--host {host} --port {port}: cannot listen there ({error.strerror or error})") from None
 
 
+def port_number(text: str) -> int:
+    """``--port``: a TCP port, 1 to 65535 (beyond it, the socket layer raised OverflowError: a traceback)."""
+    value = positive_int(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from 1 to 65535, got {value}")
+    return value
+
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("web", help="a local web page to configure, launch, watch and compare simulations",
                        description="Serve a web page to pick a platform and a workload (shipped, uploaded or "
@@ -51,10 +60,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "live in --workspace and survive a restart.",
                        epilog="example: wattsched web --workspace ~/wattsched-runs   (then open http://127.0.0.1:8000/)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=positive_int, default=8000, help="port (default 8000)")
+    p.add_argument("--port", type=port_number, default=8000, help="port (default 8000)")
     p.add_argument("--workspace", type=Path, default=Path("wattsched-web"), metavar="DIR",
                    help="folder of the page's inputs and runs (default ./wattsched-web; created when missing)")
     p.add_argument("-j", "--workers", type=positive_int, default=2, help="simulations at once (default 2)")
-    p.add_argument("--max-upload-mb", type=positive_int, default=50, metavar="MB",
-                   help="largest platform or workload upload in MiB (default 50)")
+    p.add_argument("--max-upload-mb", type=positive_int, default=None, metavar="MB",
+                   help="largest platform or workload upload in MiB (default: the bound upload_bytes, 50 MiB, "
+                        "raised with WATTSCHED_LIMIT_UPLOAD_BYTES)")
     p.set_defaults(func=cmd_web)

@@ -70,22 +70,22 @@ class Grid:
 
 
 def load_grid(path: str | os.PathLike) -> Grid:
-    """Read and check a grid file (YAML, or JSON).
+    """Read and check a grid file (YAML, or JSON), its aliases bounded (no "billion laughs":
+    :func:`wattsched.base.validate.load_yaml`).
 
     Raises:
         InputError: unreadable or malformed file, naming the field.
     """
-    import yaml
+    from wattsched.base.validate import load_yaml
 
     source = str(path)
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as error:
         raise InputError(source, "", f"cannot read the grid ({error.strerror or error})") from None
-    except (yaml.YAMLError, UnicodeDecodeError, RecursionError) as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else ""
-        raise InputError(source, where, f"not valid YAML ({getattr(error, 'problem', None) or error})") from None
+    except UnicodeDecodeError as error:
+        raise InputError(source, "", f"not UTF-8 text ({error.reason})") from None
+    data = load_yaml(text, source)
     return parse_grid(data, source)
 
 
@@ -161,13 +161,13 @@ def _digest(*parts: bytes | str) -> str:
     return h.hexdigest()[:16]
 
 
-def _platform_file(spec: Any, grid: Grid, index: int, inputs: Path) -> tuple[Path, str]:
-    """(path, label) of a platform entry, generating it under ``inputs`` when it is a generator."""
+def _platform_file(spec: Any, grid: Grid, index: int, inputs: Path) -> tuple[Path, str, str | None]:
+    """(path, label, text) of a platform entry: a file (text None), or a generator's XML to write at ``path``."""
     if isinstance(spec, str):
         path = Path(spec)
         if not path.is_file():
             raise InputError(grid.source, f"platforms[{index}]", f"no file {spec}")
-        return path, path.stem
+        return path, path.stem, None
     from wattsched.platforms import generate
 
     makers = {"taurus": generate.taurus_platform_xml, "esc": generate.esc_platform_xml}
@@ -177,18 +177,17 @@ def _platform_file(spec: Any, grid: Grid, index: int, inputs: Path) -> tuple[Pat
     if set(params) != {"hosts"} or isinstance(params["hosts"], bool) or not isinstance(params["hosts"], int):
         raise InputError(grid.source, f"platforms[{index}].{kind}", "takes hosts: N (an integer)")
     text = makers[kind](params["hosts"])
-    path = inputs / f"{kind}_{params['hosts']}.xml"
-    write_if_changed(path, text)
-    return path, f"{kind}{params['hosts']}"
+    return inputs / f"{kind}_{params['hosts']}.xml", f"{kind}{params['hosts']}", text
 
 
-def _workload_files(spec: Any, grid: Grid, index: int, inputs: Path) -> list[tuple[Path, str, int | None]]:
-    """(path, label, seed) of a workload entry: one file, or one synthetic workload per seed."""
+def _workload_files(spec: Any, grid: Grid, index: int, inputs: Path) -> list[tuple[Path, str, int | None, str | None]]:
+    """(path, label, seed, text) of a workload entry: one file (text None), or one synthetic workload per seed
+    (its JSON to write at ``path``)."""
     if isinstance(spec, str):
         path = Path(spec)
         if not path.is_file():
             raise InputError(grid.source, f"workloads[{index}]", f"no file {spec}")
-        return [(path, path.stem, None)]
+        return [(path, path.stem, None, None)]
     from wattsched.workloads.synthetic import synthetic_week
 
     if set(spec) != {"synth"} or not isinstance(spec["synth"], Mapping):
@@ -197,7 +196,7 @@ def _workload_files(spec: Any, grid: Grid, index: int, inputs: Path) -> list[tup
     allowed = {"hosts", "days", "load", "users"}
     if "hosts" not in params or set(params) - allowed:
         raise InputError(grid.source, f"workloads[{index}].synth", "takes hosts (required), days, load, users")
-    out: list[tuple[Path, str, int | None]] = []
+    out: list[tuple[Path, str, int | None, str | None]] = []
     for seed in grid.seeds:
         try:
             work = synthetic_week(int(params["hosts"]), seed=seed, duration_s=float(params.get("days", 7)) * 86400.0,
@@ -205,25 +204,51 @@ def _workload_files(spec: Any, grid: Grid, index: int, inputs: Path) -> list[tup
         except (TypeError, ValueError) as error:
             raise InputError(grid.source, f"workloads[{index}].synth", str(error)) from None
         label = f"synth{params['hosts']}-" + "-".join(f"{k}{params[k]}" for k in sorted(params) if k != "hosts")
-        path = inputs / f"{label}-s{seed}.json"
-        write_if_changed(path, json.dumps(work, sort_keys=True))
-        out.append((path, label.rstrip("-"), seed))
+        out.append((inputs / f"{label}-s{seed}.json", label.rstrip("-"), seed, json.dumps(work, sort_keys=True)))
     return out
 
 
+def _check_schedulers(grid: Grid) -> None:
+    """Every scheduler of ``grid`` built with its own options, then with each options entry, as a run would
+    build it, so that an unknown name or a bad option is refused before the sweep starts (not as failed runs).
+
+    Raises:
+        InputError: naming the grid field: ``schedulers[i]`` (unknown, or its own options refused) or
+            ``options[j]`` (the entry's options refused by that scheduler).
+    """
+    from wattsched.base.errors import OptionError
+    from wattsched.schedulers.protocol import scheduler_handler
+
+    for i, (scheduler, own) in enumerate(grid.schedulers):
+        for field, options in [(f"schedulers[{i}]", own)] + [(f"options[{j}]", {**own, **extra})
+                                                            for j, extra in enumerate(grid.options) if extra]:
+            try:
+                scheduler_handler(scheduler, dict(options))
+            except OptionError as error:
+                raise InputError(grid.source, field, str(error)) from None
+
+
 def grid_runs(grid: Grid, out: str | os.PathLike) -> list[Run]:
-    """The runs of ``grid``, their outputs under ``out/runs/<key>`` (module docstring).
+    """The runs of ``grid``, their outputs under ``out/runs/<key>`` (module docstring). Every entry is checked
+    and every generated input made before anything is written: a bad grid leaves ``out`` as it was.
 
     Raises:
         InputError: a missing input file or a malformed generator entry (naming the grid field).
+        OutputError: ``out`` cannot be a folder written to (a file, a parent that is a file, read-only).
     """
+    from wattsched.base.validate import check_output_files
+
     out = Path(out)
+    check_output_files([out / "results.csv", out / "inputs" / "x", out / "runs" / "x"], f"--out {out}")
+    _check_schedulers(grid)
     inputs = out / "inputs"
-    inputs.mkdir(parents=True, exist_ok=True)
     platforms = [_platform_file(p, grid, i, inputs) for i, p in enumerate(grid.platforms)]
     workloads = [w for i, spec in enumerate(grid.workloads) for w in _workload_files(spec, grid, i, inputs)]
+    for path, text in [(p[0], p[2]) for p in platforms] + [(w[0], w[3]) for w in workloads]:
+        if text is not None:
+            write_if_changed(path, text)
     runs: list[Run] = []
-    for (ppath, plabel), (wpath, wlabel, seed), (scheduler, own), extra in itertools.product(
+    for (ppath, plabel, _), (wpath, wlabel, seed, _), (scheduler, own), extra in itertools.product(
             platforms, workloads, grid.schedulers, grid.options):
         options = {**own, **extra}
         options_text = json.dumps(options, sort_keys=True)

@@ -12,7 +12,8 @@ the order of the list:
 * **Resumable**: a run whose five output files exist is not simulated again (``status`` ``skipped``) unless
   ``force``; its metrics are read from the files. Outputs are written atomically
   (:func:`simulator.outputs.write_outputs`), so an interrupted sweep leaves no half-written run.
-* **Robust**: a run that fails (unknown scheduler, bad option, bad input, a worker that died) gets
+* **Robust**: a grid's schedulers and options are built before anything runs (:func:`grid.grid_runs`); a
+  run that still fails (a runs file's unknown scheduler or bad option, bad input, a worker that died) gets
   ``status`` ``failed`` and a one-line ``error``; the others go on. :func:`failed_runs` lists them and
   the CLI exits with status 1 when there is any.
 * **Progress**: a rich progress bar over runs and over simulated jobs (live, from the workers).
@@ -347,7 +348,7 @@ def load_runs(path: str | os.PathLike) -> list[Run]:
     """Runs from a JSON list of objects with :class:`Run`'s fields.
 
     Raises:
-        OptionError: unreadable file, not a list, or an entry with missing or unknown fields.
+        OptionError: unreadable file, not a list, an empty list, or an entry with missing or unknown fields.
     """
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -356,6 +357,8 @@ def load_runs(path: str | os.PathLike) -> list[Run]:
     content = load_json(text, str(path), option_error)
     if not isinstance(content, list):
         raise OptionError(f"{path}: expected a JSON list of runs")
+    if not content:  # a sweep of nothing has no table to write
+        raise OptionError(f"{path}: the list of runs is empty")
     runs = []
     for i, entry in enumerate(content):
         try:

@@ -4,8 +4,9 @@
 route                                      what
 =========================================  ====================================================================
 ``GET /``                                  the runs (live progress of those running), a selection to compare
-``GET /new``, ``POST /runs``               a run's form: platform, workload, preset, its options (generated
-                                           from the option schema, :mod:`.forms`); launch
+``GET /new``, ``POST /runs``               a run's form: platform, workload (chosen, or uploaded with the
+                                           form), preset, its options (generated from the option schema,
+                                           :mod:`.forms`); launch
 ``GET /options``                           the options fieldset of a preset given its switches (htmx)
 ``GET /inputs``, ``POST /inputs/upload``,  the workspace's platforms and workloads: upload (size-limited,
 ``POST /inputs/platform``,                 validated like the CLI's inputs), or generate them like
@@ -14,11 +15,15 @@ route                                      what
                                            host states, downloads
 ``GET /runs/{id}/status``, ``/row``        live progress fragments (htmx polling)
 ``GET /runs/{id}/files/{name}``            Batsim's five CSVs and the Paraver trace
+``POST /runs/{id}/delete``                 delete a run that has ended: a confirmation page, then (with
+                                           ``confirm=yes``) its folder, outputs and index entry
 ``GET /compare?run=A&run=B``               metrics side by side, overlaid power and utilization
 =========================================  ====================================================================
 
-Errors a user can cause are shown on the page as the CLI's one line (HTTP 400, 404 or 413) and leave nothing
-behind; any other error is one line in the log and a one-line page (HTTP 500), never a traceback.
+Errors a user can cause are shown on the page as the CLI's one line (HTTP 400, 404, 409 or 413) and leave
+nothing behind; any other error is one line in the log and a one-line page (HTTP 500), never a traceback.
+Uploads are bounded by ``upload_bytes`` of :mod:`wattsched.base.limits` (``WATTSCHED_LIMIT_UPLOAD_BYTES``,
+or ``wattsched web --max-upload-mb``) and checked like ``wattsched run``'s inputs before anything is stored.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from collections.abc import Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator
+from urllib.parse import urlencode
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
@@ -44,18 +50,19 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from wattsched.base.errors import WattschedError
+from wattsched.base.limits import limit
 from wattsched.web import charts
 from wattsched.web.forms import GENERAL, option_fields, options_from_form, preset_names
 from wattsched.web.runs import RunManager, output_files
-from wattsched.web.workspace import ACTIVE, SUFFIX, Workspace, WorkspaceError
+from wattsched.web.workspace import ACTIVE, SUFFIX, RunActiveError, Workspace, WorkspaceError
 
 __all__ = ["create_app"]
 
 logger = logging.getLogger(__name__)
 
 HERE = Path(__file__).resolve().parent
-#: Default largest upload, bytes.
-MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+#: Room for the form's other fields and the multipart framing around uploaded files, bytes.
+FORM_SLACK_BYTES = 64 * 1024
 
 
 def format_value(value: Any) -> str:
@@ -117,17 +124,20 @@ class OneLineErrors:
 
 
 def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = True,
-               max_upload_bytes: int = MAX_UPLOAD_BYTES, allowed_hosts: list[str] | None = None) -> Starlette:
+               max_upload_bytes: int | None = None, allowed_hosts: list[str] | None = None) -> Starlette:
     """The page over ``workspace`` (created when missing; runs left running by a previous server are marked
     interrupted).
 
     Args:
         workers: simulations at once.
         processes: simulate in worker processes (else threads of the server: tests).
-        max_upload_bytes: largest platform or workload accepted.
+        max_upload_bytes: largest platform or workload accepted; ``None``: the bound ``upload_bytes`` of
+            :mod:`wattsched.base.limits`.
         allowed_hosts: the ``Host`` headers answered (others get 400: a page of another site cannot drive this
             one through DNS rebinding); ``None`` answers any.
     """
+    if max_upload_bytes is None:
+        max_upload_bytes = int(limit("upload_bytes"))
     space = Workspace(workspace)
     space.recover()
     manager = RunManager(space, workers=workers, processes=processes)
@@ -148,7 +158,8 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         return run_id, {**spec.as_dict(), **space.status(run_id)}
 
     def index(request: Request) -> Response:
-        return page(request, "index.html", runs=space.runs(), active=ACTIVE)
+        return page(request, "index.html", runs=space.runs(), active=ACTIVE,
+                    deleted=request.query_params.get("deleted", ""))
 
     def run_row(request: Request) -> Response:
         _, run = run_or_404(request)
@@ -218,7 +229,7 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
                     schedulers=preset_names(), scheduler=scheduler,
                     fields=fields if fields is not None else option_fields(scheduler, form),
                     platforms=space.input_choices("platform"), workloads=space.input_choices("workload"),
-                    general=errors.get(GENERAL, ""))
+                    general=errors.get(GENERAL, ""), max_upload_mb=max_upload_bytes / 2**20)
 
     def new_run(request: Request) -> Response:
         return new_run_page(request, dict(request.query_params), {})
@@ -230,8 +241,16 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
             return refused(request, f"unknown scheduler '{scheduler}'; presets: {', '.join(preset_names())}")
         return page(request, "options.html", fields=option_fields(scheduler, form), scheduler=scheduler)
 
+    def too_big(what: str) -> str:
+        return (f"{what}: more than the {max_upload_bytes} bytes accepted (raise with wattsched web "
+                "--max-upload-mb or WATTSCHED_LIMIT_UPLOAD_BYTES)")
+
     async def launch(request: Request) -> Response:
-        form = {k: v for k, v in (await request.form(max_files=0)).items() if isinstance(v, str)}
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > 2 * max_upload_bytes + FORM_SLACK_BYTES:
+            return new_run_page(request, {}, {GENERAL: too_big(f"upload of {int(declared)} bytes")}, status_code=413)
+        submitted = await request.form(max_files=2)
+        form = {k: v for k, v in submitted.items() if isinstance(v, str)}
         errors: dict[str, str] = {}
         scheduler = form.get("scheduler", "")
         fields = None
@@ -241,17 +260,47 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         else:
             options, fields, option_errors = options_from_form(scheduler, form)
             errors.update(option_errors)
+        uploads: dict[str, tuple[str, bytes]] = {}  # kind -> (name to store under, contents): checked, not stored
+        status_code = 400
         for kind in ("platform", "workload"):
+            upload_file = submitted.get(f"{kind}_file")
+            if isinstance(upload_file, UploadFile) and upload_file.filename:  # an upload replaces the choice
+                data = await upload_file.read(max_upload_bytes + 1)
+                if len(data) > max_upload_bytes:
+                    errors[kind] = too_big(Path(upload_file.filename.replace("\\", "/")).name)
+                    status_code = 413
+                    continue
+                try:
+                    name = await run_in_threadpool(space.check_upload, kind, upload_file.filename, data)
+                except WattschedError as error:
+                    errors[kind] = str(error)
+                else:
+                    uploads[kind] = (name, data)
+                continue
             try:
                 space.input_path(kind, form.get(kind, ""))
             except WattschedError as error:
                 errors[kind] = str(error)
-        if errors:
-            return new_run_page(request, form, errors, fields, status_code=400)
+        if errors:  # nothing was written: uploads are stored only with the run they are for
+            return new_run_page(request, form, errors, fields, status_code=status_code)
+        for kind, (name, data) in uploads.items():
+            form[kind] = await run_in_threadpool(space.save_input, name, data)
         spec = space.new_run(name=form.get("name", ""), scheduler=scheduler, options=options,
                              platform=form["platform"], workload=form["workload"])
         await run_in_threadpool(manager.submit, spec.id)  # the first run starts the Dask cluster
         return RedirectResponse(f"/runs/{spec.id}", status_code=303)
+
+    # ---------------------------------------------------------------------------------- delete
+    async def delete_run(request: Request) -> Response:
+        run_id, run = run_or_404(request)
+        form = await request.form(max_files=0)
+        if form.get("confirm") != "yes" and run["state"] not in ACTIVE:
+            return page(request, "delete.html", run=run)
+        try:
+            spec = await run_in_threadpool(space.delete_run, run_id)
+        except RunActiveError as error:
+            return refused(request, str(error), 409)
+        return RedirectResponse(f"/?{urlencode({'deleted': f'{spec.name} ({run_id})'})}", status_code=303)
 
     # ------------------------------------------------------------------------------------ inputs
     def inputs_page(request: Request, status_code: int = 200, **context: Any) -> HTMLResponse:
@@ -264,9 +313,8 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
 
     async def upload(request: Request) -> Response:
         declared = request.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > max_upload_bytes + 64 * 1024:
-            return inputs_page(request, 413, upload_error=f"upload: {int(declared)} bytes is more than the "
-                                                          f"{max_upload_bytes} bytes accepted")
+        if declared.isdigit() and int(declared) > max_upload_bytes + FORM_SLACK_BYTES:
+            return inputs_page(request, 413, upload_error=too_big(f"upload of {int(declared)} bytes"))
         form = await request.form(max_files=1, max_fields=10)
         kind = str(form.get("kind", ""))
         upload_file = form.get("file")
@@ -276,8 +324,7 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
             return inputs_page(request, 400, upload_error=f"{kind}: choose a file to upload")
         data = await upload_file.read(max_upload_bytes + 1)
         if len(data) > max_upload_bytes:
-            return inputs_page(request, 413, upload_error=f"{upload_file.filename}: more than the "
-                                                          f"{max_upload_bytes} bytes accepted")
+            return inputs_page(request, 413, upload_error=too_big(upload_file.filename))
         try:
             choice = await run_in_threadpool(space.store_input, kind, upload_file.filename, data)  # type: ignore[arg-type]
         except WattschedError as error:
@@ -347,20 +394,38 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         yield
         manager.close()
 
+    def same_origin(request: Request) -> bool:
+        """A form posted from this page (or by a client that sends no ``Origin``), not from another site."""
+        from urllib.parse import urlsplit
+
+        origin = request.headers.get("origin")
+        return origin is None or urlsplit(origin).netloc == request.headers.get("host", "")
+
+    def posted_here(handler: Any) -> Any:
+        """``handler`` for a POST that refuses (403) a form posted from another site (launch, upload,
+        generate, delete: each writes to the workspace or runs work)."""
+        async def checked(request: Request) -> Response:
+            if not same_origin(request):
+                return refused(request, f"{request.url.path}: a form must be posted from this page, not from "
+                               "another site", 403)
+            return await handler(request)
+        return checked
+
     routes = [
         Route("/", index),
         Route("/new", new_run),
         Route("/options", options_fragment),
-        Route("/runs", launch, methods=["POST"]),
+        Route("/runs", posted_here(launch), methods=["POST"]),
         Route("/runs/{run_id}", run_page),
         Route("/runs/{run_id}/status", run_status),
         Route("/runs/{run_id}/row", run_row),
         Route("/runs/{run_id}/files/{name}", download),
+        Route("/runs/{run_id}/delete", posted_here(delete_run), methods=["POST"]),
         Route("/compare", compare),
         Route("/inputs", inputs),
-        Route("/inputs/upload", upload, methods=["POST"]),
-        Route("/inputs/platform", generate_platform, methods=["POST"]),
-        Route("/inputs/workload", generate_workload, methods=["POST"]),
+        Route("/inputs/upload", posted_here(upload), methods=["POST"]),
+        Route("/inputs/platform", posted_here(generate_platform), methods=["POST"]),
+        Route("/inputs/workload", posted_here(generate_workload), methods=["POST"]),
         Route("/assets/plotly.min.js", plotly_js),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]

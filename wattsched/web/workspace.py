@@ -16,6 +16,11 @@ Every path a form or a URL names goes through :meth:`Workspace.inside` (or the i
 a path that resolves outside the workspace, through ``..``, an absolute path or a symbolic link, is refused
 with a :class:`WorkspaceError`. Files are written atomically (:mod:`wattsched.base.fileio`): a refused upload
 or a failed validation leaves nothing behind.
+
+A run is deleted (:meth:`Workspace.delete_run`) by renaming its folder out of the runs (``runs/.deleted-*``,
+no longer a run), then dropping it from the index, then removing the renamed folder: a server stopped at any
+point leaves a workspace whose runs and index agree, and :meth:`Workspace.recover` removes what is left of a
+deletion cut short.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 import tempfile
 import threading
 import time
@@ -50,6 +56,14 @@ ACTIVE: Final = ("queued", "running")
 
 class WorkspaceError(OptionError):
     """A path or a name from a form or a URL that the workspace does not hold (one line)."""
+
+
+class RunActiveError(OptionError):
+    """A run that cannot be deleted while it is queued or running (one line)."""
+
+
+#: Prefix of a run folder being deleted (not a run: :data:`RUN_ID` does not match it).
+DELETED: Final = ".deleted-"
 
 
 @dataclass(frozen=True)
@@ -180,12 +194,12 @@ class Workspace:
                 raise WorkspaceError(f"{kind}: '{name}' is outside the workspace's inputs")
         raise WorkspaceError(f"{kind}: no input '{choice}' (choose a shipped one or one of the workspace's inputs)")
 
-    def store_input(self, kind: InputKind, filename: str, data: bytes) -> str:
-        """Validate ``data`` as a platform or workload named ``filename`` and store it; returns its choice
-        value (``workspace:NAME``). Nothing is stored when it does not load.
+    def check_upload(self, kind: InputKind, filename: str, data: bytes) -> str:
+        """Validate ``data`` as a platform or workload uploaded as ``filename`` (in a temporary folder outside
+        the workspace); returns the name it is stored under (:meth:`save_input`). Writes nothing.
 
         Raises:
-            InputError: the one-line message of ``wattsched run`` on this file.
+            InputError: the one-line message of ``wattsched run`` on this file, naming ``filename``.
         """
         shown = Path(filename.replace("\\", "/")).name or f"upload{SUFFIX[kind]}"
         stem = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(shown).stem).strip("._") or kind
@@ -194,12 +208,27 @@ class Workspace:
             path.write_bytes(data)
             validate_input(kind, path, shown)
         digest = hashlib.sha256(data).hexdigest()[:10]
-        name = f"{kind}-{digest}-{stem[:80]}{SUFFIX[kind]}"
+        return f"{kind}-{digest}-{stem[:80]}{SUFFIX[kind]}"
+
+    def save_input(self, name: str, data: bytes) -> str:
+        """Store checked ``data`` (:meth:`check_upload`) under ``inputs/name`` atomically; returns its choice
+        value (``workspace:NAME``)."""
+        if not INPUT_NAME.match(name):
+            raise WorkspaceError(f"'{name}' is not an input name")
         target = self.inside(Path("inputs") / name)
         if not target.exists():
             with atomic_path(target) as temp:
                 temp.write_bytes(data)
         return f"workspace:{name}"
+
+    def store_input(self, kind: InputKind, filename: str, data: bytes) -> str:
+        """Validate ``data`` as a platform or workload named ``filename`` and store it; returns its choice
+        value (``workspace:NAME``). Nothing is stored when it does not load.
+
+        Raises:
+            InputError: the one-line message of ``wattsched run`` on this file.
+        """
+        return self.save_input(self.check_upload(kind, filename, data), data)
 
     # --------------------------------------------------------------------------------------- runs
     def new_run(self, *, name: str, scheduler: str, options: dict[str, Any], platform: str,
@@ -222,6 +251,26 @@ class Workspace:
         data = json.loads((self.run_dir(run_id) / "run.json").read_text(encoding="utf-8"))
         return RunSpec(**data)
 
+    def delete_run(self, run_id: str) -> RunSpec:
+        """Delete run ``run_id``: its folder, outputs and index entry (module docstring); returns what it was.
+
+        Raises:
+            WorkspaceError: ``run_id`` is not a run of the workspace (outside it, a symbolic link out of it).
+            RunActiveError: the run is queued or running.
+        """
+        with self._lock:
+            folder = self.run_dir(run_id)
+            spec = self.spec(run_id)
+            state = self.status(run_id).get("state")
+            if state in ACTIVE:
+                raise RunActiveError(f"run {run_id} ({spec.name}) is {state}: it can be deleted once it has ended")
+            trash = self.runs_dir / f"{DELETED}{run_id}-{uuid.uuid4().hex[:6]}"
+            folder.rename(trash)
+            index = [entry for entry in self._read_index() if entry.get("id") != run_id]
+            _write_json(self.root / "index.json", {"runs": index})
+        shutil.rmtree(trash, ignore_errors=True)
+        return spec
+
     def status(self, run_id: str) -> dict[str, Any]:
         """``status.json`` of a run (``state`` ``failed`` when unreadable)."""
         try:
@@ -239,11 +288,15 @@ class Workspace:
         """Every run, newest first, each its index entry plus its status."""
         with self._lock:
             index = self._read_index()
-        return [{**entry, **self.status(entry["id"])} for entry in reversed(index)
-                if RUN_ID.match(str(entry.get("id", ""))) and (self.runs_dir / entry["id"] / "run.json").is_file()]
+            return [{**entry, **self.status(entry["id"])} for entry in reversed(index)
+                    if RUN_ID.match(str(entry.get("id", ""))) and (self.runs_dir / entry["id"] / "run.json").is_file()]
 
     def recover(self) -> list[str]:
-        """After a restart: runs left queued or running are marked ``interrupted``; returns their ids."""
+        """After a restart: runs left queued or running are marked ``interrupted``, and what a deletion cut
+        short left behind is removed; returns the ids of the interrupted runs."""
+        for leftover in self.runs_dir.glob(f"{DELETED}*"):
+            if leftover.is_dir() and not leftover.is_symlink():
+                shutil.rmtree(leftover, ignore_errors=True)
         stopped = []
         for entry in self.runs():
             if entry.get("state") in ACTIVE:
@@ -263,6 +316,8 @@ class Workspace:
             pass
         rebuilt = []
         for folder in sorted(self.runs_dir.iterdir()):
+            if not RUN_ID.match(folder.name):
+                continue
             try:
                 data = json.loads((folder / "run.json").read_text(encoding="utf-8"))
                 rebuilt.append({k: data[k] for k in ("id", "name", "scheduler", "created")})
