@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Mapping, Protocol, Sequence
 
+import numpy as np
 from procset import ProcSet
 
 from wattsched.base.errors import OptionError
@@ -43,6 +44,34 @@ logger = logging.getLogger(__name__)
 
 #: A boot is started when the head can start within ``switch_on_s`` + this (a wake-up call arrives rounded).
 BOOT_SLACK_S = 1e-3
+#: :meth:`OpportunisticShutdown._prepare_backfill` drops from its indexed scan the jobs it would pass over
+#: (widths tried, refusals) after visiting this many jobs since it last did, when these changed meanwhile.
+NARROW_EVERY = 16
+
+
+def still_asked(res: np.ndarray, wall: np.ndarray, start_s: float, shadow_s: float, extra_n: int,
+                tried: set[tuple[object, int, bool]], refused: Staircase) -> np.ndarray:
+    """Which jobs (widths ``res``, walltimes ``wall``, ``inf``: none) :meth:`OpportunisticShutdown._prepare_backfill`
+    would still place, given the ``tried`` widths (without a fit key) and the ``refused`` boots: False
+    exactly where its loop passes over the job without placing it (dominated by a refusal; ending by
+    ``shadow_s`` and its width tried inside the pool; else wider than the hosts the head does not need, or
+    its width tried on them)."""
+    end = start_s + wall
+    inside = end <= shadow_s
+    pass_over = np.zeros(len(res), dtype=bool)
+    widths_in = [n for _, n, outside in tried if not outside]
+    widths_out = [n for _, n, outside in tried if outside]
+    if widths_in:
+        pass_over |= inside & np.isin(res, widths_in)
+    out_over = res > extra_n
+    if widths_out:
+        out_over |= np.isin(res, widths_out)
+    pass_over |= ~inside & out_over
+    if refused:
+        i = np.searchsorted(np.asarray(refused.ns), res, "right") - 1
+        ends = np.asarray(refused.ends)[np.maximum(i, 0)]
+        pass_over |= (i >= 0) & (ends <= end) & np.isfinite(wall)
+    return ~pass_over
 
 
 class PassContext(Placer, Protocol):
@@ -304,11 +333,16 @@ class OpportunisticShutdown(PowerManager):
     # ------------------------------------------------------------ decisions
     def decide(self, queue: Sequence[QueuedJob], view: ClusterView, ctx: PassContext) -> list[Decision]:
         now = view.now_s
-        self._transitions = [t for t in self._transitions if not disjoint(t.hosts, view.switching)]
-        self._forget_kept(now, view)
+        running = [t for t in self._transitions if not disjoint(t.hosts, view.switching)]
+        changed = len(running) != len(self._transitions)
+        if changed:  # (the same list otherwise: switching_parts keeps its cache)
+            self._transitions = running
+        if self._forget_kept(now, view):
+            changed = True
         self._calls = [t for t in self._calls if t > now + BOOT_SLACK_S]
         self._booked = {j: b for j, b in self._booked.items() if now <= b[1] + BOOT_SLACK_S}
-        self.plan_version += 1
+        if changed:  # an energy budget's plan reads the kept hosts and the transitions, not the rest
+            self.plan_version += 1
         decisions: list[Decision] = []
         boot = ProcSet()
         if queue:
@@ -322,9 +356,9 @@ class OpportunisticShutdown(PowerManager):
         if off and self.sleep_pstate is not None:
             decisions.append(SetPState(off, self.sleep_pstate))
             self._transitions.append(Transition(copy(off), False, now + self.switch_off_s))
+            self.plan_version += 1
         if boot:
             decisions.append(SetPState(boot, 0))
-        self.plan_version += 1
         return decisions
 
     def _prepare(self, queue: Sequence[QueuedJob], view: ClusterView, ctx: PassContext) -> tuple[ProcSet, float | None]:
@@ -381,9 +415,16 @@ class OpportunisticShutdown(PowerManager):
         key: object = None
         # an indexed queue gives only the jobs that fit in the pool and that the admission may admit
         later = JobsBehind(queue, 0, pool_n, lambda res, wall: admission.may_prepare(res, wall, start_s, view))
+        visited, learnt = 0, False  # jobs visited, and whether `tried` or `refused` grew, since the last narrow
         for job in later:
             if pool_n == 0:
                 break
+            visited += 1
+            if learnt and visited >= NARROW_EVERY and not keyed and later.left >= NARROW_EVERY:
+                visited, learnt = 0, False
+                # (the job in hand is visited below; the narrowing applies to those after it)
+                later.narrow(pool_n, lambda res, wall: still_asked(res, wall, start_s, shadow_s, extra_n, tried,
+                                                                   refused), keep_again=False)
             n = job.res
             if n > pool_n or job.id in self._booked:
                 continue
@@ -409,6 +450,7 @@ class OpportunisticShutdown(PowerManager):
             boot = minus(assignment.hosts, view.free) if assignment is not None else None
             if not boot:  # no fit, or only hosts that are on: the backfilling rule's business
                 tried.add((key, n, outside))
+                learnt = True
                 continue
             assert assignment is not None
             end_s = assignment.end_s(start_s)
@@ -417,6 +459,7 @@ class OpportunisticShutdown(PowerManager):
             keep = minus(assignment.hosts, boot)
             if not admission.can_prepare(job, boot, keep, start_s, assignment, view):
                 refused.add(n, end_s)
+                learnt = True
                 continue
             self._book(boot, keep, start_s, view)
             admission.on_prepare(job, boot, keep, start_s, assignment, view)
@@ -426,6 +469,7 @@ class OpportunisticShutdown(PowerManager):
             pool_n, extra_n = size(pool), size(extra)
             tried.clear()
             later.narrow(pool_n)
+            visited, learnt = 0, bool(refused)
         return booted
 
     def _kept_set(self) -> ProcSet:
@@ -435,18 +479,19 @@ class OpportunisticShutdown(PowerManager):
             self._kept_hosts = from_sorted_ids(sorted(self._kept)) if self._kept else ProcSet()
         return self._kept_hosts
 
-    def _forget_kept(self, now: float, view: ClusterView) -> None:
+    def _forget_kept(self, now: float, view: ClusterView) -> bool:
         """Drop the kept hosts whose time has come or that are neither free nor booting any more (a job took
         them). Most passes drop none: that is checked on the sets (two set operations), the hosts are
         visited one by one only when some are dropped."""
         kept = self._kept
         if not kept:
-            return
+            return False
         gone = minus(self._kept_set(), plus(view.free, view.switching))
         if not gone and min(kept.values()) > now:
-            return
+            return False
         self._kept = {h: t for h, t in kept.items() if t > now and not contains(gone, h)}
         self._kept_hosts = None
+        return True
 
     def _book(self, boot: ProcSet, keep: ProcSet, start_s: float, view: ClusterView) -> None:
         """Boot ``boot`` and keep ``keep`` idle for a job until ``start_s``, in the view at once (so that
