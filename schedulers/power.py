@@ -26,7 +26,6 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Mapping, Protocol, Sequence
 
-import numpy as np
 from procset import ProcSet
 
 from wattsched.base.errors import OptionError
@@ -44,34 +43,6 @@ logger = logging.getLogger(__name__)
 
 #: A boot is started when the head can start within ``switch_on_s`` + this (a wake-up call arrives rounded).
 BOOT_SLACK_S = 1e-3
-#: :meth:`OpportunisticShutdown._prepare_backfill` drops from its indexed scan the jobs it would pass over
-#: (widths tried, refusals) after visiting this many jobs since it last did, when these changed meanwhile.
-NARROW_EVERY = 16
-
-
-def still_asked(res: np.ndarray, wall: np.ndarray, start_s: float, shadow_s: float, extra_n: int,
-                tried: set[tuple[object, int, bool]], refused: Staircase) -> np.ndarray:
-    """Which jobs (widths ``res``, walltimes ``wall``, ``inf``: none) :meth:`OpportunisticShutdown._prepare_backfill`
-    would still place, given the ``tried`` widths (without a fit key) and the ``refused`` boots: False
-    exactly where its loop passes over the job without placing it (dominated by a refusal; ending by
-    ``shadow_s`` and its width tried inside the pool; else wider than the hosts the head does not need, or
-    its width tried on them)."""
-    end = start_s + wall
-    inside = end <= shadow_s
-    pass_over = np.zeros(len(res), dtype=bool)
-    widths_in = [n for _, n, outside in tried if not outside]
-    widths_out = [n for _, n, outside in tried if outside]
-    if widths_in:
-        pass_over |= inside & np.isin(res, widths_in)
-    out_over = res > extra_n
-    if widths_out:
-        out_over |= np.isin(res, widths_out)
-    pass_over |= ~inside & out_over
-    if refused:
-        i = np.searchsorted(np.asarray(refused.ns), res, "right") - 1
-        ends = np.asarray(refused.ends)[np.maximum(i, 0)]
-        pass_over |= (i >= 0) & (ends <= end) & np.isfinite(wall)
-    return ~pass_over
 
 
 class PassContext(Placer, Protocol):
@@ -415,16 +386,9 @@ class OpportunisticShutdown(PowerManager):
         key: object = None
         # an indexed queue gives only the jobs that fit in the pool and that the admission may admit
         later = JobsBehind(queue, 0, pool_n, lambda res, wall: admission.may_prepare(res, wall, start_s, view))
-        visited, learnt = 0, False  # jobs visited, and whether `tried` or `refused` grew, since the last narrow
         for job in later:
             if pool_n == 0:
                 break
-            visited += 1
-            if learnt and visited >= NARROW_EVERY and not keyed and later.left >= NARROW_EVERY:
-                visited, learnt = 0, False
-                # (the job in hand is visited below; the narrowing applies to those after it)
-                later.narrow(pool_n, lambda res, wall: still_asked(res, wall, start_s, shadow_s, extra_n, tried,
-                                                                   refused), keep_again=False)
             n = job.res
             if n > pool_n or job.id in self._booked:
                 continue
@@ -450,7 +414,6 @@ class OpportunisticShutdown(PowerManager):
             boot = minus(assignment.hosts, view.free) if assignment is not None else None
             if not boot:  # no fit, or only hosts that are on: the backfilling rule's business
                 tried.add((key, n, outside))
-                learnt = True
                 continue
             assert assignment is not None
             end_s = assignment.end_s(start_s)
@@ -459,7 +422,6 @@ class OpportunisticShutdown(PowerManager):
             keep = minus(assignment.hosts, boot)
             if not admission.can_prepare(job, boot, keep, start_s, assignment, view):
                 refused.add(n, end_s)
-                learnt = True
                 continue
             self._book(boot, keep, start_s, view)
             admission.on_prepare(job, boot, keep, start_s, assignment, view)
@@ -469,7 +431,6 @@ class OpportunisticShutdown(PowerManager):
             pool_n, extra_n = size(pool), size(extra)
             tried.clear()
             later.narrow(pool_n)
-            visited, learnt = 0, bool(refused)
         return booted
 
     def _kept_set(self) -> ProcSet:

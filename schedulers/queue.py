@@ -167,11 +167,6 @@ class JobsBehind:
     def __iter__(self) -> Iterator[QueuedJob]:
         return self
 
-    @property
-    def left(self) -> int:
-        """How many jobs are left to visit with an index (0 without one)."""
-        return 0 if self._plain is not None else len(self._list) - self._pos
-
     def __next__(self) -> QueuedJob:
         if self._plain is not None:
             return next(self._plain)
@@ -181,12 +176,11 @@ class JobsBehind:
         self._pos = pos + 1
         return self._queue.job(self._list[pos])
 
-    def narrow(self, max_res: int, rule: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
-               keep_again: bool = True) -> None:
+    def narrow(self, max_res: int, rule: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> None:
         """Forget the jobs not visited yet that the caller would pass over anyway: wider than ``max_res``,
-        ruled out by ``keep`` again (when it filters and ``keep_again``: a start only tightens an admission
-        constraint), or by ``rule(widths, walltimes)`` (False: pass over). Without an index, or with few jobs
-        left, nothing (the caller's own checks are as cheap)."""
+        ruled out by ``keep`` again (when it filters: a start only tightens an admission constraint), or
+        by ``rule(widths, walltimes)`` (False: pass over). Without an index, or with few jobs left, nothing
+        (the caller's own checks are as cheap)."""
         if self._plain is not None:
             return
         pos = self._pos
@@ -194,7 +188,7 @@ class JobsBehind:
             return
         self._slots, self._res, self._wall = self._slots[pos:], self._res[pos:], self._wall[pos:]
         mask = self._res <= max_res
-        if self._filtered and keep_again:
+        if self._filtered:
             assert self._keep is not None
             more = self._keep(self._res, self._wall)
             if more is not None:

@@ -4,8 +4,7 @@
    would keep (widths that fit, the filter's mask), in queue order, through arrivals out of order, departures
    and :meth:`~JobsBehind.narrow`.
 2. Whole runs: EASY and every energy preset, with and without shutdown, takes the same decisions with the index used
-   for every queue (``INDEX_MIN_JOBS = NARROW_MIN_JOBS = 0``, the shutdown's scan narrowed after every job:
-   ``NARROW_EVERY = 1``) as without it (the plain scan of every waiting job).
+   for every queue (``INDEX_MIN_JOBS = NARROW_MIN_JOBS = 0``) as without it (the plain scan of every waiting job).
    The soundness of the admission filters themselves (``may_start`` / ``may_prepare`` never rule out a job
    ``can_start`` / ``can_prepare`` would admit) is checked in tests/test_budget_fast_path.py.
 """
@@ -23,10 +22,9 @@ from hypothesis import strategies as st
 
 from wattsched.energy_models.taurus import TAURUS
 from wattsched.platforms.generate import taurus_platform_xml
-from wattsched.schedulers import power as power_module
 from wattsched.schedulers import queue as queue_module
 from wattsched.schedulers.protocol import scheduler_handler
-from wattsched.schedulers.queue import JobsBehind, Staircase, WaitingQueue
+from wattsched.schedulers.queue import JobsBehind, WaitingQueue
 from wattsched.schedulers.state import QueuedJob
 from wattsched.simulator.drivers import run_inprocess
 from wattsched.simulator.engine import Simulation
@@ -105,34 +103,6 @@ def test_jobs_behind_equals_a_scan_of_the_sorted_queue(ops, max_res, cut_s, wher
     assert list(JobsBehind(reference, i, max_res, keep, min_length=0)) == reference[i + 1:]
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
-@given(jobs=st.lists(st.tuples(st.integers(1, 10), st.sampled_from([1.0, 5.0, 20.0, 50.0, math.inf])), max_size=20),
-       tried=st.sets(st.tuples(st.just(None), st.integers(1, 10), st.booleans()), max_size=8),
-       refusals=st.lists(st.tuples(st.integers(1, 10), st.sampled_from([10.0, 30.0, 60.0, 200.0])), max_size=4),
-       shadow_s=st.sampled_from([10.0, 30.0, 60.0]), extra_n=st.integers(0, 10))
-def test_still_asked_is_the_loop_of_prepare_backfill(jobs, tried, refusals, shadow_s, extra_n):
-    """power.still_asked (the vectorized narrowing of the shutdown's scan) passes over exactly the jobs the
-    scalar checks of OpportunisticShutdown._prepare_backfill pass over before placing them."""
-    start_s = 5.0
-    refused = Staircase()
-    for n, end in refusals:
-        refused.add(n, end)
-
-    def loop_places(n: int, wall: float) -> bool:  # the loop's checks, written as it does
-        walltime = None if wall == math.inf else wall
-        if walltime is not None and refused.dominates(n, start_s + walltime):
-            return False
-        outside = walltime is None or not start_s + walltime <= shadow_s
-        if not outside:
-            return (None, n, False) not in tried
-        return not (n > extra_n or (None, n, True) in tried)
-
-    res = np.array([n for n, _ in jobs], dtype=np.int64)
-    wall = np.array([w for _, w in jobs], dtype=float)
-    got = power_module.still_asked(res, wall, start_s, shadow_s, extra_n, tried, refused).tolist()
-    assert got == [loop_places(n, w) for n, w in jobs]
-
-
 # ----------------------------------------------------------------- 2. whole runs, indexed or not
 
 N = 8  # hosts
@@ -158,14 +128,13 @@ workloads = st.lists(
 
 
 def _run(platform: Path, workload: Path, preset: str, options: dict, min_jobs: int) -> list:
-    old = queue_module.INDEX_MIN_JOBS, queue_module.NARROW_MIN_JOBS, power_module.NARROW_EVERY
+    old = queue_module.INDEX_MIN_JOBS, queue_module.NARROW_MIN_JOBS
     queue_module.INDEX_MIN_JOBS = queue_module.NARROW_MIN_JOBS = min_jobs
-    power_module.NARROW_EVERY = max(1, min_jobs)
     try:
         sim = Simulation(load_platform(platform), load_workload(workload))
         run_inprocess(sim, scheduler_handler(preset, options))
     finally:
-        queue_module.INDEX_MIN_JOBS, queue_module.NARROW_MIN_JOBS, power_module.NARROW_EVERY = old
+        queue_module.INDEX_MIN_JOBS, queue_module.NARROW_MIN_JOBS = old
     return sorted((r.job.id, r.start_s, r.alloc_str) for r in sim.jobs_rows)
 
 
