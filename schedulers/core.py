@@ -51,7 +51,7 @@ from sortedcontainers import SortedKeyList, SortedList
 
 from wattsched.base.batsim_files import REPLACEMENT_WORKLOAD
 from wattsched.base.errors import OptionError, ProtocolError
-from wattsched.base.hostsets import from_sorted_ids, intervals, minus, plus
+from wattsched.base.hostsets import disjoint, from_sorted_ids, inter, intervals, minus, plus
 from wattsched.energy_models.power import PlatformPower
 from wattsched.energy_models.taurus import TAURUS
 from wattsched.schedulers.admission import AdmissionConstraint, NoConstraint
@@ -239,14 +239,14 @@ class PolicyScheduler:
         self._pstates_changed = True
         for host in hosts:
             view.pstates[host] = pstate
-        transitioning = hosts & (view.switching | view.off)
-        view.switching = view.switching - hosts
+        transitioning = inter(hosts, plus(view.switching, view.off))
+        view.switching = minus(view.switching, hosts)
         if pstate == self.power.sleep_pstate:
-            view.off = view.off | hosts
-            view.free = view.free - hosts
+            view.off = plus(view.off, hosts)
+            view.free = minus(view.free, hosts)
         else:
-            view.off = view.off - hosts
-            view.free = view.free | transitioning
+            view.off = minus(view.off, hosts)
+            view.free = plus(view.free, transitioning)
         for piece in self.pieces:
             piece.on_hosts_changed(hosts, pstate, view)
 
@@ -354,7 +354,7 @@ class PolicyScheduler:
         merged.update(pseudo)
         free = view.free
         for job in pseudo:
-            if not job.alloc.isdisjoint(free):
+            if not disjoint(job.alloc, free):
                 free = minus(free, job.alloc)
         return replace(view, running_by_end=merged, free=free)
 
@@ -483,7 +483,7 @@ class PolicyScheduler:
     def _switching(self, decision: SetPState) -> None:
         """Bookkeeping of a power manager's request: sleep or wake-up requests put hosts in transition."""
         view = self.view
-        if decision.pstate == self.power.sleep_pstate or not decision.hosts.isdisjoint(view.off):
-            view.switching = view.switching | decision.hosts
-            view.free = view.free - decision.hosts
-            view.off = view.off - decision.hosts
+        if decision.pstate == self.power.sleep_pstate or not disjoint(decision.hosts, view.off):
+            view.switching = plus(view.switching, decision.hosts)
+            view.free = minus(view.free, decision.hosts)
+            view.off = minus(view.off, decision.hosts)

@@ -29,7 +29,7 @@ from typing import Callable, Mapping, Protocol, Sequence
 from procset import ProcSet
 
 from wattsched.base.errors import OptionError
-from wattsched.base.hostsets import contains, from_sorted_ids, minus, plus, size
+from wattsched.base.hostsets import contains, copy, disjoint, from_sorted_ids, inter, minus, plus, size
 from wattsched.energy_models.power import NodeModel
 from wattsched.energy_models.taurus import TAURUS
 from wattsched.schedulers.admission import AdmissionConstraint
@@ -121,7 +121,7 @@ def transition_pseudo_jobs(view: ClusterView, parts: Sequence[tuple[int, Transit
     if rest:
         out.append(RunningJob("~switching", rest, now, other_switching_ready_s))
     if view.off:
-        out.append(RunningJob("~off", ProcSet(view.off), now, off_ready_s))
+        out.append(RunningJob("~off", copy(view.off), now, off_ready_s))
     return out
 
 
@@ -169,7 +169,7 @@ class PowerManager(Piece):
         switching = view.switching
         parts = []
         for k, t in enumerate(transitions):
-            hs = t.hosts & switching
+            hs = inter(t.hosts, switching)
             if hs:
                 parts.append((k, t, hs))
         self._parts_cache = (switching, transitions, len(transitions), parts)
@@ -249,6 +249,7 @@ class OpportunisticShutdown(PowerManager):
         self._booked: dict[str, tuple[ProcSet, float, float]] = {}
         #: times of the CALL_ME_LATER requested for a just-in-time boot, not yet past
         self._calls: list[float] = []
+        self._kept_hosts: ProcSet | None = None  # the hosts of _kept (cache of _kept_set)
         self.plan_version = 0
 
     def on_platform(self, view: ClusterView) -> None:
@@ -276,9 +277,9 @@ class OpportunisticShutdown(PowerManager):
         out: list[RunningJob] = []
         counted = ProcSet()
         for job_id, (alloc, _, end) in self._booked.items():
-            if not alloc.isdisjoint(view.switching):  # committed: its free hosts too (backfill_view)
+            if not disjoint(alloc, view.switching):  # committed: its free hosts too (backfill_view)
                 out.append(RunningJob(f"~booked:{job_id}", alloc, now, end))
-                counted = plus(counted, alloc & view.switching)
+                counted = plus(counted, inter(alloc, view.switching))
         return out + transition_pseudo_jobs(view, self.switching_parts(view), counted, "~switching",
                                             lambda end_s: end_s + self.switch_on_s,
                                             now + self.switch_on_s + self.switch_off_s, now + self.switch_on_s)
@@ -303,13 +304,16 @@ class OpportunisticShutdown(PowerManager):
     # ------------------------------------------------------------ decisions
     def decide(self, queue: Sequence[QueuedJob], view: ClusterView, ctx: PassContext) -> list[Decision]:
         now = view.now_s
-        self._transitions = [t for t in self._transitions if not t.hosts.isdisjoint(view.switching)]
-        free, switching = view.free, view.switching
-        self._kept = {h: t for h, t in self._kept.items()
-                      if t > now and (contains(free, h) or contains(switching, h))}
+        running = [t for t in self._transitions if not disjoint(t.hosts, view.switching)]
+        changed = len(running) != len(self._transitions)
+        if changed:  # (the same list otherwise: switching_parts keeps its cache)
+            self._transitions = running
+        if self._forget_kept(now, view):
+            changed = True
         self._calls = [t for t in self._calls if t > now + BOOT_SLACK_S]
         self._booked = {j: b for j, b in self._booked.items() if now <= b[1] + BOOT_SLACK_S}
-        self.plan_version += 1
+        if changed:  # an energy budget's plan reads the kept hosts and the transitions, not the rest
+            self.plan_version += 1
         decisions: list[Decision] = []
         boot = ProcSet()
         if queue:
@@ -322,10 +326,10 @@ class OpportunisticShutdown(PowerManager):
         off = minus(free, self._kept_set())
         if off and self.sleep_pstate is not None:
             decisions.append(SetPState(off, self.sleep_pstate))
-            self._transitions.append(Transition(ProcSet(off), False, now + self.switch_off_s))
+            self._transitions.append(Transition(copy(off), False, now + self.switch_off_s))
+            self.plan_version += 1
         if boot:
             decisions.append(SetPState(boot, 0))
-        self.plan_version += 1
         return decisions
 
     def _prepare(self, queue: Sequence[QueuedJob], view: ClusterView, ctx: PassContext) -> tuple[ProcSet, float | None]:
@@ -340,21 +344,21 @@ class OpportunisticShutdown(PowerManager):
         hosts, start_s, assignment = reservation.hosts, reservation.start_s, reservation.assignment
         boot = ProcSet()
         wakeup = None
-        asleep = hosts & view.off
+        asleep = inter(hosts, view.off)
         if asleep and start_s - now > self.switch_on_s + BOOT_SLACK_S:
             wakeup = start_s - self.switch_on_s  # booting now would leave them idle: boot just in time
         else:
             boot = asleep
         keep = ProcSet()
         if start_s - now < self.switch_off_s + self.switch_on_s:  # off and on again would be late
-            keep = minus(hosts & view.free, self._kept_set())
+            keep = minus(inter(hosts, view.free), self._kept_set())
         if (boot or keep) and admission.can_prepare(head, boot, keep, start_s, assignment, view):
             self._book(boot, keep, start_s, view)  # its run is the reservation below
         else:
             boot = ProcSet()
         admission.reserve_head(head, start_s, assignment, view)
         try:
-            boot = boot | self._prepare_backfill(queue, view, ctx, start_s, hosts)
+            boot = plus(boot, self._prepare_backfill(queue, view, ctx, start_s, hosts))
         finally:
             admission.release_head()
         return boot, wakeup
@@ -430,7 +434,25 @@ class OpportunisticShutdown(PowerManager):
         return booted
 
     def _kept_set(self) -> ProcSet:
-        return from_sorted_ids(sorted(self._kept)) if self._kept else ProcSet()
+        """The hosts of :attr:`_kept` as a set (cached until :attr:`_kept` changes: :meth:`_book`,
+        :meth:`_forget_kept`)."""
+        if self._kept_hosts is None:
+            self._kept_hosts = from_sorted_ids(sorted(self._kept)) if self._kept else ProcSet()
+        return self._kept_hosts
+
+    def _forget_kept(self, now: float, view: ClusterView) -> bool:
+        """Drop the kept hosts whose time has come or that are neither free nor booting any more (a job took
+        them). Most passes drop none: that is checked on the sets (two set operations), the hosts are
+        visited one by one only when some are dropped."""
+        kept = self._kept
+        if not kept:
+            return False
+        gone = minus(self._kept_set(), plus(view.free, view.switching))
+        if not gone and min(kept.values()) > now:
+            return False
+        self._kept = {h: t for h, t in kept.items() if t > now and not contains(gone, h)}
+        self._kept_hosts = None
+        return True
 
     def _book(self, boot: ProcSet, keep: ProcSet, start_s: float, view: ClusterView) -> None:
         """Boot ``boot`` and keep ``keep`` idle for a job until ``start_s``, in the view at once (so that
@@ -440,7 +462,8 @@ class OpportunisticShutdown(PowerManager):
         if boot:
             for h in boot:
                 self._kept[h] = start_s
-            view.switching = view.switching | boot
-            view.off = view.off - boot
-            self._transitions.append(Transition(ProcSet(boot), True, view.now_s + self.switch_on_s))
+            view.switching = plus(view.switching, boot)
+            view.off = minus(view.off, boot)
+            self._transitions.append(Transition(copy(boot), True, view.now_s + self.switch_on_s))
+        self._kept_hosts = None
         self.plan_version += 1

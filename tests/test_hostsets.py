@@ -3,7 +3,7 @@
 from hypothesis import given, strategies as st
 from procset import ProcSet
 
-from wattsched.base.hostsets import from_sorted_ids, minus, parse_canonical, plus, size
+from wattsched.base.hostsets import copy, disjoint, from_sorted_ids, inter, minus, parse_canonical, plus, size
 
 
 def parse(text: str) -> ProcSet:
@@ -24,6 +24,15 @@ def test_minus_plus_and_size_equal_procset(x, y) -> None:
     assert size(a) == len(a)
     assert list(minus(a, b).intervals()) == list((a - b).intervals())
     assert list(plus(a, b).intervals()) == list((a | b).intervals())
+
+
+@given(intervals, intervals)
+def test_inter_disjoint_and_copy_equal_procset(x, y) -> None:
+    a, b = as_procset(x), as_procset(y)
+    assert list(inter(a, b).intervals()) == list((a & b).intervals())
+    assert disjoint(a, b) == a.isdisjoint(b)
+    c = copy(a)
+    assert c == a and c is not a and c._itvs is not a._itvs
 
 
 def test_examples() -> None:

@@ -191,3 +191,29 @@ def test_no_wake_up_is_asked_for_a_head_behind_a_job_without_walltime():
     out = p.schedule()
     assert not any(isinstance(d, CallMeLater) for d in out), out
     assert p.view.off == ProcSet((2, 3))
+
+
+# ----------------------------------------------------------------- the kept hosts' bookkeeping (issue 15)
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from wattsched.schedulers.state import ClusterView  # noqa: E402
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(kept=st.dictionaries(st.integers(0, 40), st.sampled_from([5.0, 10.0, 20.0])),
+       free=st.sets(st.integers(0, 40)), switching=st.sets(st.integers(0, 40)),
+       now=st.sampled_from([0.0, 5.0, 10.0, 30.0]))
+def test_forget_kept_equals_the_filter_host_by_host(kept, free, switching, now):
+    """OpportunisticShutdown._forget_kept (set difference, dict rebuilt only when a host goes) keeps exactly the
+    hosts the plain filter keeps (time not come, free or switching), in the same order, and says whether
+    any went; its cached set of kept hosts stays the set of the dict's keys."""
+    switching -= free
+    manager = OpportunisticShutdown()
+    manager._kept = dict(kept)
+    assert manager._kept_set() == ProcSet(*kept)
+    view = ClusterView(now_s=now, nb_hosts=41, free=ProcSet(*free), switching=ProcSet(*switching))
+    expected = {h: t for h, t in kept.items() if t > now and (h in free or h in switching)}
+    changed = manager._forget_kept(now, view)
+    assert list(manager._kept.items()) == list(expected.items())
+    assert changed == (expected != kept)
+    assert manager._kept_set() == ProcSet(*expected)

@@ -74,7 +74,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 import numpy as np
 from procset import ProcSet
 
-from wattsched.base.hostsets import contains, intervals, size
+from wattsched.base.hostsets import contains, intervals, minus, plus, size
 from wattsched.schedulers.budget.estimates import Segment
 from wattsched.schedulers.budget.plan import Plan, Staircase, same_state
 from wattsched.schedulers.budget.window import TIME_EPS_S, BudgetWindow
@@ -221,15 +221,15 @@ class EnergyBudget(BudgetWindow):
         segs: list[Segment] = []
         counted = ProcSet()
         for _, t, hs in pm.switching_parts(view) if pm is not None else ():
-            counted |= hs
-            n = len(hs)
+            counted = plus(counted, hs)
+            n = size(hs)
             end = t.end_s
             if t.booting:
                 until = max([kept.get(h, end) for h in hs] + [end])
                 segs += [(now, end, n * p.switch_on_w), (end, until, n * p.est_idle_w)] + self._tail(n, until)
             else:
                 segs += [(now, end, n * p.switch_off_w), (end, INF, n * p.sleep_w)]
-        rest = len(view.switching - counted)
+        rest = size(minus(view.switching, counted))
         if rest:
             segs += [(now, now + p.switch_on_s, rest * p.switch_w)] + self._tail(rest, now + p.switch_on_s)
         return segs

@@ -105,6 +105,44 @@ def plus(hosts: ProcSet, added: ProcSet) -> ProcSet:
     return _wrap(itvs)
 
 
+def inter(a: ProcSet, b: ProcSet) -> ProcSet:
+    """``a & b``: each interval of the operand with fewer intervals is located with ``bisect`` in the other's."""
+    small, large = (a._itvs, b._itvs) if len(a._itvs) <= len(b._itvs) else (b._itvs, a._itvs)
+    out: list = []
+    if not small or not large:
+        return _wrap(out)
+    n = len(large)
+    for lo, hi in small:
+        i = _first_reaching(large, lo)
+        while i < n:
+            x, y = large[i]
+            if x > hi:
+                break
+            x = lo if x < lo else x
+            y = hi if y > hi else y
+            out.append(ProcInt(x, y))
+            i += 1
+    return _wrap(out)
+
+
+def disjoint(a: ProcSet, b: ProcSet) -> bool:
+    """``a.isdisjoint(b)`` with one bisect per interval of the operand with fewer intervals."""
+    small, large = (a._itvs, b._itvs) if len(a._itvs) <= len(b._itvs) else (b._itvs, a._itvs)
+    if not small or not large:
+        return True
+    n = len(large)
+    for lo, hi in small:
+        i = _first_reaching(large, lo)
+        if i < n and large[i][0] <= hi:
+            return False
+    return True
+
+
+def copy(hosts: ProcSet) -> ProcSet:
+    """A copy of ``hosts`` (its intervals are immutable: one list copy)."""
+    return _wrap(list(hosts._itvs))
+
+
 def parse_canonical(text: str) -> tuple[ProcSet, str]:
     """``ProcSet.from_str(text)`` and the canonical string of the set (``text`` itself when it already
     is). Fast for the canonical form schedulers send (``"0-5 7 9-12"``: sorted, disjoint, not
