@@ -12,7 +12,6 @@ Batsim would split (or order) same-time events differently from the engine.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import tempfile
@@ -35,26 +34,12 @@ def main(argv: list[str] | None = None) -> int:
     from wattsched.simulator.drivers import run_inprocess
     from wattsched.simulator.engine import Simulation
     from wattsched.simulator.platform import load_platform
+    from wattsched.simulator.replay import record_messages
     from wattsched.simulator.workload import load_workload
 
     platform_path, workload_path = bench_inputs(args.hosts, args.jobs)
     sim = Simulation(load_platform(platform_path), load_workload(workload_path))
-    lines: list[str] = []
-    start, step = sim.start, sim.step
-
-    def rec_start():
-        msg = start()
-        lines.append(json.dumps({"from": "batsim", "message": msg}))
-        return msg
-
-    def rec_step(reply):
-        lines.append(json.dumps({"from": "scheduler", "message": reply}))
-        msg = step(reply)
-        if msg is not None:
-            lines.append(json.dumps({"from": "batsim", "message": msg}))
-        return msg
-
-    sim.start, sim.step = rec_start, rec_step
+    lines = record_messages(sim)
     t0 = time.perf_counter()
     run_inprocess(sim, load_scheduler(args.scheduler, {}))
     engine_s = time.perf_counter() - t0

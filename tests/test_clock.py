@@ -10,7 +10,6 @@ no recording of real Batsim has.
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import shutil
@@ -215,25 +214,11 @@ def _recorded_run(tmp_path, preset: str, options: dict, platform, workload):
     from wattsched.simulator.drivers import run_inprocess
     from wattsched.simulator.engine import Simulation
     from wattsched.simulator.platform import load_platform
+    from wattsched.simulator.replay import record_messages
     from wattsched.simulator.workload import load_workload
 
     sim = Simulation(load_platform(platform), load_workload(workload))
-    lines: list[str] = []
-    start, step = sim.start, sim.step
-
-    def rec_start():
-        msg = start()
-        lines.append(json.dumps({"from": "batsim", "message": msg}))
-        return msg
-
-    def rec_step(reply):
-        lines.append(json.dumps({"from": "scheduler", "message": reply}))
-        msg = step(reply)
-        if msg is not None:
-            lines.append(json.dumps({"from": "batsim", "message": msg}))
-        return msg
-
-    sim.start, sim.step = rec_start, rec_step
+    lines = record_messages(sim)
     run_inprocess(sim, scheduler_handler(preset, options))
     folder = tmp_path / preset
     folder.mkdir()

@@ -78,6 +78,28 @@ class ReplayReport:
         return "\n".join(lines)
 
 
+def record_messages(sim: Simulation) -> list[str]:
+    """Record every message of ``sim`` both ways, as a recording's ``messages.jsonl`` holds them: the
+    returned list fills up (one JSON line a message) while a driver runs the simulation."""
+    lines: list[str] = []
+    start, step = sim.start, sim.step
+
+    def recorded_start() -> dict:
+        msg = start()
+        lines.append(json.dumps({"from": "batsim", "message": msg}))
+        return msg
+
+    def recorded_step(reply: dict) -> dict | None:
+        lines.append(json.dumps({"from": "scheduler", "message": reply}))
+        msg = step(reply)
+        if msg is not None:
+            lines.append(json.dumps({"from": "batsim", "message": msg}))
+        return msg
+
+    sim.start, sim.step = recorded_start, recorded_step  # type: ignore[method-assign]
+    return lines
+
+
 def _close(a: float, b: float, rel_tol: float) -> bool:
     return math.isclose(a, b, rel_tol=rel_tol, abs_tol=1e-5)
 
