@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from _common import bench_inputs
-    from wattsched.schedulers.adapter import load_scheduler
+    from wattsched.schedulers.protocol import scheduler_handler
     from wattsched.simulator import simgrid_clock
     from wattsched.simulator.drivers import run_inprocess
     from wattsched.simulator.engine import Simulation
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     sim = Simulation(load_platform(platform_path), load_workload(workload_path))
     lines = record_messages(sim)
     t0 = time.perf_counter()
-    run_inprocess(sim, load_scheduler(args.scheduler, {}))
+    run_inprocess(sim, scheduler_handler(args.scheduler, {}))
     engine_s = time.perf_counter() - t0
 
     live: list[int] = []
