@@ -74,12 +74,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--presets", default=",".join(PRESETS))
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    try:
+        sizes = [int(s) for s in args.sizes.split(",")]
+    except ValueError:
+        parser.error(f"--sizes: comma-separated integers, got '{args.sizes}'")
+    if min(sizes) < 19:  # the paper's mean job size (18.29 nodes) must fit in a partition
+        parser.error(f"--sizes: at least 19 nodes per partition (the EAMC workload's mean job is 18.29 nodes), got "
+                     f"{min(sizes)}")
     if args.one:
         print(json.dumps(run_one(*json.loads(args.one))))
         return 0
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-eamc-") as folder:
-        for hosts in (int(s) for s in args.sizes.split(",")):
+        for hosts in sizes:
             inputs(hosts, Path(folder))
             for preset in args.presets.split(","):
                 out = subprocess.run([sys.executable, __file__, "--one", json.dumps([hosts, preset, folder])],
