@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo web test test-slow fuzz check-wheel bench replay golden reproduce-energy-budget reproduce-efs reproduce-esc reproduce-upas reproduce-eamc clean
+.PHONY: install demo web test test-slow fuzz check-wheel bench replay golden reproduce-energy-budget reproduce-efs reproduce-esc reproduce-upas reproduce-eamc bench-traces clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,9 @@ clean:
 
 golden: $(STAMP)  ## regenerate the golden outputs of every preset (review the diff before committing)
 	$(PY) -m tests.test_golden --update
+
+bench-traces: $(STAMP)  ## EASY and each energy preset over the whole SDSC-Blue and Curie logs (mirror: WATTSCHED_PWA; ONLY=easy-backfill)
+	$(PY) benchmarks/bench_traces.py $(if $(ONLY),--only $(ONLY),)
 
 reproduce-energy-budget: $(STAMP)  ## energy-budget paper §V: report + figures 2-5 (reduced size; FULL=1 for the paper's)
 	$(VENV)/bin/wattsched reproduce energy-budget --out results/energy-budget $(if $(FULL),--full,)

@@ -55,6 +55,13 @@ def test_run_json_metrics(tmp_path, capsys) -> None:
     assert metrics["nb_jobs"] == 210
 
 
+def test_the_progress_bar_goes_to_stderr_and_stdout_stays_json(tmp_path, capsys) -> None:
+    assert main(["run", PLATFORM, WORKLOAD, "-s", "fcfs", "-e", str(tmp_path / "o"), "--progress", "--json"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["nb_jobs"] == 210
+    assert "simulating" in out.err and "210/210" in out.err
+
+
 def _fails_cleanly(args: list[str], tmp_path: Path, capsys, *needles: str) -> str:
     prefix = tmp_path / "out" / "run"
     code = main(args + ["-e", str(prefix), "-q"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -9,11 +10,12 @@ import pandas as pd
 import pytest
 
 from wattsched.experiments.energy_budget import (
-    ALGORITHMS, BUDGETS, EASY, WINDOW_S, Machine, MachineInputs, available_algorithms, build_runs,
-    check_shutdown_lowers_bsld, check_utilization_order, choose_machines, plot_figures, run_experiment,
-    split_swf, variant, write_report,
+    ALGORITHMS, BUDGETS, EASY, SWF_WALLTIME_RULE, WINDOW_S, Machine, MachineInputs, available_algorithms,
+    build_runs, check_shutdown_lowers_bsld, check_utilization_order, choose_machines, machine_log, plot_figures,
+    run_experiment, shutdown_changes, split_swf, swf_inputs, variant, write_report,
 )
-from wattsched.base.errors import OptionError
+from wattsched.base.errors import InputError, OptionError
+from wattsched.workloads.traces import Trace, sha256_of
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = Machine("Tiny", "tiny", 16)
@@ -159,3 +161,88 @@ def test_end_to_end_tiny_machine(tmp_path: Path) -> None:
     text = (tmp_path / "report.md").read_text()
     assert "| Tiny | 16 | synthetic week" in text
     assert (tmp_path / "tiny_fig2_utilization.png").exists()
+
+
+# ------------------------------------------------------------------------------- the real logs as inputs
+PWA = ROOT / "tests" / "fixtures" / "swf" / "pwa"  # excerpts of the archive's logs (fixtures README)
+BLUE = PWA / "SDSC-BLUE-2000-4.2-cln-head200.swf.gz"
+BLUE_MACHINE = Machine("SDSC-Blue", "sdsc-blue", 1152, "sdsc-blue")
+
+
+def _catalogue(path: Path, sha256: str | None = None) -> dict[str, Trace]:
+    return {"sdsc-blue": Trace("sdsc-blue", path.name, "l_x", "test", 1152, 200, "", "",
+                               sha256 or sha256_of(path))}
+
+
+def test_machine_log_from_the_mirror_checked_or_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WATTSCHED_TRACES", str(tmp_path / "cache"))  # an empty download cache
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert machine_log(BLUE_MACHINE, PWA, catalogue=_catalogue(BLUE)) == BLUE
+    assert machine_log(BLUE_MACHINE, empty, catalogue=_catalogue(BLUE)) is None
+    assert machine_log(Machine("MetaCentrum", "metacentrum", 3356), PWA) is None  # not in the archive copy
+    with pytest.raises(InputError, match="sha256"):  # another file under the log's name is refused
+        machine_log(BLUE_MACHINE, PWA, catalogue=_catalogue(BLUE, "0" * 64))
+    with pytest.raises(OptionError, match="no such folder"):
+        machine_log(BLUE_MACHINE, tmp_path / "nowhere")
+
+
+def test_a_real_week_is_the_busiest_with_its_source_stated(tmp_path: Path) -> None:
+    from wattsched.workloads.swf import busiest_window, read_swf_trace
+
+    inp = swf_inputs(BLUE_MACHINE, BLUE, tmp_path, catalogue_name="sdsc-blue")
+    start_s, _ = busiest_window(BLUE, nb_hosts=1152, duration_s=7 * 86400.0, step_s=86400.0)
+    _, records = read_swf_trace(BLUE)
+    in_week = [r for r in records if start_s <= r["submit_time"] < start_s + 7 * 86400.0 and r["run_time"] > 0]
+    workload = json.loads(Path(inp.workload).read_text())
+    assert inp.nb_hosts == workload["nb_res"] == 1152 and inp.nb_jobs == len(workload["jobs"]) == len(in_week) > 0
+    assert all(0 <= j["subtime"] < 7 * 86400.0 and j["walltime"] > 0 for j in workload["jobs"])
+    assert workload["meta"]["walltime_rule"] == SWF_WALLTIME_RULE == "runtime"
+    assert "busiest week" in inp.source and "catalogue `sdsc-blue`" in inp.source
+    assert f"trace days {start_s / 86400:g}-" in inp.source
+    assert sha256_of(BLUE) in inp.details[0] and f"{inp.nb_jobs} jobs of 200 lines" in inp.details[1]
+    mid = sorted(r["submit_time"] for r in in_week)[len(in_week) // 2]
+    later = swf_inputs(BLUE_MACHINE, f"{BLUE}:{mid:g}", tmp_path)  # a week given by its start
+    expected = [r for r in records if mid <= r["submit_time"] < mid + 7 * 86400.0 and r["run_time"] > 0]
+    assert "the week given" in later.source and later.nb_jobs == len(expected) < inp.nb_jobs
+    with pytest.raises(InputError, match="no job is submitted in the week"):
+        swf_inputs(BLUE_MACHINE, f"{BLUE}:1e9", tmp_path)
+
+
+def test_synthetic_weeks_say_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import wattsched.experiments.energy_budget as eb
+
+    small, big = Machine("Small", "small", 16, "small"), Machine("Big", "big", 5000, "big")
+    monkeypatch.setattr(eb, "machine_log", lambda machine, pwa=None: BLUE if machine.key == "big" else None)
+    inp = eb.machine_inputs(small, 16, tmp_path, full=False)
+    assert inp.source.startswith("synthetic week") and "no small log in the mirror or cache" in inp.details[0]
+    inp = eb.machine_inputs(big, 16, tmp_path, full=False)  # a real week needs the 5,000 hosts: not when reduced
+    assert inp.nb_hosts == 16 and "needs all 5000 hosts" in inp.details[0]
+    assert eb.machine_inputs(big, 16, tmp_path, full=False, synthetic=True).details == ()
+    inp = eb.machine_inputs(big, 16, tmp_path, full=True)
+    assert inp.nb_hosts == 5000 and "PWA log" in inp.source
+
+
+def test_table2_is_the_mean_change_with_shutdown_beside_the_papers(tmp_path: Path) -> None:
+    frame = fake_results()
+    table = shutdown_changes(frame)
+    expected = sum(100 * -5.0 / ((100 - b.percent) + 10) for b in BUDGETS) / len(BUDGETS)
+    assert table.loc["mean_bounded_slowdown", "energyBud"] == pytest.approx(expected)
+    idle = frame[(frame["variant"] == "powercap IDLE")].set_index("budget_percent")["utilization"]
+    assert table.loc["utilization", "powercap"] == pytest.approx(
+        sum(100 * 0.01 / idle[b.percent] for b in BUDGETS) / len(BUDGETS))
+    assert table.loc["window_energy_relative", "reducePC"] == pytest.approx(0.0)
+    no_idle_at_30 = frame[~((frame["budget_percent"] == 30) & (frame["shutdown"] == False))]  # noqa: E712
+    fewer = sum(100 * -5.0 / ((100 - b.percent) + 10) for b in BUDGETS if b.percent != 30) / (len(BUDGETS) - 1)
+    assert shutdown_changes(no_idle_at_30).loc["mean_bounded_slowdown", "energyBud"] == pytest.approx(fewer)
+    text = write_report(frame, tmp_path / "report.md").read_text()
+    assert f"| AVEbsld | {expected:+.2f} % / -8.61 % |" in text
+
+
+def test_end_to_end_on_a_log_excerpt(tmp_path: Path) -> None:
+    """A machine given a log (``--swf``): its busiest week, EASY once, the source in the report."""
+    result = run_experiment(tmp_path, [(TINY, 16)], swf={"tiny": str(BLUE)}, algorithms=(), workers=1)
+    assert list(result.frame["algorithm"]) == [EASY.name] and result.inputs[0].nb_hosts == 16
+    text = (tmp_path / "report.md").read_text()
+    assert "| Tiny | 16 | PWA log SDSC-BLUE-2000-4.2-cln-head200.swf.gz, its busiest week" in text
+    assert f"sha256 {sha256_of(BLUE)}" in text and "too large" in text  # the summary line: wide jobs dropped

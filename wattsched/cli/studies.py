@@ -57,7 +57,10 @@ def cmd_reproduce_energy_budget(args: argparse.Namespace) -> int:
     if missing:
         print("presets not registered, left out: " + ", ".join(a.preset for a in missing), file=sys.stderr)
     result = run_experiment(args.out, machines, seed=args.seed, load=args.load, swf=parse_swf_inputs(args.swf),
-                            workers=args.workers, force=args.force, size_note=size_note)
+                            workers=args.workers, force=args.force, size_note=size_note, full=args.full,
+                            pwa=args.pwa, synthetic=args.synthetic)
+    for inp in result.inputs:
+        print(f"{inp.machine.name}: {inp.source}", file=sys.stderr)
     for note in result.notes:
         print(f"EASY utilization, {note}")
     print(f"{len(result.frame)} runs in {result.wall_s:.0f} s; report: {Path(args.out) / 'report.md'}")
@@ -168,13 +171,20 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                           description="The energy-budget paper's §V: one-week workloads, a 3-day budget window, "
                                       "budgets 100 … 30 %, energyBud / reducePC / powercap with and without "
                                       "opportunistic shutdown, plus EASY, on SDSC-Blue, MetaCentrum and Curie "
-                                      "(reduced sizes unless --full). Writes results.csv, report.md and figures 2-5.")
+                                      "(reduced sizes unless --full). The busiest week of the real SDSC-Blue log "
+                                      "(and of Curie's with --full) when the archive's logs are found, synthetic "
+                                      "weeks otherwise. Writes results.csv, report.md and figures 2-5.")
     e.add_argument("--out", default="results/energy-budget", help="output folder (default results/energy-budget)")
     e.add_argument("--full", action="store_true", help="the paper's machine sizes (1,152, 3,356, 80,640 hosts)")
     e.add_argument("--scale", type=positive_float, help="fraction of each machine's hosts")
     e.add_argument("--machines", help="comma-separated subset: sdsc-blue,metacentrum,curie")
     e.add_argument("--swf", action="append", default=[], metavar="NAME=PATH[:START_S]",
-                   help="use one week of this SWF trace for machine NAME (at its full size)")
+                   help="use one week of this SWF trace for machine NAME (at its full size; its busiest week "
+                        "unless START_S is given)")
+    e.add_argument("--pwa", metavar="DIR",
+                   help="folder of Parallel Workloads Archive logs (default: $WATTSCHED_PWA, else ../shared/data/pwa "
+                        "beside the repository); SDSC-Blue and Curie take their busiest week when found")
+    e.add_argument("--synthetic", action="store_true", help="synthetic weeks even when the logs are found")
     e.add_argument("--seed", type=int, default=1, help="seed of the synthetic weeks (default 1)")
     e.add_argument("--load", type=positive_float, default=0.95, help="initial offered load of synthetic weeks")
     e.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")

@@ -124,9 +124,12 @@ def progress_bar(nb_jobs: int, enabled: bool = True) -> Iterator[ProgressCallbac
         TimeRemainingColumn,
     )
 
+    from rich.console import Console
+
+    # on stderr, as documented: stdout carries the metrics (``wattsched run --json``)
     with Progress(TextColumn("[bold]simulating"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("jobs  t={task.fields[sim_time]}"), TimeElapsedColumn(), TextColumn("left"),
-                  TimeRemainingColumn()) as bar:
+                  TimeRemainingColumn(), console=Console(stderr=True)) as bar:
         task = bar.add_task("sim", total=nb_jobs, sim_time="0")
         last = [-1, 0.0]
 
