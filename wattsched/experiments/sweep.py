@@ -303,7 +303,7 @@ def _run_dask(runs: Sequence[Run], workers: int, address: str | None, force: boo
         else:
             cluster = stack.enter_context(LocalCluster(
                 n_workers=min(workers, len(runs)), threads_per_worker=1, processes=True, dashboard_address=None,
-                silence_logs=logging.ERROR))
+                silence_logs=logging.CRITICAL))  # errors come back through the futures (as in wattsched.web.runs)
             client = stack.enter_context(Client(cluster))
         queue_name = f"wattsched-progress-{uuid.uuid4().hex}" if show_progress else None
         queue = Queue(queue_name, client=client) if queue_name is not None else None

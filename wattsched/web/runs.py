@@ -101,8 +101,11 @@ class RunManager:
             if self._client is None:
                 from distributed import Client, LocalCluster
 
+                # workers' logs silenced: a run's error reaches its page through its future, and a worker
+                # that dies through the nanny (KilledWorker); what is left is shutdown chatter (a heartbeat
+                # to a scheduler that is closing, logged as an error with its traceback)
                 self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=self.processes,
-                                             dashboard_address=None, silence_logs=logging.ERROR)
+                                             dashboard_address=None, silence_logs=logging.CRITICAL)
                 self._client = Client(self._cluster)
             return self._client
 
