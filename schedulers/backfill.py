@@ -286,11 +286,11 @@ class EasyBackfilling(Backfilling):
             return False  # no waiting job behind the head, or nothing free to backfill on
         now_s = view.now_s
         head = queue[i]
-        running: Iterable[RunningJob] = view.running_by_end
+        running: Iterable[RunningJob] = view.by_end()
         if starts:
             just_started = sorted((RunningJob(job.id, a.hosts, now_s, a.end_s(now_s), a.pstate, job)
                                    for job, a in starts), key=end_key)
-            running = heapq.merge(view.running_by_end, just_started, key=end_key)
+            running = heapq.merge(running, just_started, key=end_key)
         reservation = admitted_reservation(head, now_s, free, running, placer, admission, view)
         if reservation is None:
             shadow_s, extra = INF, free  # the head cannot start with the hosts that are on

@@ -41,13 +41,13 @@ Example::
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
-from dataclasses import replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from procset import ProcSet
-from sortedcontainers import SortedKeyList, SortedList
+from sortedcontainers import SortedList
 
 from wattsched.base.batsim_files import REPLACEMENT_WORKLOAD
 from wattsched.base.errors import OptionError, ProtocolError
@@ -76,6 +76,7 @@ from wattsched.schedulers.state import (
     SetJobMetadata,
     SetPState,
     StartJob,
+    end_key,
 )
 
 logger = logging.getLogger(__name__)
@@ -350,13 +351,14 @@ class PolicyScheduler:
         pseudo = self.power.pending_hosts(view)
         if not pseudo:
             return view
-        merged = SortedKeyList(view.running_by_end, key=view.running_by_end.key)
-        merged.update(pseudo)
         free = view.free
         for job in pseudo:
             if not disjoint(job.alloc, free):
                 free = minus(free, job.alloc)
-        return replace(view, running_by_end=merged, free=free)
+        seen = copy.copy(view)  # (not dataclasses.replace: no __init__, no copy of the running jobs)
+        seen.pending_by_end = tuple(sorted(pseudo, key=end_key))
+        seen.free = free
+        return seen
 
     # ----------------------------------------------------------------- decisions
     def schedule(self) -> list[Decision]:

@@ -338,7 +338,7 @@ class OpportunisticShutdown(PowerManager):
         head = queue[0]
         admission = ctx.admission
         seen = ctx.backfill_view(view)  # hosts off, switching or booked for a job
-        reservation = admitted_reservation(head, now, seen.free, seen.running_by_end, ctx, admission, view)
+        reservation = admitted_reservation(head, now, seen.free, seen.by_end(), ctx, admission, view)
         if reservation is None:  # cannot happen while every host can be booted; nothing to prepare
             return ProcSet(), None
         hosts, start_s, assignment = reservation.hosts, reservation.start_s, reservation.assignment

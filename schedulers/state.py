@@ -21,10 +21,11 @@ is mutable: policy code never mutates a set it did not create (it uses ``|`` and
 from __future__ import annotations
 
 import enum
+import heapq
 import math
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping, Union
+from typing import Any, Iterable, Mapping, Union
 
 from procset import ProcSet
 from sortedcontainers import SortedKeyList
@@ -166,6 +167,9 @@ class ClusterView:
             :meth:`add_running` / :meth:`remove_running` so that EASY never re-sorts it.
         running_version: bumped by :meth:`add_running` / :meth:`remove_running`: lets pieces cache what
             they derive from ``running`` between passes.
+        pending_by_end: only in the view backfilling sees (``PolicyScheduler.backfill_view``): hosts off,
+            switching or booked for a job as pseudo running jobs, sorted by :func:`end_key`;
+            :meth:`by_end` merges them with ``running_by_end``.
         nb_waiting: jobs in the core's wait queue, kept up to date by the core as jobs arrive and as a pass
             starts them (a job being placed is still counted: UPAS's WQ_size is this minus one).
     """
@@ -186,6 +190,15 @@ class ClusterView:
     running_by_end: SortedKeyList = field(default_factory=lambda: SortedKeyList(key=end_key))
     running_version: int = field(default=0, compare=False, repr=False)
     nb_waiting: int = 0
+    pending_by_end: tuple[RunningJob, ...] = ()
+
+    def by_end(self) -> Iterable[RunningJob]:
+        """The running jobs, and the pseudo running jobs of a backfill view, by expected end
+        (:func:`end_key`, a total order): what EASY's reservation walks. Merged lazily, as the
+        reservation usually reads only the first few."""
+        if self.pending_by_end:
+            return heapq.merge(self.running_by_end, self.pending_by_end, key=end_key)
+        return self.running_by_end
 
     def add_running(self, job: RunningJob) -> None:
         self.running[job.id] = job

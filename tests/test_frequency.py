@@ -90,7 +90,7 @@ def run(platform_path: Path, workload_path: Path):
         head = policy.order.sort(policy.queue, view)[0]
         if head.id not in promised:
             seen = policy.backfill_view(view)
-            reservation = admitted_reservation(head, view.now_s, seen.free, seen.running_by_end, policy,
+            reservation = admitted_reservation(head, view.now_s, seen.free, seen.by_end(), policy,
                                                policy.admission, view)
             promised[head.id] = math.inf if reservation is None else reservation.start_s
         return reply
