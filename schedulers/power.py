@@ -247,6 +247,7 @@ class OpportunisticShutdown(PowerManager):
         self._kept: dict[int, float] = {}
         #: later jobs booted for, committed to their hosts until these are on: id → (hosts, start, end)
         self._booked: dict[str, tuple[ProcSet, float, float]] = {}
+        self._booked_version = 0  # bumped at every change of _booked (the cache of pending_hosts)
         #: times of the CALL_ME_LATER requested for a just-in-time boot, not yet past
         self._calls: list[float] = []
         self._kept_hosts: ProcSet | None = None  # the hosts of _kept (cache of _kept_set)
@@ -272,7 +273,24 @@ class OpportunisticShutdown(PowerManager):
 
     def pending_hosts(self, view: ClusterView) -> list[RunningJob]:
         """Hosts off or switching as pseudo running jobs ending when they can be on (boot included), and
-        the jobs booted for as running on their booting hosts until their expected end."""
+        the jobs booted for as running on their booting hosts until their expected end.
+
+        Asked twice per pass (EASY's view, then :meth:`decide`'s): the second time, when nothing it reads
+        changed (the time, the sets of hosts off and switching, which the core and :meth:`_book` replace
+        and never change in place, the bookings and the transitions), the list of the first is returned
+        (callers do not change it)."""
+        sets = (view.off, view.switching, self._transitions)  # compared by identity
+        values = (view.now_s, self._booked_version, len(self._transitions))
+        cached = self._pending_cache
+        if cached is not None and cached[1] == values and all(a is b for a, b in zip(cached[0], sets)):
+            return cached[2]
+        out = self._pending_hosts(view)
+        self._pending_cache = (sets, values, out)
+        return out
+
+    _pending_cache: tuple[tuple, tuple, list[RunningJob]] | None = None
+
+    def _pending_hosts(self, view: ClusterView) -> list[RunningJob]:
         now = view.now_s
         out: list[RunningJob] = []
         counted = ProcSet()
@@ -299,6 +317,7 @@ class OpportunisticShutdown(PowerManager):
                 out.append((job, ctx.assign(job, alloc)))
                 free = minus(free, alloc)
             del self._booked[job_id]
+            self._booked_version += 1
         return out
 
     # ------------------------------------------------------------ decisions
@@ -311,7 +330,10 @@ class OpportunisticShutdown(PowerManager):
         if self._forget_kept(now, view):
             changed = True
         self._calls = [t for t in self._calls if t > now + BOOT_SLACK_S]
-        self._booked = {j: b for j, b in self._booked.items() if now <= b[1] + BOOT_SLACK_S}
+        booked = {j: b for j, b in self._booked.items() if now <= b[1] + BOOT_SLACK_S}
+        if len(booked) != len(self._booked):
+            self._booked = booked
+            self._booked_version += 1
         if changed:  # an energy budget's plan reads the kept hosts and the transitions, not the rest
             self.plan_version += 1
         decisions: list[Decision] = []
@@ -426,6 +448,7 @@ class OpportunisticShutdown(PowerManager):
             self._book(boot, keep, start_s, view)
             admission.on_prepare(job, boot, keep, start_s, assignment, view)
             self._booked[job.id] = (assignment.hosts, start_s, end_s)
+            self._booked_version += 1
             booted = plus(booted, boot)
             pool, extra = minus(pool, assignment.hosts), minus(extra, assignment.hosts)
             pool_n, extra_n = size(pool), size(extra)
