@@ -353,7 +353,7 @@ class StepClock:
     def _compact(self) -> None:
         """Forget the deltas older than every live action's ``base``."""
         low = min((e[4].base for e in self.heap if e[3] == e[4].version), default=self.steps)
-        low = min((act.base for act in self._dormant), default=low)
+        low = min(low, min((act.base for act in self._dormant), default=low))  # both: live and dormant
         drop = low - self._first
         if drop > 0:
             del self._deltas[:drop]
