@@ -264,3 +264,29 @@ def test_inprocess_scheduler_on_a_busy_host(tmp_path):
                            "-e", str(out / "run")], capture_output=True, text=True, timeout=120)
     assert_one_line_error(proc, "the scheduler's reply to Batsim message", "EXECUTE_JOB")
     assert not out.exists()
+
+
+def test_a_fault_of_the_simulator_is_not_blamed_on_the_reply(monkeypatch):
+    """An internal error while the simulator runs to its next message (here a clock that fails once the
+    first reply is applied) is a SimulatorFault naming the time and message, with its cause kept; it is
+    not reported as a malformed reply of the scheduler (it used to be: 'the scheduler's reply to Batsim
+    message 55450 ... is malformed (ValueError ...)' for a bug of the clock)."""
+    from wattsched.schedulers.protocol import scheduler_handler
+    from wattsched.simulator import clock as clock_module
+    from wattsched.simulator.drivers import run_inprocess
+    from wattsched.simulator.engine import Simulation, SimulatorFault
+    from wattsched.simulator.platform import load_platform
+    from wattsched.simulator.workload import load_workload
+
+    sim = Simulation(load_platform(PLATFORM), load_workload(WORKLOAD))
+    solve = clock_module.StepClock.solve_step
+
+    def failing(self):
+        if sim.nb_messages >= 2:
+            raise ValueError("operands could not be broadcast together")
+        return solve(self)
+
+    monkeypatch.setattr(clock_module.StepClock, "solve_step", failing)
+    with pytest.raises(SimulatorFault, match=r"internal error of the simulator at t=.*ValueError") as info:
+        run_inprocess(sim, scheduler_handler("easy-backfill", {}))
+    assert isinstance(info.value.__cause__, ValueError)

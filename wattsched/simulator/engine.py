@@ -114,7 +114,13 @@ STALL_STEPS: Final = 10_000
 _KIND_NAMES: Final = ("execution", "sleep", "submitter sleep", "CALL_ME_LATER sleep", "switch", "reply sleep")
 
 
-class EngineStalled(RuntimeError):
+class SimulatorFault(RuntimeError):
+    """An internal error of the engine while it simulates up to its next message: a bug of the
+    simulator, not of the inputs or of the scheduler's reply (drivers report a reply's faults as
+    :class:`~wattsched.base.errors.ProtocolError`; this one keeps the traceback of its cause)."""
+
+
+class EngineStalled(SimulatorFault):
     """The engine's internal error: its clock no longer moves (a bug of the simulator, not of the
     inputs or of the scheduler). The message gives the time, the solver step and the pending actions."""
 #: The action's field of a clock entry (:data:`~wattsched.simulator.clock.Entry`).
@@ -359,7 +365,12 @@ class Simulation:
         if self._phase in ("init", "ended"):
             raise ProtocolError("no Batsim message is waiting for a reply")
         self._apply_reply(reply)
-        return self._next_message()
+        try:
+            return self._next_message()
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            # not the reply's fault (it was applied): the drivers must not report it as a malformed reply
+            raise SimulatorFault(f"internal error of the simulator at t={self.now_s!r} after Batsim message "
+                                 f"{self.nb_messages}: {type(exc).__name__}: {exc}") from exc
 
     @property
     def ended(self) -> bool:
