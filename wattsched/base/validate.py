@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -151,8 +152,25 @@ def load_json(data: str | bytes, source: str, error: ErrorFactory = input_error)
         raise error(source, "", f"JSON nested too deeply; {limit_hint('nesting', 'levels')}") from None
     except ValueError as exc:  # an integer of more than sys.get_int_max_str_digits() digits
         raise error(source, "", f"a number in it is beyond the range of a double ({exc})") from None
-    check_json_tree(doc, source, error)
+    if not _nothing_to_check(data):
+        check_json_tree(doc, source, error)
     return doc
+
+
+#: What a JSON text holds wherever a number may not be a finite double: a digit followed by an exponent (``1e400``;
+#: numbers without one are finite below 300 digits), 300 digits in a row, or the constants NaN and ±Infinity. Also
+#: found inside strings (``"w0!1e5"``): then the tree is walked, which decides.
+_MAYBE_NOT_FINITE = re.compile(r"\d[eE]|\d{300}|NaN|Infinity")
+
+
+def _nothing_to_check(data: str | bytes) -> bool:
+    """Whether the text alone proves what :func:`check_json_tree` checks, so that the walk can be skipped (the
+    common case of protocol messages: a few hundred characters, a few levels, plain numbers): fewer brackets
+    than the nesting bound (nesting cannot reach it) and nothing that can parse to a number that is not a finite
+    double (:data:`_MAYBE_NOT_FINITE`). A text it cannot clear, and bytes (JSON may come as UTF-16 or UTF-32,
+    which no pattern on the bytes reads), are walked, as before."""
+    return (isinstance(data, str) and data.count("[") + data.count("{") < limit("nesting")
+            and _MAYBE_NOT_FINITE.search(data) is None)
 
 
 # ---------------------------------------------------------------------------------------------- YAML
@@ -411,32 +429,37 @@ class BatsimMessageChecker:
         self.done: set[str] = set()
 
     def check(self, msg: Any) -> None:
-        from wattsched.base.errors import ProtocolError
-
         self.number += 1
-        where = f"Batsim message {self.number}"
         if not isinstance(msg, dict) or "now" not in msg or not isinstance(msg.get("events"), list):
-            raise ProtocolError(f"{where}: a Batsim message must be an object with 'now' and 'events'")
+            raise self._error(None, "a Batsim message must be an object with 'now' and 'events'")
         now = msg["now"]
-        if isinstance(now, bool) or not isinstance(now, (int, float)) or not 0 <= now <= MAX_DOUBLE:
-            raise ProtocolError(f"{where}: field 'now' must be a time ≥ 0, got {_show(now)}")
-        where = f"Batsim message {self.number} (t={now:g})"
+        kind_of_now = type(now)
+        if not (kind_of_now is float or kind_of_now is int) or not 0 <= now <= MAX_DOUBLE:
+            raise self._error(None, f"field 'now' must be a time ≥ 0, got {_show(now)}")
         for index, ev in enumerate(msg["events"]):
-            if not isinstance(ev, dict) or not isinstance(ev.get("type"), str):
-                raise ProtocolError(f"{where}: events[{index}] must be an object with a 'type'")
+            if type(ev) is not dict or type(ev.get("type")) is not str:
+                raise self._error(now, f"events[{index}] must be an object with a 'type'")
             kind = ev["type"]
             if kind not in BATSIM_EVENTS:
-                raise ProtocolError(f"{where}: events[{index}]: unknown event type {_show(kind)}")
+                raise self._error(now, f"events[{index}]: unknown event type {_show(kind)}")
             data = ev.get("data", {})
-            if not isinstance(data, dict):
-                raise ProtocolError(f"{where}: {kind}: field 'data' must be an object")
+            if type(data) is not dict:
+                raise self._error(now, f"{kind}: field 'data' must be an object")
             ts = ev.get("timestamp", now)
-            if isinstance(ts, bool) or not isinstance(ts, (int, float)) or not 0 <= ts <= MAX_DOUBLE:
-                raise ProtocolError(f"{where}: {kind}: field 'timestamp' must be a time ≥ 0, got {_show(ts)}")
+            kind_of_ts = type(ts)
+            if not (kind_of_ts is float or kind_of_ts is int) or not 0 <= ts <= MAX_DOUBLE:
+                raise self._error(now, f"{kind}: field 'timestamp' must be a time ≥ 0, got {_show(ts)}")
             try:
                 self._event(kind, data)
             except ValueError as exc:
-                raise ProtocolError(f"{where}: {kind}: {exc}") from None
+                raise self._error(now, f"{kind}: {exc}") from None
+
+    def _error(self, now: Any, problem: str) -> Exception:
+        """The error naming the message being checked (built only when there is one)."""
+        from wattsched.base.errors import ProtocolError
+
+        where = f"Batsim message {self.number}" if now is None else f"Batsim message {self.number} (t={now:g})"
+        return ProtocolError(f"{where}: {problem}")
 
     def _job(self, data: dict, key: str = "job_id") -> str:
         jid = data.get(key)
