@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -138,10 +137,24 @@ def _key_of(container: dict | list, item: Any) -> str | int:
 def load_json(data: str | bytes, source: str, error: ErrorFactory = input_error) -> Any:
     """Parse JSON ``data`` read from ``source`` and check it with :func:`check_json_tree`.
 
+    Text with fewer brackets than the nesting bound is parsed with hooks that give up at the first number that may
+    not be a finite double (:func:`_finite_float`, :func:`_short_int`, NaN and ±Infinity): when none does, the
+    document holds only finite numbers and is not nested too deeply, so the tree is not walked (protocol
+    messages: a few hundred characters, plain numbers). Any other text is parsed and walked as a whole.
+
     Raises:
         the ``error`` of the reader: malformed JSON (line and column), not UTF-8, nested too deep, an
         integer of more than 4,300 digits, a number that is not a finite double.
     """
+    if isinstance(data, str) and data.count("[") + data.count("{") < limit("nesting"):
+        try:
+            return _CHECKING_DECODER.decode(data)
+        except _MaybeNotFinite:
+            pass  # parsed again below, and walked: the error names the value's path
+        except json.JSONDecodeError as exc:
+            raise error(source, f"line {exc.lineno}, column {exc.colno}", f"malformed JSON ({exc.msg})") from None
+        except RecursionError:  # pragma: no cover - fewer brackets than the bound
+            raise error(source, "", f"JSON nested too deeply; {limit_hint('nesting', 'levels')}") from None
     try:
         doc = json.loads(data, parse_constant=_Constant)
     except json.JSONDecodeError as exc:
@@ -152,25 +165,33 @@ def load_json(data: str | bytes, source: str, error: ErrorFactory = input_error)
         raise error(source, "", f"JSON nested too deeply; {limit_hint('nesting', 'levels')}") from None
     except ValueError as exc:  # an integer of more than sys.get_int_max_str_digits() digits
         raise error(source, "", f"a number in it is beyond the range of a double ({exc})") from None
-    if not _nothing_to_check(data):
-        check_json_tree(doc, source, error)
+    check_json_tree(doc, source, error)
     return doc
 
 
-#: What a JSON text holds wherever a number may not be a finite double: a digit followed by an exponent (``1e400``;
-#: numbers without one are finite below 300 digits), 300 digits in a row, or the constants NaN and ±Infinity. Also
-#: found inside strings (``"w0!1e5"``): then the tree is walked, which decides.
-_MAYBE_NOT_FINITE = re.compile(r"\d[eE]|\d{300}|NaN|Infinity")
+class _MaybeNotFinite(Exception):
+    """Raised by the hooks of :data:`_CHECKING_DECODER` at a number that may not be a finite double."""
 
 
-def _nothing_to_check(data: str | bytes) -> bool:
-    """Whether the text alone proves what :func:`check_json_tree` checks, so that the walk can be skipped (the
-    common case of protocol messages: a few hundred characters, a few levels, plain numbers): fewer brackets
-    than the nesting bound (nesting cannot reach it) and nothing that can parse to a number that is not a finite
-    double (:data:`_MAYBE_NOT_FINITE`). A text it cannot clear, and bytes (JSON may come as UTF-16 or UTF-32,
-    which no pattern on the bytes reads), are walked, as before."""
-    return (isinstance(data, str) and data.count("[") + data.count("{") < limit("nesting")
-            and _MAYBE_NOT_FINITE.search(data) is None)
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value - value != 0:  # ±inf (NaN is no JSON number: it comes as a constant)
+        raise _MaybeNotFinite
+    return value
+
+
+def _short_int(text: str) -> int:
+    if len(text) >= 300:  # beyond ±1e299 only from 300 characters on: the walk decides
+        raise _MaybeNotFinite
+    return int(text)
+
+
+def _no_constant(name: str) -> Any:
+    raise _MaybeNotFinite
+
+
+#: The decoder of :func:`load_json`'s fast path (one for all calls: it keeps no state between them).
+_CHECKING_DECODER = json.JSONDecoder(parse_float=_finite_float, parse_int=_short_int, parse_constant=_no_constant)
 
 
 # ---------------------------------------------------------------------------------------------- YAML
