@@ -56,7 +56,7 @@ from typing import ClassVar, Iterable, Protocol, Sequence
 import numpy as np
 from procset import ProcSet
 
-from wattsched.base.hostsets import intervals, minus, size
+from wattsched.base.hostsets import disjoint, intervals, minus, size
 from wattsched.schedulers.admission import AdmissionConstraint
 from wattsched.schedulers.pieces import Piece, register
 from wattsched.schedulers.placement import FreeHosts
@@ -166,17 +166,18 @@ def head_reservation(head: QueuedJob, now_s: float, free: ProcSet, running: Iter
     by_inf: dict[int, int] = {}
     by_sup: dict[int, int] = {}
     longest = 0
-    for itv in free.intervals():
-        by_inf[itv.inf], by_sup[itv.sup] = itv.sup, itv.inf
-        longest = max(longest, itv.sup - itv.inf + 1)
+    for inf, sup in intervals(free):
+        by_inf[inf], by_sup[sup] = sup, inf
+        if sup - inf >= longest:
+            longest = sup - inf + 1
     contiguous = placer.contiguous
     ending = iter(running)
     job = next(ending, None)
     while job is not None:
         end_s = job.expected_end_s
         while job is not None and job.expected_end_s == end_s:
-            for itv in job.alloc.intervals():
-                inf, sup = itv.inf, itv.sup
+            for lo, hi in intervals(job.alloc):
+                inf, sup = lo, hi
                 if inf - 1 in by_sup:
                     inf = by_sup.pop(inf - 1)
                     del by_inf[inf]
@@ -184,8 +185,9 @@ def head_reservation(head: QueuedJob, now_s: float, free: ProcSet, running: Iter
                     sup = by_inf.pop(sup + 1)
                     del by_sup[sup]
                 by_inf[inf], by_sup[sup] = sup, inf
-                longest = max(longest, sup - inf + 1)
-                count += itv.sup - itv.inf + 1
+                if sup - inf >= longest:
+                    longest = sup - inf + 1
+                count += hi - lo + 1
             job = next(ending, None)
         if count < n or (contiguous and longest < n):
             continue
@@ -431,7 +433,7 @@ class EasyBackfilling(Backfilling):
             hosts = assignment.hosts
             free = minus(free, hosts)
             free_count -= n
-            if not extra.isdisjoint(hosts):
+            if not disjoint(extra, hosts):
                 extra = minus(extra, hosts)
                 extra_count = size(extra)
             if keyed:
@@ -507,7 +509,7 @@ class EasyBackfilling(Backfilling):
             hosts = assignment.hosts
             free = minus(free, hosts)
             free_count -= n
-            if not extra.isdisjoint(hosts):
+            if not disjoint(extra, hosts):
                 extra = minus(extra, hosts)
                 extra_count = size(extra)
         self._kept = _Kept(kept.head, reservation, kept.no_free, free, extra, now_s,
