@@ -453,7 +453,7 @@ class BatsimMessageChecker:
         self.number += 1
         if not isinstance(msg, dict) or "now" not in msg or not isinstance(msg.get("events"), list):
             raise self._error(None, "a Batsim message must be an object with 'now' and 'events'")
-        now = msg["now"]
+        now: Any = msg["now"]
         kind_of_now = type(now)
         if not (kind_of_now is float or kind_of_now is int) or not 0 <= now <= MAX_DOUBLE:
             raise self._error(None, f"field 'now' must be a time ≥ 0, got {_show(now)}")
@@ -466,7 +466,7 @@ class BatsimMessageChecker:
             data = ev.get("data", {})
             if type(data) is not dict:
                 raise self._error(now, f"{kind}: field 'data' must be an object")
-            ts = ev.get("timestamp", now)
+            ts: Any = ev.get("timestamp", now)
             kind_of_ts = type(ts)
             if not (kind_of_ts is float or kind_of_ts is int) or not 0 <= ts <= MAX_DOUBLE:
                 raise self._error(now, f"{kind}: field 'timestamp' must be a time ≥ 0, got {_show(ts)}")
