@@ -56,7 +56,7 @@ from typing import ClassVar, Iterable, Protocol, Sequence
 import numpy as np
 from procset import ProcSet
 
-from wattsched.base.hostsets import minus, size
+from wattsched.base.hostsets import disjoint, intervals, minus, size
 from wattsched.schedulers.admission import AdmissionConstraint
 from wattsched.schedulers.pieces import Piece, register
 from wattsched.schedulers.placement import FreeHosts
@@ -118,6 +118,28 @@ class Reservation:
         return self.assignment.hosts
 
 
+#: Whether :class:`EasyBackfilling` may answer a pass that follows only submissions from what it kept of the
+#: previous pass (:class:`_Kept`; tests set it to False to compare with full passes).
+KEEP_PASSES = True
+
+
+@dataclass
+class _Kept:
+    """What an EASY pass leaves for the next one (:meth:`EasyBackfilling._select`): the head that could not start,
+    its reservation (None: none; ``no_free``: nothing was left free to backfill on), the free hosts and the
+    hosts outside the reservation once the pass's jobs started, and what the next pass checks to know that
+    nothing else changed: the time, the number of waiting jobs, the view's ``running_version``."""
+
+    head: QueuedJob
+    reservation: Reservation | None
+    no_free: bool
+    free: ProcSet
+    extra: ProcSet
+    now_s: float
+    waiting: int
+    running_version: int
+
+
 def head_reservation(head: QueuedJob, now_s: float, free: ProcSet, running: Iterable[RunningJob],
                      placer: Placer) -> Reservation | None:
     """EASY's reservation for ``head``: the shadow time and the assignment it will get then.
@@ -144,17 +166,18 @@ def head_reservation(head: QueuedJob, now_s: float, free: ProcSet, running: Iter
     by_inf: dict[int, int] = {}
     by_sup: dict[int, int] = {}
     longest = 0
-    for itv in free.intervals():
-        by_inf[itv.inf], by_sup[itv.sup] = itv.sup, itv.inf
-        longest = max(longest, itv.sup - itv.inf + 1)
+    for inf, sup in intervals(free):
+        by_inf[inf], by_sup[sup] = sup, inf
+        if sup - inf >= longest:
+            longest = sup - inf + 1
     contiguous = placer.contiguous
     ending = iter(running)
     job = next(ending, None)
     while job is not None:
         end_s = job.expected_end_s
         while job is not None and job.expected_end_s == end_s:
-            for itv in job.alloc.intervals():
-                inf, sup = itv.inf, itv.sup
+            for lo, hi in intervals(job.alloc):
+                inf, sup = lo, hi
                 if inf - 1 in by_sup:
                     inf = by_sup.pop(inf - 1)
                     del by_inf[inf]
@@ -162,8 +185,9 @@ def head_reservation(head: QueuedJob, now_s: float, free: ProcSet, running: Iter
                     sup = by_inf.pop(sup + 1)
                     del by_sup[sup]
                 by_inf[inf], by_sup[sup] = sup, inf
-                longest = max(longest, sup - inf + 1)
-                count += itv.sup - itv.inf + 1
+                if sup - inf >= longest:
+                    longest = sup - inf + 1
+                count += hi - lo + 1
             job = next(ending, None)
         if count < n or (contiguous and longest < n):
             continue
@@ -263,11 +287,44 @@ class EasyBackfilling(Backfilling):
     description = "EASY backfilling: one reservation for the head job, later jobs start if they do not delay it"
     reference = "Lifka 1995; energy-budget paper §II, Algorithm 1"
 
+    def __init__(self) -> None:
+        self._kept: _Kept | None = None
+        self._new: list[QueuedJob] = []  # jobs submitted since the last pass
+
+    # Every event but a submission (and the clock) may change what a pass decides: the next pass is a full one.
+    def on_platform(self, view: ClusterView) -> None:
+        self._kept = None
+        self._new = []
+
+    def on_submitted(self, job: QueuedJob, view: ClusterView) -> None:
+        self._new.append(job)
+
+    def on_completed(self, job: RunningJob, state: object, view: ClusterView) -> None:
+        self._kept = None
+
+    def on_hosts_changed(self, hosts: ProcSet, pstate: int, view: ClusterView) -> None:
+        self._kept = None
+
+    def on_energy(self, energy_j: float, view: ClusterView) -> None:
+        self._kept = None
+
+    def on_call(self, view: ClusterView) -> None:
+        self._kept = None
+
+    def on_no_more_jobs(self, view: ClusterView) -> None:
+        self._kept = None
+
     def select(self, queue: Sequence[QueuedJob], view: ClusterView, placer: Placer,
                admission: AdmissionConstraint) -> list[Start]:
         starts: list[Start] = []
+        new, self._new = self._new, []
         if not placer.partitioned:
-            self._select(queue, view, placer, admission, starts, view.free, None)
+            kept = self._kept
+            self._kept = None
+            if kept is not None and self._only_new_jobs_can_start(kept, new, queue, view, placer):
+                self._backfill_new(kept, new, view, placer, admission, starts)
+            else:
+                self._select(queue, view, placer, admission, starts, view.free, None)
             return starts
         started: set[str] = set()  # job-partition entries: the jobs started in this pass (module docstring)
         free = view.free
@@ -282,7 +339,11 @@ class EasyBackfilling(Backfilling):
         """One EASY pass over ``queue`` appending to ``starts``; True when the head's job started through
         another of its entries (``started`` is not None): the pass must start over."""
         i, free = _fcfs_phase(queue, view, placer, admission, starts, free, started)
+        keep = started is None and KEEP_PASSES and getattr(placer, "keeps_reservation", False)
         if i >= len(queue) - 1 or not free:
+            if keep and i < len(queue) and not free:  # nothing free: the next pass may start nothing either
+                self._kept = _Kept(queue[i], None, True, free, free, view.now_s, len(queue) - len(starts),
+                                   view.running_version + len(starts))
             return False  # no waiting job behind the head, or nothing free to backfill on
         now_s = view.now_s
         head = queue[i]
@@ -372,7 +433,7 @@ class EasyBackfilling(Backfilling):
             hosts = assignment.hosts
             free = minus(free, hosts)
             free_count -= n
-            if not extra.isdisjoint(hosts):
+            if not disjoint(extra, hosts):
                 extra = minus(extra, hosts)
                 extra_count = size(extra)
             if keyed:
@@ -385,4 +446,71 @@ class EasyBackfilling(Backfilling):
                 later.narrow(free_count, worth_trying)
         if reservation is not None:
             admission.release_head()
+        if keep:
+            self._kept = _Kept(head, reservation, False, free, extra, now_s, len(queue) - len(starts),
+                               view.running_version + len(starts))
         return restart
+
+    @staticmethod
+    def _only_new_jobs_can_start(kept: _Kept, new: list[QueuedJob], queue: Sequence[QueuedJob], view: ClusterView,
+                                 placer: Placer) -> bool:
+        """Whether only submissions happened since the pass that left ``kept`` (the same running jobs, free hosts
+        and head; the jobs submitted since, ``new``, at the end of the queue; the clock not back), with pieces
+        for which the previous pass's conclusions still hold (:attr:`PolicyScheduler.keeps_reservation`).
+
+        Then a full pass would decide exactly what :meth:`_backfill_new` decides. The head still does not fit
+        (the free hosts are the same). Its reservation is the same: every job started since it was computed
+        either ends by the shadow time or runs outside the reserved hosts, so at every earlier time the hosts
+        free by then are a subset of those free by then before (the head fits no sooner), and at the shadow time
+        they hold the reserved hosts, and first-fit takes them again (the intervals below them only shrank). No
+        job that waited at the previous pass can start: it did not fit in hosts that were free then (a superset
+        of those free now), or would have ended past the shadow time then (later still now) and did not fit
+        outside the reservation (a superset of what is outside it now)."""
+        if not getattr(placer, "keeps_reservation", False) or view.now_s < kept.now_s:
+            return False
+        if view.running_version != kept.running_version or len(queue) != kept.waiting + len(new):
+            return False
+        if not queue or queue[0] is not kept.head or intervals(view.free) != intervals(kept.free):
+            return False
+        first = len(queue) - len(new)
+        return all(queue[first + k] is job for k, job in enumerate(new))
+
+    def _backfill_new(self, kept: _Kept, new: list[QueuedJob], view: ClusterView, placer: Placer,
+                      admission: AdmissionConstraint, starts: list[Start]) -> None:
+        """EASY's backfilling of the jobs ``new`` alone, against the reservation and the hosts ``kept`` (see
+        :meth:`_only_new_jobs_can_start`): the checks of :meth:`_select`'s loop, in queue order."""
+        free, extra, now_s = kept.free, kept.extra, view.now_s
+        reservation = kept.reservation
+        shadow_s = INF if reservation is None else reservation.start_s
+        free_count, extra_count = size(free), size(extra)
+        for job in new:
+            if kept.no_free or free_count == 0:
+                break
+            n = job.res
+            if n > free_count:
+                continue
+            assignment = None
+            if job.walltime_s is not None and now_s + job.walltime_s <= shadow_s:
+                assignment = placer.place(job, free)
+                if assignment is None:
+                    continue
+                if not assignment.end_s(now_s) <= shadow_s:  # slowed past the shadow time
+                    assignment = None
+            if assignment is None:  # would run past the shadow time: hosts outside the reservation only
+                if n > extra_count:
+                    continue
+                assignment = placer.place(job, extra)
+                if assignment is None:
+                    continue
+            if not admission.can_start(job, assignment, view):
+                continue
+            admission.on_start(job, assignment, view)
+            starts.append((job, assignment))
+            hosts = assignment.hosts
+            free = minus(free, hosts)
+            free_count -= n
+            if not disjoint(extra, hosts):
+                extra = minus(extra, hosts)
+                extra_count = size(extra)
+        self._kept = _Kept(kept.head, reservation, kept.no_free, free, extra, now_s,
+                           kept.waiting + len(new) - len(starts), view.running_version + len(starts))

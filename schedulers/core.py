@@ -310,6 +310,18 @@ class PolicyScheduler:
         """The shortest walltime (at the top frequency) among the waiting jobs (``inf`` when none has one)."""
         return self._walltimes[0] if self._walltimes else math.inf
 
+    @property
+    def keeps_reservation(self) -> bool:
+        """Whether an EASY pass that follows only submissions may start from what the previous pass concluded
+        (:meth:`~wattsched.schedulers.backfill.EasyBackfilling._select`): a static order, no admission
+        constraint, no power manager, every job at the top frequency of a platform with one top pstate, and
+        first-fit contiguous placement (the reservation's hosts are then those a recomputation would choose:
+        best-fit could pick another interval once hosts outside the reservation are taken, and the
+        non-contiguous reservation depends on which hosts are free now)."""
+        return (self._static and type(self.admission) is NoConstraint and type(self.power) is NoPowerManager
+                and type(self.placement) is FirstFit and type(self.frequency) is TopFrequency
+                and self._top is not None and not self._completes)
+
     def assign(self, job: QueuedJob, hosts: ProcSet) -> Assignment:
         """``job`` on ``hosts``: the frequency choice's pstate and the walltime at it (runtime model), completed
         by the placement when it has a time model of its own (:meth:`Placement.complete`).

@@ -165,7 +165,9 @@ class JobsBehind:
         self._slots, self._res, self._wall = self._slots[mask], self._res[mask], self._wall[mask]
 
     def __iter__(self) -> Iterator[QueuedJob]:
-        return self
+        if self._plain is not None:
+            return self._plain
+        return self._visit()
 
     def __next__(self) -> QueuedJob:
         if self._plain is not None:
@@ -175,6 +177,18 @@ class JobsBehind:
             raise StopIteration
         self._pos = pos + 1
         return self._queue.job(self._list[pos])
+
+    def _visit(self) -> Iterator[QueuedJob]:
+        """What ``for job in jobs_behind`` runs: :meth:`__next__` as a generator (cheaper per job); it reads the
+        list again at every step, so :meth:`narrow` between two steps takes effect."""
+        queue = self._queue
+        while True:
+            pos = self._pos
+            slots = self._list
+            if pos >= len(slots):
+                return
+            self._pos = pos + 1
+            yield queue._jobs[slots[pos]]  # type: ignore[misc]  # a slot the index reported alive
 
     def narrow(self, max_res: int, rule: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> None:
         """Forget the jobs not visited yet that the caller would pass over anyway: wider than ``max_res``,

@@ -200,3 +200,66 @@ def test_easy_select_with_the_index_equals_the_scan_on_fragmented_hosts(hosts, d
         return [(job.id, str(a.hosts)) for job, a in starts]
 
     assert select(0) == select(10**9)
+
+
+# ----------------------------------------------------------------- 4. passes after submissions only
+
+def _run_kept(platform: Path, workload: Path, options: dict, keep: bool) -> tuple[list, int]:
+    from wattsched.schedulers import backfill as backfill_module
+
+    old = backfill_module.KEEP_PASSES
+    backfill_module.KEEP_PASSES = keep
+    handler = scheduler_handler("easy-backfill", options)
+    kept = 0
+    fast = type(handler.policy.backfill)._backfill_new
+
+    def counting(self, *args):  # type: ignore[no-untyped-def]
+        nonlocal kept
+        kept += 1
+        return fast(self, *args)
+
+    try:
+        type(handler.policy.backfill)._backfill_new = counting
+        sim = Simulation(load_platform(platform), load_workload(workload))
+        run_inprocess(sim, handler)
+    finally:
+        backfill_module.KEEP_PASSES = old
+        type(handler.policy.backfill)._backfill_new = fast
+    return sorted((r.job.id, r.start_s, r.alloc_str) for r in sim.jobs_rows), kept
+
+
+busy_workloads = st.lists(  # jobs arriving while others wait: most passes follow submissions only
+    st.tuples(
+        st.sampled_from([0.0, 0.0, 1.0, 5.0, 30.0]),
+        st.integers(1, N) | st.integers(1, 3),
+        st.sampled_from([1.0, 1.0, 1.5, 3.0]),
+        st.integers(5, 900),
+    ),
+    min_size=2, max_size=60,
+)
+
+
+@settings(max_examples=100, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(raw=busy_workloads, no_walltime=st.lists(st.booleans(), max_size=60),
+       placement=st.sampled_from(["first-fit", "first-fit", "best-fit", "non-contiguous"]))
+def test_easy_decides_the_same_when_a_pass_keeps_the_previous_one(platform_path, tmp_path_factory, raw, no_walltime,
+                                                                  placement):
+    """EASY's pass after submissions only (``EasyBackfilling._backfill_new``: the previous pass's reservation, only
+    the new jobs tried) starts the same jobs at the same times on the same hosts as full passes, with jobs without
+    walltime among them; with another placement than first-fit every pass is a full one."""
+    t, profiles, entries = 0.0, {}, []
+    for k, (gap, res, factor, runtime) in enumerate(raw):
+        t += gap
+        profiles[f"p{k}"] = {"type": "parallel_homogeneous", "cpu": runtime * SPEED, "com": 0}
+        entry = {"id": str(k), "subtime": t, "res": res, "profile": f"p{k}"}
+        if not (k < len(no_walltime) and no_walltime[k]):
+            entry["walltime"] = runtime * factor
+        entries.append(entry)
+    workload = tmp_path_factory.mktemp("w") / "w.json"
+    workload.write_text(json.dumps({"nb_res": N, "jobs": entries, "profiles": profiles}))
+    options = {"placement": placement}
+    kept, passes = _run_kept(platform_path, workload, options, True)
+    full, none = _run_kept(platform_path, workload, options, False)
+    assert kept == full and none == 0
+    if placement != "first-fit":
+        assert passes == 0

@@ -234,3 +234,29 @@ def test_load_yaml_accepts_ordinary_anchors():
     assert doc["runs"] == [{"budget_fraction": 0.6, "shutdown": True},
                            {"budget_fraction": 0.6, "shutdown": True, "placement": "best-fit"}]
     assert load_yaml("", "g.yaml") is None and load_yaml("# nothing\n", "g.yaml") is None
+
+
+@pytest.mark.parametrize(("text", "walked"), [
+    ('{"now": 13.0, "events": [{"timestamp": 13.0, "type": "JOB_SUBMITTED", "data": {"job_id": "w0!1", '
+     '"job": {"id": "w0!1", "subtime": 13, "res": 32, "walltime": 1800, "user": 1}}}]}', False),
+    ('{"now": 1e300, "events": []}', False),
+    ('{"a": 1' + "0" * 299 + "}", True),
+    ('{"a": 1e309}', True),
+    ('{"a": NaN}', True),
+    ("[" * 64 + "]" * 64, True),
+])
+def test_load_json_walks_only_what_the_parse_could_not_clear(monkeypatch, text, walked):
+    """Protocol messages are parsed once, with hooks, and not walked; a number that may not be a finite double, a
+    constant or as many brackets as the nesting bound send the text through the parse and the walk of before."""
+    import wattsched.base.validate as validate
+
+    calls = []
+    walk = validate.check_json_tree
+    monkeypatch.setattr(validate, "check_json_tree", lambda *a, **k: (calls.append(1), walk(*a, **k))[1])
+    try:
+        doc = load_json(text, "m")
+    except InputError:
+        doc = None
+    assert bool(calls) == walked
+    if doc is not None:
+        assert doc == json.loads(text)

@@ -14,6 +14,7 @@ This relies on ``ProcSet`` keeping its disjoint sorted intervals in the ``_itvs`
 from __future__ import annotations
 
 from bisect import bisect_right
+from operator import itemgetter
 from typing import Sequence
 
 from procset import ProcInt, ProcSet
@@ -185,7 +186,11 @@ def from_sorted_ids(ids: Sequence[int]) -> ProcSet:
     return _wrap(itvs)
 
 
+_INF = itemgetter(0)
+_SUP = itemgetter(1)
+
+
 def size(hosts: ProcSet) -> int:
     """``len(hosts)`` without a Python call per interval."""
     itvs = hosts._itvs
-    return sum(s for _, s in itvs) - sum(i for i, _ in itvs) + len(itvs)
+    return sum(map(_SUP, itvs)) - sum(map(_INF, itvs)) + len(itvs)

@@ -137,10 +137,24 @@ def _key_of(container: dict | list, item: Any) -> str | int:
 def load_json(data: str | bytes, source: str, error: ErrorFactory = input_error) -> Any:
     """Parse JSON ``data`` read from ``source`` and check it with :func:`check_json_tree`.
 
+    Text with fewer brackets than the nesting bound is parsed with hooks that give up at the first number that may
+    not be a finite double (:func:`_finite_float`, :func:`_short_int`, NaN and ±Infinity): when none does, the
+    document holds only finite numbers and is not nested too deeply, so the tree is not walked (protocol
+    messages: a few hundred characters, plain numbers). Any other text is parsed and walked as a whole.
+
     Raises:
         the ``error`` of the reader: malformed JSON (line and column), not UTF-8, nested too deep, an
         integer of more than 4,300 digits, a number that is not a finite double.
     """
+    if isinstance(data, str) and data.count("[") + data.count("{") < limit("nesting"):
+        try:
+            return _CHECKING_DECODER.decode(data)
+        except _MaybeNotFinite:
+            pass  # parsed again below, and walked: the error names the value's path
+        except json.JSONDecodeError as exc:
+            raise error(source, f"line {exc.lineno}, column {exc.colno}", f"malformed JSON ({exc.msg})") from None
+        except RecursionError:  # pragma: no cover - fewer brackets than the bound
+            raise error(source, "", f"JSON nested too deeply; {limit_hint('nesting', 'levels')}") from None
     try:
         doc = json.loads(data, parse_constant=_Constant)
     except json.JSONDecodeError as exc:
@@ -153,6 +167,31 @@ def load_json(data: str | bytes, source: str, error: ErrorFactory = input_error)
         raise error(source, "", f"a number in it is beyond the range of a double ({exc})") from None
     check_json_tree(doc, source, error)
     return doc
+
+
+class _MaybeNotFinite(Exception):
+    """Raised by the hooks of :data:`_CHECKING_DECODER` at a number that may not be a finite double."""
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value - value != 0:  # ±inf (NaN is no JSON number: it comes as a constant)
+        raise _MaybeNotFinite
+    return value
+
+
+def _short_int(text: str) -> int:
+    if len(text) >= 300:  # beyond ±1e299 only from 300 characters on: the walk decides
+        raise _MaybeNotFinite
+    return int(text)
+
+
+def _no_constant(name: str) -> Any:
+    raise _MaybeNotFinite
+
+
+#: The decoder of :func:`load_json`'s fast path (one for all calls: it keeps no state between them).
+_CHECKING_DECODER = json.JSONDecoder(parse_float=_finite_float, parse_int=_short_int, parse_constant=_no_constant)
 
 
 # ---------------------------------------------------------------------------------------------- YAML
@@ -411,32 +450,37 @@ class BatsimMessageChecker:
         self.done: set[str] = set()
 
     def check(self, msg: Any) -> None:
-        from wattsched.base.errors import ProtocolError
-
         self.number += 1
-        where = f"Batsim message {self.number}"
         if not isinstance(msg, dict) or "now" not in msg or not isinstance(msg.get("events"), list):
-            raise ProtocolError(f"{where}: a Batsim message must be an object with 'now' and 'events'")
-        now = msg["now"]
-        if isinstance(now, bool) or not isinstance(now, (int, float)) or not 0 <= now <= MAX_DOUBLE:
-            raise ProtocolError(f"{where}: field 'now' must be a time ≥ 0, got {_show(now)}")
-        where = f"Batsim message {self.number} (t={now:g})"
+            raise self._error(None, "a Batsim message must be an object with 'now' and 'events'")
+        now: Any = msg["now"]
+        kind_of_now = type(now)
+        if not (kind_of_now is float or kind_of_now is int) or not 0 <= now <= MAX_DOUBLE:
+            raise self._error(None, f"field 'now' must be a time ≥ 0, got {_show(now)}")
         for index, ev in enumerate(msg["events"]):
-            if not isinstance(ev, dict) or not isinstance(ev.get("type"), str):
-                raise ProtocolError(f"{where}: events[{index}] must be an object with a 'type'")
+            if type(ev) is not dict or type(ev.get("type")) is not str:
+                raise self._error(now, f"events[{index}] must be an object with a 'type'")
             kind = ev["type"]
             if kind not in BATSIM_EVENTS:
-                raise ProtocolError(f"{where}: events[{index}]: unknown event type {_show(kind)}")
+                raise self._error(now, f"events[{index}]: unknown event type {_show(kind)}")
             data = ev.get("data", {})
-            if not isinstance(data, dict):
-                raise ProtocolError(f"{where}: {kind}: field 'data' must be an object")
-            ts = ev.get("timestamp", now)
-            if isinstance(ts, bool) or not isinstance(ts, (int, float)) or not 0 <= ts <= MAX_DOUBLE:
-                raise ProtocolError(f"{where}: {kind}: field 'timestamp' must be a time ≥ 0, got {_show(ts)}")
+            if type(data) is not dict:
+                raise self._error(now, f"{kind}: field 'data' must be an object")
+            ts: Any = ev.get("timestamp", now)
+            kind_of_ts = type(ts)
+            if not (kind_of_ts is float or kind_of_ts is int) or not 0 <= ts <= MAX_DOUBLE:
+                raise self._error(now, f"{kind}: field 'timestamp' must be a time ≥ 0, got {_show(ts)}")
             try:
                 self._event(kind, data)
             except ValueError as exc:
-                raise ProtocolError(f"{where}: {kind}: {exc}") from None
+                raise self._error(now, f"{kind}: {exc}") from None
+
+    def _error(self, now: Any, problem: str) -> Exception:
+        """The error naming the message being checked (built only when there is one)."""
+        from wattsched.base.errors import ProtocolError
+
+        where = f"Batsim message {self.number}" if now is None else f"Batsim message {self.number} (t={now:g})"
+        return ProtocolError(f"{where}: {problem}")
 
     def _job(self, data: dict, key: str = "job_id") -> str:
         jid = data.get(key)

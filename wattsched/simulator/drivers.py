@@ -60,16 +60,14 @@ def describe_message(number: int, msg: dict) -> str:
     return f"Batsim message {number} (t={msg.get('now', 0):g}, {', '.join(kinds)}{f', +{more}' if more > 0 else ''})"
 
 
-def _apply(sim: Simulation, msg: dict, reply: object) -> dict | None:
+def _apply(sim: Simulation, msg: dict, reply: object, *, parsed: bool = False) -> dict | None:
     """``sim.step(reply)``; a reply Batsim would refuse raises :class:`ProtocolError` naming the message it
-    answers and the event at fault."""
+    answers and the event at fault. ``parsed``: ``reply`` comes from :func:`load_json`, which checked its
+    numbers and nesting already (over ZeroMQ)."""
     number = sim.nb_messages
 
-    def reply_error(_source: str, field: str, problem: str) -> ProtocolError:
-        # the message is described only on error (describing it costs ~5 % of a run's simulator time)
-        return _reply_error(f"the scheduler's reply to {describe_message(number, msg)}", field, problem)
-
-    check_json_tree(_never_calls_dropped(reply, msg.get("now")), "", reply_error)
+    if not parsed:
+        check_json_tree(_never_calls_dropped(reply, msg.get("now")), "", _describing_error(number, msg))
     _check_reply_times(reply, number, msg)
     try:
         return sim.step(reply)  # type: ignore[arg-type]
@@ -128,6 +126,16 @@ def _check_reply_times(reply: object, number: int, msg: dict) -> None:
 
 def _reply_error(source: str, field: str, problem: str) -> ProtocolError:
     return ProtocolError(f"{source}{' at ' + field if field else ''}: {problem}")
+
+
+def _describing_error(number: int, msg: dict) -> Callable[[str, str, str], ProtocolError]:
+    """The error factory of a check of the reply to message ``number``: the message is described only on error
+    (describing it costs ~5 % of a run's simulator time)."""
+
+    def reply_error(_source: str, field: str, problem: str) -> ProtocolError:
+        return _reply_error(f"the scheduler's reply to {describe_message(number, msg)}", field, problem)
+
+    return reply_error
 
 
 def _progress_done(sim: Simulation) -> int:
@@ -227,8 +235,8 @@ def run_zmq(sim: Simulation, endpoint: str, *, progress: ProgressCallback | None
                     raise ProtocolError(f"the scheduler at {endpoint} did not {why} within {timeout:g} s "
                                         f"to {describe_message(number, msg)}; --timeout S waits longer")
             sched_s += time.perf_counter() - t
-            reply = load_json(raw, f"the scheduler's reply to {describe_message(number, msg)}", _reply_error)
-            msg = _apply(sim, msg, reply)
+            reply = load_json(raw, "", _describing_error(number, msg))
+            msg = _apply(sim, msg, reply, parsed=True)
             if progress is not None and msg is not None:
                 progress(sim.now_s, _progress_done(sim), max(total, len(sim.jobs)))
     finally:
