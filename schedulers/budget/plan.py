@@ -82,7 +82,21 @@ class Plan:
         self.kept_groups = [(until, sorted(hosts)) for until, hosts in sorted(groups.items())]
         a, b, w = plan
         p0, times, deltas = self._clip(a, b, w, t0, te)
-        if other:
+        if len(other) == 1:  # the head's reservation or reducePC's cut: _clip without arrays (same values)
+            oa, ob, ow = other[0]
+            oa, ob = max(oa, t0), min(ob, te)
+            q0, olist, odlist = 0.0, [], []
+            if ob > oa and ow != 0.0:
+                if oa <= t0:
+                    q0 = float(ow)
+                else:
+                    olist.append(oa)
+                    odlist.append(ow)
+                if ob < te:
+                    olist.append(ob)
+                    odlist.append(-ow)
+            otimes, odeltas = np.array(olist, dtype=float), np.array(odlist, dtype=float)
+        elif other:
             oa, ob, ow = (np.array(x, dtype=float) for x in zip(*other))
             q0, otimes, odeltas = self._clip(oa, ob, ow, t0, te)
         else:
