@@ -83,18 +83,20 @@ class Plan:
         a, b, w = plan
         p0, times, deltas = self._clip(a, b, w, t0, te)
         if len(other) == 1:  # the head's reservation or reducePC's cut: _clip without arrays (same values)
-            oa, ob, ow = other[0]
-            oa, ob = max(oa, t0), min(ob, te)
-            q0, olist, odlist = 0.0, [], []
-            if ob > oa and ow != 0.0:
-                if oa <= t0:
-                    q0 = float(ow)
+            sa, sb, sw = other[0]
+            sa, sb = max(sa, t0), min(sb, te)
+            q0 = 0.0
+            olist: list[float] = []
+            odlist: list[float] = []
+            if sb > sa and sw != 0.0:
+                if sa <= t0:
+                    q0 = float(sw)
                 else:
-                    olist.append(oa)
-                    odlist.append(ow)
-                if ob < te:
-                    olist.append(ob)
-                    odlist.append(-ow)
+                    olist.append(sa)
+                    odlist.append(sw)
+                if sb < te:
+                    olist.append(sb)
+                    odlist.append(-sw)
             otimes, odeltas = np.array(olist, dtype=float), np.array(odlist, dtype=float)
         elif other:
             oa, ob, ow = (np.array(x, dtype=float) for x in zip(*other))
