@@ -210,3 +210,35 @@ def test_may_prepare_never_rules_out_a_job_the_oracle_admits(scenario, data):
         assert not (expected and job.id in ruled_out), (job, boot, keep, start_s)
         if expected and book:
             budget.on_prepare(job, boot, keep, start_s, assignment, view)
+
+
+@settings(max_examples=150, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), st.data())
+def test_may_admit_per_distinct_end_equals_per_candidate(scenario, data):
+    """``Plan.may_admit`` computes its bounds once per distinct end on a long queue (issue 19): the masks of
+    ``may_start`` and ``may_prepare`` are the same as with the bounds computed candidate by candidate, on
+    candidates repeated as a long queue holds them (same width and walltime, several times)."""
+    from wattsched.schedulers.budget import plan as plan_module
+
+    budget, view, head, candidates, _ = scenario
+    budget.begin_pass([], view)
+    if head is not None and data.draw(st.booleans()):
+        job, start_s, hosts = head
+        budget.reserve_head(job, start_s, at(job, hosts), view)
+    jobs = [job for job, _, _ in candidates]
+    picks = data.draw(st.lists(st.integers(0, max(0, len(jobs) - 1)), max_size=40)) if jobs else []
+    res = np.array([j.res for j in jobs] + [jobs[i].res + data.draw(st.integers(0, 2)) for i in picks], dtype=np.int64)
+    wall = np.array([_wall(j) for j in jobs] + [_wall(jobs[i]) for i in picks])
+    start_s = view.now_s + data.draw(st.sampled_from([0.0, 151.52, 600.0]))
+    old = plan_module.UNIQUE_MIN_JOBS
+    try:
+        masks = []
+        for threshold in (10 ** 9, 0):
+            plan_module.UNIQUE_MIN_JOBS = threshold
+            masks.append((budget.may_start(res, wall, view), budget.may_prepare(res, wall, start_s, view)))
+    finally:
+        plan_module.UNIQUE_MIN_JOBS = old
+    for one, other in zip(*masks):
+        assert (one is None) == (other is None)
+        if one is not None:
+            assert one.tolist() == other.tolist()
