@@ -42,7 +42,7 @@ from procset import ProcSet
 from pybatsim.batsim.batsim import Batsim, BatsimScheduler, Job
 
 from wattsched.base.errors import OptionError, ProtocolError
-from wattsched.schedulers.presets import PRESETS, build
+from wattsched.schedulers.presets import PRESETS, build, unknown_scheduler
 from wattsched.schedulers.protocol import Handler, queued_job
 from wattsched.schedulers.state import (
     CallMeLater,
@@ -313,9 +313,10 @@ PRESET_CLASSES: dict[str, type[WattschedScheduler]] = {
 
 def _unknown(spec: str, why: str = "") -> OptionError:
     names = ", ".join(PRESETS)
-    plugins = ", ".join(sorted({ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)} - set(PRESETS)))
+    others = sorted({ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)} - set(PRESETS))
+    plugins = ", ".join(others)
     return OptionError(
-        f"unknown scheduler '{spec}'{why}; presets: {names}; pybatsim schedulers: {plugins or 'none'}; "
+        f"{unknown_scheduler(spec, others)}{why}; presets: {names}; pybatsim schedulers: {plugins or 'none'}; "
         "or package.module[:Class] or path/to/file.py[:Class]"
     )
 

@@ -38,8 +38,9 @@ Presets:
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 # importing the slot modules registers their pieces
 from wattsched.schedulers import (  # noqa: F401
@@ -241,9 +242,16 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
 )}
 
 
+def unknown_scheduler(name: str, others: Iterable[str] = ()) -> str:
+    """The start of the error for an unknown scheduler ``name``: ``unknown scheduler 'X'``, with the closest
+    preset (or one of ``others``) as a suggestion when one is close (a typo)."""
+    close = difflib.get_close_matches(name, [*PRESETS, *others], n=1)
+    return f"unknown scheduler '{name}'" + (f" (did you mean '{close[0]}'?)" if close else "")
+
+
 def build(name: str, options: Options | None = None) -> PolicyScheduler:
     """The policy scheduler of preset ``name`` with ``options``; :class:`OptionError` if either is bad."""
     preset = _compose() if name == "compose" else PRESETS.get(name)  # compose sees pieces registered since
     if preset is None:
-        raise OptionError(f"unknown scheduler '{name}'; presets: {', '.join(PRESETS)}")
+        raise OptionError(f"{unknown_scheduler(name)}; presets: {', '.join(PRESETS)}")
     return preset.build(options)

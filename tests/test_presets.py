@@ -134,3 +134,10 @@ def test_preset_without_options_says_none():
     with pytest.raises(OptionError, match="unknown option 'x' for bare; valid options: none"):
         bare.build({"x": 1})
     assert type(bare.build({}).placement) is FirstFit
+
+
+def test_a_typo_in_a_scheduler_name_gets_a_suggestion() -> None:
+    with pytest.raises(OptionError, match=r"unknown scheduler 'energy-budd' \(did you mean 'energy-bud'\?\); presets: "):
+        build("energy-budd")
+    with pytest.raises(OptionError, match=r"unknown scheduler 'xyzzy'; presets: "):  # nothing close: no guess
+        build("xyzzy")
