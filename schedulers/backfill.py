@@ -197,6 +197,19 @@ def head_reservation(head: QueuedJob, now_s: float, free: ProcSet, running: Iter
     return None
 
 
+def _start(job: QueuedJob, assignment: Assignment, admission: AdmissionConstraint, view: ClusterView,
+           starts: list[Start], free: ProcSet, extra: ProcSet) -> tuple[ProcSet, ProcSet]:
+    """EASY starts ``job`` with ``assignment`` in this pass: the admission constraint is told, the start is
+    appended to ``starts``; returns the hosts left free and those left outside the reservation (``extra``
+    itself when the job took none of them)."""
+    admission.on_start(job, assignment, view)
+    starts.append((job, assignment))
+    hosts = assignment.hosts
+    if not disjoint(extra, hosts):
+        extra = minus(extra, hosts)
+    return minus(free, hosts), extra
+
+
 def admitted_reservation(head: QueuedJob, now_s: float, free: ProcSet, running: Iterable[RunningJob],
                          placer: Placer, admission: AdmissionConstraint, view: ClusterView) -> Reservation | None:
     """:func:`head_reservation`, then moved later when the admission constraint cannot admit the head
@@ -428,14 +441,10 @@ class EasyBackfilling(Backfilling):
                 if admission.refuses_from(1, shortest_end_s, view):
                     break  # every later job is refused too
                 continue
-            admission.on_start(job, assignment, view)
-            starts.append((job, assignment))
-            hosts = assignment.hosts
-            free = minus(free, hosts)
+            free, left = _start(job, assignment, admission, view, starts, free, extra)
             free_count -= n
-            if not disjoint(extra, hosts):
-                extra = minus(extra, hosts)
-                extra_count = size(extra)
+            if left is not extra:
+                extra, extra_count = left, size(left)
             if keyed:
                 assert started is not None
                 started.add(job.id)
@@ -504,13 +513,9 @@ class EasyBackfilling(Backfilling):
                     continue
             if not admission.can_start(job, assignment, view):
                 continue
-            admission.on_start(job, assignment, view)
-            starts.append((job, assignment))
-            hosts = assignment.hosts
-            free = minus(free, hosts)
+            free, left = _start(job, assignment, admission, view, starts, free, extra)
             free_count -= n
-            if not disjoint(extra, hosts):
-                extra = minus(extra, hosts)
-                extra_count = size(extra)
+            if left is not extra:
+                extra, extra_count = left, size(left)
         self._kept = _Kept(kept.head, reservation, kept.no_free, free, extra, now_s,
                            kept.waiting + len(new) - len(starts), view.running_version + len(starts))
