@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -101,3 +102,16 @@ def test_cli_round_trip_and_exit_status(tmp_path: Path, workload: str, capsys: p
     err = capsys.readouterr().err
     assert "run bad-option failed: unknown option 'nope'" in err
     assert pd.read_csv(tmp_path / "table" / "results.csv")["status"].tolist() == ["done", "failed"]
+
+
+def test_off_a_terminal_a_line_per_finished_run(tmp_path: Path, workload: str,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Without a terminal (stderr captured here) and no choice made, each finished run prints one line: a
+    study started under nohup or in CI says how far it is. show_progress=False prints nothing."""
+    runs = tiny_runs(tmp_path / "out", workload)[:2]
+    run_sweep(runs, workers=1)
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.split(":")[0].split(",")[0] for line in lines] == ["runs 1/2", "runs 2/2"]
+    assert re.search(r": easy done in \d+ s$", lines[0]) and re.search(r": easy-bestfit done in \d+ s$", lines[1])
+    run_sweep(runs, workers=1, force=True, show_progress=False)
+    assert capsys.readouterr().err == ""

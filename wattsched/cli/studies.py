@@ -22,7 +22,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     check_output_files([Path(args.out) / "results.csv"], f"--out {args.out}")
     runs = load_runs(args.runs) if str(args.runs).endswith(".json") else grid_runs(load_grid(args.runs), args.out)
     frame = run_sweep(runs, workers=args.workers, force=args.force, dask_scheduler=args.dask_scheduler,
-                      show_progress=not args.quiet and sys.stderr.isatty())
+                      show_progress=False if args.quiet else None)
     written = write_results(frame, args.out)
     counts = frame["status"].value_counts().to_dict()
     print(f"{len(frame)} runs ({', '.join(f'{v} {k}' for k, v in counts.items())}); "
@@ -81,7 +81,7 @@ def cmd_reproduce_efs(args: argparse.Namespace) -> int:
                             traces=args.traces.split(",") if args.traces else None, full=args.full,
                             weeks=args.weeks, pwa=args.pwa, nb_users=args.users, seeds=args.seeds, seed=args.seed,
                             workers=args.workers, force=args.force,
-                            show_progress=not args.quiet and sys.stderr.isatty(), charge=args.charge,
+                            show_progress=False if args.quiet else None, charge=args.charge,
                             note=None if args.quiet else lambda line: print(line, file=sys.stderr, flush=True))
     print(f"{len(result.frame)} runs in {result.wall_s:.0f} s; report: {result.report}")
     return 1 if report_failures(result.frame) else 0
@@ -99,7 +99,7 @@ def cmd_reproduce_esc(args: argparse.Namespace) -> int:
     logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
     result = run_experiment(args.out, report_dir=args.report_dir, pwa=args.pwa, full=args.full,
                             grid=not args.no_grid, workers=args.workers, force=args.force, seed=args.seed,
-                            days=args.days, show_progress=not args.quiet and sys.stderr.isatty())
+                            days=args.days, show_progress=False if args.quiet else None)
     for inp in result.inputs:
         print(f"{inp.label}: {inp.source}")
     report = Path(args.report_dir or args.out) / "report.md"
@@ -122,7 +122,7 @@ def cmd_reproduce_upas(args: argparse.Namespace) -> int:
                             machines=args.machines.split(",") if args.machines else None, pwa=args.pwa,
                             synthetic=args.synthetic or pwa is None, full=args.full, nb_jobs=args.jobs,
                             seed=args.seed, workers=args.workers, force=args.force,
-                            show_progress=not args.quiet and sys.stderr.isatty(),
+                            show_progress=False if args.quiet else None,
                             note=None if args.quiet else lambda line: print(line, file=sys.stderr, flush=True))
     print(f"{len(result.frame)} runs in {result.wall_s:.0f} s; report: {result.report}")
     return 1 if report_failures(result.frame) else 0
@@ -136,7 +136,7 @@ def cmd_reproduce_eamc(args: argparse.Namespace) -> int:
     logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
     result = run_experiment(args.out, report_dir=args.report_dir, full=args.full, scale=args.scale, seeds=args.seeds,
                             seed=args.seed, mixes=args.mixes.split(","), workers=args.workers, force=args.force,
-                            show_progress=not args.quiet and sys.stderr.isatty())
+                            show_progress=False if args.quiet else None)
     inputs = result.inputs
     print(f"{len(result.frame)} runs ({inputs.hosts_per_partition} + {inputs.hosts_per_partition} nodes, "
           f"{inputs.nb_jobs} jobs per workload) in {result.wall_s:.0f} s; report: {result.report}")
@@ -161,7 +161,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="run on this Dask scheduler (tcp://host:8786) instead of a local cluster; its workers must "
                         "see the same files")
     p.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress (a bar on a terminal, else a line per finished run)")
     p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("reproduce", help="reproduce a paper's experiment (report, tables and figures)",
@@ -216,7 +216,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         "runs (a sensitivity study)")
     e.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")
     e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
-    e.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    e.add_argument("-q", "--quiet", action="store_true", help="no progress (a bar on a terminal, else a line per finished run)")
     e.set_defaults(func=cmd_reproduce_efs)
 
     e = papers.add_parser("esc", help="ESC paper §3: NASA and OSC, always-on against EnergySaving Cluster",
@@ -238,7 +238,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--seed", type=int, default=1, help="seed of the synthetic logs (default 1)")
     e.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")
     e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
-    e.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    e.add_argument("-q", "--quiet", action="store_true", help="no progress (a bar on a terminal, else a line per finished run)")
     e.set_defaults(func=cmd_reproduce_esc)
 
     e = papers.add_parser("upas", help="UPAS paper §4: utilization-driven DVFS on EASY, original and enlarged machines",
@@ -287,5 +287,5 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--mixes", default="13,33,50", help="comma-separated subset of 13,33,50 (default all)")
     e.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")
     e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
-    e.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    e.add_argument("-q", "--quiet", action="store_true", help="no progress (a bar on a terminal, else a line per finished run)")
     e.set_defaults(func=cmd_reproduce_eamc)

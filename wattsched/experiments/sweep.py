@@ -208,6 +208,16 @@ def _base_row(run: Run, nb_jobs: int) -> dict[str, Any]:
     return row
 
 
+def progress_line(done: int, total: int, row: Mapping[str, Any], elapsed_s: float, failures: int) -> str:
+    """The plain progress line of a finished run (:func:`run_sweep` off a terminal), e.g.
+    ``runs 3/49 (1 failed), 12 min 5 s: curie/EASY done in 41 s``."""
+    wall = row.get("wall_s", math.nan)
+    took = f" in {wall:.0f} s" if isinstance(wall, (int, float)) and math.isfinite(wall) else ""
+    failed = f" ({failures} failed)" if failures else ""
+    minutes, seconds = divmod(int(elapsed_s), 60)
+    return f"runs {done}/{total}{failed}, {minutes} min {seconds} s: {row['name']} {row['status']}{took}"
+
+
 def _progress(show: bool):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -233,7 +243,9 @@ def run_sweep(
             ``dask_scheduler``) runs everything in this process.
         force: simulate again runs whose outputs exist.
         csv_path: where to write the frame as CSV.
-        show_progress: draw the progress bar (default: when stderr is a terminal).
+        show_progress: draw the progress bar (True), or nothing (False); by default the bar when stderr is a
+            terminal, else one plain line per finished run on stderr (a long study run under ``nohup`` or in CI
+            still says how far it is).
         dask_scheduler: the address of a running Dask scheduler (``tcp://host:8786``) to run on instead of a
             local cluster; its workers must see the runs' files at the same paths.
 
@@ -245,8 +257,10 @@ def run_sweep(
     workers = (os.cpu_count() or 1) if workers is None else workers
     if workers < 1:
         raise OptionError(f"workers must be at least 1, got {workers}")
+    lines = show_progress is None and not sys.stderr.isatty()  # off a terminal: a line per run instead of a bar
     if show_progress is None:
         show_progress = sys.stderr.isatty()
+    started_s = time.perf_counter()
     cache: dict[str, int] = {}
     jobs_of = {run.name: _workload_jobs(run.workload, cache) for run in runs}
     results: dict[str, dict[str, Any]] = {}
@@ -265,6 +279,9 @@ def run_sweep(
             on_jobs(row["name"], jobs_of[row["name"]])
             failures = sum(r["status"] == STATUS_FAILED for r in results.values())
             bar.update(runs_task, advance=1, note=f"{failures} failed" if failures else "")
+            if lines:
+                print(progress_line(len(results), len(runs), row, time.perf_counter() - started_s, failures),
+                      file=sys.stderr, flush=True)
             if row["status"] == STATUS_FAILED:
                 logger.info("run %s failed: %s", row["name"], row["error"])
 
