@@ -123,6 +123,8 @@ class SimulatorFault(RuntimeError):
 class EngineStalled(SimulatorFault):
     """The engine's internal error: its clock no longer moves (a bug of the simulator, not of the
     inputs or of the scheduler). The message gives the time, the solver step and the pending actions."""
+
+
 #: The action's field of a clock entry (:data:`~wattsched.simulator.clock.Entry`).
 _ACTION: Final = 4
 
