@@ -242,3 +242,14 @@ def test_may_admit_per_distinct_end_equals_per_candidate(scenario, data):
         assert (one is None) == (other is None)
         if one is not None:
             assert one.tolist() == other.tolist()
+
+
+@given(st.sampled_from([-np.inf, 0.0, 50.0, 100.0, 150.0, 300.0]), st.sampled_from([0.0, 50.0, 100.0, 250.0, np.inf]),
+       st.sampled_from([0.0, 2.5, -7.0, 203.12]), st.sampled_from([0.0, 100.0]), st.sampled_from([100.0, 250.0]))
+def test_clip_of_one_segment_equals_the_array_clip(a, b, w, t0, t1):
+    """Plan._clip_one (the pass's one extra segment, in plain Python) gives _clip's very values."""
+    from wattsched.schedulers.budget.plan import Plan
+
+    p0, times, deltas = Plan._clip_one(a, b, w, t0, t1)
+    q0, qtimes, qdeltas = Plan._clip(np.array([a]), np.array([b]), np.array([w]), t0, t1)
+    assert p0 == q0 and times.tolist() == qtimes.tolist() and deltas.tolist() == qdeltas.tolist()

@@ -82,22 +82,8 @@ class Plan:
         self.kept_groups = [(until, sorted(hosts)) for until, hosts in sorted(groups.items())]
         a, b, w = plan
         p0, times, deltas = self._clip(a, b, w, t0, te)
-        if len(other) == 1:  # the head's reservation or reducePC's cut: _clip without arrays (same values)
-            sa, sb, sw = other[0]
-            sa, sb = max(sa, t0), min(sb, te)
-            q0 = 0.0
-            olist: list[float] = []
-            odlist: list[float] = []
-            if sb > sa and sw != 0.0:
-                if sa <= t0:
-                    q0 = float(sw)
-                else:
-                    olist.append(sa)
-                    odlist.append(sw)
-                if sb < te:
-                    olist.append(sb)
-                    odlist.append(-sw)
-            otimes, odeltas = np.array(olist, dtype=float), np.array(odlist, dtype=float)
+        if len(other) == 1:  # the head's reservation or reducePC's cut
+            q0, otimes, odeltas = self._clip_one(*other[0], t0, te)
         elif other:
             oa, ob, ow = (np.array(x, dtype=float) for x in zip(*other))
             q0, otimes, odeltas = self._clip(oa, ob, ow, t0, te)
@@ -141,6 +127,25 @@ class Plan:
         ends = b < t1
         return (float(w[first].sum()), np.concatenate((a[later], b[ends])),
                 np.concatenate((w[later], -w[ends])))
+
+    @staticmethod
+    def _clip_one(a: float, b: float, w: float, t0: float, t1: float) -> tuple[float, np.ndarray, np.ndarray]:
+        """:meth:`_clip` of one segment, in plain Python (the same values, without numpy's cost per call on
+        arrays of one element: the plan of every pass has one such segment)."""
+        a, b = max(a, t0), min(b, t1)
+        p0 = 0.0
+        times: list[float] = []
+        deltas: list[float] = []
+        if b > a and w != 0.0:
+            if a <= t0:
+                p0 = float(w)
+            else:
+                times.append(a)
+                deltas.append(w)
+            if b < t1:
+                times.append(b)
+                deltas.append(-w)
+        return p0, np.array(times, dtype=float), np.array(deltas, dtype=float)
 
     def kept_in(self, alloc: ProcSet) -> tuple[tuple[float, int], ...]:
         """The kept hosts among ``alloc``: ``((until, how many), …)`` by increasing ``until``."""
