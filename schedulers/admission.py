@@ -32,6 +32,7 @@ import numpy as np
 from procset import ProcSet
 
 from wattsched.schedulers.pieces import Piece, register
+from wattsched.schedulers.queue import WallGroups
 from wattsched.schedulers.state import Assignment, ClusterView, Decision, QueuedJob
 
 if TYPE_CHECKING:
@@ -66,16 +67,19 @@ class AdmissionConstraint(Piece):
         cannot start now (backfilling then stops scanning the queue). False when unsure."""
         return False
 
-    def may_start(self, res: np.ndarray, walltime_s: np.ndarray, view: ClusterView) -> np.ndarray | None:
+    def may_start(self, res: np.ndarray, walltime_s: np.ndarray, view: ClusterView,
+                  groups: WallGroups | None = None) -> np.ndarray | None:
         """:meth:`refuses` for many jobs at once, before any of them is placed: for jobs of ``res`` hosts and
         walltimes ``walltime_s`` (at the top frequency, ``inf`` for none), a boolean array that is False only
         where such a job certainly cannot start now, whatever its hosts and pstate, nor later in this
         backfilling phase (the jobs started meanwhile only tighten the constraint). None when the constraint
-        cannot tell (every job may start). Backfilling then visits only the jobs marked True."""
+        cannot tell (every job may start). Backfilling then visits only the jobs marked True. ``groups``
+        (:data:`~wattsched.schedulers.queue.WallGroups`, from an indexed queue): the same walltimes as
+        distinct values and each job's index among them."""
         return None
 
-    def may_prepare(self, res: np.ndarray, walltime_s: np.ndarray, start_s: float,
-                    view: ClusterView) -> np.ndarray | None:
+    def may_prepare(self, res: np.ndarray, walltime_s: np.ndarray, start_s: float, view: ClusterView,
+                    groups: WallGroups | None = None) -> np.ndarray | None:
         """:meth:`may_start` for :meth:`can_prepare`: False only where a job of ``res`` hosts and walltime
         ``walltime_s`` that a power manager would boot hosts for, to start at ``start_s`` on free or asleep
         hosts not kept for another job, will certainly be refused, now and later in the same pass."""

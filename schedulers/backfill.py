@@ -385,7 +385,7 @@ class EasyBackfilling(Backfilling):
         restart = False
         # an indexed queue gives only the jobs that fit and that the admission constraint may admit (job-partition
         # entries are a plain list: every entry is visited)
-        later = JobsBehind(queue, i, free_count, lambda res, wall: admission.may_start(res, wall, view))
+        later = JobsBehind(queue, i, free_count, lambda res, wall, groups: admission.may_start(res, wall, view, groups))
 
         def worth_trying(res: np.ndarray, wall: np.ndarray) -> np.ndarray:
             """The jobs the checks below do not pass over by their width and walltime alone (as they stand

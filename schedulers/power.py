@@ -407,7 +407,8 @@ class OpportunisticShutdown(PowerManager):
         keyed = ctx.partitioned
         key: object = None
         # an indexed queue gives only the jobs that fit in the pool and that the admission may admit
-        later = JobsBehind(queue, 0, pool_n, lambda res, wall: admission.may_prepare(res, wall, start_s, view))
+        later = JobsBehind(queue, 0, pool_n,
+                           lambda res, wall, groups: admission.may_prepare(res, wall, start_s, view, groups))
         for job in later:
             if pool_n == 0:
                 break

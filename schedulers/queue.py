@@ -47,6 +47,11 @@ class WaitingQueue(Sequence[QueuedJob]):
         self._res = np.zeros(64, dtype=np.int64)
         self._wall = np.zeros(64)
         self._alive = np.zeros(64, dtype=bool)
+        #: each slot's walltime as an index into the distinct walltimes seen (:meth:`walltimes`)
+        self._wcode = np.zeros(64, dtype=np.intp)
+        self._wcode_of: dict[float, int] = {}
+        self._wvalues: list[float] = []
+        self._wvalues_np = np.zeros(0)
         self._holes = 0
         self._in_order = True  # slot order is the queue's order
 
@@ -97,10 +102,17 @@ class WaitingQueue(Sequence[QueuedJob]):
             self._res = np.concatenate((self._res, np.zeros(slot, dtype=np.int64)))
             self._wall = np.concatenate((self._wall, np.zeros(slot)))
             self._alive = np.concatenate((self._alive, np.zeros(slot, dtype=bool)))
+            self._wcode = np.concatenate((self._wcode, np.zeros(slot, dtype=np.intp)))
         self._jobs.append(job)
         self._slot[job.id] = slot
         self._res[slot] = job.res
-        self._wall[slot] = math.inf if job.walltime_s is None else job.walltime_s
+        wall = math.inf if job.walltime_s is None else job.walltime_s
+        self._wall[slot] = wall
+        code = self._wcode_of.get(wall)
+        if code is None:
+            code = self._wcode_of[wall] = len(self._wvalues)
+            self._wvalues.append(wall)
+        self._wcode[slot] = code
         self._alive[slot] = True
 
     def _renumber(self) -> None:
@@ -113,15 +125,22 @@ class WaitingQueue(Sequence[QueuedJob]):
             self._append(job)
 
     # ------------------------------------------------------------------ the index
-    def after(self, job: QueuedJob) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
-        """The jobs behind ``job`` (a waiting job) as arrays: ``(first slot, alive, widths, walltimes)``, the
-        arrays read-only views from that slot on (holes have ``alive`` False; no walltime is ``inf``).
-        :meth:`job` gives the job of a slot."""
+    def after(self, job: QueuedJob) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The jobs behind ``job`` (a waiting job) as arrays: ``(first slot, alive, widths, walltimes, walltime
+        codes)``, the arrays read-only views from that slot on (holes have ``alive`` False; no walltime is
+        ``inf``; a code indexes :meth:`walltimes`). :meth:`job` gives the job of a slot."""
         if not self._in_order or self._holes > max(64, len(self._list)):
             self._renumber()
         first = self._slot[job.id] + 1
         end = len(self._jobs)
-        return first, self._alive[first:end], self._res[first:end], self._wall[first:end]
+        return first, self._alive[first:end], self._res[first:end], self._wall[first:end], self._wcode[first:end]
+
+    def walltimes(self) -> np.ndarray:
+        """The distinct walltimes of the jobs ever queued (``inf``: none), indexed by the codes of
+        :meth:`after` (only grows, so that codes stay valid)."""
+        if len(self._wvalues_np) != len(self._wvalues):
+            self._wvalues_np = np.array(self._wvalues, dtype=float)
+        return self._wvalues_np
 
     def job(self, slot: int) -> QueuedJob:
         """The job in ``slot`` (a slot :meth:`after` reported alive)."""
@@ -130,15 +149,21 @@ class WaitingQueue(Sequence[QueuedJob]):
         return job
 
 
+#: what :class:`JobsBehind` gives a filter beside the widths and walltimes: ``(distinct walltimes, each job's
+#: index among them)``, so that a bound that depends on the walltime only is computed once per distinct value
+#: without sorting the jobs
+WallGroups = tuple[np.ndarray, np.ndarray]
+Keep = Callable[[np.ndarray, np.ndarray, "WallGroups | None"], "np.ndarray | None"]
+
+
 class JobsBehind:
     """The jobs of ``queue`` after position ``i``, in queue order, an iterator. With an index (``queue`` is a
     :class:`WaitingQueue` and at least ``min_length`` jobs follow), only those the index does not rule out:
-    wider than ``max_res``, or refused by ``keep(widths, walltimes)`` (a boolean mask, False: certainly not;
-    None: no filter); :meth:`narrow` applies both again to the jobs not visited yet, after a start. Without
-    an index, every job after ``i``."""
+    wider than ``max_res``, or refused by ``keep(widths, walltimes, groups)`` (a boolean mask, False: certainly
+    not; None: no filter; ``groups``: :data:`WallGroups`); :meth:`narrow` applies both again to the jobs not
+    visited yet, after a start. Without an index, every job after ``i``."""
 
-    def __init__(self, queue: Sequence[QueuedJob], i: int, max_res: int,
-                 keep: Callable[[np.ndarray, np.ndarray], np.ndarray | None] | None = None,
+    def __init__(self, queue: Sequence[QueuedJob], i: int, max_res: int, keep: Keep | None = None,
                  min_length: int | None = None) -> None:
         if min_length is None:
             min_length = INDEX_MIN_JOBS
@@ -149,20 +174,21 @@ class JobsBehind:
             self._plain = islice(queue, i + 1, None)
             return
         self._queue = queue
-        first, alive, res, wall = queue.after(queue[i])
+        first, alive, res, wall, codes = queue.after(queue[i])
         idx = np.flatnonzero(alive & (res <= max_res))
-        self._res, self._wall = res[idx], wall[idx]
+        self._res, self._wall, self._codes = res[idx], wall[idx], codes[idx]
         self._slots = idx + first
         self._pos = 0
         if keep is not None and len(idx):
-            mask = keep(self._res, self._wall)
+            mask = keep(self._res, self._wall, (queue.walltimes(), self._codes))
             if mask is not None:
                 self._filtered = True
                 self._take(mask)
         self._list: list[int] = self._slots.tolist()
 
     def _take(self, mask: np.ndarray) -> None:
-        self._slots, self._res, self._wall = self._slots[mask], self._res[mask], self._wall[mask]
+        self._slots, self._res, self._wall, self._codes = (
+            self._slots[mask], self._res[mask], self._wall[mask], self._codes[mask])
 
     def __iter__(self) -> Iterator[QueuedJob]:
         if self._plain is not None:
@@ -200,11 +226,12 @@ class JobsBehind:
         pos = self._pos
         if len(self._list) - pos < NARROW_MIN_JOBS or not (self._filtered or rule):
             return
-        self._slots, self._res, self._wall = self._slots[pos:], self._res[pos:], self._wall[pos:]
+        self._slots, self._res, self._wall, self._codes = (
+            self._slots[pos:], self._res[pos:], self._wall[pos:], self._codes[pos:])
         mask = self._res <= max_res
         if self._filtered:
             assert self._keep is not None
-            more = self._keep(self._res, self._wall)
+            more = self._keep(self._res, self._wall, (self._queue.walltimes(), self._codes))
             if more is not None:
                 mask &= more
         if rule is not None:

@@ -4,6 +4,7 @@ of tests/budget_oracle.py, on random small ClusterView states and passes of seve
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
@@ -215,9 +216,10 @@ def test_may_prepare_never_rules_out_a_job_the_oracle_admits(scenario, data):
 @settings(max_examples=150, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios(), st.data())
 def test_may_admit_per_distinct_end_equals_per_candidate(scenario, data):
-    """``Plan.may_admit`` computes its bounds once per distinct end on a long queue (issue 19): the masks of
-    ``may_start`` and ``may_prepare`` are the same as with the bounds computed candidate by candidate, on
-    candidates repeated as a long queue holds them (same width and walltime, several times)."""
+    """``Plan.may_admit`` computes its bounds once per distinct end on a long queue (issue 19), or once per
+    distinct walltime of the queue's codes (issue 15): the masks of ``may_start`` and ``may_prepare`` are the
+    same as with the bounds computed candidate by candidate, on candidates repeated as a long queue holds them
+    (same width and walltime, several times)."""
     from wattsched.schedulers.budget import plan as plan_module
 
     budget, view, head, candidates, _ = scenario
@@ -230,18 +232,23 @@ def test_may_admit_per_distinct_end_equals_per_candidate(scenario, data):
     res = np.array([j.res for j in jobs] + [jobs[i].res + data.draw(st.integers(0, 2)) for i in picks], dtype=np.int64)
     wall = np.array([_wall(j) for j in jobs] + [_wall(jobs[i]) for i in picks])
     start_s = view.now_s + data.draw(st.sampled_from([0.0, 151.52, 600.0]))
+    # the queue's walltime codes: distinct values in order of arrival, plus values no candidate has
+    values = list(dict.fromkeys(wall.tolist())) + [12345.5, 7.25]
+    groups = (np.array(values), np.array([values.index(x) for x in wall.tolist()], dtype=np.intp))
     old = plan_module.UNIQUE_MIN_JOBS
     try:
         masks = []
         for threshold in (10 ** 9, 0):
             plan_module.UNIQUE_MIN_JOBS = threshold
             masks.append((budget.may_start(res, wall, view), budget.may_prepare(res, wall, start_s, view)))
+        masks.append((budget.may_start(res, wall, view, groups), budget.may_prepare(res, wall, start_s, view, groups)))
     finally:
         plan_module.UNIQUE_MIN_JOBS = old
-    for one, other in zip(*masks):
-        assert (one is None) == (other is None)
-        if one is not None:
-            assert one.tolist() == other.tolist()
+    for one, *others in zip(*masks):
+        for other in others:
+            assert (one is None) == (other is None)
+            if one is not None:
+                assert one.tolist() == other.tolist()
 
 
 @given(st.sampled_from([-np.inf, 0.0, 50.0, 100.0, 150.0, 300.0]), st.sampled_from([0.0, 50.0, 100.0, 250.0, np.inf]),
@@ -253,3 +260,57 @@ def test_clip_of_one_segment_equals_the_array_clip(a, b, w, t0, t1):
     p0, times, deltas = Plan._clip_one(a, b, w, t0, t1)
     q0, qtimes, qdeltas = Plan._clip(np.array([a]), np.array([b]), np.array([w]), t0, t1)
     assert p0 == q0 and times.tolist() == qtimes.tolist() and deltas.tolist() == qdeltas.tolist()
+
+
+_times = st.sampled_from([-np.inf, -np.inf, 0.0, 12.5, 100.0, 151.52, 333.3, 1000.0, 2e5 / 3, np.inf])
+# powers whose sums round (a sum in another order than numpy's differs in the last bits)
+_watts = st.one_of(st.floats(-1e4, 1e6, allow_nan=False),
+                   st.sampled_from([0.1, 203.12 / 3, 1e6 / 7, 95.7, -33.3, 1e-3 / 3, 2.0 ** 52 + 1]))
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(st.lists(st.tuples(_times, _times, _watts), max_size=300),
+       st.lists(st.tuples(_times, _times, _watts), max_size=3),
+       st.sampled_from([0.0, 12.5, 100.0]), st.sampled_from([333.3, 1000.0]), st.floats(-1e6, 1e6))
+def test_plan_built_in_python_equals_the_numpy_build(segments, other, t0, te, cea):
+    """A plan of few segments is built in plain Python (issue 15): its breakpoints, powers and balance are
+    numpy's build's to the last bit (sums in numpy's order, pairwise ``sum`` included), on segments that
+    start before, at and after ``t0``, end past ``te``, repeat breakpoints, or are empty."""
+    from wattsched.schedulers.budget import plan as plan_module
+
+    arrays = tuple(np.array(x, dtype=float) for x in zip(*segments)) if segments else (np.zeros(0),) * 3
+    built = []
+    old = plan_module.PY_MAX_SEGMENTS
+    try:
+        for limit in (10 ** 9, -1):
+            plan_module.PY_MAX_SEGMENTS = limit
+            plan = plan_module.Plan((), t0, te, 203.12 * 7 / 3, 1e-9, cea, arrays, other, {})
+            built.append((plan.T, plan.G, plan.bal, plan.plan, plan.T_np.tolist(), plan.G_np.tolist(),
+                          plan.bal_np.tolist(), plan.plan_np.tolist()))
+    finally:
+        plan_module.PY_MAX_SEGMENTS = old
+    assert built[0] == built[1]
+
+
+@pytest.mark.parametrize("n", [0, 3, 8, 9, 17, 64, 127, 128, 129, 250, 1000])
+def test_plan_built_in_python_equals_the_numpy_build_on_many_segments(n):
+    """The same on many random segments (pairwise sums of every size class: under 8 terms, one block of 128,
+    halves above), most of them already started at ``t0``."""
+    from wattsched.schedulers.budget import plan as plan_module
+
+    rng = np.random.default_rng(n)
+    begin = rng.uniform(0.0, 4000.0, n)
+    a = np.where(rng.random(n) < 0.7, -np.inf, begin)
+    b = begin + rng.choice([10.0, 151.52, 1e3 / 3, np.inf], n)
+    w = rng.uniform(-50.0, 5000.0, n) * rng.choice([1.0, 1e-3, 1e3], n)
+    other = [(500.0 / 3, 2500.1, 1234.5678)]
+    built = []
+    old = plan_module.PY_MAX_SEGMENTS
+    try:
+        for limit in (10 ** 9, -1):
+            plan_module.PY_MAX_SEGMENTS = limit
+            plan = plan_module.Plan((), 100.0, 3000.0, 1e5 / 3, 1e-9, 17.3, (a, b, w), other, {})
+            built.append((plan.T, plan.G, plan.bal, plan.plan))
+    finally:
+        plan_module.PY_MAX_SEGMENTS = old
+    assert built[0] == built[1]

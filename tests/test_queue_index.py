@@ -67,7 +67,7 @@ def test_jobs_behind_equals_a_scan_of_the_sorted_queue(ops, max_res, cut_s, wher
         return
     i = where % len(reference)
 
-    def keep(res: np.ndarray, wall: np.ndarray) -> np.ndarray:
+    def keep(res: np.ndarray, wall: np.ndarray, groups: object = None) -> np.ndarray:
         return wall < cut_s  # a filter that only depends on the job (like may_start)
 
     def rule(res: np.ndarray, wall: np.ndarray) -> np.ndarray:

@@ -79,6 +79,7 @@ from wattsched.schedulers.budget.estimates import Segment
 from wattsched.schedulers.budget.plan import Plan, Staircase, same_state
 from wattsched.schedulers.budget.window import TIME_EPS_S, BudgetWindow
 from wattsched.schedulers.pieces import register
+from wattsched.schedulers.queue import WallGroups
 from wattsched.schedulers.state import Assignment, ClusterView, QueuedJob
 
 logger = logging.getLogger(__name__)
@@ -460,7 +461,8 @@ class EnergyBudget(BudgetWindow):
             return False
         return refused.dominates(res, end_s)
 
-    def may_start(self, res: np.ndarray, walltime_s: np.ndarray, view: ClusterView) -> np.ndarray | None:
+    def may_start(self, res: np.ndarray, walltime_s: np.ndarray, view: ClusterView,
+                  groups: WallGroups | None = None) -> np.ndarray | None:
         """Which of these jobs :meth:`can_start` may still admit in this backfilling phase (False: certainly
         refused; :meth:`~.plan.Plan.may_admit`). A job starting now on hosts not kept for another adds
         ``n · (P̃comp − P̃idle)`` until its end (shutdown: ``n · (P̃comp − off)`` for the switch-off time,
@@ -483,10 +485,10 @@ class EnergyBudget(BudgetWindow):
             slope = p.est_comp_w - p.est_idle_w
             a, offset, tail_s = now, 0.0, 0.0
         return fut.may_admit(res, now + walltime_s, a=a, origin=now, slope=slope, offset=offset, tail_s=tail_s,
-                             total_offset=0.0, cap=self._cap())
+                             total_offset=0.0, cap=self._cap(), groups=_ends(now, groups))
 
-    def may_prepare(self, res: np.ndarray, walltime_s: np.ndarray, start_s: float,
-                    view: ClusterView) -> np.ndarray | None:
+    def may_prepare(self, res: np.ndarray, walltime_s: np.ndarray, start_s: float, view: ClusterView,
+                    groups: WallGroups | None = None) -> np.ndarray | None:
         """Which of these jobs :meth:`can_prepare` may still admit, for a start at ``start_s`` on hosts free
         or asleep (none kept): booting ``k`` of its ``n`` hosts and keeping the other ``n − k`` idle until
         ``start_s`` costs at least ``n · min(boot, keep)`` joules once both are over (``a``), then the job
@@ -504,7 +506,7 @@ class EnergyBudget(BudgetWindow):
         pre = min(boot, keep)
         return fut.may_admit(res, start_s + walltime_s, a=max(start_s, now + p.switch_off_s), origin=start_s,
                              slope=p.est_comp_w - p.sleep_w, offset=pre, tail_s=0.0, total_offset=pre,
-                             cap=self._cap())
+                             cap=self._cap(), groups=_ends(start_s, groups))
 
     def _cap(self) -> tuple[float, float] | None:
         """reducePC's power cap while the head's energy is put aside: ``(R − J / (q − now), q)``."""
@@ -587,6 +589,12 @@ class EnergyBudget(BudgetWindow):
         extra += [(start_s, end, n * (p.est_comp_w - p.sleep_w)),
                   (end, end + p.switch_off_s, n * (p.switch_off_w - p.sleep_w))]
         return extra
+
+
+def _ends(start_s: float, groups: WallGroups | None) -> WallGroups | None:
+    """``groups`` with the distinct walltimes turned into the ends of a start at ``start_s`` (the same
+    addition as for each job)."""
+    return None if groups is None else (start_s + groups[0], groups[1])
 
 
 @register

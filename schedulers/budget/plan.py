@@ -19,12 +19,17 @@ from procset import ProcSet
 
 from wattsched.base.hostsets import intervals
 from wattsched.schedulers.budget.estimates import Segment
-from wattsched.schedulers.queue import Staircase
+from wattsched.schedulers.queue import Staircase, WallGroups
 
 __all__ = ["Plan", "Staircase", "extra_knots", "same_state"]
 
+#: :class:`Plan` is built in plain Python up to this many segments, with numpy above (the same values).
+PY_MAX_SEGMENTS = 160
 #: :meth:`Plan.may_admit` computes its bounds once per distinct end from this many candidates on.
 UNIQUE_MIN_JOBS = 64
+#: ... and takes the queue's walltime codes when the distinct walltimes ever queued are at most this many times
+#: the candidates (else a sort of the candidates' ends is cheaper than a pass over every value).
+GROUPS_MAX_RATIO = 8
 
 def extra_knots(segments: Sequence[Segment], t0: float, t1: float) -> tuple[float, dict[float, float]]:
     """``segments`` clipped to ``[t0, t1]`` as ``min_balance`` does (tests/budget_oracle.py): the summed
@@ -47,6 +52,58 @@ def extra_knots(segments: Sequence[Segment], t0: float, t1: float) -> tuple[floa
         if b < t1:
             events[b] = events.get(b, 0.0) - w
     return power, events
+
+
+def _clip_py(a: list[float], b: list[float], w: list[float], t0: float, t1: float
+             ) -> tuple[float, list[float], list[float]]:
+    """:meth:`Plan._clip` in plain Python (the same values and order)."""
+    first: list[float] = []
+    starts: list[float] = []
+    start_w: list[float] = []
+    ends: list[float] = []
+    end_w: list[float] = []
+    for x, y, v in zip(a, b, w):
+        if x < t0:
+            x = t0
+        if y > t1:
+            y = t1
+        if not (y > x and v != 0.0):
+            continue
+        if x <= t0:
+            first.append(v)
+        else:
+            starts.append(x)
+            start_w.append(v)
+        if y < t1:
+            ends.append(y)
+            end_w.append(-v)
+    return _pairwise_sum(first), starts + ends, start_w + end_w
+
+
+def _pairwise_sum(x: list[float]) -> float:
+    """``float(np.array(x).sum())``: numpy's pairwise summation of a contiguous array, to the last bit (blocks
+    of 128 summed with 8 accumulators, halves above that)."""
+    n = len(x)
+    if n < 8:
+        res = 0.0
+        for v in x:
+            res += v
+        return res
+    if n <= 128:
+        r = x[:8]
+        i = 8
+        stop = n - n % 8
+        while i < stop:
+            for j in range(8):
+                r[j] += x[i + j]
+            i += 8
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        for v in x[i:]:
+            res += v
+        return res
+    half = n // 2
+    half -= half % 8
+    return _pairwise_sum(x[:half]) + _pairwise_sum(x[half:])
 
 
 def same_state(a: tuple, b: tuple) -> bool:
@@ -81,6 +138,9 @@ class Plan:
             groups.setdefault(until, []).append(h)
         self.kept_groups = [(until, sorted(hosts)) for until, hosts in sorted(groups.items())]
         a, b, w = plan
+        if len(a) + len(other) <= PY_MAX_SEGMENTS:
+            self._build_py(a.tolist(), b.tolist(), w.tolist(), other, cea)
+            return
         p0, times, deltas = self._clip(a, b, w, t0, te)
         if len(other) == 1:  # the head's reservation or reducePC's cut
             q0, otimes, odeltas = self._clip_one(*other[0], t0, te)
@@ -114,6 +174,47 @@ class Plan:
         self.T_np, self.G_np, self.plan_np, self.bal_np = T, G, plan_w, bal_w
         self.T, self.G = T.tolist(), G.tolist()
         self.bal, self.plan = bal_w.tolist(), plan_w.tolist()
+
+    def _build_py(self, a: list[float], b: list[float], w: list[float], other: Sequence[Segment], cea: float) -> None:
+        """:meth:`__init__`'s arrays computed in plain Python, for a plan of few segments (most passes on a
+        cluster of 1,152 hosts: numpy's cost per call is then most of the build). Every sum is made in the
+        same order as numpy's (``sum``'s pairwise summation, ``bincount``, ``cumsum``), so the values are
+        the same to the last bit (tests/test_budget_fast_path.py compares both builds)."""
+        t0, te, rate = self.t0, self.te, self.rate
+        p0, times, deltas = _clip_py(a, b, w, t0, te)
+        if other:
+            oa, ob, ow = (list(x) for x in zip(*other))
+            q0, otimes, odeltas = _clip_py(oa, ob, ow, t0, te)
+        else:
+            q0, otimes, odeltas = 0.0, [], []
+        d_plan: dict[float, float] = dict.fromkeys(sorted(set(times).union(otimes)), 0.0)
+        for t, d in zip(times, deltas):
+            d_plan[t] += d
+        T = [t0, *d_plan, te]
+        run = 0.0
+        plan_w = [p0]
+        for d in d_plan.values():
+            run += d
+            plan_w.append(run + p0)
+        if other:
+            d_other = dict.fromkeys(d_plan, 0.0)
+            for t, d in zip(otimes, odeltas):
+                d_other[t] += d
+            run = 0.0
+            bal_w = [p0 + q0]
+            for i, d in enumerate(d_other.values(), 1):
+                run += d
+                bal_w.append(plan_w[i] + (run + q0))
+        else:
+            bal_w = plan_w
+        G = [cea]
+        run = 0.0
+        for k, bw in enumerate(bal_w):
+            x = (rate - bw) * (T[k + 1] - T[k])
+            run = x if k == 0 else run + x
+            G.append(run + cea)
+        self.T, self.G, self.bal, self.plan = T, G, list(bal_w), plan_w
+        self.T_np, self.G_np, self.plan_np, self.bal_np = np.array(T), np.array(G), np.array(plan_w), np.array(bal_w)
 
     @staticmethod
     def _clip(a: np.ndarray, b: np.ndarray, w: np.ndarray, t0: float, t1: float
@@ -214,7 +315,7 @@ class Plan:
 
     def may_admit(self, res: np.ndarray, ends: np.ndarray, *, a: float, origin: float, slope: float,
                   offset: float, tail_s: float, total_offset: float,
-                  cap: tuple[float, float] | None = None) -> np.ndarray:
+                  cap: tuple[float, float] | None = None, groups: WallGroups | None = None) -> np.ndarray:
         """Necessary conditions of :meth:`admits` for many candidates at once (issue 15): False only where
         a candidate of ``res`` hosts ending at ``ends`` (or later) is certainly refused.
 
@@ -228,7 +329,22 @@ class Plan:
         maxima of the plan). Each bound is loosened by a margin thousands of times the rounding of the sums
         involved, so that a candidate :meth:`admits` would accept, now or after later starts of the pass
         (which only lower the balance), is never marked False.
+
+        ``groups``: ``ends`` as ``(distinct values, each candidate's index among them)`` (from an indexed
+        queue's walltime codes, :data:`~wattsched.schedulers.queue.WallGroups`): the bounds are computed once
+        for each value some candidate has, with no sort.
         """
+        if groups is not None and len(groups[0]) <= GROUPS_MAX_RATIO * len(ends):
+            values, codes = groups
+            present = np.zeros(len(values), dtype=bool)
+            present[codes] = True
+            used = np.flatnonzero(present)
+            if len(used) == len(values):
+                return res <= self._bounds(values, a, origin, slope, offset, tail_s, total_offset, cap)[codes]
+            index = np.zeros(len(values), dtype=np.intp)
+            index[used] = np.arange(len(used))
+            bound = self._bounds(values[used], a, origin, slope, offset, tail_s, total_offset, cap)
+            return res <= bound[index[codes]]
         if len(ends) > UNIQUE_MIN_JOBS:
             # the bound of a candidate depends on its end only: computed once per distinct end (a long queue
             # holds few distinct walltimes: about 220 in 3,000 waiting jobs of SDSC-Blue)

@@ -16,6 +16,7 @@ from procset import ProcSet
 from wattsched.base.hostsets import size
 from wattsched.schedulers.budget.window import TIME_EPS_S, BudgetWindow
 from wattsched.schedulers.pieces import register
+from wattsched.schedulers.queue import WallGroups
 from wattsched.schedulers.state import Assignment, ClusterView, QueuedJob
 
 
@@ -103,7 +104,8 @@ class Powercap(BudgetWindow):
         p = self.power
         return comp_hosts * p.est_comp_w + (self.nb_hosts - comp_hosts) * p.est_idle_w <= self.rate_w * (1 + 1e-12)
 
-    def may_start(self, res: np.ndarray, walltime_s: np.ndarray, view: ClusterView) -> np.ndarray | None:
+    def may_start(self, res: np.ndarray, walltime_s: np.ndarray, view: ClusterView,
+                  groups: WallGroups | None = None) -> np.ndarray | None:
         """:meth:`can_start` for many jobs before placement (False: refused now and for the rest of the
         backfilling phase, as the computing hosts only grow); a job whose end could miss the window is
         kept."""
@@ -117,8 +119,8 @@ class Powercap(BudgetWindow):
             ok &= (ends <= shadow[0]) | self._fit_many(shadow[1] + res)
         return ok | (ends <= self.ts)
 
-    def may_prepare(self, res: np.ndarray, walltime_s: np.ndarray, start_s: float,
-                    view: ClusterView) -> np.ndarray | None:
+    def may_prepare(self, res: np.ndarray, walltime_s: np.ndarray, start_s: float, view: ClusterView,
+                    groups: WallGroups | None = None) -> np.ndarray | None:
         """:meth:`can_prepare` for many jobs (False: refused for the rest of the pass)."""
         if self.unlimited or start_s >= self.te - TIME_EPS_S:
             return None
