@@ -251,6 +251,9 @@ class OpportunisticShutdown(PowerManager):
         #: times of the CALL_ME_LATER requested for a just-in-time boot, not yet past
         self._calls: list[float] = []
         self._kept_hosts: ProcSet | None = None  # the hosts of _kept (cache of _kept_set)
+        #: until → the hosts kept until then when they were booked (a host booked again since, or dropped, is
+        #: still listed here: :meth:`_forget_kept` checks :attr:`_kept`)
+        self._kept_groups: dict[float, ProcSet] = {}
         self.plan_version = 0
 
     def on_platform(self, view: ClusterView) -> None:
@@ -466,28 +469,44 @@ class OpportunisticShutdown(PowerManager):
 
     def _forget_kept(self, now: float, view: ClusterView) -> bool:
         """Drop the kept hosts whose time has come or that are neither free nor booting any more (a job took
-        them). Most passes drop none: that is checked on the sets (two set operations), the hosts are
-        visited one by one only when some are dropped."""
+        them); whether any went. Costs set operations and the hosts that go (found through
+        :attr:`_kept_groups` and a set difference), not a visit of every kept host; the others keep their
+        order."""
         kept = self._kept
         if not kept:
             return False
+        groups = self._kept_groups
         gone = minus(self._kept_set(), plus(view.free, view.switching))
-        if not gone and min(kept.values()) > now:
+        due = [until for until in groups if until <= now]
+        if not gone and not due:
             return False
-        self._kept = {h: t for h, t in kept.items() if t > now and not contains(gone, h)}
-        self._kept_hosts = None
+        dropped = [h for until in due for h in groups.pop(until) if kept.get(h) == until]
+        dropped += [h for h in gone if kept[h] > now]  # (a host whose time has come is listed above)
+        for h in dropped:
+            del kept[h]
+        if not dropped:
+            return False
+        self._kept_hosts = minus(self._kept_set(), from_sorted_ids(sorted(dropped)))
         return True
+
+    def _keep(self, hosts: ProcSet, until: float) -> None:
+        """Keep ``hosts`` on until ``until`` (booking a kept host again replaces its time)."""
+        kept = self._kept
+        for h in hosts:
+            kept[h] = until
+        group = self._kept_groups.get(until)
+        self._kept_groups[until] = plus(group, hosts) if group is not None else copy(hosts)
+        if self._kept_hosts is not None:
+            self._kept_hosts = plus(self._kept_hosts, hosts)
 
     def _book(self, boot: ProcSet, keep: ProcSet, start_s: float, view: ClusterView) -> None:
         """Boot ``boot`` and keep ``keep`` idle for a job until ``start_s``, in the view at once (so that
         the next job asked about sees them)."""
-        for h in keep:
-            self._kept[h] = start_s
+        if keep:
+            self._keep(keep, start_s)
         if boot:
-            for h in boot:
-                self._kept[h] = start_s
+            self._keep(boot, start_s)
             view.switching = plus(view.switching, boot)
             view.off = minus(view.off, boot)
             self._transitions.append(Transition(copy(boot), True, view.now_s + self.switch_on_s))
-        self._kept_hosts = None
         self.plan_version += 1

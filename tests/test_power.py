@@ -199,21 +199,33 @@ from hypothesis import given, settings, strategies as st  # noqa: E402
 from wattsched.schedulers.state import ClusterView  # noqa: E402
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
-@given(kept=st.dictionaries(st.integers(0, 40), st.sampled_from([5.0, 10.0, 20.0])),
-       free=st.sets(st.integers(0, 40)), switching=st.sets(st.integers(0, 40)),
-       now=st.sampled_from([0.0, 5.0, 10.0, 30.0]))
-def test_forget_kept_equals_the_filter_host_by_host(kept, free, switching, now):
-    """OpportunisticShutdown._forget_kept (set difference, dict rebuilt only when a host goes) keeps exactly the
-    hosts the plain filter keeps (time not come, free or switching), in the same order, and says whether
-    any went; its cached set of kept hosts stays the set of the dict's keys."""
-    switching -= free
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(bookings=st.lists(st.tuples(st.sets(st.integers(0, 40), min_size=1), st.sampled_from([5.0, 10.0, 20.0])),
+                         max_size=6),
+       rounds=st.lists(st.tuples(st.sets(st.integers(0, 40)), st.sets(st.integers(0, 40)),
+                                 st.sampled_from([0.0, 5.0, 10.0, 30.0])), min_size=1, max_size=3),
+       cached=st.booleans())
+def test_forget_kept_equals_the_filter_host_by_host(bookings, rounds, cached):
+    """OpportunisticShutdown._forget_kept (set differences and the hosts booked until a past time, not a visit
+    of every kept host) keeps exactly the hosts the plain filter keeps (time not come, free or switching), in
+    the same order, and says whether any went; its cached set of kept hosts stays the set of the dict's keys.
+    Hosts are booked in turns (a host booked again gets the later booking's time), then forgotten over
+    several passes."""
     manager = OpportunisticShutdown()
-    manager._kept = dict(kept)
-    assert manager._kept_set() == ProcSet(*kept)
-    view = ClusterView(now_s=now, nb_hosts=41, free=ProcSet(*free), switching=ProcSet(*switching))
-    expected = {h: t for h, t in kept.items() if t > now and (h in free or h in switching)}
-    changed = manager._forget_kept(now, view)
-    assert list(manager._kept.items()) == list(expected.items())
-    assert changed == (expected != kept)
-    assert manager._kept_set() == ProcSet(*expected)
+    kept: dict[int, float] = {}
+    for hosts, until in bookings:
+        if cached:
+            manager._kept_set()  # the cache is kept up to date by the bookings
+        manager._keep(ProcSet(*hosts), until)
+        for h in sorted(hosts):
+            kept[h] = until
+        assert manager._kept == kept and manager._kept_set() == ProcSet(*kept)
+    for free, switching, now in rounds:
+        switching -= free
+        view = ClusterView(now_s=now, nb_hosts=41, free=ProcSet(*free), switching=ProcSet(*switching))
+        expected = {h: t for h, t in kept.items() if t > now and (h in free or h in switching)}
+        changed = manager._forget_kept(now, view)
+        assert list(manager._kept.items()) == list(expected.items())
+        assert changed == (expected != kept)
+        assert manager._kept_set() == ProcSet(*expected)
+        kept = expected
