@@ -26,6 +26,16 @@ def test_minus_plus_and_size_equal_procset(x, y) -> None:
     assert list(plus(a, b).intervals()) == list((a | b).intervals())
 
 
+@given(intervals, st.lists(st.tuples(st.integers(0, 60), st.integers(0, 3)), max_size=40))
+def test_minus_walking_the_hosts_equals_procset(x, y) -> None:
+    """The difference taken interval by interval of ``hosts`` (used when ``removed`` has many more intervals)."""
+    from wattsched.base.hostsets import _minus_walking_hosts
+
+    a, b = as_procset(x), as_procset(y)
+    assert list(_minus_walking_hosts(a, b).intervals()) == list((a - b).intervals())
+    assert list(minus(a, b).intervals()) == list((a - b).intervals())
+
+
 @given(intervals, intervals)
 def test_inter_disjoint_and_copy_equal_procset(x, y) -> None:
     a, b = as_procset(x), as_procset(y)

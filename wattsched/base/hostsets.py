@@ -73,7 +73,11 @@ def contains(hosts: ProcSet, host: int) -> bool:
 
 
 def minus(hosts: ProcSet, removed: ProcSet) -> ProcSet:
-    """``hosts - removed``."""
+    """``hosts - removed``: each interval of ``removed`` cut out of a copy of ``hosts``, or, when ``removed``
+    has many more intervals (e.g. the hosts already counted, growing, minus one small set), each interval of
+    ``hosts`` walked through ``removed`` from one bisect (:func:`_minus_walking_hosts`)."""
+    if len(removed._itvs) > 2 * len(hosts._itvs) + 8:
+        return _minus_walking_hosts(hosts, removed)
     itvs = list(hosts._itvs)
     for a, b in removed._itvs:
         i = _first_reaching(itvs, a)
@@ -89,6 +93,33 @@ def minus(hosts: ProcSet, removed: ProcSet) -> ProcSet:
             pieces.append(ProcInt(b + 1, itvs[j - 1][1]))
         itvs[i:j] = pieces
     return _wrap(itvs)
+
+
+def _minus_walking_hosts(hosts: ProcSet, removed: ProcSet) -> ProcSet:
+    """``hosts - removed`` in time proportional to the intervals of ``hosts`` and those of ``removed`` that
+    overlap them (plus one bisect per interval of ``hosts``)."""
+    cut = removed._itvs
+    n = len(cut)
+    out: list = []
+    for itv in hosts._itvs:
+        lo, hi = itv
+        i = _first_reaching(cut, lo)
+        if i == n or cut[i][0] > hi:  # untouched
+            out.append(itv)
+            continue
+        while i < n:
+            x, y = cut[i]
+            if x > hi:
+                break
+            if x > lo:
+                out.append(ProcInt(lo, x - 1))
+            lo = y + 1
+            if lo > hi:
+                break
+            i += 1
+        if lo <= hi:
+            out.append(ProcInt(lo, hi))
+    return _wrap(out)
 
 
 def plus(hosts: ProcSet, added: ProcSet) -> ProcSet:
