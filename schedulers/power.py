@@ -29,7 +29,7 @@ from typing import Callable, Mapping, Protocol, Sequence
 from procset import ProcSet
 
 from wattsched.base.errors import OptionError
-from wattsched.base.hostsets import contains, copy, disjoint, from_sorted_ids, inter, minus, plus, size
+from wattsched.base.hostsets import Accumulator, contains, copy, disjoint, from_sorted_ids, inter, minus, plus, size
 from wattsched.energy_models.power import NodeModel
 from wattsched.energy_models.taurus import TAURUS
 from wattsched.schedulers.admission import AdmissionConstraint
@@ -111,13 +111,15 @@ def transition_pseudo_jobs(view: ClusterView, parts: Sequence[tuple[int, Transit
     ``other_switching_ready_s``, asleep hosts until ``off_ready_s``."""
     now = view.now_s
     out: list[RunningJob] = []
+    seen = Accumulator(counted)  # the hosts counted so far
     for k, t, hs in parts:
-        hs = minus(hs, counted)  # (a copy: the parts are shared)
+        if not disjoint(hs, seen.hosts):
+            hs = minus(hs, seen.hosts)  # (a copy: the parts are shared and never changed)
         if hs:
-            counted = plus(counted, hs)
+            seen.add(hs)
             ready = t.end_s if t.booting else ready_after_switch_off(t.end_s)
             out.append(RunningJob(f"{prefix}{k}", hs, now, max(ready, now)))
-    rest = minus(view.switching, counted)
+    rest = minus(view.switching, seen.hosts)
     if rest:
         out.append(RunningJob("~switching", rest, now, other_switching_ready_s))
     if view.off:

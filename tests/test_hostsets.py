@@ -72,3 +72,22 @@ def test_parse_non_canonical_and_bad_strings() -> None:
 @given(st.sets(st.integers(0, 80)))
 def test_from_sorted_ids(ids) -> None:
     assert from_sorted_ids(sorted(ids)) == ProcSet(*ids)
+
+
+@given(intervals, st.lists(intervals, max_size=6))
+def test_accumulator_grows_into_the_union(start, added) -> None:
+    """Accumulator (a union grown in place) holds the union of what was added, and never changes the sets
+    it was given."""
+    from wattsched.base.hostsets import Accumulator
+
+    first = as_procset(start)
+    acc = Accumulator(first)
+    expected = ProcSet(first)
+    for pairs in added:
+        hosts = as_procset(pairs)
+        before = ProcSet(hosts)
+        acc.add(hosts)
+        expected |= hosts
+        assert list(acc.hosts.intervals()) == list(expected.intervals())
+        assert hosts == before
+    assert first == as_procset(start)

@@ -125,6 +125,26 @@ def _minus_walking_hosts(hosts: ProcSet, removed: ProcSet) -> ProcSet:
 def plus(hosts: ProcSet, added: ProcSet) -> ProcSet:
     """``hosts | added``."""
     itvs = list(hosts._itvs)
+    add_into(itvs, added)
+    return _wrap(itvs)
+
+
+class Accumulator:
+    """A union of host sets grown in place (no copy of what it holds at each addition, as ``plus`` makes):
+    :attr:`hosts` reads it as a ``ProcSet`` (a view: read it before the next :meth:`add`)."""
+
+    __slots__ = ("_itvs", "hosts")
+
+    def __init__(self, start: ProcSet) -> None:
+        self._itvs = list(start._itvs)
+        self.hosts = _wrap(self._itvs)
+
+    def add(self, added: ProcSet) -> None:
+        add_into(self._itvs, added)
+
+
+def add_into(itvs: list, added: ProcSet) -> None:
+    """``itvs`` (sorted disjoint intervals, a list) becomes ``itvs | added``, in place."""
     for a, b in added._itvs:
         i = _first_reaching(itvs, a - 1)  # an interval ending at a-1 merges with [a, b]
         j = i
@@ -134,7 +154,6 @@ def plus(hosts: ProcSet, added: ProcSet) -> ProcSet:
             a = min(a, itvs[i][0])
             b = max(b, itvs[j - 1][1])
         itvs[i:j] = [ProcInt(a, b)]
-    return _wrap(itvs)
 
 
 def inter(a: ProcSet, b: ProcSet) -> ProcSet:
