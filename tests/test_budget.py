@@ -253,6 +253,38 @@ def test_powercap_moves_the_heads_reservation_to_when_the_cap_lets_it_run():
     cap.release_head()
 
 
+def test_powercap_boots_for_a_later_job_only_if_it_leaves_the_head_its_room():
+    """can_prepare applies can_start's rule while the head's reservation is made: a job booted for that
+    still runs at the head's reservation must leave the head its room under the cap (the jobs prepared
+    before it in the pass count there too); may_prepare rules out no job can_prepare admits."""
+    import numpy as np
+
+    # 6 hosts, cap 1020 W: at most 4 computing (4 × 203.12 + 2 × 100 = 1012.48 W) inside [0, 10000)
+    cap = Powercap(budget_j=1020.0 * 10_000, window_start_s=0.0, window_end_s=10_000.0)
+    platform(cap, 6)
+    v = view(6, 0.0, running=(("a", "0", 300.0), ("b", "1", 5000.0)))
+    cap.begin_pass([], v)
+    head = job("h", 2, 100.0)
+    reserve(cap, head, 300.0, ProcSet((4, 5)), v)  # at 300: b + h = 3 computing
+    start_s = 150.0  # once booted
+
+    def prepare(j: QueuedJob, hosts: ProcSet) -> bool:
+        a = Assignment(hosts, 0, j.walltime_s)
+        ok = cap.can_prepare(j, ProcSet(), ProcSet(), start_s, a, v)
+        mask = cap.may_prepare(np.array([j.res]), np.array([j.walltime_s]), start_s, v)
+        assert mask is None or bool(mask[0]) or not ok
+        return ok
+
+    assert prepare(job("short", 2, 100.0), ProcSet((2, 3)))  # ends at 250, before the head's reservation
+    assert not prepare(job("long", 2, 1000.0), ProcSet((2, 3)))  # at 300: b + h + long = 5 > 4
+    long1 = job("long1", 1, 1000.0)
+    assert prepare(long1, ProcSet(2))  # at 300: b + h + long1 = 4
+    cap.on_prepare(long1, ProcSet(2), ProcSet(), start_s, Assignment(ProcSet(2), 0, 1000.0), v)
+    assert not prepare(job("long2", 1, 1000.0), ProcSet(3))  # long1 took the room left at 300
+    cap.release_head()  # outside backfilling (the head itself): only the cap now
+    assert prepare(job("long2", 1, 1000.0), ProcSet(3))
+
+
 def test_easy_under_a_powercap_backfills_on_the_hosts_of_a_head_that_cannot_run_in_the_window():
     from wattsched.schedulers.state import StartJob
 
