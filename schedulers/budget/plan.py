@@ -231,22 +231,10 @@ class Plan:
 
     @staticmethod
     def _clip_one(a: float, b: float, w: float, t0: float, t1: float) -> tuple[float, np.ndarray, np.ndarray]:
-        """:meth:`_clip` of one segment, in plain Python (the same values, without numpy's cost per call on
-        arrays of one element: the plan of every pass has one such segment)."""
-        a, b = max(a, t0), min(b, t1)
-        p0 = 0.0
-        times: list[float] = []
-        deltas: list[float] = []
-        if b > a and w != 0.0:
-            if a <= t0:
-                p0 = float(w)
-            else:
-                times.append(a)
-                deltas.append(w)
-            if b < t1:
-                times.append(b)
-                deltas.append(-w)
-        return p0, np.array(times, dtype=float), np.array(deltas, dtype=float)
+        """:meth:`_clip` of one segment, without numpy's cost per call on arrays of one element (the plan of
+        every pass has one such segment): :func:`_clip_py`'s values."""
+        p0, times, deltas = _clip_py([a], [b], [w], t0, t1)
+        return float(p0), np.array(times, dtype=float), np.array(deltas, dtype=float)
 
     def kept_in(self, alloc: ProcSet) -> tuple[tuple[float, int], ...]:
         """The kept hosts among ``alloc``: ``((until, how many), …)`` by increasing ``until``."""
