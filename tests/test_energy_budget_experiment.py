@@ -161,6 +161,11 @@ def test_end_to_end_tiny_machine(tmp_path: Path) -> None:
     text = (tmp_path / "report.md").read_text()
     assert "| Tiny | 16 | synthetic week" in text
     assert (tmp_path / "tiny_fig2_utilization.png").exists()
+    # EASY was simulated by the load calibration of this invocation: not "reused"; a second invocation reuses it
+    assert result.frame["status"].tolist() == ["done"] and "reused" not in text
+    again = run_experiment(tmp_path, [(TINY, 16)], algorithms=(), workers=1)
+    assert again.frame["status"].tolist() == ["skipped"]
+    assert "1 of the 1 runs reused the outputs of an earlier one" in (tmp_path / "report.md").read_text()
 
 
 # ------------------------------------------------------------------------------- the real logs as inputs
@@ -246,3 +251,36 @@ def test_end_to_end_on_a_log_excerpt(tmp_path: Path) -> None:
     text = (tmp_path / "report.md").read_text()
     assert "| Tiny | 16 | PWA log SDSC-BLUE-2000-4.2-cln-head200.swf.gz, its busiest week" in text
     assert f"sha256 {sha256_of(BLUE)}" in text and "too large" in text  # the summary line: wide jobs dropped
+
+
+def test_budgets_below_the_idle_platform_without_shutdown_are_refused_by_design(tmp_path: Path) -> None:
+    """The 30 % runs without shutdown are refused before simulating, as they must be: the report lists them
+    as refused, not failed, and `wattsched reproduce energy-budget` does not count them as failures (exit 0),
+    while any other failure is still one."""
+    from wattsched.experiments.energy_budget import refused_by_design
+
+    idle_error = ("option 'budget_fraction': budget 1.8e+10 J is below the policy's estimate of the platform held "
+                  "idle over the window (...); no schedule can meet it without shutdown")
+    frame = pd.DataFrame([
+        {"name": "m/energyBud IDLE/30", "machine": "m", "status": "failed", "error": idle_error, "shutdown": False,
+         "budget_fraction": 0.3},
+        {"name": "m/energyBud SHUT/30", "machine": "m", "status": "failed", "error": "boom", "shutdown": True, "budget_fraction": 0.3},
+        {"name": "m/energyBud IDLE/49", "status": "failed", "error": "boom", "shutdown": False,
+         "budget_fraction": 100 / 203.12},
+        {"name": "m/EASY", "status": "done", "error": None, "shutdown": None, "budget_fraction": float("nan")},
+    ])
+    assert refused_by_design(frame).tolist() == [True, False, False, False]
+    text = write_report(frame.iloc[:2], tmp_path / "report.md").read_text()
+    assert "**Refused runs** (1), as they should be" in text and "- `m/energyBud IDLE/30`" in text
+    assert "**Failed runs** (1)" in text and "`m/energyBud SHUT/30`: boom" in text
+
+
+def test_the_wall_time_says_when_runs_were_reused(tmp_path: Path) -> None:
+    """A report written again over earlier outputs (runs ``skipped``) does not pass the seconds of this
+    invocation off as the experiment's."""
+    frame = pd.DataFrame([{"name": "m/EASY", "machine": "m", "status": "skipped"},
+                          {"name": "m/x", "machine": "m", "status": "done"}])
+    text = write_report(frame.iloc[:0], tmp_path / "a.md", wall_s=60.0).read_text()
+    assert "**Wall time**: 60 s (1.0 min)" in text and "reused" not in text
+    text = write_report(frame, tmp_path / "b.md", wall_s=38.0).read_text()
+    assert "1 of the 2 runs reused the outputs of an earlier one" in text
