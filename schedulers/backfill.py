@@ -421,7 +421,7 @@ class EasyBackfilling(Backfilling):
                             no_fit_free_by[key] = n
                         else:
                             no_fit_free = n
-                            later.narrow(free_count, worth_trying)
+                            later.narrow(free_count, worth_trying, refilter=False)  # nothing started
                     continue
                 if not assignment.end_s(now_s) <= shadow_s:  # slowed past the shadow time
                     assignment = None
@@ -435,7 +435,7 @@ class EasyBackfilling(Backfilling):
                             no_fit_extra_by[key] = n
                         else:
                             no_fit_extra = n
-                            later.narrow(free_count, worth_trying)
+                            later.narrow(free_count, worth_trying, refilter=False)  # nothing started
                     continue
             if not admission.can_start(job, assignment, view):
                 if admission.refuses_from(1, shortest_end_s, view):

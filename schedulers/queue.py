@@ -216,20 +216,22 @@ class JobsBehind:
             self._pos = pos + 1
             yield queue._jobs[slots[pos]]  # type: ignore[misc]  # a slot the index reported alive
 
-    def narrow(self, max_res: int, rule: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> None:
+    def narrow(self, max_res: int, rule: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+               refilter: bool = True) -> None:
         """Forget the jobs not visited yet that the caller would pass over anyway: wider than ``max_res``,
-        ruled out by ``keep`` again (when it filters: a start only tightens an admission constraint), or
-        by ``rule(widths, walltimes)`` (False: pass over). Without an index, or with few jobs left, nothing
-        (the caller's own checks are as cheap)."""
+        ruled out by ``keep`` again (when it filters and ``refilter``: a start only tightens an admission
+        constraint; the caller passes False when nothing started since ``keep`` was last asked, whose answer
+        would be the same), or by ``rule(widths, walltimes)`` (False: pass over). Without an index, or with few
+        jobs left, nothing (the caller's own checks are as cheap)."""
         if self._plain is not None:
             return
         pos = self._pos
-        if len(self._list) - pos < NARROW_MIN_JOBS or not (self._filtered or rule):
+        if len(self._list) - pos < NARROW_MIN_JOBS or not ((self._filtered and refilter) or rule):
             return
         self._slots, self._res, self._wall, self._codes = (
             self._slots[pos:], self._res[pos:], self._wall[pos:], self._codes[pos:])
         mask = self._res <= max_res
-        if self._filtered:
+        if self._filtered and refilter:
             assert self._keep is not None
             more = self._keep(self._res, self._wall, (self._queue.walltimes(), self._codes))
             if more is not None:

@@ -103,6 +103,38 @@ def test_jobs_behind_equals_a_scan_of_the_sorted_queue(ops, max_res, cut_s, wher
     assert list(JobsBehind(reference, i, max_res, keep, min_length=0)) == reference[i + 1:]
 
 
+def test_narrow_without_refilter_asks_the_filter_nothing_and_keeps_its_answer():
+    """narrow(..., refilter=False) (no start since the filter was last asked) applies only the width and the
+    rule: the filter is not asked again, and the jobs it ruled out stay out; refilter=True asks it."""
+    queue = WaitingQueue(key=lambda job: (job.subtime_s, job.id))
+    for k in range(60):
+        queue.add(QueuedJob(f"j{k}", 1 + k % 4, 10.0 * (1 + k % 3), float(k)))
+    asked = []
+
+    def keep(res: np.ndarray, wall: np.ndarray, groups: object = None) -> np.ndarray:
+        asked.append(len(res))
+        values, codes = groups  # the queue's walltime codes, aligned with the jobs
+        assert values[codes].tolist() == wall.tolist()
+        return wall < 30.0
+
+    old = queue_module.NARROW_MIN_JOBS
+    queue_module.NARROW_MIN_JOBS = 0
+    try:
+        behind = JobsBehind(queue, 0, 8, keep, min_length=0)
+        first = next(iter(behind))
+        behind.narrow(3, lambda res, wall: res != 2, refilter=False)
+        assert len(asked) == 1
+        rest = list(behind)
+        behind2 = JobsBehind(queue, 0, 8, keep, min_length=0)
+        next(iter(behind2))
+        behind2.narrow(3, lambda res, wall: res != 2)
+        assert len(asked) == 3 and list(behind2) == rest
+    finally:
+        queue_module.NARROW_MIN_JOBS = old
+    assert first.walltime_s < 30.0
+    assert rest and all(j.res <= 3 and j.res != 2 and j.walltime_s < 30.0 for j in rest)
+
+
 # ----------------------------------------------------------------- 2. whole runs, indexed or not
 
 N = 8  # hosts
