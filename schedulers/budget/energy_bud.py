@@ -120,8 +120,6 @@ class EnergyBudget(BudgetWindow):
         # fast path (see Plan): the pass's plan as arrays, the running jobs' segments, refusals
         self._fut: Plan | None = None
         self._running_cache: tuple[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
-        self._sizes: dict[str, tuple[Any, int]] = {}  # running job id: (the RunningJob, its hosts)
-        self._comp_cache: tuple[tuple, int] | None = None  # (running jobs' key, their hosts)
         #: the plan's segments of one state of the pass (_plan_arrays): (key, started, kept hosts, arrays)
         self._plan_cache: tuple[tuple, tuple[int, int], Mapping[int, float],
                                 tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
@@ -137,33 +135,6 @@ class EnergyBudget(BudgetWindow):
         comp = self._computing_hosts(view)
         return (comp * p.est_comp_w + size(view.free) * p.est_idle_w + size(view.off) * p.sleep_w
                 + size(view.switching) * p.switch_w)
-
-    def _job_sizes(self, view: ClusterView) -> list[int]:
-        """The number of hosts of each running job (``view.running``'s order), each counted once per job:
-        a job keeps its hosts while it runs, so only the jobs started since the previous call are counted
-        (the whole list used to be recounted at every pass, ProcSet by ProcSet)."""
-        known = self._sizes
-        out = []
-        for job in view.running.values():
-            got = known.get(job.id)
-            if got is None or got[0] is not job:
-                got = (job, size(job.alloc))
-                known[job.id] = got
-            out.append(got[1])
-        if len(known) > 2 * len(view.running) + 64:  # forget the jobs that ended
-            running = view.running
-            self._sizes = {k: v for k, v in known.items() if running.get(k) is v[0]}
-        return out
-
-    def _computing_hosts(self, view: ClusterView) -> int:
-        """Hosts of the running jobs; cached while the running jobs do not change."""
-        key = (id(view.running), view.running_version, len(view.running))
-        cached = self._comp_cache
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        comp = sum(self._job_sizes(view))
-        self._comp_cache = (key, comp)
-        return comp
 
     def on_clock(self, now_s: float, view: ClusterView) -> None:
         """Before the clock moves to ``now_s``: Cea += R·Δt − P̃·Δt over the part of the elapsed time

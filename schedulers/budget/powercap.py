@@ -47,7 +47,7 @@ class Powercap(BudgetWindow):
         self._at_shadow: tuple[float, int] | None = None
 
     def begin_pass(self, queue: Sequence[QueuedJob], view: ClusterView) -> None:
-        self._comp = sum(len(job.alloc) for job in view.running.values())
+        self._comp = self._computing_hosts(view)  # (cached while the running jobs do not change)
         self._started = []
         self._prepared_hosts = 0
         self._at_shadow = None
@@ -65,7 +65,7 @@ class Powercap(BudgetWindow):
 
     def _ends(self, view: ClusterView) -> list[tuple[float, int]]:
         """``(expected end, hosts)`` of the running jobs and of those started in the pass."""
-        return ([(running.expected_end_s, len(running.alloc)) for running in view.running.values()]
+        return ([(running.expected_end_s, n) for running, n in zip(view.running.values(), self._job_sizes(view))]
                 + [(end, n) for n, end in self._started])
 
     def earliest_start_s(self, job: QueuedJob, assignment: Assignment, start_s: float, view: ClusterView) -> float:

@@ -9,9 +9,10 @@ Without a budget nothing is checked and no call is made: the schedule is exactly
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Sequence
 
 from wattsched.base.errors import OptionError
+from wattsched.base.hostsets import size
 from wattsched.energy_models.taurus import TAURUS
 from wattsched.schedulers.admission import AdmissionConstraint
 from wattsched.schedulers.budget.estimates import BudgetPower
@@ -79,6 +80,8 @@ class BudgetWindow(AdmissionConstraint):
         self.nb_hosts = 0
         self.unlimited = not limited or budget_j == INF
         self.B = INF if self.unlimited else (budget_j if budget_j is not None else INF)
+        self._sizes: dict[str, tuple[Any, int]] = {}  # running job id: (the RunningJob, its hosts)
+        self._comp_cache: tuple[tuple, int] | None = None  # (running jobs' key, their hosts)
         self._calls: list[float] = []  # CALL_ME_LATER times requested and not yet past
         self._next_stage = self.ts
 
@@ -115,6 +118,33 @@ class BudgetWindow(AdmissionConstraint):
                 f"over the window ({nb_hosts} hosts × estimated_idle_w {self.power.est_idle_w:g} W × {window:g} s = "
                 f"{idle_j:.6g} J); "
                 "no schedule can meet it without shutdown")
+
+    def _job_sizes(self, view: ClusterView) -> list[int]:
+        """The number of hosts of each running job (``view.running``'s order), each counted once per job:
+        a job keeps its hosts while it runs, so only the jobs started since the previous call are counted
+        (the whole list used to be recounted at every pass, ProcSet by ProcSet)."""
+        known = self._sizes
+        out = []
+        for job in view.running.values():
+            got = known.get(job.id)
+            if got is None or got[0] is not job:
+                got = (job, size(job.alloc))
+                known[job.id] = got
+            out.append(got[1])
+        if len(known) > 2 * len(view.running) + 64:  # forget the jobs that ended
+            running = view.running
+            self._sizes = {k: v for k, v in known.items() if running.get(k) is v[0]}
+        return out
+
+    def _computing_hosts(self, view: ClusterView) -> int:
+        """Hosts of the running jobs; cached while the running jobs do not change."""
+        key = (id(view.running), view.running_version, len(view.running))
+        cached = self._comp_cache
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        comp = sum(self._job_sizes(view))
+        self._comp_cache = (key, comp)
+        return comp
 
     def in_window(self, start_s: float, end_s: float) -> bool:
         """Whether ``[start_s, end_s)`` meets the window (a job running there must be checked)."""
