@@ -610,3 +610,25 @@ def test_the_command_serves_the_page(tmp_path):
         server.terminate()
         server.wait(timeout=30)
     assert (tmp_path / "ws" / "runs").is_dir()
+
+
+def test_a_future_cancelled_at_shutdown_keeps_the_end_its_run_recorded(tmp_path):
+    """The cluster closing cancels the futures whose result it had not sent yet: a run that recorded its end
+    (failed with the CLI's error, or done) keeps it; a run that had not (a worker died under it) fails with
+    one line."""
+    from wattsched.web.runs import RunManager
+    from wattsched.web.workspace import Workspace
+
+    class Cancelled:
+        status = "cancelled"
+
+    workspace = Workspace(tmp_path / "ws")
+    manager = RunManager(workspace, processes=False)
+    ended, running = (workspace.new_run(name=n, scheduler="easy-backfill", options={}, platform="p.xml",
+                                        workload="w.json").id for n in ("ended", "running"))
+    workspace.set_status(ended, state="failed", error="option 'budget_fraction': too small")
+    workspace.set_status(running, state="running")
+    for run_id in (ended, running):
+        manager._finished(run_id, Cancelled())
+    assert workspace.status(ended)["error"] == "option 'budget_fraction': too small"
+    assert workspace.status(running)["state"] == "failed" and workspace.status(running)["error"] == "task cancelled"

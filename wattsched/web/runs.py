@@ -117,10 +117,12 @@ class RunManager:
         future.add_done_callback(lambda f, rid=run_id: self._finished(rid, f))
 
     def _finished(self, run_id: str, future: Any) -> None:
-        """A task that did not return (a worker died under it) fails its run with one line."""
+        """A task that did not return (a worker died under it) fails its run with one line, unless the run
+        recorded its end already (the cluster closing cancels the futures whose result it had not sent yet:
+        a run that failed or finished keeps its own status and error)."""
         self._futures.pop(run_id, None)
         try:
-            if future.status != "finished":
+            if future.status != "finished" and self.workspace.status(run_id).get("state") not in ("done", "failed"):
                 error = future.exception(timeout=5) if future.status == "error" else f"task {future.status}"
                 from wattsched.experiments.sweep import one_line_error
 
