@@ -131,7 +131,8 @@ def plus(hosts: ProcSet, added: ProcSet) -> ProcSet:
 
 class Accumulator:
     """A union of host sets grown in place (no copy of what it holds at each addition, as ``plus`` makes):
-    :attr:`hosts` reads it as a ``ProcSet`` (a view: read it before the next :meth:`add`)."""
+    :attr:`hosts` is a live ``ProcSet`` view of it (it changes with each :meth:`add`: copy it to keep one
+    state)."""
 
     __slots__ = ("_itvs", "hosts")
 
