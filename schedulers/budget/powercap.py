@@ -93,11 +93,30 @@ class Powercap(BudgetWindow):
         end = assignment.end_s(now)
         if self.exempt(now, end):
             return True
-        n = size(assignment.hosts)
-        if not self._fits(self._comp + n):
+        return self._admits(self._comp, size(assignment.hosts), end)
+
+    def _admits(self, comp_hosts: int, n: int, end_s: float) -> bool:
+        """``n`` more hosts computing until ``end_s`` fit under the cap with ``comp_hosts`` and, while the
+        head's reservation is made (:meth:`reserve_head`), leave the head its room when they still compute at
+        its reservation."""
+        if not self._fits(comp_hosts + n):
             return False
         shadow = self._at_shadow
-        return shadow is None or end <= shadow[0] or self._fits(shadow[1] + n)
+        return shadow is None or end_s <= shadow[0] or self._fits(shadow[1] + n)
+
+    def _admits_many(self, comp_hosts: int, res: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        """:meth:`_admits` for many jobs (the same arithmetic); a job that ends before the window is kept."""
+        ok = self._fit_many(comp_hosts + res)
+        shadow = self._at_shadow
+        if shadow is not None:
+            ok &= (ends <= shadow[0]) | self._fit_many(shadow[1] + res)
+        return ok | (ends <= self.ts)
+
+    def _count(self, n: int, end_s: float) -> None:
+        """``n`` hosts start computing until ``end_s`` in this pass: in the head's room when they still
+        compute at its reservation."""
+        if self._at_shadow is not None and end_s > self._at_shadow[0]:
+            self._at_shadow = (self._at_shadow[0], self._at_shadow[1] + n)
 
     def _fit_many(self, comp_hosts: np.ndarray) -> np.ndarray:
         """:meth:`_fits` for many host counts (the same arithmetic)."""
@@ -112,31 +131,20 @@ class Powercap(BudgetWindow):
         now = view.now_s
         if self.unlimited or now >= self.te - TIME_EPS_S:
             return None
-        ends = now + walltime_s
-        ok = self._fit_many(self._comp + res)
-        shadow = self._at_shadow
-        if shadow is not None:
-            ok &= (ends <= shadow[0]) | self._fit_many(shadow[1] + res)
-        return ok | (ends <= self.ts)
+        return self._admits_many(self._comp, res, now + walltime_s)
 
     def may_prepare(self, res: np.ndarray, walltime_s: np.ndarray, start_s: float, view: ClusterView,
                     groups: WallGroups | None = None) -> np.ndarray | None:
         """:meth:`can_prepare` for many jobs (False: refused for the rest of the pass)."""
         if self.unlimited or start_s >= self.te - TIME_EPS_S:
             return None
-        ends = start_s + walltime_s
-        ok = self._fit_many(self._comp + self._prepared_hosts + res)
-        shadow = self._at_shadow
-        if shadow is not None:
-            ok &= (ends <= shadow[0]) | self._fit_many(shadow[1] + res)
-        return ok | (ends <= self.ts)
+        return self._admits_many(self._comp + self._prepared_hosts, res, start_s + walltime_s)
 
     def on_start(self, job: QueuedJob, assignment: Assignment, view: ClusterView) -> None:
         n, end = size(assignment.hosts), assignment.end_s(view.now_s)
         self._comp += n
         self._started.append((n, end))
-        if self._at_shadow is not None and end > self._at_shadow[0]:
-            self._at_shadow = (self._at_shadow[0], self._at_shadow[1] + n)
+        self._count(n, end)
 
     def reserve_head(self, job: QueuedJob, start_s: float, assignment: Assignment, view: ClusterView) -> None:
         """The head's room under the cap at its reservation: a backfilled job still running then must fit
@@ -160,14 +168,10 @@ class Powercap(BudgetWindow):
         0.540, against the paper's "PC SHUT also has the same performance as the PC mechanism", §V-D.)
         Transitions are not counted in ``P̃platform`` (hosts off count as idle, as in the paper), so with
         shutdown the powercap bounds the estimated power of idle and computing hosts only."""
-        n = size(assignment.hosts)
         end = assignment.end_s(start_s)
         if self.exempt(start_s, end):
             return True
-        if not self._fits(self._comp + self._prepared_hosts + n):
-            return False
-        shadow = self._at_shadow
-        return shadow is None or end <= shadow[0] or self._fits(shadow[1] + n)
+        return self._admits(self._comp + self._prepared_hosts, size(assignment.hosts), end)
 
     def on_prepare(self, job: QueuedJob, boot: ProcSet, keep: ProcSet, start_s: float, assignment: Assignment,
                    view: ClusterView) -> None:
@@ -175,5 +179,4 @@ class Powercap(BudgetWindow):
         head's reservation (as :meth:`on_start`)."""
         n = size(assignment.hosts)
         self._prepared_hosts += n
-        if self._at_shadow is not None and assignment.end_s(start_s) > self._at_shadow[0]:
-            self._at_shadow = (self._at_shadow[0], self._at_shadow[1] + n)
+        self._count(n, assignment.end_s(start_s))
