@@ -29,7 +29,7 @@ from typing import Callable, Mapping, Protocol, Sequence
 from procset import ProcSet
 
 from wattsched.base.errors import OptionError
-from wattsched.base.hostsets import Accumulator, contains, copy, disjoint, from_sorted_ids, inter, minus, plus, size
+from wattsched.base.hostsets import Accumulator, copy, disjoint, from_sorted_ids, inter, minus, plus, size
 from wattsched.energy_models.power import NodeModel
 from wattsched.energy_models.taurus import TAURUS
 from wattsched.schedulers.admission import AdmissionConstraint

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from itertools import islice
-from typing import Any, Callable, Iterable, Iterator, Sequence, overload
+from typing import Any, Callable, Iterator, Sequence, overload
 
 import numpy as np
 from sortedcontainers import SortedKeyList
