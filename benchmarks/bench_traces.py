@@ -18,7 +18,11 @@ shared machine it varies far less than the wall time) and peak memory (the child
 Runs (``--only`` picks some, by label): ``easy-backfill``; ``energy-bud``, ``reduce-pc``, ``powercap``, each
 without and with opportunistic shutdown (``+shutdown``), under one budget over the whole log (window
 ``[0, last submission)``, :data:`BUDGET_FRACTION` of its all-computing energy, so that the admission
-constraint works through the whole trace; the paper's 3-day windows are in ``make reproduce-energy-budget``).
+constraint works through the whole trace; the paper's 3-day windows are in ``make reproduce-energy-budget``);
+``fairshare``, ``efs`` and ``fs-efs`` (the log's user ids) on the same Taurus hosts; ``esc`` on the ESC paper's
+five-state nodes (:func:`platforms.generate.esc_platform_xml`) and ``upas`` on the UPAS paper's processors
+(:func:`platforms.generate.upas_platform_xml`, each job given a β by :func:`workloads.upas.beta_workload`,
+seed 1), each log converted again for their nodes' top speed. Every preset with its paper's defaults.
 
 Usage: ``python benchmarks/bench_traces.py [--traces sdsc-blue,curie] [--only easy-backfill] [--mirror DIR]``
 (``make bench-traces``). Writes a markdown table to stdout and to ``benchmarks/results/traces.md``
@@ -35,42 +39,72 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 CACHE = Path(os.environ.get("WATTSCHED_BENCH_CACHE", HERE / ".cache"))
-SPEED_FLOPS = 100e6  # Taurus pstate 0
 #: Hosts of each log's machine: SDSC-Blue's MaxProcs; Curie's thin nodes, as the energy-budget paper counts
 #: (its header's MaxProcs, 93,312, adds the fat and hybrid nodes).
 HOSTS = {"sdsc-blue": 1152, "curie": 80640}
 BUDGET_FRACTION = 0.8
-#: (label, preset, shutdown or None for EASY): EASY first.
-RUNS: list[tuple[str, str, bool | None]] = [("easy-backfill", "easy-backfill", None)] + [
-    (f"{preset}{'+shutdown' if shutdown else ''}", preset, shutdown)
+NODES = ("taurus", "esc", "upas")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One row: ``preset`` on the ``node`` platform; ``shutdown`` is None for a preset without a budget, else
+    the shutdown option of a budget preset (run under :data:`BUDGET_FRACTION` over the whole log)."""
+
+    label: str
+    preset: str
+    shutdown: bool | None = None
+    node: str = "taurus"
+
+
+#: EASY first.
+RUNS: list[Run] = [Run("easy-backfill", "easy-backfill")] + [
+    Run(f"{preset}{'+shutdown' if shutdown else ''}", preset, shutdown)
     for preset in ("energy-bud", "reduce-pc", "powercap") for shutdown in (False, True)
-]
+] + [Run(p, p) for p in ("fairshare", "efs", "fs-efs")] + [
+    Run("esc", "esc", node="esc"), Run("upas", "upas", node="upas")]
 HEAD = ("| trace | hosts | jobs | run | wall s | CPU s | peak MiB | utilization | AVEbsld | mean wait s |",
         "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|")
 
 
-def inputs(name: str, mirror: str | None) -> tuple[Path, Path, dict]:
-    """(platform, workload, conversion meta) of the whole log ``name``, written once to the cache folder."""
-    from wattsched.platforms.generate import taurus_platform_xml
+def node_speed_flops(node: str) -> float:
+    """Top speed of a ``node`` kind (:data:`NODES`): the speed a log's run times are converted at."""
+    from wattsched.energy_models.esc import ESC
+    from wattsched.energy_models.taurus import TAURUS
+    from wattsched.energy_models.upas import UPAS_NODE
+
+    return {"taurus": TAURUS, "esc": ESC, "upas": UPAS_NODE}[node].max_speed_flops
+
+
+def inputs(name: str, mirror: str | None, node: str = "taurus") -> tuple[Path, Path, dict]:
+    """(platform, workload, conversion meta) of the whole log ``name`` for ``node`` hosts, written once to the
+    cache folder."""
+    from wattsched.platforms.generate import esc_platform_xml, taurus_platform_xml, upas_platform_xml
     from wattsched.workloads.swf import summary_line, swf_to_batsim
     from wattsched.workloads.traces import fetch_trace
+    from wattsched.workloads.upas import beta_workload
 
     hosts = HOSTS[name]
     CACHE.mkdir(parents=True, exist_ok=True)
-    platform = CACHE / f"taurus_{hosts}.xml"
+    platform = CACHE / f"{node}_{hosts}.xml"
     if not platform.exists():
-        platform.write_text(taurus_platform_xml(hosts))
+        write = {"taurus": taurus_platform_xml, "esc": esc_platform_xml, "upas": upas_platform_xml}[node]
+        platform.write_text(write(hosts))
     log = fetch_trace(name, mirror=mirror, download=False)
-    workload = CACHE / f"{log.name.removesuffix('.swf.gz')}_{hosts}h_whole.json"
+    tag = "" if node == "taurus" else f"_{node}"
+    workload = CACHE / f"{log.name.removesuffix('.swf.gz')}_{hosts}h_whole{tag}.json"
     summary = CACHE / f"{workload.stem}.summary.json"
     if not workload.exists() or not summary.exists():
-        converted = swf_to_batsim(log, speed_flops=SPEED_FLOPS, nb_hosts=hosts)
+        converted = swf_to_batsim(log, speed_flops=node_speed_flops(node), nb_hosts=hosts)
         meta = {"summary": summary_line(converted), "nb_jobs": len(converted["jobs"]),
                 "last_submit_s": max(j["subtime"] for j in converted["jobs"])}
+        if node == "upas":
+            converted = beta_workload(converted, seed=1)
         workload.write_text(json.dumps(converted))
         summary.write_text(json.dumps(meta))
     return platform, workload, json.loads(summary.read_text())
@@ -120,25 +154,30 @@ def main(argv: list[str] | None = None) -> int:
     names = args.traces.split(",")
     unknown = set(names) - set(HOSTS)
     only = None if args.only is None else set(args.only.split(","))
-    if unknown or (only is not None and only - {r[0] for r in RUNS}):
-        parser.error(f"unknown trace or run: {', '.join(sorted(unknown | (only or set()) - {r[0] for r in RUNS}))}")
-    runs = [r for r in RUNS if only is None or r[0] in only]
+    labels = {r.label for r in RUNS}
+    if unknown or (only is not None and only - labels):
+        parser.error(f"unknown trace or run: {', '.join(sorted(unknown | (only or set()) - labels))}")
+    runs = [r for r in RUNS if only is None or r.label in only]
 
     previous = args.out.read_text().splitlines() if args.out.exists() else []
     rows = {line.split("|")[1].strip() + "/" + line.split("|")[4].strip(): line
             for line in previous if line.startswith("| ") and not line.startswith(HEAD[0][:9])}
     notes = [line for line in previous if line.startswith("- ")]
     for name in names:
-        platform, workload, meta = inputs(name, args.mirror)
-        note = f"- {name}: `{meta['summary']}`"
-        notes = [n for n in notes if not n.startswith(f"- {name}: ")] + [note]
-        for label, preset, shutdown in runs:
-            print(f"{name} {label} ...", file=sys.stderr, flush=True)
-            r = run_child(platform, workload, preset, options_for(shutdown, meta["last_submit_s"]),
-                          not args.no_progress)
-            rows[f"{name}/{label}"] = row(name, HOSTS[name], label, r)
-            print(rows[f"{name}/{label}"], flush=True)
-    order = {f"{n}/{label}": (i, j) for i, n in enumerate(HOSTS) for j, (label, _, _) in enumerate(RUNS)}
+        for node in NODES:
+            todo = [r for r in runs if r.node == node]
+            if not todo:
+                continue
+            platform, workload, meta = inputs(name, args.mirror, node)
+            if node == "taurus":
+                notes = [n for n in notes if not n.startswith(f"- {name}: ")] + [f"- {name}: `{meta['summary']}`"]
+            for run in todo:
+                print(f"{name} {run.label} ...", file=sys.stderr, flush=True)
+                r = run_child(platform, workload, run.preset, options_for(run.shutdown, meta["last_submit_s"]),
+                              not args.no_progress)
+                rows[f"{name}/{run.label}"] = row(name, HOSTS[name], run.label, r)
+                print(rows[f"{name}/{run.label}"], flush=True)
+    order = {f"{n}/{run.label}": (i, j) for i, n in enumerate(HOSTS) for j, run in enumerate(RUNS)}
     lines = [
         f"Machine: {_platform.machine()}, Python {_platform.python_version()}, {os.cpu_count()} cores; each run a "
         "child process `wattsched run ... --json` on the whole log (`benchmarks/bench_traces.py`); energy presets "
