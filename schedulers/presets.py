@@ -249,9 +249,14 @@ def unknown_scheduler(name: str, others: Iterable[str] = ()) -> str:
     return f"unknown scheduler '{name}'" + (f" (did you mean '{close[0]}'?)" if close else "")
 
 
+def unknown_preset(name: str) -> str:
+    """The error for an unknown preset ``name``: :func:`unknown_scheduler`'s, then the presets."""
+    return f"{unknown_scheduler(name)}; presets: {', '.join(PRESETS)}"
+
+
 def build(name: str, options: Options | None = None) -> PolicyScheduler:
     """The policy scheduler of preset ``name`` with ``options``; :class:`OptionError` if either is bad."""
     preset = _compose() if name == "compose" else PRESETS.get(name)  # compose sees pieces registered since
     if preset is None:
-        raise OptionError(f"{unknown_scheduler(name)}; presets: {', '.join(PRESETS)}")
+        raise OptionError(unknown_preset(name))
     return preset.build(options)

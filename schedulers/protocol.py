@@ -179,7 +179,7 @@ def scheduler_handler(name_or_module_path: str, options: Mapping[str, Any] | Non
     Raises:
         OptionError: bad options of a preset; an unknown scheduler; pybatsim missing for a non-preset.
     """
-    from wattsched.schedulers.presets import PRESETS, build, unknown_scheduler
+    from wattsched.schedulers.presets import PRESETS, build, unknown_preset
 
     spec = name_or_module_path.strip()
     if spec in PRESETS:
@@ -187,8 +187,8 @@ def scheduler_handler(name_or_module_path: str, options: Mapping[str, Any] | Non
     try:
         from wattsched.schedulers.adapter import load_scheduler, pybatsim_handler
     except ImportError:
-        raise OptionError(f"{unknown_scheduler(spec)}; presets: {', '.join(PRESETS)}; other pybatsim schedulers "
-                          "need pybatsim (pip install --no-deps pybatsim==4.0.0a0)") from None
+        raise OptionError(f"{unknown_preset(spec)}; other pybatsim schedulers need pybatsim "
+                          "(pip install --no-deps pybatsim==4.0.0a0)") from None
     return pybatsim_handler(load_scheduler(spec, options))
 
 

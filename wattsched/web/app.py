@@ -52,7 +52,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from wattsched.base.errors import WattschedError
 from wattsched.base.limits import limit
 from wattsched.web import charts
-from wattsched.web.forms import GENERAL, option_fields, options_from_form, preset_names, unknown_scheduler
+from wattsched.web.forms import GENERAL, option_fields, options_from_form, preset_names, unknown_preset
 from wattsched.web.runs import RunManager, output_files
 from wattsched.web.workspace import ACTIVE, SUFFIX, RunActiveError, Workspace, WorkspaceError
 
@@ -238,7 +238,7 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         form = dict(request.query_params)
         scheduler = form.get("scheduler", "")
         if scheduler not in preset_names():
-            return refused(request, f"{unknown_scheduler(scheduler)}; presets: {', '.join(preset_names())}")
+            return refused(request, unknown_preset(scheduler))
         return page(request, "options.html", fields=option_fields(scheduler, form), scheduler=scheduler)
 
     def too_big(what: str) -> str:
@@ -255,7 +255,7 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         scheduler = form.get("scheduler", "")
         fields = None
         if scheduler not in preset_names():
-            errors["scheduler"] = f"{unknown_scheduler(scheduler)}; presets: {', '.join(preset_names())}"
+            errors["scheduler"] = unknown_preset(scheduler)
             options: dict[str, Any] = {}
         else:
             options, fields, option_errors = options_from_form(scheduler, form)

@@ -21,7 +21,7 @@ from typing import Any
 from wattsched.base.errors import OptionError
 from wattsched.schedulers.options import Option, describe_all
 from wattsched.schedulers.pieces import REGISTRY, SLOTS
-from wattsched.schedulers.presets import PRESETS, Preset, unknown_scheduler
+from wattsched.schedulers.presets import PRESETS, Preset, unknown_preset
 
 __all__ = ["Field", "FIELD_PREFIX", "option_fields", "options_from_form", "preset_names"]
 
@@ -69,7 +69,7 @@ def preset_names() -> list[str]:
 def _preset(scheduler: str) -> Preset:
     preset = PRESETS.get(scheduler)
     if preset is None:
-        raise OptionError(f"{unknown_scheduler(scheduler)}; presets: {', '.join(PRESETS)}")
+        raise OptionError(unknown_preset(scheduler))
     return preset
 
 
