@@ -254,6 +254,41 @@ BUSY_SCHEDULER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.parametrize(("then", "needles"), [
+    ("die", ["Batsim closed the connection", "after message 1"]),
+    ("malformed", ["Batsim message 2", "malformed JSON"]),
+])
+def test_serve_pybatsim_peer_faults(tmp_path, then, needles):
+    """``wattsched serve`` with a pybatsim scheduler (pybatsim's own Batsim class on the guarded network handler)
+    against a Batsim that dies or sends garbage: the same one line as the presets' path, the port released."""
+    port = free_port()
+    endpoint = f"tcp://127.0.0.1:{port}"
+    (tmp_path / "fake_batsim.py").write_text(FAKE_BATSIM)
+    (tmp_path / "busy.py").write_text(BUSY_SCHEDULER)
+    server = subprocess.Popen([*WATTSCHED, "serve", "--bind", endpoint, "--timeout", "30", "-s",
+                               f"{tmp_path / 'busy.py'}:Busy"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    batsim = subprocess.Popen([sys.executable, str(tmp_path / "fake_batsim.py"), endpoint, then])
+    try:
+        out, err = server.communicate(timeout=60)
+    finally:
+        for proc in (server, batsim):
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(timeout=10)
+    assert_one_line_error(subprocess.CompletedProcess(server.args, server.returncode, out, err), *needles)
+    assert port_is_free(port)
+
+
+def test_serve_pybatsim_timeout_releases_the_port(tmp_path):
+    (tmp_path / "busy.py").write_text(BUSY_SCHEDULER)
+    port = free_port()
+    proc = subprocess.run([*WATTSCHED, "serve", "--bind", f"tcp://127.0.0.1:{port}", "--timeout", "1", "-s",
+                           f"{tmp_path / 'busy.py'}:Busy"], capture_output=True, text=True, timeout=60)
+    assert_one_line_error(proc, "Batsim sent nothing", "for 1 s", "--timeout")
+    assert port_is_free(port)
+
+
 def test_inprocess_scheduler_on_a_busy_host(tmp_path):
     """In-process (a pybatsim scheduler loaded from a file): a job started on a busy host is refused with the
     message it answered, the event and the job named; nothing is written."""

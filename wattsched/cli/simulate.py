@@ -148,13 +148,14 @@ def _guarded_network_class(timeout_s: float) -> Any:
     socket and its context are closed on every way out (the port is released)."""
     import zmq
     from pybatsim.batsim.network import NetworkHandler
-    from zmq.utils.monitor import recv_monitor_message
 
     from wattsched.base.errors import ProtocolError
     from wattsched.base.validate import BatsimMessageChecker, load_json
 
     def error(source: str, field: str, problem: str) -> ProtocolError:
         return ProtocolError(f"{source}{' at ' + field if field else ''}: {problem}")
+
+    slice_ms = _slice_ms(timeout_s)
 
     class GuardedNetwork(NetworkHandler):
         created: list["GuardedNetwork"] = []
@@ -176,29 +177,20 @@ def _guarded_network_class(timeout_s: float) -> Any:
                 raise
             self.connection.setsockopt(zmq.LINGER, 0)
             self.monitor = self.connection.get_monitor_socket(zmq.EVENT_DISCONNECTED)
-            self.poller = zmq.Poller()
-            self.poller.register(self.connection, zmq.POLLIN)
-            self.poller.register(self.monitor, zmq.POLLIN)
+            self.connection.setsockopt(zmq.RCVTIMEO, slice_ms)
             print(f"wattsched: waiting for Batsim on {self.socket_endpoint} (Batsim connects with -s)",
                   file=sys.stderr)
 
         def recv(self, blocking: bool = False) -> dict:
-            deadline = time.monotonic() + timeout_s
+            """The next message, parsed and checked; waits as ``serve`` does (:func:`_wait_longer`)."""
             number = self.checker.number
-            while True:
-                remaining_ms = max(0, int((deadline - time.monotonic()) * 1000))
-                ready = dict(self.poller.poll(remaining_ms))
-                if self.connection in ready:
-                    raw = self.connection.recv_string()
-                    msg = load_json(raw, f"Batsim message {number + 1}", error)
-                    self.checker.check(msg)
-                    return msg
-                if self.monitor in ready and recv_monitor_message(self.monitor)["event"] == zmq.EVENT_DISCONNECTED:
-                    raise ProtocolError(f"Batsim closed the connection on {self.socket_endpoint} (did it die?) "
-                                        f"after message {number}")
-                if time.monotonic() >= deadline:
-                    raise ProtocolError(f"Batsim sent nothing on {self.socket_endpoint} for {timeout_s:g} s after "
-                                        f"message {number}; --timeout S waits longer")
+            try:
+                raw = self.connection.recv_string()
+            except zmq.Again:
+                raw = _wait_longer(self.connection, self.monitor, number, self.socket_endpoint, timeout_s, slice_ms)
+            msg = load_json(raw, f"Batsim message {number + 1}", error)
+            self.checker.check(msg)
+            return msg
 
         def send(self, msg: dict) -> None:
             for ev in msg.get("events", []):  # jobs the scheduler registers are known from now on (B44)
@@ -221,6 +213,11 @@ def _guarded_network_class(timeout_s: float) -> Any:
 #: ``wattsched serve`` waits for a message in slices of at most this many milliseconds, and between two looks
 #: whether Batsim disconnected: a dead peer is reported within a second.
 WAIT_SLICE_MS = 1000
+
+
+def _slice_ms(timeout_s: float) -> int:
+    """One wait slice (:data:`WAIT_SLICE_MS`, shorter when the whole timeout is)."""
+    return max(1, min(WAIT_SLICE_MS, int(timeout_s * 1000)))
 
 
 def _peer_disconnected(monitor: Any) -> bool:
@@ -259,7 +256,7 @@ def _serve_translator(handler: Any, bind: str, timeout_s: float) -> None:
     sock.setsockopt(zmq.LINGER, 0)
     monitor = None
     checker = BatsimMessageChecker()
-    slice_ms = max(1, min(WAIT_SLICE_MS, int(timeout_s * 1000)))
+    slice_ms = _slice_ms(timeout_s)
     try:
         try:
             sock.bind(bind)
