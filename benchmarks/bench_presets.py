@@ -6,10 +6,14 @@ the embedded simulator, scheduled by EASY, by the fair-share orders (fairshare, 
 energy preset with and without shutdown, under the energy budget of the issue: the window 259,200-604,800 s (days 3-7 of the week), budget 60 %
 (``budget_fraction``; powercap: the cap ``B / (te − ts)``). "CPU s" is the process's CPU time during the run
 (simulator and scheduler; on a shared machine it varies far less than the wall time), "ratio" the run's CPU
-time over EASY's on the same platform in the same invocation.
+time over EASY's on the same platform in the same invocation. ``easy-backfill+shutdown`` is EASY with the opportunistic
+shutdown and no budget (``compose`` with ``power: shutdown``): the presets with shutdown are also given as a ratio
+to it (same power manager, so the same kind of simulated events: hosts switched at almost every pass), which
+separates what the budget costs from what the shutdown costs.
 
 Usage: ``python benchmarks/bench_presets.py [--jobs 20000] [--sizes 1152,80640] [--repeat 1]``
-Writes a markdown table to stdout and to ``benchmarks/results/presets.md``.
+Writes a markdown table to stdout and, as a new dated section at the top, to ``benchmarks/results/presets.md``
+(``--out``; the sections of earlier invocations, with their notes, are kept below it).
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ sys.path.insert(0, str(HERE))
 
 WINDOW = {"window_start_s": 259_200.0, "window_end_s": 604_800.0, "budget_fraction": 0.6}
 #: (label, preset, options): EASY first (the reference of the ratios)
-RUNS: list[tuple[str, str, dict]] = [("easy-backfill", "easy-backfill", {})] + [
+RUNS: list[tuple[str, str, dict]] = [("easy-backfill", "easy-backfill", {}),
+                                     ("easy-backfill+shutdown", "compose", {"power": "shutdown"})] + [
     (f"{preset}{'+shutdown' if shutdown else ''}", preset, {**WINDOW, "shutdown": shutdown})
     for preset in ("energy-bud", "reduce-pc", "powercap") for shutdown in (False, True)
 ] + [(preset, preset, {}) for preset in ("fairshare", "efs", "fs-efs")]  # queue orders (the week's jobs have users)
@@ -53,20 +58,32 @@ def run_one(nb_hosts: int, jobs: int, preset: str, options: dict) -> dict:
             "simulator_s": stats.simulation_time_s - stats.scheduling_time_s, "peak_mib": peak_mib}
 
 
+def _commit() -> str:
+    """The checkout's commit (short), or "unknown" outside a git checkout."""
+    try:
+        out = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    except OSError:
+        return "unknown"
+    return out.stdout.strip() or "unknown"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--jobs", type=int, default=20000)
-    parser.add_argument("--sizes", default="1152,80640")
+    parser.add_argument("--jobs", type=int, default=20000, help="jobs of the week (default 20000)")
+    parser.add_argument("--sizes", default="1152,80640", help="comma-separated host counts (default 1152,80640)")
     parser.add_argument("--only", help="comma-separated labels to run (default: all; EASY always runs)")
     parser.add_argument("--skip", default="", help="comma-separated labels not to run")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each configuration (the best is kept)")
-    parser.add_argument("--out", type=Path, default=HERE / "results" / "presets.md")
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "presets.md",
+                        help="markdown file the table goes to the top of (default benchmarks/results/presets.md)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
         print(json.dumps(run_one(*json.loads(args.one))))
         return 0
     only = None if args.only is None else set(args.only.split(",")) | {"easy-backfill"}
+    if only is not None and any(label.endswith("+shutdown") for label in only):
+        only.add("easy-backfill+shutdown")  # the reference of the shutdown ratios
     skip = set(args.skip.split(",")) - {"easy-backfill"}
     runs = [r for r in RUNS if (only is None or r[0] in only) and r[0] not in skip]
     lines = [
@@ -75,11 +92,13 @@ def main(argv: list[str] | None = None) -> int:
         f"{WINDOW['window_start_s']:,.0f}-{WINDOW['window_end_s']:,.0f} s, budget {WINDOW['budget_fraction']:.0%}; "
         f"best of {args.repeat}.",
         "",
-        "| hosts | run | jobs | wall s | CPU s | scheduler s | simulator s | ratio to EASY (CPU) | peak MiB |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| hosts | run | jobs | wall s | CPU s | scheduler s | simulator s | ratio to EASY (CPU) "
+        "| ratio to EASY+shutdown (CPU) | peak MiB |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for nb_hosts in (int(s) for s in args.sizes.split(",")):
         easy_s = None
+        easy_shutdown_s = None
         for label, preset, options in runs:
             best = None
             for _ in range(args.repeat):
@@ -90,14 +109,21 @@ def main(argv: list[str] | None = None) -> int:
                 best = r if best is None or r["cpu_s"] < best["cpu_s"] else best
             assert best is not None
             easy_s = best["cpu_s"] if easy_s is None else easy_s
+            if label == "easy-backfill+shutdown":
+                easy_shutdown_s = best["cpu_s"]
+            to_shutdown = (f"{best['cpu_s'] / easy_shutdown_s:.2f}"
+                           if easy_shutdown_s is not None and label.endswith("+shutdown") else "–")
             line = (f"| {nb_hosts:,} | {label} | {best['jobs']:,} | {best['wall_s']:.2f} | {best['cpu_s']:.2f} "
                     f"| {best['scheduler_s']:.2f} | {best['simulator_s']:.2f} | {best['cpu_s'] / easy_s:.2f} "
-                    f"| {best['peak_mib']:.0f} |")
+                    f"| {to_shutdown} | {best['peak_mib']:.0f} |")
             print(line, flush=True)
             lines.append(line)
     table = "\n".join(lines)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(table + "\n")
+    earlier = args.out.read_text() if args.out.exists() else ""
+    invocation = " ".join(sys.argv[1:] if argv is None else argv)
+    head = f"## {time.strftime('%Y-%m-%d %H:%M')}, commit {_commit()}: `bench_presets.py {invocation}`"
+    args.out.write_text(f"{head}\n\n{table}\n" + (f"\n{earlier}" if earlier else ""))
     print(table)
     return 0
 
