@@ -205,6 +205,28 @@ FAKE_BATSIM = textwrap.dedent("""
 """)
 
 
+BUSY_SCHEDULER = textwrap.dedent("""
+    from pybatsim.batsim.batsim import BatsimScheduler
+
+    class Busy(BatsimScheduler):
+        '''Starts every submitted job on host 0, busy or not.'''
+
+        def onJobSubmission(self, job):
+            job.allocation = "0"
+            self.bs.execute_jobs([job])
+""")
+
+
+def serve_scheduler(tmp_path: Path, pybatsim: bool) -> list[str]:
+    """``serve``'s scheduler arguments: the default preset (the translator on a plain REP socket), or a pybatsim
+    scheduler from a file (pybatsim's own Batsim class on the guarded network handler)."""
+    if not pybatsim:
+        return []
+    (tmp_path / "busy.py").write_text(BUSY_SCHEDULER)
+    return ["-s", f"{tmp_path / 'busy.py'}:Busy"]
+
+
+@pytest.mark.parametrize("pybatsim", [False, True], ids=["preset", "pybatsim"])
 @pytest.mark.parametrize(("then", "needles"), [
     ("die", ["Batsim closed the connection", "after message 1"]),
     ("malformed", ["Batsim message 2", "malformed JSON"]),
@@ -212,14 +234,15 @@ FAKE_BATSIM = textwrap.dedent("""
     ("unknown-job", ["Batsim message 2", "JOB_COMPLETED", "unknown job 'w0!7'"]),
     ("unknown-host", ["Batsim message 2", "RESOURCE_STATE_CHANGED", "unknown host 5"]),
 ])
-def test_serve_peer_faults(tmp_path, then, needles):
-    """``wattsched serve`` against a Batsim that dies or breaks the protocol: exit 2, one line, the port
-    released (bound again at once) and no process left."""
+def test_serve_peer_faults(tmp_path, then, needles, pybatsim):
+    """``wattsched serve`` (a preset, or a pybatsim scheduler) against a Batsim that dies or breaks the protocol:
+    exit 2, one line, the port released (bound again at once) and no process left."""
     port = free_port()
     endpoint = f"tcp://127.0.0.1:{port}"
     script = tmp_path / "fake_batsim.py"
     script.write_text(FAKE_BATSIM)
-    server = subprocess.Popen([*WATTSCHED, "serve", "--bind", endpoint, "--timeout", "30"],
+    server = subprocess.Popen([*WATTSCHED, "serve", "--bind", endpoint, "--timeout", "30",
+                               *serve_scheduler(tmp_path, pybatsim)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     batsim = subprocess.Popen([sys.executable, str(script), endpoint, then])
     try:
@@ -234,57 +257,11 @@ def test_serve_peer_faults(tmp_path, then, needles):
     assert port_is_free(port)
 
 
-def test_serve_timeout_releases_the_port():
+@pytest.mark.parametrize("pybatsim", [False, True], ids=["preset", "pybatsim"])
+def test_serve_timeout_releases_the_port(tmp_path, pybatsim):
     port = free_port()
-    proc = subprocess.run([*WATTSCHED, "serve", "--bind", f"tcp://127.0.0.1:{port}", "--timeout", "1"],
-                          capture_output=True, text=True, timeout=60)
-    assert_one_line_error(proc, "Batsim sent nothing", "for 1 s", "--timeout")
-    assert port_is_free(port)
-
-
-BUSY_SCHEDULER = textwrap.dedent("""
-    from pybatsim.batsim.batsim import BatsimScheduler
-
-    class Busy(BatsimScheduler):
-        '''Starts every submitted job on host 0, busy or not.'''
-
-        def onJobSubmission(self, job):
-            job.allocation = "0"
-            self.bs.execute_jobs([job])
-""")
-
-
-@pytest.mark.parametrize(("then", "needles"), [
-    ("die", ["Batsim closed the connection", "after message 1"]),
-    ("malformed", ["Batsim message 2", "malformed JSON"]),
-])
-def test_serve_pybatsim_peer_faults(tmp_path, then, needles):
-    """``wattsched serve`` with a pybatsim scheduler (pybatsim's own Batsim class on the guarded network handler)
-    against a Batsim that dies or sends garbage: the same one line as the presets' path, the port released."""
-    port = free_port()
-    endpoint = f"tcp://127.0.0.1:{port}"
-    (tmp_path / "fake_batsim.py").write_text(FAKE_BATSIM)
-    (tmp_path / "busy.py").write_text(BUSY_SCHEDULER)
-    server = subprocess.Popen([*WATTSCHED, "serve", "--bind", endpoint, "--timeout", "30", "-s",
-                               f"{tmp_path / 'busy.py'}:Busy"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    batsim = subprocess.Popen([sys.executable, str(tmp_path / "fake_batsim.py"), endpoint, then])
-    try:
-        out, err = server.communicate(timeout=60)
-    finally:
-        for proc in (server, batsim):
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait(timeout=10)
-    assert_one_line_error(subprocess.CompletedProcess(server.args, server.returncode, out, err), *needles)
-    assert port_is_free(port)
-
-
-def test_serve_pybatsim_timeout_releases_the_port(tmp_path):
-    (tmp_path / "busy.py").write_text(BUSY_SCHEDULER)
-    port = free_port()
-    proc = subprocess.run([*WATTSCHED, "serve", "--bind", f"tcp://127.0.0.1:{port}", "--timeout", "1", "-s",
-                           f"{tmp_path / 'busy.py'}:Busy"], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([*WATTSCHED, "serve", "--bind", f"tcp://127.0.0.1:{port}", "--timeout", "1",
+                           *serve_scheduler(tmp_path, pybatsim)], capture_output=True, text=True, timeout=60)
     assert_one_line_error(proc, "Batsim sent nothing", "for 1 s", "--timeout")
     assert port_is_free(port)
 
