@@ -105,6 +105,19 @@ def test_duplicate_job_number(tmp_path: Path) -> None:
         swf_to_batsim(bad, speed_flops=SPEED)
 
 
+def test_unreadable_header_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A header MaxProcs that is not a number is refused when the machine size comes from it (not guessed from
+    the widest job), and ignored when the size is given."""
+    bad = tmp_path / "bad-header.swf"
+    bad.write_text("; MaxProcs: abc\n" + GOOD)
+    with pytest.raises(InputError, match="header MaxProcs: 'abc' is not a number of processors .*--hosts"):
+        swf_to_batsim(bad, speed_flops=SPEED)
+    assert swf_to_batsim(bad, speed_flops=SPEED, nb_hosts=8)["nb_res"] == 8
+    out = tmp_path / "w.json"
+    assert main(["swf", str(bad), "--output", str(out)]) == 2
+    assert "bad-header.swf: header MaxProcs" in capsys.readouterr().err and not out.exists()
+
+
 def test_missing_file_and_bad_options(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="cannot read"):
         swf_to_batsim(tmp_path / "none.swf", speed_flops=SPEED)

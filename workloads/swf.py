@@ -14,7 +14,8 @@ papers' choice of counting processors — the energy-budget paper attributes the
 processor; ``"node"`` takes the header's MaxProcs / MaxNodes):
 
 * The header (``; MaxProcs: 1152`` …) gives defaults: the machine size ``nb_hosts`` = MaxProcs /
-  ``procs_per_host`` when none is given (else the widest job), and is copied into ``meta`` with the log's
+  ``procs_per_host`` when none is given (else the widest job; a MaxProcs that is not a number is then an
+  error, not a guess), and is copied into ``meta`` with the log's
   UnixStartTime and time zone. Files may be gzip-compressed (recognised by content, whatever their name),
   have CRLF line ends, or non-UTF-8 bytes in comments.
 * ``id`` = the SWF job number; ``user`` = field 12 and ``group`` = field 13 (``-1`` kept when unknown; Batsim
@@ -318,6 +319,9 @@ def swf_to_batsim(
     source = Path(swf_path)
     header, records = read_swf_trace(source)
     per_host = _procs_per_host(procs_per_host, header, source)
+    if nb_hosts is None and header.max_procs is None and header.fields.get("MaxProcs", "").strip():
+        raise InputError(source, "header MaxProcs", f"{header.fields['MaxProcs']!r} is not a number of processors "
+                                                    "(fix the header, or give the machine size: --hosts N)")
     machine_hosts = nb_hosts if nb_hosts is not None else _header_hosts(header, per_host)
     window_start = start_time_s
     if window_start is None and duration_s is not None:
