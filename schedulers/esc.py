@@ -89,7 +89,7 @@ import numpy as np
 from procset import ProcSet
 
 from wattsched.base.errors import OptionError
-from wattsched.base.hostsets import from_sorted_ids, minus, plus, size
+from wattsched.base.hostsets import disjoint, from_sorted_ids, inter, minus, plus, size
 from wattsched.energy_models.taurus import TAURUS
 from wattsched.schedulers.admission import AdmissionConstraint
 from wattsched.schedulers.options import Option, _got
@@ -326,9 +326,9 @@ class EnergySavingCluster(PowerManager):
     def on_hosts_changed(self, hosts: ProcSet, pstate: int, view: ClusterView) -> None:
         """A boot ended (the hosts are idle from now) or a switch-off ended."""
         if pstate != self.sleep_pstate:
-            booted = hosts & self._booting
+            booted = inter(hosts, self._booting)
             if booted:
-                self._booting = self._booting - booted
+                self._booting = minus(self._booting, booted)
                 for a, b in booted.intervals():
                     self._idle_since[a:b + 1] = view.now_s
         self.plan_version += 1
@@ -376,9 +376,9 @@ class EnergySavingCluster(PowerManager):
         now = view.now_s
         switching = view.switching
         if self._transitions:
-            self._transitions = [t for t in self._transitions if not t.hosts.isdisjoint(switching)]
+            self._transitions = [t for t in self._transitions if not disjoint(t.hosts, switching)]
         if self._booting:
-            self._booting = self._booting & switching
+            self._booting = inter(self._booting, switching)
         self._calls = {t for t in self._calls if t > now + TIME_EPS_S}
         if len(self._queued) != len(queue):  # a job left the queue without starting (killed while waiting)
             self._resync(queue)
@@ -433,8 +433,8 @@ class EnergySavingCluster(PowerManager):
                     self._refused = True  # ask again at the next pass
                     return []
                 ctx.admission.on_prepare(target, boot, ProcSet(), start_s, assignment, view)
-            self._booting = self._booting | boot
-            view.switching, view.off = view.switching | boot, view.off - boot  # as the core will (at once: the
+            self._booting = plus(self._booting, boot)
+            view.switching, view.off = plus(view.switching, boot), minus(view.off, boot)  # as the core will (at once: the
             self._transitions.append(Transition(boot, True, now + self.switch_on_s))  # next pass is judged on it)
             self.log.append((now, boot, "on", rule))
             logger.debug("t=%s esc boots %s (%s)", now, boot, rule)
@@ -443,7 +443,7 @@ class EnergySavingCluster(PowerManager):
         if not off:
             return []
         assert self.sleep_pstate is not None
-        view.switching, view.free = view.switching | off, view.free - off  # as the core will
+        view.switching, view.free = plus(view.switching, off), minus(view.free, off)  # as the core will
         self._transitions.append(Transition(off, False, now + self.switch_off_s))
         self.log.append((now, off, "off", rule))
         logger.debug("t=%s esc switches off %s (%s)", now, off, rule)
@@ -593,7 +593,7 @@ class EnergySavingCluster(PowerManager):
             assignment = placed if placed is not None else ctx.assign(head, _first(on_hosts, head.res))
             # ... unless the admission constraint would not let it run on them (an energy budget: then
             # switching them off is what lets it run)
-            if ctx.admission.can_prepare(head, ProcSet(), assignment.hosts & free, view.now_s, assignment, view):
+            if ctx.admission.can_prepare(head, ProcSet(), inter(assignment.hosts, free), view.now_s, assignment, view):
                 floor = max(floor, max(self._res_n))
                 if placed is not None:
                     free = minus(free, placed.hosts)
@@ -608,32 +608,37 @@ class EnergySavingCluster(PowerManager):
         return self._select_off(candidates, room, at)
 
     def _select_off(self, candidates: ProcSet, room: int, at: float) -> tuple[ProcSet, str]:
-        """Rules 4 and 5 among ``candidates`` at time ``at``: least recently used first, then hostname order."""
-        if size(candidates) > 256:
+        """Rules 4 and 5 among ``candidates`` at time ``at``: least recently used first, then hostname order.
+        How many go is counted before anything is sorted (most passes switch nothing off); a large set is
+        counted and sorted with numpy (the same float comparisons, element by element)."""
+        large = size(candidates) > 256
+        if large:
             arr = np.concatenate([np.arange(a, b + 1) for a, b in candidates.intervals()])
             since_arr = self._idle_since[arr]
-            order = np.lexsort((arr, since_arr))
-            ids = arr[order].tolist()
-            since = since_arr[order].tolist()
+            n_idle = int(np.count_nonzero(at - since_arr > self.idle_s)) if not math.isinf(self.idle_s) else 0
+            count = len(arr)
         else:  # small sets: plain Python is faster than numpy's per-call cost
-            pairs = sorted((float(self._idle_since[h]), h) for a, b in candidates.intervals() for h in range(a, b + 1))
-            since = [p[0] for p in pairs]
-            ids = [p[1] for p in pairs]
-        n_idle = sum(1 for t in since if at - t > self.idle_s) if not math.isinf(self.idle_s) else 0
+            pairs = [(float(self._idle_since[h]), h) for a, b in candidates.intervals() for h in range(a, b + 1)]
+            n_idle = sum(1 for t, _ in pairs if at - t > self.idle_s) if not math.isinf(self.idle_s) else 0
+            count = len(pairs)
         n_lower = 0
         for g in self._lower_groups:
             lower = self.groups[g].lower_wait_s
             if lower is not None and self.mean_wait_s(g, at) < lower:
                 n_lower += 1
-        n = min(room, len(ids), n_idle + n_lower)
+        n = min(room, count, n_idle + n_lower)
         if n <= 0:
             return ProcSet(), ""
+        if large:
+            ids = arr[np.lexsort((arr, since_arr))[:n]].tolist()
+        else:
+            ids = [h for _, h in sorted(pairs)[:n]]
         rules = []
         if n_idle:
             rules.append(f"rule 4: idle longer than {self.idle_s:g} s")
         if n > n_idle:
             rules.append("rule 5: mean wait below the lower threshold")
-        return from_sorted_ids(sorted(ids[:n])), "; ".join(rules)
+        return from_sorted_ids(sorted(ids)), "; ".join(rules)
 
 
 def _first(hosts: ProcSet, n: int) -> ProcSet:
