@@ -2,7 +2,8 @@
 
 Each run is a child process (clean peak memory): the seeded synthetic week of ``bench_simulator.py``
 (``--jobs`` jobs, ``_common.bench_inputs``) on Taurus platforms of 1,152 and 80,640 hosts, in-process on
-the embedded simulator, scheduled by EASY, by the fair-share orders (fairshare, efs, fs-efs) and by every
+the embedded simulator, scheduled by EASY, by the fair-share orders (fairshare, efs, fs-efs), by ESC (FCFS with
+its node on/off rules; UPAS and EAMC need their own nodes: ``bench_upas.py``, ``bench_eamc.py``) and by every
 energy preset with and without shutdown, under the energy budget of the issue: the window 259,200-604,800 s (days 3-7 of the week), budget 60 %
 (``budget_fraction``; powercap: the cap ``B / (te − ts)``). "CPU s" is the process's CPU time during the run
 (simulator and scheduler; on a shared machine it varies far less than the wall time), "ratio" the run's CPU
@@ -36,7 +37,8 @@ RUNS: list[tuple[str, str, dict]] = [("easy-backfill", "easy-backfill", {}),
                                      ("easy-backfill+shutdown", "compose", {"power": "shutdown"})] + [
     (f"{preset}{'+shutdown' if shutdown else ''}", preset, {**WINDOW, "shutdown": shutdown})
     for preset in ("energy-bud", "reduce-pc", "powercap") for shutdown in (False, True)
-] + [(preset, preset, {}) for preset in ("fairshare", "efs", "fs-efs")]  # queue orders (the week's jobs have users)
+] + [(preset, preset, {}) for preset in ("fairshare", "efs", "fs-efs")] + [  # queue orders (the week's jobs have users)
+    ("esc", "esc", {})]  # FCFS with ESC's node on/off rules (its paper's defaults), on the same Taurus hosts
 
 
 def run_one(nb_hosts: int, jobs: int, preset: str, options: dict) -> dict:
