@@ -434,8 +434,9 @@ class EnergySavingCluster(PowerManager):
                     return []
                 ctx.admission.on_prepare(target, boot, ProcSet(), start_s, assignment, view)
             self._booting = plus(self._booting, boot)
-            view.switching, view.off = plus(view.switching, boot), minus(view.off, boot)  # as the core will (at once: the
-            self._transitions.append(Transition(boot, True, now + self.switch_on_s))  # next pass is judged on it)
+            # as the core will, at once: the next pass is judged on it
+            view.switching, view.off = plus(view.switching, boot), minus(view.off, boot)
+            self._transitions.append(Transition(boot, True, now + self.switch_on_s))
             self.log.append((now, boot, "on", rule))
             logger.debug("t=%s esc boots %s (%s)", now, boot, rule)
             return [SetPState(boot, 0)]
