@@ -94,6 +94,7 @@ from wattsched.energy_models.taurus import TAURUS
 from wattsched.schedulers.admission import AdmissionConstraint
 from wattsched.schedulers.options import Option, _got
 from wattsched.schedulers.pieces import register
+from wattsched.schedulers.placement import lowest_ids
 from wattsched.schedulers.power import (
     OpportunisticShutdown,
     PassContext,
@@ -427,7 +428,7 @@ class EnergySavingCluster(PowerManager):
         boot, rule, target = self._boots(queue, view, ctx, on_hosts, now)
         if boot:
             if target is not None:
-                assignment = ctx.assign(target, _first(plus(boot, view.free), target.res))
+                assignment = ctx.assign(target, lowest_ids(plus(boot, view.free), target.res))
                 start_s = now + self.switch_on_s
                 if not ctx.admission.can_prepare(target, boot, ProcSet(), start_s, assignment, view):
                     self._refused = True  # ask again at the next pass
@@ -496,7 +497,8 @@ class EnergySavingCluster(PowerManager):
             boot, rule, target = self._switch_on(queue, view, ctx, on_hosts, size(view.free) + size(self._booting), at)
         on_n = size(on_hosts) + size(boot)
         if on_n < self.min_on:
-            boot, rule = plus(boot, _first(minus(asleep, boot), self.min_on - on_n)), rule or f"min_on {self.min_on}"
+            boot = plus(boot, lowest_ids(minus(asleep, boot), self.min_on - on_n))
+            rule = rule or f"min_on {self.min_on}"
         return boot, rule, target
 
     def _switch_on(self, queue: Sequence[QueuedJob], view: ClusterView, ctx: PassContext, on_hosts: ProcSet,
@@ -511,10 +513,10 @@ class EnergySavingCluster(PowerManager):
             probe = QueuedJob("~esc-widest", widest, None, at)  # a placement depends on the width only
             on_n = size(on_hosts)
             if widest > on_n or (ctx.contiguous and ctx.place(probe, on_hosts) is None):
-                boot1 = _first(asleep, max(0, widest - on_n))
+                boot1 = lowest_ids(asleep, max(0, widest - on_n))
                 if not boot1 or (ctx.contiguous and ctx.place(probe, plus(on_hosts, boot1)) is None):
                     found = ctx.place(probe, plus(on_hosts, asleep))  # contiguity: the placement's choice
-                    boot1 = found.hosts & asleep if found is not None else _first(asleep, widest)
+                    boot1 = found.hosts & asleep if found is not None else lowest_ids(asleep, widest)
                 job = next(j for j in queue if j.res == widest)
                 best = (size(boot1), f"rule 1: job {job.id} needs {widest} nodes, {on_n} are on", job)
         if not self._no_group_rule:
@@ -526,7 +528,7 @@ class EnergySavingCluster(PowerManager):
             return ProcSet(), "", None
         if rule.startswith("rule 1") and size(boot1) == n:
             return boot1, rule, target
-        return _first(asleep, n), rule, target
+        return lowest_ids(asleep, n), rule, target
 
     def _threshold_needs(self, queue: Sequence[QueuedJob], now: float,
                          available_n: int) -> list[tuple[int, str, QueuedJob]]:
@@ -591,7 +593,7 @@ class EnergySavingCluster(PowerManager):
         if queue:  # the first job waits for these nodes (a contiguous placement needs these very ones) ...
             head = queue[0]
             placed = ctx.place(head, on_hosts)
-            assignment = placed if placed is not None else ctx.assign(head, _first(on_hosts, head.res))
+            assignment = placed if placed is not None else ctx.assign(head, lowest_ids(on_hosts, head.res))
             # ... unless the admission constraint would not let it run on them (an energy budget: then
             # switching them off is what lets it run)
             if ctx.admission.can_prepare(head, ProcSet(), inter(assignment.hosts, free), view.now_s, assignment, view):
@@ -640,17 +642,3 @@ class EnergySavingCluster(PowerManager):
         if n > n_idle:
             rules.append("rule 5: mean wait below the lower threshold")
         return from_sorted_ids(sorted(ids)), "; ".join(rules)
-
-
-def _first(hosts: ProcSet, n: int) -> ProcSet:
-    """The ``n`` lowest ids of ``hosts`` (all of them when fewer)."""
-    if n <= 0 or not hosts:
-        return ProcSet()
-    out: list[tuple[int, int]] = []
-    for a, b in hosts.intervals():
-        take = min(n, b - a + 1)
-        out.append((a, a + take - 1))
-        n -= take
-        if n == 0:
-            break
-    return ProcSet(*out)

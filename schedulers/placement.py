@@ -101,8 +101,8 @@ def union_of_intervals(intervals: Sequence[tuple[int, int]]) -> ProcSet:
     return sets[0]
 
 
-def _lowest(hosts: ProcSet, n: int) -> ProcSet:
-    """The ``n`` lowest ids of ``hosts`` (all of them when it has fewer)."""
+def lowest_ids(hosts: ProcSet, n: int) -> ProcSet:
+    """The ``n`` lowest ids of ``hosts`` (all of them when it has fewer; none when ``n`` ≤ 0)."""
     k = min(n, len(hosts))
     if k <= 0:
         return ProcSet()
@@ -161,9 +161,9 @@ class Placement(Piece):
         if len(free_then) < n:
             return None
         later = free_then - free_now
-        taken = _lowest(later, n)
+        taken = lowest_ids(later, n)
         if len(taken) < n:
-            taken = taken | _lowest(free_now, n - len(taken))
+            taken = taken | lowest_ids(free_now, n - len(taken))
         return taken
 
 
