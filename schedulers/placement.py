@@ -27,7 +27,7 @@ from typing import ClassVar, Iterable, Sequence, Union
 
 from procset import ProcSet
 
-from wattsched.base.hostsets import interval
+from wattsched.base.hostsets import from_intervals, interval
 from wattsched.schedulers.pieces import Piece, register
 from wattsched.schedulers.state import Assignment, ClusterView, QueuedJob
 
@@ -84,21 +84,7 @@ def first_fit(free: FreeHosts, n: int) -> ProcSet | None:
         missing -= length
     if missing:
         return None
-    return union_of_intervals(picked)
-
-
-def union_of_intervals(intervals: Sequence[tuple[int, int]]) -> ProcSet:
-    """The ProcSet of sorted disjoint ``(inf, sup)`` intervals, built by balanced unions
-    (``ProcSet(*many)`` merges one interval at a time, which is quadratic)."""
-    sets = [ProcSet(itv) for itv in intervals]
-    if not sets:
-        return ProcSet()
-    while len(sets) > 1:
-        paired = [sets[k] | sets[k + 1] for k in range(0, len(sets) - 1, 2)]
-        if len(sets) % 2:
-            paired.append(sets[-1])
-        sets = paired
-    return sets[0]
+    return from_intervals(picked)
 
 
 def lowest_ids(hosts: ProcSet, n: int) -> ProcSet:
@@ -157,7 +143,7 @@ class Placement(Piece):
         if self.contiguous:
             return self.choose(free_then, n)
         if not isinstance(free_then, ProcSet):
-            free_then = union_of_intervals(free_then)
+            free_then = from_intervals(free_then)
         if len(free_then) < n:
             return None
         later = free_then - free_now

@@ -3,7 +3,8 @@
 from hypothesis import given, strategies as st
 from procset import ProcSet
 
-from wattsched.base.hostsets import copy, disjoint, from_sorted_ids, inter, minus, parse_canonical, plus, size
+from wattsched.base.hostsets import (copy, disjoint, from_intervals, from_sorted_ids, inter, minus, parse_canonical,
+                                     plus, size)
 
 
 def parse(text: str) -> ProcSet:
@@ -72,6 +73,16 @@ def test_parse_non_canonical_and_bad_strings() -> None:
 @given(st.sets(st.integers(0, 80)))
 def test_from_sorted_ids(ids) -> None:
     assert from_sorted_ids(sorted(ids)) == ProcSet(*ids)
+
+
+@given(intervals)
+def test_from_intervals(pairs) -> None:
+    """Intervals sorted by their start, adjacent, overlapping or apart: the same set as procset's union, in its
+    canonical form (no two intervals touching)."""
+    itvs = sorted((a, a + d) for a, d in pairs)
+    got = from_intervals(itvs)
+    assert got == ProcSet(*itvs)
+    assert [(a, b) for a, b in got.intervals()] == [(a, b) for a, b in ProcSet(*itvs).intervals()]
 
 
 @given(intervals, st.lists(intervals, max_size=6))

@@ -3,6 +3,7 @@
 import pytest
 from procset import ProcSet
 
+import wattsched.schedulers.presets  # noqa: F401  (registers every piece, as the CLI does: EAMC's partitions last)
 from wattsched.schedulers.pieces import REGISTRY
 from wattsched.schedulers.placement import (
     BestFit,

@@ -237,6 +237,24 @@ def from_sorted_ids(ids: Sequence[int]) -> ProcSet:
     return _wrap(itvs)
 
 
+def from_intervals(itvs: Sequence[tuple[int, int]]) -> ProcSet:
+    """The ProcSet of ``(inf, sup)`` intervals sorted by ``inf`` (adjacent or overlapping ones merged), in one
+    pass (``ProcSet(*itvs)`` merges interval by interval, quadratic on a fragmented set)."""
+    out: list = []
+    lo = hi = None
+    for a, b in itvs:
+        if hi is not None and a <= hi + 1:
+            if b > hi:
+                hi = b
+            continue
+        if hi is not None:
+            out.append(ProcInt(lo, hi))
+        lo, hi = a, b
+    if hi is not None:
+        out.append(ProcInt(lo, hi))
+    return _wrap(out)
+
+
 _INF = itemgetter(0)
 _SUP = itemgetter(1)
 
