@@ -41,6 +41,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 CACHE = Path(os.environ.get("WATTSCHED_BENCH_CACHE", HERE / ".cache"))
@@ -72,35 +73,38 @@ HEAD = ("| trace | hosts | jobs | run | wall s | CPU s | peak MiB | utilization 
         "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|")
 
 
-def node_speed_flops(node: str) -> float:
-    """Top speed of a ``node`` kind (:data:`NODES`): the speed a log's run times are converted at."""
+def node_kind(node: str) -> tuple[float, Callable[[int], str]]:
+    """Of a ``node`` kind (:data:`NODES`): its top speed (the speed a log's run times are converted at) and the
+    writer of a platform of such hosts."""
     from wattsched.energy_models.esc import ESC
     from wattsched.energy_models.taurus import TAURUS
     from wattsched.energy_models.upas import UPAS_NODE
+    from wattsched.platforms.generate import esc_platform_xml, taurus_platform_xml, upas_platform_xml
 
-    return {"taurus": TAURUS, "esc": ESC, "upas": UPAS_NODE}[node].max_speed_flops
+    model, write = {"taurus": (TAURUS, taurus_platform_xml), "esc": (ESC, esc_platform_xml),
+                    "upas": (UPAS_NODE, upas_platform_xml)}[node]
+    return model.max_speed_flops, write
 
 
 def inputs(name: str, mirror: str | None, node: str = "taurus") -> tuple[Path, Path, dict]:
     """(platform, workload, conversion meta) of the whole log ``name`` for ``node`` hosts, written once to the
     cache folder."""
-    from wattsched.platforms.generate import esc_platform_xml, taurus_platform_xml, upas_platform_xml
     from wattsched.workloads.swf import summary_line, swf_to_batsim
     from wattsched.workloads.traces import fetch_trace
     from wattsched.workloads.upas import beta_workload
 
     hosts = HOSTS[name]
+    speed_flops, write = node_kind(node)
     CACHE.mkdir(parents=True, exist_ok=True)
     platform = CACHE / f"{node}_{hosts}.xml"
     if not platform.exists():
-        write = {"taurus": taurus_platform_xml, "esc": esc_platform_xml, "upas": upas_platform_xml}[node]
         platform.write_text(write(hosts))
     log = fetch_trace(name, mirror=mirror, download=False)
     tag = "" if node == "taurus" else f"_{node}"
     workload = CACHE / f"{log.name.removesuffix('.swf.gz')}_{hosts}h_whole{tag}.json"
     summary = CACHE / f"{workload.stem}.summary.json"
     if not workload.exists() or not summary.exists():
-        converted = swf_to_batsim(log, speed_flops=node_speed_flops(node), nb_hosts=hosts)
+        converted = swf_to_batsim(log, speed_flops=speed_flops, nb_hosts=hosts)
         meta = {"summary": summary_line(converted), "nb_jobs": len(converted["jobs"]),
                 "last_submit_s": max(j["subtime"] for j in converted["jobs"])}
         if node == "upas":

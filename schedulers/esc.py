@@ -516,7 +516,7 @@ class EnergySavingCluster(PowerManager):
                 boot1 = lowest_ids(asleep, max(0, widest - on_n))
                 if not boot1 or (ctx.contiguous and ctx.place(probe, plus(on_hosts, boot1)) is None):
                     found = ctx.place(probe, plus(on_hosts, asleep))  # contiguity: the placement's choice
-                    boot1 = found.hosts & asleep if found is not None else lowest_ids(asleep, widest)
+                    boot1 = inter(found.hosts, asleep) if found is not None else lowest_ids(asleep, widest)
                 job = next(j for j in queue if j.res == widest)
                 best = (size(boot1), f"rule 1: job {job.id} needs {widest} nodes, {on_n} are on", job)
         if not self._no_group_rule:

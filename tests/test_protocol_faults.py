@@ -5,8 +5,6 @@ released (``wattsched run --connect``, ``wattsched serve``, and in-process)."""
 
 from __future__ import annotations
 
-import json
-import os
 import socket
 import subprocess
 import sys
