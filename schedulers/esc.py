@@ -344,8 +344,18 @@ class EnergySavingCluster(PowerManager):
                                       nxt + self.switch_off_s + self.switch_on_s, nxt + self.switch_on_s)
 
     def kept_hosts(self, view: ClusterView) -> Mapping[int, float]:
-        """Every idle node, until the pass that would switch it off for its idle time (rule 4)."""
-        return {h: self._idle_deadline(float(self._idle_since[h])) for h in view.free}
+        """Every idle node, until the pass that would switch it off for its idle time (rule 4). The same
+        mapping while the free nodes (a set the core replaces, never changes in place) and
+        :attr:`plan_version` (bumped whenever an idle time starts) stay: an energy budget asks at every
+        plan it builds."""
+        cached = self._kept_cache
+        if cached is not None and cached[0] is view.free and cached[1] == self.plan_version:
+            return cached[2]
+        kept = {h: self._idle_deadline(float(self._idle_since[h])) for h in view.free}
+        self._kept_cache = (view.free, self.plan_version, kept)
+        return kept
+
+    _kept_cache: tuple[ProcSet, int, dict[int, float]] | None = None
 
     def transitions(self, view: ClusterView) -> Sequence[Transition]:
         return self._transitions

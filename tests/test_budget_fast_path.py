@@ -12,6 +12,7 @@ from procset import ProcSet
 from wattsched.energy_models.power import PlatformPower
 from wattsched.energy_models.taurus import TAURUS
 from wattsched.schedulers.budget import EnergyBud, ReducePC
+from wattsched.schedulers.budget.plan import KeptIndex
 from wattsched.schedulers.power import PowerManager
 from wattsched.schedulers.state import Assignment, ClusterView, QueuedJob, RunningJob
 from tests import budget_oracle
@@ -37,10 +38,12 @@ def at(job: QueuedJob, hosts: ProcSet) -> Assignment:
 
 
 @st.composite
-def scenarios(draw):
+def scenarios(draw, kept_all: bool = False):
+    """A budget, a view, maybe a head's reservation, and a pass's candidates. ``kept_all``: with shutdown,
+    every free host kept (what ESC does with its idle nodes)."""
     n = draw(st.integers(2, 8))
     mode = draw(st.sampled_from(["energy-bud", "reduce-pc"]))
-    shutdown = draw(st.booleans())
+    shutdown = kept_all or draw(st.booleans())
     ts = draw(st.sampled_from([0.0, 500.0]))
     te = ts + draw(st.sampled_from([1000.0, 3600.0]))
     low = 0.02 if shutdown else P_IDLE / P_COMP  # without shutdown the budget must pay the idle platform
@@ -75,9 +78,12 @@ def scenarios(draw):
         h = last + 1
 
     free = list(view.free)
-    if shutdown and free and draw(st.integers(0, 2)):  # opportunistic shutdown keeps some free hosts for the head
-        kept_hosts = draw(st.lists(st.sampled_from(free), unique=True, min_size=1, max_size=len(free)))
-        budget.bind_power(KeptHosts({k: now + draw(st.floats(0.0, 3000.0)) for k in kept_hosts}))
+    if shutdown and free and (kept_all or draw(st.integers(0, 2))):  # opportunistic shutdown keeps some for the head
+        kept_hosts = free if kept_all else draw(st.lists(st.sampled_from(free), unique=True, min_size=1,
+                                                         max_size=len(free)))
+        # until: mostly ahead (ESC keeps idle nodes up to its idle deadline), sometimes past or for ever
+        until = st.floats(0.0, 3000.0) | st.sampled_from([-200.0, float("inf")])
+        budget.bind_power(KeptHosts({k: now + draw(until) for k in kept_hosts}))
 
     head = None
     if draw(st.integers(0, 3)):  # mostly backfilling behind a head
@@ -152,7 +158,19 @@ def test_may_start_never_rules_out_a_job_the_oracle_admits(scenario):
     """``may_start`` (all the waiting jobs at once, before placement) says False only for jobs that
     ``can_start`` refuses on any hosts, from then on in the backfilling phase (with the head's reservation
     made): checked against the oracle on every candidate's allocation after it and the pass's starts."""
-    budget, view, head, candidates, release_after = scenario
+    _check_may_start(*scenario)
+
+
+@settings(max_examples=400, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(kept_all=True))
+def test_may_start_with_every_free_host_kept(scenario):
+    """The same with every free host kept idle until its own time, as ESC keeps its idle nodes: a job there
+    may cost less than on a free host, and save energy after its end (its host asleep while the kept one
+    would still be idle), so the filter's bound is looser; it must still never rule out an admitted job."""
+    _check_may_start(*scenario)
+
+
+def _check_may_start(budget, view, head, candidates, release_after) -> None:
     budget.begin_pass([], view)
     if head is not None:
         job, start_s, hosts = head
@@ -314,3 +332,64 @@ def test_plan_built_in_python_equals_the_numpy_build_on_many_segments(n):
     finally:
         plan_module.PY_MAX_SEGMENTS = old
     assert built[0] == built[1]
+
+
+def test_may_start_keeps_a_short_job_on_a_host_kept_long():
+    """A short job on a host kept idle long after its end saves energy (its host switches off after the job
+    while the kept host would still be idle): when the balance is nearly spent at the end of the window it is
+    admitted only thanks to that saving, so ``may_start`` must not rule it out (it would with the bound of a
+    job on hosts not kept)."""
+    n, te, rate_w = 4, 3600.0, 20.0
+    budget = EnergyBud(budget_j=rate_w * te, window_start_s=0.0, window_end_s=te)
+    budget.bind_power(KeptHosts({h: 3000.0 for h in range(n)}))
+    platform = ClusterView.idle_machine(n)
+    platform.power = PlatformPower.uniform(TAURUS.node_model, n)
+    budget.on_platform(platform)
+    view = ClusterView.idle_machine(n, 0.0)
+    # the plan: 4 hosts idle until 3,000 s, switching off, then asleep; Cea leaves 2 kJ at the window's end
+    plan_j = n * (P_IDLE * 3000.0 + TAURUS.switch_off_w * TAURUS.switch_off_s
+                  + TAURUS.off_w * (te - 3000.0 - TAURUS.switch_off_s))
+    budget.cea_j = plan_j - rate_w * te + 2000.0
+    budget.begin_pass([], view)
+    job = QueuedJob("short", 1, 100.0, 0.0)  # adds ~10 kJ while it runs, then saves ~260 kJ
+    assert budget_oracle.can_start(budget, job, at(job, ProcSet(0)), view)
+    mask = budget.may_start(np.array([1]), np.array([100.0]), view)
+    assert mask is not None and bool(mask[0])
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(st.dictionaries(st.integers(0, 300), st.sampled_from([5.0, 60.0, 61.5, 1800.0, float("inf")]), max_size=200),
+       st.lists(st.tuples(st.integers(0, 300), st.integers(0, 120)), min_size=1, max_size=6))
+def test_kept_index_counts_an_allocations_kept_hosts(kept, spans):
+    """``KeptIndex.within`` (one bisection per interval, counts in Python or with numpy) against counting
+    host by host: the same ``((until, count), …)``, by increasing ``until``, with no zero count."""
+    alloc = ProcSet(*[(lo, lo + length) for lo, length in spans])
+    expected: dict[float, int] = {}
+    for h in alloc:
+        if h in kept:
+            expected[kept[h]] = expected.get(kept[h], 0) + 1
+    assert KeptIndex(kept).within(alloc) == tuple(sorted(expected.items()))
+
+
+def test_may_start_with_kept_hosts_needs_enough_saving_when_the_plan_runs_short():
+    """When the balance falls below zero before the window ends even with no more job (the kept hosts cost
+    more than the budget allows), only jobs whose hosts, asleep after their end instead of idle, save
+    enough may start: one host of a 100 s job saves about 250 kJ, and the plan is 450 kJ short, so the
+    one-host job is refused and the two-host one admitted. ``may_start`` rules out the first (a lower
+    bound on the number of hosts) and never the second."""
+    n, te, rate_w = 4, 3600.0, 20.0
+    budget = EnergyBud(budget_j=rate_w * te, window_start_s=0.0, window_end_s=te)
+    budget.bind_power(KeptHosts({h: 3000.0 for h in range(n)}))
+    platform = ClusterView.idle_machine(n)
+    platform.power = PlatformPower.uniform(TAURUS.node_model, n)
+    budget.on_platform(platform)
+    view = ClusterView.idle_machine(n, 0.0)
+    plan_j = n * (P_IDLE * 3000.0 + TAURUS.switch_off_w * TAURUS.switch_off_s
+                  + TAURUS.off_w * (te - 3000.0 - TAURUS.switch_off_s))
+    budget.cea_j = plan_j - rate_w * te - 450e3
+    budget.begin_pass([], view)
+    one, two = QueuedJob("one", 1, 100.0, 0.0), QueuedJob("two", 2, 100.0, 0.0)
+    assert not budget_oracle.can_start(budget, one, at(one, ProcSet(0)), view)
+    assert budget_oracle.can_start(budget, two, at(two, ProcSet((0, 1))), view)
+    mask = budget.may_start(np.array([1, 2]), np.array([100.0, 100.0]), view)
+    assert mask is not None and mask.tolist() == [False, True]

@@ -76,7 +76,7 @@ from procset import ProcSet
 
 from wattsched.base.hostsets import contains, intervals, minus, plus, size
 from wattsched.schedulers.budget.estimates import Segment
-from wattsched.schedulers.budget.plan import Plan, Staircase, same_state
+from wattsched.schedulers.budget.plan import KeptIndex, Plan, Staircase, same_state
 from wattsched.schedulers.budget.window import TIME_EPS_S, BudgetWindow
 from wattsched.schedulers.pieces import register
 from wattsched.schedulers.queue import WallGroups
@@ -120,8 +120,11 @@ class EnergyBudget(BudgetWindow):
         # fast path (see Plan): the pass's plan as arrays, the running jobs' segments, refusals
         self._fut: Plan | None = None
         self._running_cache: tuple[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+        #: the kept hosts, their index, how many are free, and their segments, of one state (_kept_arrays)
+        self._kept_cache: tuple[tuple, tuple[Mapping[int, float], KeptIndex, int,
+                                             tuple[np.ndarray, np.ndarray, np.ndarray]]] | None = None
         #: the plan's segments of one state of the pass (_plan_arrays): (key, started, kept hosts, arrays)
-        self._plan_cache: tuple[tuple, tuple[int, int], Mapping[int, float],
+        self._plan_cache: tuple[tuple, tuple[int, int], KeptIndex,
                                 tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
         #: refusals of the pass by kept hosts of the allocation: (hosts, expected end)
         self._refused: dict[tuple, Staircase] = {}
@@ -317,7 +320,7 @@ class EnergyBudget(BudgetWindow):
         return fut
 
     def _plan_arrays(self, view: ClusterView, key: tuple, started: tuple[int, int]
-                     ) -> tuple[Mapping[int, float], tuple[np.ndarray, np.ndarray, np.ndarray]]:
+                     ) -> tuple[KeptIndex, tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """The power manager's kept hosts and the plan's segments as arrays ``(a, b, w)``: the running jobs,
         the jobs started and prepared in the pass, the free hosts, the hosts asleep and switching. Cached
         for ``key`` (:meth:`_state_key` without the reservation and the cut: the head's reservation is made
@@ -333,23 +336,53 @@ class EnergyBudget(BudgetWindow):
             segs += self._run(n, now, end)
             used += n
         segs += self._prepared
+        kept, index, nb_kept, kept_arrays = self._kept_arrays(view, key)
+        after = self._tail(size(view.free) - used - nb_kept, now)
+        if view.off:
+            after.append((now, INF, size(view.off) * p.sleep_w))
+        if view.switching:
+            after += self._switching_segments(view, kept)
+        parts = [self._running_arrays(view)]
+        if segs:
+            parts.append(tuple(np.array(x, dtype=float) for x in zip(*segs)))
+        if nb_kept:
+            parts.append(kept_arrays)
+        if after:
+            parts.append(tuple(np.array(x, dtype=float) for x in zip(*after)))
+        a, b, w = parts[0] if len(parts) == 1 else (np.concatenate(x) for x in zip(*parts))
+        self._plan_cache = (key, started, index, (a, b, w))
+        return index, (a, b, w)
+
+    def _kept_arrays(self, view: ClusterView, key: tuple
+                     ) -> tuple[Mapping[int, float], KeptIndex, int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """The power manager's kept hosts (and their :class:`~.plan.KeptIndex`, which every plan of the state
+        shares), how many of them are free, and the plan's segments of those: idle
+        until their time, then the tail of one host (:meth:`_tail`), host after host in the order of
+        :meth:`~wattsched.schedulers.power.PowerManager.kept_hosts`. Built with numpy (ESC keeps every idle
+        node: a Python loop over them per plan was most of a pass) and cached for ``key``
+        (:meth:`_plan_arrays`'s, which holds the power manager's :attr:`plan_version`): the jobs started in
+        the pass do not change it."""
+        cached = self._kept_cache
+        if cached is not None and same_state(cached[0], key):
+            return cached[1]
         pm = self.power_manager
         kept: Mapping[int, float] = pm.kept_hosts(view) if pm is not None else {}
         free = view.free
-        free_kept = [until for h, until in kept.items() if contains(free, h)] if kept else []
-        for until in free_kept:
-            segs += [(now, until, p.est_idle_w)] + self._tail(1, until)
-        segs += self._tail(size(free) - used - len(free_kept), now)
-        if view.off:
-            segs.append((now, INF, size(view.off) * p.sleep_w))
-        if view.switching:
-            segs += self._switching_segments(view, kept)
-        a, b, w = self._running_arrays(view)
-        if segs:
-            sa, sb, sw = (np.array(x, dtype=float) for x in zip(*segs))
-            a, b, w = np.concatenate((a, sa)), np.concatenate((b, sb)), np.concatenate((w, sw))
-        self._plan_cache = (key, started, kept, (a, b, w))
-        return kept, (a, b, w)
+        untils = np.array([until for h, until in kept.items() if contains(free, h)] if kept else [], dtype=float)
+        k = len(untils)
+        p = self.power
+        now = np.full(k, view.now_s)
+        inf = np.full(k, INF)
+        if self.shutdown:  # (now, until, idle), (until, until + off, switch-off), (until + off, INF, sleep)
+            off = untils + p.switch_off_s
+            cols = ((now, untils, off), (untils, off, inf), (p.est_idle_w, p.switch_off_w, p.sleep_w))
+        else:  # (now, until, idle), (until, INF, idle)
+            cols = ((now, untils), (untils, inf), (p.est_idle_w, p.est_idle_w))
+        a, b = (np.stack(c, axis=1).reshape(-1) for c in cols[:2])
+        w = np.tile(np.array(cols[2], dtype=float), k)
+        out = (kept, KeptIndex(kept), k, (a, b, w))
+        self._kept_cache = (key, out)
+        return out
 
     def _job_extra(self, n: int, now: float, end: float, kept: Sequence[tuple[float, int]]) -> list[Segment]:
         """What starting a job now adds to the plan (``job_segments`` of tests/budget_oracle.py) for ``n``
@@ -398,7 +431,7 @@ class EnergyBudget(BudgetWindow):
         if len(itvs) == 1:
             lo, hi = itvs[0]
             n = hi - lo + 1
-            kept = fut.kept_in(alloc) if fut.kept_groups else ()
+            kept = fut.kept_in(alloc) if fut.kept else ()
         else:
             n = size(alloc)
             kept = fut.kept_in(alloc)
@@ -425,7 +458,7 @@ class EnergyBudget(BudgetWindow):
         reservation is released, a pass begins or ends."""
         refused = self._refused.get(())
         fut = self._fut
-        if refused is None or fut is None or fut.kept_groups:
+        if refused is None or fut is None or fut.kept:
             return False
         now = view.now_s
         if not (now < self.te - TIME_EPS_S and end_s > self.ts):  # exempt
@@ -435,28 +468,41 @@ class EnergyBudget(BudgetWindow):
     def may_start(self, res: np.ndarray, walltime_s: np.ndarray, view: ClusterView,
                   groups: WallGroups | None = None) -> np.ndarray | None:
         """Which of these jobs :meth:`can_start` may still admit in this backfilling phase (False: certainly
-        refused; :meth:`~.plan.Plan.may_admit`). A job starting now on hosts not kept for another adds
-        ``n · (P̃comp − P̃idle)`` until its end (shutdown: ``n · (P̃comp − off)`` for the switch-off time,
-        then ``n · (P̃comp − sleep)``, then the switch-off of its hosts after its end), so its extra energy
-        at ``t`` is ``n · (slope · (t − now) + offset)`` while it computes and ``n · slope · (end − now)``
-        once its hosts are back to their baseline. Only inside the window, from its start (``t0 = now``),
-        when refusals are monotone (:meth:`_monotone`) and no host is kept (every allocation then adds the
-        same); None otherwise."""
+        refused; :meth:`~.plan.Plan.may_admit`). Only inside the window, from its start (``t0 = now``), when
+        refusals are monotone (:meth:`_monotone`); None otherwise. The bound per host of a job starting now:
+
+        - **No host kept**, or hosts idle for ever without shutdown (a kept host's baseline is then a free
+          host's): every allocation adds the same, ``P̃comp − P̃idle`` until its end (shutdown:
+          ``P̃comp − off`` for the switch-off time, then ``P̃comp − sleep``, then the switch-off of its hosts
+          after its end), so its extra energy at ``t`` is ``slope · (t − now) + offset`` while it computes
+          and ``slope · (end − now)`` once its hosts are back to their baseline.
+        - **Hosts kept** by the power manager (with shutdown; ESC keeps every idle node until its idle
+          deadline): a kept host's baseline is idle until its ``until``, then switching off, then asleep, so
+          the job may cost less there than on a free host, and after its end even save energy (its host is
+          asleep while the baseline's would still be idle). Whatever the allocation, while it computes its
+          extra power is at least ``P̃comp − P_hi`` (``P_hi``: the highest of idle, switch-off and asleep),
+          and once every tail is over (from ``max(end, H)`` + the switch-off time, ``H``: the latest kept
+          ``until``) its extra energy is at least ``(P̃comp − P_hi) · (end − now) − max(0, P̃idle − sleep) ·
+          max(0, H − end)``. A looser filter, still exact: only certain refusals are marked."""
         now = view.now_s
         if self.unlimited or not self.ts <= now < self.te - TIME_EPS_S or not self._monotone():
             return None
         fut = self._future(view, self._reserved, self._cut)
-        if fut.kept_groups:
-            return None
         p = self.power
-        if self.shutdown:
+        saving = None
+        if self.shutdown and fut.kept:
+            slope = p.est_comp_w - max(p.est_idle_w, p.switch_off_w, p.sleep_w)
+            a, offset, tail_s, total_offset = now, 0.0, p.switch_off_s, 0.0
+            saving = (max(0.0, p.est_idle_w - p.sleep_w), max(now, fut.kept.untils[-1]))
+        elif self.shutdown:
             slope = p.est_comp_w - p.sleep_w
             a, offset, tail_s = now + p.switch_off_s, -(p.switch_off_w - p.sleep_w) * p.switch_off_s, p.switch_off_s
+            total_offset = 0.0
         else:
             slope = p.est_comp_w - p.est_idle_w
-            a, offset, tail_s = now, 0.0, 0.0
+            a, offset, tail_s, total_offset = now, 0.0, 0.0, 0.0
         return fut.may_admit(res, now + walltime_s, a=a, origin=now, slope=slope, offset=offset, tail_s=tail_s,
-                             total_offset=0.0, cap=self._cap(), groups=_ends(now, groups))
+                             total_offset=total_offset, saving=saving, cap=self._cap(), groups=_ends(now, groups))
 
     def may_prepare(self, res: np.ndarray, walltime_s: np.ndarray, start_s: float, view: ClusterView,
                     groups: WallGroups | None = None) -> np.ndarray | None:

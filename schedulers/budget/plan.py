@@ -21,7 +21,7 @@ from wattsched.base.hostsets import intervals
 from wattsched.schedulers.budget.estimates import Segment
 from wattsched.schedulers.queue import Staircase, WallGroups
 
-__all__ = ["Plan", "Staircase", "extra_knots", "same_state"]
+__all__ = ["KeptIndex", "Plan", "Staircase", "extra_knots", "same_state"]
 
 #: :class:`Plan` is built in plain Python up to this many segments, with numpy above (the same values).
 PY_MAX_SEGMENTS = 160
@@ -111,6 +111,72 @@ def same_state(a: tuple, b: tuple) -> bool:
     return all(map(operator.is_, a[0], b[0])) and a[1] == b[1]
 
 
+def _within(res: np.ndarray, up: np.ndarray, low: np.ndarray | None, index: np.ndarray | None) -> np.ndarray:
+    """``low ≤ res ≤ up``, the bounds of each candidate at ``index`` (None: in order)."""
+    if index is not None:
+        up = up[index]
+        low = low[index] if low is not None else None
+    return res <= up if low is None else (res <= up) & (res >= low)
+
+
+def _fewest(g: np.ndarray, x: np.ndarray, shrink: float) -> np.ndarray:
+    """The fewest hosts ``n`` with ``n · x ≤ g`` (``x``: a lower bound of a candidate's energy per host,
+    ``g``: the balance allowed): 0 where ``g ≥ 0`` or ``x > 0`` (no lower bound), ``g / x`` (loosened)
+    where both are negative, inf where ``g < 0`` and ``x = 0``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((g >= 0.0) | (x > 0.0), 0.0, np.where(x < 0.0, g / x * shrink, np.inf))
+
+
+class KeptIndex:
+    """The hosts a power manager keeps on for a job (:meth:`~wattsched.schedulers.power.PowerManager.kept_hosts`),
+    indexed to count those of an allocation by the time until which they are kept (:meth:`within`).
+
+    ``untils``: the distinct times, increasing; ``ids``: the kept hosts, increasing, and ``codes`` the index
+    in ``untils`` of each one's time. Built once per state of the kept hosts: every plan of a pass shares it
+    (ESC keeps every idle node, so that an allocation's count once cost a bisection per distinct time and
+    per interval)."""
+
+    __slots__ = ("untils", "ids", "codes", "_codes_np")
+
+    #: at most this many kept hosts in an interval are counted in Python (numpy's bincount above)
+    PY_MAX_HOSTS = 64
+
+    def __init__(self, kept: Mapping[int, float]) -> None:
+        self.untils = sorted(set(kept.values()))
+        index = {until: k for k, until in enumerate(self.untils)}
+        self.ids = sorted(kept)
+        self.codes = [index[kept[h]] for h in self.ids]
+        self._codes_np: np.ndarray | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.ids)
+
+    def within(self, alloc: ProcSet) -> tuple[tuple[float, int], ...]:
+        """``((until, how many of alloc's hosts are kept until then), …)`` by increasing ``until``, the times
+        with none left out."""
+        ids = self.ids
+        if not ids:
+            return ()
+        counts: list[int] | None = None
+        for lo, hi in intervals(alloc):
+            i, j = bisect_left(ids, lo), bisect_right(ids, hi)
+            if i == j:
+                continue
+            if counts is None:
+                counts = [0] * len(self.untils)
+            if j - i <= self.PY_MAX_HOSTS:
+                for k in self.codes[i:j]:
+                    counts[k] += 1
+            else:
+                if self._codes_np is None:
+                    self._codes_np = np.array(self.codes, dtype=np.intp)
+                for k, c in enumerate(np.bincount(self._codes_np[i:j], minlength=len(counts)).tolist()):
+                    counts[k] += c
+        if counts is None:
+            return ()
+        return tuple((until, c) for until, c in zip(self.untils, counts) if c)
+
+
 class Plan:
     """The estimated future of the cluster during one scheduling pass, as arrays.
 
@@ -124,19 +190,16 @@ class Plan:
     """
 
     __slots__ = ("key", "started", "t0", "te", "rate", "tol", "T", "G", "bal", "plan", "T_np", "G_np", "plan_np", "bal_np",
-                 "kept_groups")
+                 "kept")
 
     started: tuple[int, int]  # (jobs started, jobs prepared) in the pass when the plan was built
 
     def __init__(self, key: tuple, t0: float, te: float, rate: float, tol: float, cea: float,
                  plan: tuple[np.ndarray, np.ndarray, np.ndarray], other: Sequence[Segment],
-                 kept: Mapping[int, float]) -> None:
+                 kept: Mapping[int, float] | KeptIndex) -> None:
         self.key = key
         self.t0, self.te, self.rate, self.tol = t0, te, rate, tol
-        groups: dict[float, list[int]] = {}
-        for h, until in kept.items():
-            groups.setdefault(until, []).append(h)
-        self.kept_groups = [(until, sorted(hosts)) for until, hosts in sorted(groups.items())]
+        self.kept = kept if isinstance(kept, KeptIndex) else KeptIndex(kept)
         a, b, w = plan
         if len(a) + len(other) <= PY_MAX_SEGMENTS:
             self._build_py(a.tolist(), b.tolist(), w.tolist(), other, cea)
@@ -238,15 +301,7 @@ class Plan:
 
     def kept_in(self, alloc: ProcSet) -> tuple[tuple[float, int], ...]:
         """The kept hosts among ``alloc``: ``((until, how many), …)`` by increasing ``until``."""
-        out = []
-        itvs = intervals(alloc)
-        for until, hosts in self.kept_groups:
-            count = 0
-            for lo, hi in itvs:
-                count += bisect_right(hosts, hi) - bisect_left(hosts, lo)
-            if count:
-                out.append((until, count))
-        return tuple(out)
+        return self.kept.within(alloc)
 
     def admits(self, segments: Sequence[Segment], cap: float | None, cap_until: float) -> bool:
         """Whether the balance with ``segments`` added stays ≥ −tol on ``[t0, te]`` and, when ``cap`` is
@@ -302,7 +357,7 @@ class Plan:
         return True
 
     def may_admit(self, res: np.ndarray, ends: np.ndarray, *, a: float, origin: float, slope: float,
-                  offset: float, tail_s: float, total_offset: float,
+                  offset: float, tail_s: float, total_offset: float, saving: tuple[float, float] | None = None,
                   cap: tuple[float, float] | None = None, groups: WallGroups | None = None) -> np.ndarray:
         """Necessary conditions of :meth:`admits` for many candidates at once (issue 15): False only where
         a candidate of ``res`` hosts ending at ``ends`` (or later) is certainly refused.
@@ -310,7 +365,10 @@ class Plan:
         The candidate's extra energy from ``t0`` to ``t``, ``X(t)``, must be a multiple of its hosts bounded
         below by ``n · (slope · (t − origin) + offset)`` at the plan's breakpoints ``a ≤ T[k] < end`` and by
         ``n · (slope · (end − origin) + total_offset)`` at those from ``end + tail_s`` (and ``a``) on, and
-        likewise at its own breakpoints ``end`` and ``end + tail_s``. The balance there then bounds ``n``
+        likewise at its own breakpoints ``end`` and ``end + tail_s``. With ``saving = (w, horizon)`` (hosts
+        kept idle until ``horizon`` at the latest, where the candidate's hosts may sleep after its end) the
+        whole energy is lowered by ``w · max(0, horizon − end)`` and holds from ``max(end + tail_s,
+        horizon + tail_s)`` on. The balance there then bounds ``n``
         (prefix minima of ``G / (slope · (T − origin) + offset)``, suffix minima of ``G``, the balance
         interpolated at the candidate's breakpoints: a few ``searchsorted`` for all candidates). With ``cap = (cap, until)``
         (reducePC) the power ``n · slope`` from ``a`` to ``min(end, until, te)`` must stay under it (prefix
@@ -328,23 +386,28 @@ class Plan:
             present[codes] = True
             used = np.flatnonzero(present)
             if len(used) == len(values):
-                return res <= self._bounds(values, a, origin, slope, offset, tail_s, total_offset, cap)[codes]
+                up, low = self._bounds(values, a, origin, slope, offset, tail_s, total_offset, saving, cap)
+                return _within(res, up, low, codes)
             index = np.zeros(len(values), dtype=np.intp)
             index[used] = np.arange(len(used))
-            bound = self._bounds(values[used], a, origin, slope, offset, tail_s, total_offset, cap)
-            return res <= bound[index[codes]]
+            up, low = self._bounds(values[used], a, origin, slope, offset, tail_s, total_offset, saving, cap)
+            return _within(res, up, low, index[codes])
         if len(ends) > UNIQUE_MIN_JOBS:
             # the bound of a candidate depends on its end only: computed once per distinct end (a long queue
             # holds few distinct walltimes: about 220 in 3,000 waiting jobs of SDSC-Blue)
             uniq, inverse = np.unique(ends, return_inverse=True)
-            bound = self._bounds(uniq, a, origin, slope, offset, tail_s, total_offset, cap)
-            return res <= bound[inverse.reshape(-1)]
-        return res <= self._bounds(ends, a, origin, slope, offset, tail_s, total_offset, cap)
+            up, low = self._bounds(uniq, a, origin, slope, offset, tail_s, total_offset, saving, cap)
+            return _within(res, up, low, inverse.reshape(-1))
+        up, low = self._bounds(ends, a, origin, slope, offset, tail_s, total_offset, saving, cap)
+        return _within(res, up, low, None)
 
     def _bounds(self, ends: np.ndarray, a: float, origin: float, slope: float, offset: float, tail_s: float,
-                total_offset: float, cap: tuple[float, float] | None) -> np.ndarray:
+                total_offset: float, saving: tuple[float, float] | None,
+                cap: tuple[float, float] | None) -> tuple[np.ndarray, np.ndarray | None]:
         """:meth:`may_admit`'s largest number of hosts a candidate ending at each of ``ends`` may have
-        (-inf: none)."""
+        (-inf: none), and the smallest (None: no such bound). A smallest number comes only from a candidate
+        whose whole energy may be negative (``saving``): where the balance is below zero from its tail on,
+        only a job saving at least as much can be admitted."""
         T, G = self.T_np, self.G_np
         m = len(T)
         k_a = bisect_left(self.T, a)
@@ -355,7 +418,7 @@ class Plan:
         shrink = 1.0 - 1e-12
         g = G + eps  # the balance allowed at each breakpoint, loosened by the margin
         if g[0] < 0.0:
-            return np.full(len(ends), -np.inf)
+            return np.full(len(ends), -np.inf), None
         bound = np.full(len(ends), np.inf)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             # breakpoints where the candidate still computes: T[k] in [a, end)
@@ -370,20 +433,34 @@ class Plan:
             suffix = np.empty(m + 1)
             suffix[m] = np.inf
             suffix[:m] = np.minimum.accumulate(g[::-1])[::-1]
-            ks = np.searchsorted(T, np.maximum(ends + tail_s, a), "left")
+            settled = ends + tail_s
             total = slope * (ends - origin) + total_offset
+            if saving is not None:
+                saving_w, horizon_s = saving
+                settled = np.maximum(settled, horizon_s + tail_s)
+                if saving_w:  # (0 × inf when kept for ever)
+                    total = total - saving_w * np.maximum(0.0, horizon_s - ends)
+            ks = np.searchsorted(T, np.maximum(settled, a), "left")
             has = (ks < m) & (total > 0.0)
             bound[has] = np.minimum(bound[has], suffix[ks[has]] / (total[has] * shrink))
+            low = None
+            if saving is not None:  # n · total ≤ g also bounds n below where both are negative
+                low = np.zeros(len(ends))
+                short = (ks < m) & (total <= 0.0)
+                g_min = suffix[ks[short]]
+                low[short] = _fewest(g_min, total[short], shrink)
             # the candidate's own breakpoints: its end (still computing) and the end of its tail (all of it)
-            own = [(ends, offset)]
-            if tail_s or total_offset != offset:
-                own.append((ends + tail_s, total_offset))
-            for at, off in own:
+            own = [(ends, slope * (ends - origin) + offset)]
+            if tail_s or total_offset != offset or saving is not None:
+                own.append((settled, total))
+            for at, x in own:
                 inside = (at >= a) & (at < self.te)
                 k = np.searchsorted(T, at[inside], "right") - 1
                 g_at = G[k] + (self.rate - self.bal_np[k]) * (at[inside] - T[k]) + eps
-                x_at = slope * (ends[inside] - origin) + off
+                x_at = x[inside]
                 bound[inside] = np.minimum(bound[inside], np.where(x_at > 0.0, g_at / (x_at * shrink), np.inf))
+                if low is not None:
+                    low[inside] = np.maximum(low[inside], _fewest(g_at, x_at, shrink))
             if cap is not None and slope > 0.0:
                 limit, until = cap
                 lo = bisect_right(self.T, a) - 1
@@ -394,5 +471,5 @@ class Plan:
                     top = peak[j[has]]
                     room = (limit + 1e-9 - top + 1e-12 * (abs(limit) + np.abs(top))) / (slope * shrink)
                     bound[has] = np.minimum(bound[has], room)
-        return bound
+        return bound, low
 
