@@ -646,9 +646,10 @@ class Simulation:
         self.last_change_s[hosts] = now
 
     def _set_pstate(self, hosts: slice | np.ndarray, pstate: int) -> None:
-        olds, counts = np.unique(self.pstate[hosts], return_counts=True)
+        counts = np.bincount(self.pstate[hosts])  # (pstates are small non-negative ints: no sort, unlike unique)
         before = self._host_sum(self._idle, hosts)
-        for p, c in zip(olds.tolist(), counts.tolist()):
+        olds = np.flatnonzero(counts).tolist()
+        for p, c in zip(olds, counts[olds].tolist()):
             left = self._pstate_hosts[p] - c
             if left:
                 self._pstate_hosts[p] = left
@@ -926,7 +927,7 @@ class Simulation:
         if len(res) == 0 or res.max >= self.nb_hosts or res.min < 0:
             raise ProtocolError(f"SET_RESOURCE_STATE: field 'resources' {data['resources']!r} is outside 0-{self.nb_hosts - 1}")
         hosts = procset_ids(res)
-        models = {int(m) for m in np.unique(self.model_of[hosts])}
+        models = {0} if self._single_model else {int(m) for m in np.unique(self.model_of[hosts])}
         to_sleep = [self._models[m].sleep_pstate == target for m in models]
         if any(to_sleep) and not all(to_sleep):
             raise ProtocolError(f"SET_RESOURCE_STATE {resources}: state {target} is a sleep pstate for some hosts only")
@@ -939,8 +940,8 @@ class Simulation:
                 )
         states = self.mstate[hosts]
         sleeping = target == self._models[next(iter(models))].sleep_pstate
-        allowed = (MachineState.IDLE,) if sleeping else (MachineState.IDLE, MachineState.COMPUTING, MachineState.SLEEPING)
-        bad = hosts[~np.isin(states, allowed)]
+        # only idle hosts are switched off; hosts in transition (or unavailable) never change
+        bad = hosts[states != MachineState.IDLE] if sleeping else hosts[states >= MachineState.SWITCHING_ON]
         if len(bad):
             h = int(bad[0])
             raise ProtocolError(
@@ -966,8 +967,8 @@ class Simulation:
             if new_state is None:
                 dvfs_hosts = hs
                 continue
-            for m in np.unique(self.model_of[hs]):
-                model = self._models[int(m)]
+            for m in (0,) if self._single_model else np.unique(self.model_of[hs]).tolist():
+                model = self._models[m]
                 hm = hs[self.model_of[hs] == m] if not self._single_model else hs
                 virtual = model.switch_off_pstate if sleeping else model.switch_on_pstate
                 if virtual is None:
