@@ -129,6 +129,15 @@ def test_switching_off_a_computing_host_is_an_error(tmp_path) -> None:
                           ("SET_RESOURCE_STATE", {"resources": "0", "state": "13"})))
 
 
+def test_switching_a_host_in_transition_is_an_error(tmp_path) -> None:
+    """A host switching off can be neither booted nor switched off again before its RESOURCE_STATE_CHANGED."""
+    for state, message in (("0", "wait for its RESOURCE_STATE_CHANGED"), ("13", "only idle hosts can be switched off")):
+        sim = _submitted(tmp_path, [job(1)])
+        with pytest.raises(ProtocolError, match=message):
+            sim.step(reply(0, ("SET_RESOURCE_STATE", {"resources": "1", "state": "13"}),
+                              ("SET_RESOURCE_STATE", {"resources": "1", "state": state})))
+
+
 def test_virtual_pstate_request_is_an_error(tmp_path) -> None:
     sim = _submitted(tmp_path, [job(1)])
     with pytest.raises(ProtocolError, match="not a computation or sleep pstate"):
