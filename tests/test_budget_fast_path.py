@@ -334,11 +334,10 @@ def test_plan_built_in_python_equals_the_numpy_build_on_many_segments(n):
     assert built[0] == built[1]
 
 
-def test_may_start_keeps_a_short_job_on_a_host_kept_long():
-    """A short job on a host kept idle long after its end saves energy (its host switches off after the job
-    while the kept host would still be idle): when the balance is nearly spent at the end of the window it is
-    admitted only thanks to that saving, so ``may_start`` must not rule it out (it would with the bound of a
-    job on hosts not kept)."""
+def _kept_until_3000(balance_at_end_j: float) -> tuple[EnergyBud, ClusterView]:
+    """4 free hosts, all kept idle until 3,000 s (then switching off and asleep) under energyBud with shutdown
+    on the window [0, 3600) at 20 W, Cea set so that the plan leaves ``balance_at_end_j`` at the window's
+    end; a pass begun at 0."""
     n, te, rate_w = 4, 3600.0, 20.0
     budget = EnergyBud(budget_j=rate_w * te, window_start_s=0.0, window_end_s=te)
     budget.bind_power(KeptHosts({h: 3000.0 for h in range(n)}))
@@ -346,15 +345,37 @@ def test_may_start_keeps_a_short_job_on_a_host_kept_long():
     platform.power = PlatformPower.uniform(TAURUS.node_model, n)
     budget.on_platform(platform)
     view = ClusterView.idle_machine(n, 0.0)
-    # the plan: 4 hosts idle until 3,000 s, switching off, then asleep; Cea leaves 2 kJ at the window's end
     plan_j = n * (P_IDLE * 3000.0 + TAURUS.switch_off_w * TAURUS.switch_off_s
                   + TAURUS.off_w * (te - 3000.0 - TAURUS.switch_off_s))
-    budget.cea_j = plan_j - rate_w * te + 2000.0
+    budget.cea_j = plan_j - rate_w * te + balance_at_end_j
     budget.begin_pass([], view)
+    return budget, view
+
+
+def test_may_start_keeps_a_short_job_on_a_host_kept_long():
+    """A short job on a host kept idle long after its end saves energy (its host switches off after the job
+    while the kept host would still be idle): when the balance is nearly spent at the end of the window it is
+    admitted only thanks to that saving, so ``may_start`` must not rule it out (it would with the bound of a
+    job on hosts not kept)."""
+    budget, view = _kept_until_3000(2000.0)
     job = QueuedJob("short", 1, 100.0, 0.0)  # adds ~10 kJ while it runs, then saves ~260 kJ
     assert budget_oracle.can_start(budget, job, at(job, ProcSet(0)), view)
     mask = budget.may_start(np.array([1]), np.array([100.0]), view)
     assert mask is not None and bool(mask[0])
+
+
+def test_may_start_with_kept_hosts_needs_enough_saving_when_the_plan_runs_short():
+    """When the balance falls below zero before the window ends even with no more job (the kept hosts cost
+    more than the budget allows), only jobs whose hosts, asleep after their end instead of idle, save
+    enough may start: one host of a 100 s job saves about 250 kJ, and the plan is 450 kJ short, so the
+    one-host job is refused and the two-host one admitted. ``may_start`` rules out the first (a lower
+    bound on the number of hosts) and never the second."""
+    budget, view = _kept_until_3000(-450e3)
+    one, two = QueuedJob("one", 1, 100.0, 0.0), QueuedJob("two", 2, 100.0, 0.0)
+    assert not budget_oracle.can_start(budget, one, at(one, ProcSet(0)), view)
+    assert budget_oracle.can_start(budget, two, at(two, ProcSet((0, 1))), view)
+    mask = budget.may_start(np.array([1, 2]), np.array([100.0, 100.0]), view)
+    assert mask is not None and mask.tolist() == [False, True]
 
 
 @settings(max_examples=300, derandomize=True, deadline=None)
@@ -369,27 +390,3 @@ def test_kept_index_counts_an_allocations_kept_hosts(kept, spans):
         if h in kept:
             expected[kept[h]] = expected.get(kept[h], 0) + 1
     assert KeptIndex(kept).within(alloc) == tuple(sorted(expected.items()))
-
-
-def test_may_start_with_kept_hosts_needs_enough_saving_when_the_plan_runs_short():
-    """When the balance falls below zero before the window ends even with no more job (the kept hosts cost
-    more than the budget allows), only jobs whose hosts, asleep after their end instead of idle, save
-    enough may start: one host of a 100 s job saves about 250 kJ, and the plan is 450 kJ short, so the
-    one-host job is refused and the two-host one admitted. ``may_start`` rules out the first (a lower
-    bound on the number of hosts) and never the second."""
-    n, te, rate_w = 4, 3600.0, 20.0
-    budget = EnergyBud(budget_j=rate_w * te, window_start_s=0.0, window_end_s=te)
-    budget.bind_power(KeptHosts({h: 3000.0 for h in range(n)}))
-    platform = ClusterView.idle_machine(n)
-    platform.power = PlatformPower.uniform(TAURUS.node_model, n)
-    budget.on_platform(platform)
-    view = ClusterView.idle_machine(n, 0.0)
-    plan_j = n * (P_IDLE * 3000.0 + TAURUS.switch_off_w * TAURUS.switch_off_s
-                  + TAURUS.off_w * (te - 3000.0 - TAURUS.switch_off_s))
-    budget.cea_j = plan_j - rate_w * te - 450e3
-    budget.begin_pass([], view)
-    one, two = QueuedJob("one", 1, 100.0, 0.0), QueuedJob("two", 2, 100.0, 0.0)
-    assert not budget_oracle.can_start(budget, one, at(one, ProcSet(0)), view)
-    assert budget_oracle.can_start(budget, two, at(two, ProcSet((0, 1))), view)
-    mask = budget.may_start(np.array([1, 2]), np.array([100.0, 100.0]), view)
-    assert mask is not None and mask.tolist() == [False, True]
