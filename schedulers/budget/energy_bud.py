@@ -344,11 +344,11 @@ class EnergyBudget(BudgetWindow):
             after += self._switching_segments(view, kept)
         parts = [self._running_arrays(view)]
         if segs:
-            parts.append(tuple(np.array(x, dtype=float) for x in zip(*segs)))
+            parts.append(_segment_arrays(segs))
         if nb_kept:
             parts.append(kept_arrays)
         if after:
-            parts.append(tuple(np.array(x, dtype=float) for x in zip(*after)))
+            parts.append(_segment_arrays(after))
         a, b, w = parts[0] if len(parts) == 1 else (np.concatenate(x) for x in zip(*parts))
         self._plan_cache = (key, started, index, (a, b, w))
         return index, (a, b, w)
@@ -373,13 +373,15 @@ class EnergyBudget(BudgetWindow):
         p = self.power
         now = np.full(k, view.now_s)
         inf = np.full(k, INF)
+        starts: tuple[np.ndarray, ...]
+        ends: tuple[np.ndarray, ...]
         if self.shutdown:  # (now, until, idle), (until, until + off, switch-off), (until + off, INF, sleep)
             off = untils + p.switch_off_s
-            cols = ((now, untils, off), (untils, off, inf), (p.est_idle_w, p.switch_off_w, p.sleep_w))
+            starts, ends, powers = (now, untils, off), (untils, off, inf), [p.est_idle_w, p.switch_off_w, p.sleep_w]
         else:  # (now, until, idle), (until, INF, idle)
-            cols = ((now, untils), (untils, inf), (p.est_idle_w, p.est_idle_w))
-        a, b = (np.stack(c, axis=1).reshape(-1) for c in cols[:2])
-        w = np.tile(np.array(cols[2], dtype=float), k)
+            starts, ends, powers = (now, untils), (untils, inf), [p.est_idle_w, p.est_idle_w]
+        a, b = np.stack(starts, axis=1).reshape(-1), np.stack(ends, axis=1).reshape(-1)
+        w = np.tile(np.array(powers, dtype=float), k)
         out = (kept, KeptIndex(kept), k, (a, b, w))
         self._kept_cache = (key, out)
         return out
@@ -606,6 +608,12 @@ class EnergyBudget(BudgetWindow):
         extra += [(start_s, end, n * (p.est_comp_w - p.sleep_w)),
                   (end, end + p.switch_off_s, n * (p.switch_off_w - p.sleep_w))]
         return extra
+
+
+def _segment_arrays(segs: Sequence[Segment]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Segments ``(a, b, w)`` as three float arrays, in their order."""
+    a, b, w = (np.array(x, dtype=float) for x in zip(*segs))
+    return a, b, w
 
 
 def _ends(start_s: float, groups: WallGroups | None) -> WallGroups | None:
