@@ -485,7 +485,8 @@ class EnergyBudget(BudgetWindow):
           extra power is at least ``P̃comp − P_hi`` (``P_hi``: the highest of idle, switch-off and asleep),
           and once every tail is over (from ``max(end, H)`` + the switch-off time, ``H``: the latest kept
           ``until``) its extra energy is at least ``(P̃comp − P_hi) · (end − now) − max(0, P̃idle − sleep) ·
-          max(0, H − end)``. A looser filter, still exact: only certain refusals are marked."""
+          max(0, H − end)``, and in between at least its energy at its end less ``P_hi − min(off, sleep)`` per
+          second. A looser filter, still exact: only certain refusals are marked."""
         now = view.now_s
         if self.unlimited or not self.ts <= now < self.te - TIME_EPS_S or not self._monotone():
             return None
@@ -493,9 +494,11 @@ class EnergyBudget(BudgetWindow):
         p = self.power
         saving = None
         if self.shutdown and fut.kept:
-            slope = p.est_comp_w - max(p.est_idle_w, p.switch_off_w, p.sleep_w)
+            high_w = max(p.est_idle_w, p.switch_off_w, p.sleep_w)
+            slope = p.est_comp_w - high_w
             a, offset, tail_s, total_offset = now, 0.0, p.switch_off_s, 0.0
-            saving = (max(0.0, p.est_idle_w - p.sleep_w), max(now, fut.kept.untils[-1]))
+            saving = (max(0.0, p.est_idle_w - p.sleep_w), max(now, fut.kept.untils[-1]),
+                      high_w - min(p.switch_off_w, p.sleep_w))
         elif self.shutdown:
             slope = p.est_comp_w - p.sleep_w
             a, offset, tail_s = now + p.switch_off_s, -(p.switch_off_w - p.sleep_w) * p.switch_off_s, p.switch_off_s

@@ -10,6 +10,7 @@ segments; ``tests/budget_oracle.py`` is the straightforward version it is checke
 
 from __future__ import annotations
 
+import math
 import operator
 from bisect import bisect_left, bisect_right
 from typing import Mapping, Sequence
@@ -365,10 +366,10 @@ class Plan:
         The candidate's extra energy from ``t0`` to ``t``, ``X(t)``, must be a multiple of its hosts bounded
         below by ``n · (slope · (t − origin) + offset)`` at the plan's breakpoints ``a ≤ T[k] < end`` and by
         ``n · (slope · (end − origin) + total_offset)`` at those from ``end + tail_s`` (and ``a``) on, and
-        likewise at its own breakpoints ``end`` and ``end + tail_s``. With ``saving = (w, horizon)`` (hosts
-        kept idle until ``horizon`` at the latest, where the candidate's hosts may sleep after its end) the
-        whole energy is lowered by ``w · max(0, horizon − end)`` and holds from ``max(end + tail_s,
-        horizon + tail_s)`` on. The balance there then bounds ``n``
+        likewise at its own breakpoints ``end`` and ``end + tail_s``. With ``saving = (w, horizon, drop)``
+        (hosts kept idle until ``horizon`` at the latest, where the candidate's hosts may sleep after its end)
+        the whole energy is lowered by ``w · max(0, horizon − end)`` and holds from ``max(end + tail_s,
+        horizon + tail_s)`` on; in between, the energy at its end less ``drop`` watts per host. The balance there then bounds ``n``
         (prefix minima of ``G / (slope · (T − origin) + offset)``, suffix minima of ``G``, the balance
         interpolated at the candidate's breakpoints: a few ``searchsorted`` for all candidates). With ``cap = (cap, until)``
         (reducePC) the power ``n · slope`` from ``a`` to ``min(end, until, te)`` must stay under it (prefix
@@ -436,7 +437,7 @@ class Plan:
             settled = ends + tail_s
             total = slope * (ends - origin) + total_offset
             if saving is not None:
-                saving_w, horizon_s = saving
+                saving_w, horizon_s, drop_w = saving
                 settled = np.maximum(settled, horizon_s + tail_s)
                 if saving_w:  # (0 × inf when kept for ever)
                     total = total - saving_w * np.maximum(0.0, horizon_s - ends)
@@ -449,6 +450,17 @@ class Plan:
                 short = (ks < m) & (total <= 0.0)
                 g_min = suffix[ks[short]]
                 low[short] = _fewest(g_min, total[short], shrink)
+                # between its end and the kept hosts' last tail: at least its energy at its end minus drop_w per
+                # second since (candidates ending before the horizon, whose range ends at the same breakpoint)
+                j0 = int(np.searchsorted(T, horizon_s + tail_s, "left")) if math.isfinite(horizon_s) else m
+                i = np.searchsorted(T, ends, "left")
+                inner = (ends < horizon_s) & (i < j0)
+                if j0 > 0 and inner.any():
+                    range_min = np.minimum.accumulate(g[:j0][::-1])[::-1]  # range_min[k] = min(g[k:j0])
+                    g_in = range_min[i[inner]]
+                    x_in = slope * (ends[inner] - origin) + offset - drop_w * (horizon_s + tail_s - ends[inner])
+                    bound[inner] = np.minimum(bound[inner], np.where(x_in > 0.0, g_in / (x_in * shrink), np.inf))
+                    low[inner] = np.maximum(low[inner], _fewest(g_in, x_in, shrink))
             # the candidate's own breakpoints: its end (still computing) and the end of its tail (all of it)
             own = [(ends, slope * (ends - origin) + offset)]
             if tail_s or total_offset != offset or saving is not None:
