@@ -358,7 +358,7 @@ class Plan:
         return True
 
     def may_admit(self, res: np.ndarray, ends: np.ndarray, *, a: float, origin: float, slope: float,
-                  offset: float, tail_s: float, total_offset: float, saving: tuple[float, float] | None = None,
+                  offset: float, tail_s: float, total_offset: float, saving: tuple[float, float, float] | None = None,
                   cap: tuple[float, float] | None = None, groups: WallGroups | None = None) -> np.ndarray:
         """Necessary conditions of :meth:`admits` for many candidates at once (issue 15): False only where
         a candidate of ``res`` hosts ending at ``ends`` (or later) is certainly refused.
@@ -403,7 +403,7 @@ class Plan:
         return _within(res, up, low, None)
 
     def _bounds(self, ends: np.ndarray, a: float, origin: float, slope: float, offset: float, tail_s: float,
-                total_offset: float, saving: tuple[float, float] | None,
+                total_offset: float, saving: tuple[float, float, float] | None,
                 cap: tuple[float, float] | None) -> tuple[np.ndarray, np.ndarray | None]:
         """:meth:`may_admit`'s largest number of hosts a candidate ending at each of ``ends`` may have
         (-inf: none), and the smallest (None: no such bound). A smallest number comes only from a candidate
