@@ -89,7 +89,7 @@ import numpy as np
 from procset import ProcSet
 
 from wattsched.base.errors import OptionError
-from wattsched.base.hostsets import disjoint, from_sorted_ids, inter, minus, plus, size
+from wattsched.base.hostsets import disjoint, from_sorted_ids, ids_array, inter, minus, plus, size
 from wattsched.energy_models.taurus import TAURUS
 from wattsched.schedulers.admission import AdmissionConstraint
 from wattsched.schedulers.options import Option, _got
@@ -351,7 +351,8 @@ class EnergySavingCluster(PowerManager):
         cached = self._kept_cache
         if cached is not None and cached[0] is view.free and cached[1] == self.plan_version:
             return cached[2]
-        kept = {h: self._idle_deadline(float(self._idle_since[h])) for h in view.free}
+        ids = ids_array(view.free)
+        kept = dict(zip(ids.tolist(), self._idle_deadlines(self._idle_since[ids]).tolist()))
         self._kept_cache = (view.free, self.plan_version, kept)
         return kept
 
@@ -377,6 +378,15 @@ class EnergySavingCluster(PowerManager):
     def _idle_deadline(self, since: float) -> float:
         """The first pass at which a node idle since ``since`` has been idle longer than ``idle_s``."""
         return self._first_pass_beyond(since, self.idle_s)
+
+    def _idle_deadlines(self, since: np.ndarray) -> np.ndarray:
+        """:meth:`_idle_deadline` of many nodes at once, the same floats (``k × period_s``, ``k`` a whole number)."""
+        if math.isinf(self.idle_s):
+            return np.full(len(since), math.inf)
+        t = since + self.idle_s
+        k = np.maximum(np.ceil((t - TIME_EPS_S) / self.period_s), 0.0) + 0.0  # (+ 0.0: no -0.0)
+        tick = k * self.period_s
+        return np.where(tick - since > self.idle_s, tick, (k + 1.0) * self.period_s)
 
     def mean_wait_s(self, group: str, now: float) -> float:
         """Mean of ``now − subtime`` over the group's queued jobs (0 when none waits)."""
@@ -626,7 +636,7 @@ class EnergySavingCluster(PowerManager):
         counted and sorted with numpy (the same float comparisons, element by element)."""
         large = size(candidates) > 256
         if large:
-            arr = np.concatenate([np.arange(a, b + 1) for a, b in candidates.intervals()])
+            arr = ids_array(candidates)
             since_arr = self._idle_since[arr]
             n_idle = int(np.count_nonzero(at - since_arr > self.idle_s)) if not math.isinf(self.idle_s) else 0
             count = len(arr)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from procset import ProcSet
 
@@ -310,3 +311,14 @@ def test_a_group_inherits_the_default_thresholds_and_null_disables_a_rule():
 def test_a_period_that_is_not_positive_is_refused_when_built_directly():
     with pytest.raises(OptionError, match="option 'period_s' of esc must be a positive number of seconds, got 0"):
         EnergySavingCluster(period_s=0.0)
+
+
+@pytest.mark.parametrize("period_s, idle_s", [(60.0, 1800.0), (7.0, 0.0), (0.3, 10.1), (60.0, math.inf)])
+def test_idle_deadlines_of_many_nodes_are_the_one_node_floats(period_s, idle_s):
+    """The vectorised idle deadlines (every idle node's, for an energy budget's plan) are the very floats of
+    the scalar rule, on idle starts at, just before and just after pass times."""
+    esc = EnergySavingCluster(period_s=period_s, idle_s=idle_s)
+    since = sorted({max(0.0, k * period_s + d) for k in range(0, 50, 7) for d in (-1e-9, 0.0, 1e-9, 0.5, -idle_s)}
+                   | {0.0, 1e-7, 123.456})
+    expected = [esc._idle_deadline(t) for t in since]
+    assert esc._idle_deadlines(np.array(since)).tolist() == expected

@@ -3,8 +3,10 @@
 from hypothesis import given, strategies as st
 from procset import ProcSet
 
-from wattsched.base.hostsets import (copy, disjoint, from_intervals, from_sorted_ids, inter, minus, parse_canonical,
-                                     plus, size)
+import numpy as np
+
+from wattsched.base.hostsets import (contains_many, copy, disjoint, from_intervals, from_sorted_ids, ids_array, inter,
+                                     minus, parse_canonical, plus, size)
 
 
 def parse(text: str) -> ProcSet:
@@ -102,3 +104,10 @@ def test_accumulator_grows_into_the_union(start, added) -> None:
         assert list(acc.hosts.intervals()) == list(expected.intervals())
         assert hosts == before
     assert first == as_procset(start)
+
+
+@given(intervals, st.lists(st.integers(-3, 75), max_size=30))
+def test_ids_array_and_contains_many_equal_procset(x, probes) -> None:
+    a = as_procset(x)
+    assert ids_array(a).tolist() == list(a)
+    assert contains_many(a, np.array(probes, dtype=np.int64)).tolist() == [h in a for h in probes]

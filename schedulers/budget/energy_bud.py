@@ -74,7 +74,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 import numpy as np
 from procset import ProcSet
 
-from wattsched.base.hostsets import contains, intervals, minus, plus, size
+from wattsched.base.hostsets import contains, contains_many, intervals, minus, plus, size
 from wattsched.schedulers.budget.estimates import Segment
 from wattsched.schedulers.budget.plan import KeptIndex, Plan, Staircase, same_state
 from wattsched.schedulers.budget.window import TIME_EPS_S, BudgetWindow
@@ -368,7 +368,11 @@ class EnergyBudget(BudgetWindow):
         pm = self.power_manager
         kept: Mapping[int, float] = pm.kept_hosts(view) if pm is not None else {}
         free = view.free
-        untils = np.array([until for h, until in kept.items() if contains(free, h)] if kept else [], dtype=float)
+        if kept:  # the free ones, in the mapping's order
+            ids = np.fromiter(kept.keys(), dtype=np.int64, count=len(kept))
+            untils = np.fromiter(kept.values(), dtype=float, count=len(kept))[contains_many(free, ids)]
+        else:
+            untils = np.zeros(0)
         k = len(untils)
         p = self.power
         now = np.full(k, view.now_s)

@@ -17,6 +17,7 @@ from bisect import bisect_right
 from operator import itemgetter
 from typing import Sequence
 
+import numpy as np
 from procset import ProcInt, ProcSet
 
 _TOP = (1 << 62,)
@@ -70,6 +71,25 @@ def contains(hosts: ProcSet, host: int) -> bool:
     itvs = hosts._itvs
     i = bisect_right(itvs, (host,) + _TOP) - 1
     return i >= 0 and itvs[i][1] >= host
+
+
+def ids_array(hosts: ProcSet) -> np.ndarray:
+    """The ids of ``hosts``, increasing, as an int64 array (one ``arange`` per interval)."""
+    parts = [np.arange(a, b + 1, dtype=np.int64) for a, b in hosts._itvs]
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+
+
+def contains_many(hosts: ProcSet, ids: np.ndarray) -> np.ndarray:
+    """``[h in hosts for h in ids]`` as a boolean array: one ``searchsorted`` over the intervals."""
+    itvs = hosts._itvs
+    if not itvs:
+        return np.zeros(len(ids), dtype=bool)
+    los = np.fromiter(map(_INF, itvs), dtype=np.int64, count=len(itvs))
+    his = np.fromiter(map(_SUP, itvs), dtype=np.int64, count=len(itvs))
+    i = np.searchsorted(los, ids, "right") - 1
+    return (i >= 0) & (ids <= his[np.maximum(i, 0)])
 
 
 def minus(hosts: ProcSet, removed: ProcSet) -> ProcSet:

@@ -46,7 +46,7 @@ from wattsched.simulator.workload import (
     ComposedProfile, DelayProfile, Job, ParallelProfile, Profile, Workload, parse_job, parse_profile,
 )
 from wattsched.base.errors import InputError, ProtocolError
-from wattsched.base.hostsets import from_sorted_ids, parse_canonical as parse_hosts
+from wattsched.base.hostsets import from_sorted_ids, ids_array, parse_canonical as parse_hosts
 
 log = logging.getLogger(__name__)
 
@@ -129,12 +129,8 @@ class EngineStalled(SimulatorFault):
 _ACTION: Final = 4
 
 
-def procset_ids(ps: ProcSet) -> np.ndarray:
-    """Host ids of an interval set as an int array (one arange per interval)."""
-    parts = [np.arange(a, b + 1, dtype=np.int64) for a, b in ps.intervals()]
-    if len(parts) == 1:
-        return parts[0]
-    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+#: host ids of an interval set as an int array
+procset_ids = ids_array
 
 
 def host_index(ps: ProcSet) -> slice | np.ndarray:
