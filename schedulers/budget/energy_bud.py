@@ -74,7 +74,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 import numpy as np
 from procset import ProcSet
 
-from wattsched.base.hostsets import contains, contains_many, intervals, minus, plus, size
+from wattsched.base.hostsets import contains_many, intervals, minus, plus, size
 from wattsched.schedulers.budget.estimates import Segment
 from wattsched.schedulers.budget.plan import KeptIndex, Plan, Staircase, same_state
 from wattsched.schedulers.budget.window import TIME_EPS_S, BudgetWindow
