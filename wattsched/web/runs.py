@@ -103,7 +103,10 @@ class RunManager:
 
                 # workers' logs silenced: a run's error reaches its page through its future, and a worker
                 # that dies through the nanny (KilledWorker); what is left is shutdown chatter (a heartbeat
-                # to a scheduler that is closing, logged as an error with its traceback)
+                # to a scheduler that is closing, logged as an error with its traceback). In this process,
+                # Dask's INFO lines too (workers starting, and at shutdown a closed comm logged with its
+                # traceback); its warnings and errors stay.
+                logging.getLogger("distributed").setLevel(logging.WARNING)
                 self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=self.processes,
                                              dashboard_address=None, silence_logs=logging.CRITICAL)
                 self._client = Client(self._cluster)
