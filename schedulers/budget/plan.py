@@ -369,8 +369,8 @@ class Plan:
         likewise at its own breakpoints ``end`` and ``end + tail_s``. With ``saving = (w, horizon, drop)``
         (hosts kept idle until ``horizon`` at the latest, where the candidate's hosts may sleep after its end)
         the whole energy is lowered by ``w · max(0, horizon − end)`` and holds from ``max(end + tail_s,
-        horizon + tail_s)`` on; in between, the energy at its end less ``drop`` watts per host. The balance there then bounds ``n``
-        (prefix minima of ``G / (slope · (T − origin) + offset)``, suffix minima of ``G``, the balance
+        horizon + tail_s)`` on; in between, the energy at its end less ``drop`` watts per host. The balance
+        there then bounds ``n`` (prefix minima of ``G / (slope · (T − origin) + offset)``, suffix minima of ``G``, the balance
         interpolated at the candidate's breakpoints: a few ``searchsorted`` for all candidates). With ``cap = (cap, until)``
         (reducePC) the power ``n · slope`` from ``a`` to ``min(end, until, te)`` must stay under it (prefix
         maxima of the plan). Each bound is loosened by a margin thousands of times the rounding of the sums
