@@ -437,10 +437,9 @@ class EnergyBudget(BudgetWindow):
         if len(itvs) == 1:
             lo, hi = itvs[0]
             n = hi - lo + 1
-            kept = fut.kept_in(alloc) if fut.kept else ()
         else:
             n = size(alloc)
-            kept = fut.kept_in(alloc)
+        kept = fut.kept.within(alloc)
         refused = self._refused.get(kept)
         if refused is not None and refused.dominates(n, end):
             return False

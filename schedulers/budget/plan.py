@@ -300,10 +300,6 @@ class Plan:
         p0, times, deltas = _clip_py([a], [b], [w], t0, t1)
         return float(p0), np.array(times, dtype=float), np.array(deltas, dtype=float)
 
-    def kept_in(self, alloc: ProcSet) -> tuple[tuple[float, int], ...]:
-        """The kept hosts among ``alloc``: ``((until, how many), …)`` by increasing ``until``."""
-        return self.kept.within(alloc)
-
     def admits(self, segments: Sequence[Segment], cap: float | None, cap_until: float) -> bool:
         """Whether the balance with ``segments`` added stays ≥ −tol on ``[t0, te]`` and, when ``cap`` is
         given, the plan's power with ``segments`` stays ≤ ``cap + 1e-9`` on ``[t0, cap_until)``."""

@@ -129,16 +129,12 @@ class EngineStalled(SimulatorFault):
 _ACTION: Final = 4
 
 
-#: host ids of an interval set as an int array
-procset_ids = ids_array
-
-
 def host_index(ps: ProcSet) -> slice | np.ndarray:
     """A numpy indexer of the hosts of ``ps``: a slice (a view, no copy) for one interval."""
     itvs = ps._itvs  # procset 1.x's sorted intervals (see wattsched.base.hostsets)
     if len(itvs) == 1:
         return slice(itvs[0][0], itvs[0][1] + 1)
-    return procset_ids(ps)
+    return ids_array(ps)
 
 
 @dataclass
@@ -762,7 +758,7 @@ class Simulation:
         n = rj.job.res
         states = self.mstate[hosts]
         if states.any():  # MachineState.IDLE == 0
-            h = int(procset_ids(alloc)[np.flatnonzero(states)[0]])
+            h = int(ids_array(alloc)[np.flatnonzero(states)[0]])
             raise ProtocolError(
                 f"EXECUTE_JOB {rj.job.id}: host {h} ({self.platform.hosts[h].name}) is "
                 f"{MachineState(int(self.mstate[h])).name.lower()}, not idle"
@@ -922,7 +918,7 @@ class Simulation:
             ) from None
         if len(res) == 0 or res.max >= self.nb_hosts or res.min < 0:
             raise ProtocolError(f"SET_RESOURCE_STATE: field 'resources' {data['resources']!r} is outside 0-{self.nb_hosts - 1}")
-        hosts = procset_ids(res)
+        hosts = ids_array(res)
         models = {0} if self._single_model else {int(m) for m in np.unique(self.model_of[hosts])}
         to_sleep = [self._models[m].sleep_pstate == target for m in models]
         if any(to_sleep) and not all(to_sleep):
