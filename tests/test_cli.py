@@ -150,3 +150,26 @@ def test_tool_commands(tmp_path, capsys) -> None:
     with pytest.raises(SystemExit):
         main(["swf", "--help"])
     assert "usage: wattsched swf" in capsys.readouterr().out
+
+
+def test_progress_off_a_terminal_writes_lines_with_the_time_left() -> None:
+    """Off a terminal rich draws its bar only at the end: a long run sent to a log file gets plain lines, each
+    with jobs done, simulated time and an estimate of the time left."""
+    import io
+
+    from wattsched.experiments.runner import progress_lines
+
+    stream = io.StringIO()
+    with progress_lines(4, interval_s=0.0, stream=stream) as show:
+        show(0.0, 0, 4)
+        show(90061.0, 1, 4)
+        show(90062.0, 4, 4)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 4  # one per call at interval 0, and the last one
+    assert lines[0].endswith("left ~")  # no job done yet: no estimate
+    assert "1/4 jobs" in lines[1] and "t=1d01:01:01.0" in lines[1] and "left 0:00:00" in lines[1]
+    assert lines[-1].startswith("simulating 4/4 jobs")
+    quiet = io.StringIO()
+    with progress_lines(4, interval_s=3600.0, stream=quiet) as show:
+        show(5.0, 2, 4)
+    assert len(quiet.getvalue().splitlines()) == 1  # within the interval: only the final line

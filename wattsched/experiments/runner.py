@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 import tempfile
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, TextIO, Union
 
 from wattsched.base.batsim_files import output_paths
 from wattsched.base.errors import InputError, OutputError
@@ -33,7 +35,7 @@ WorkloadInput = Union[str, os.PathLike, Mapping[str, Any], Workload]
 logger = logging.getLogger(__name__)
 
 __all__ = ["PlatformInput", "WorkloadInput", "as_platform", "as_workload", "check_prefix", "format_sim_time", "progress_bar",
-           "run_simulation"]
+           "progress_lines", "run_simulation"]
 
 
 @contextmanager
@@ -107,13 +109,56 @@ def format_sim_time(t_s: float) -> str:
     return f"{int(days)}d{int(h):02d}:{int(m):02d}:{s:04.1f}" if days else f"{int(h):02d}:{int(m):02d}:{s:04.1f}"
 
 
+#: Off a terminal, :func:`progress_bar` writes a line at most this often (wall-clock seconds).
+PROGRESS_LINE_INTERVAL_S = 60.0
+
+
+def format_wall_time(t_s: float) -> str:
+    """Wall-clock time as ``1:02:03``."""
+    h, rest = divmod(int(round(t_s)), 3600)
+    return f"{h}:{rest // 60:02d}:{rest % 60:02d}"
+
+
+@contextmanager
+def progress_lines(nb_jobs: int, interval_s: float = PROGRESS_LINE_INTERVAL_S,
+                   stream: TextIO | None = None) -> Iterator[ProgressCallback]:
+    """Progress for a log file: a plain line on stderr (``stream``) at most every ``interval_s`` of wall-clock
+    time, and one at the end, each with the jobs done, the simulated time reached, the time elapsed and an
+    estimate of the time left (the elapsed time scaled by the jobs still to do: ``~`` while no job ended)."""
+    out = sys.stderr if stream is None else stream
+    t0_s = time.monotonic()
+    last = {"wall_s": t0_s, "now_s": 0.0, "done": 0, "total": nb_jobs}
+
+    def line() -> str:
+        elapsed_s = time.monotonic() - t0_s
+        done, total = last["done"], last["total"]
+        left = format_wall_time(elapsed_s * (total - done) / done) if done else "~"
+        return (f"simulating {done:,}/{total:,} jobs  t={format_sim_time(last['now_s'])}  "
+                f"elapsed {format_wall_time(elapsed_s)}  left {left}")
+
+    def show(now_s: float, done: int, total: int) -> None:
+        last.update(now_s=now_s, done=done, total=total)
+        wall_s = time.monotonic()
+        if wall_s - last["wall_s"] >= interval_s:
+            last["wall_s"] = wall_s
+            print(line(), file=out, flush=True)
+
+    yield show
+    print(line(), file=out, flush=True)
+
+
 @contextmanager
 def progress_bar(nb_jobs: int, enabled: bool = True) -> Iterator[ProgressCallback | None]:
     """A rich progress bar on stderr (jobs done, simulated time reached, wall-clock time and an estimate of the
     time left, from the jobs done) and the callback that moves it; ``None`` when disabled. The bar is redrawn
-    when a job ends or an hour of simulated time passed."""
+    when a job ends or an hour of simulated time passed. Off a terminal (stderr sent to a file, where rich would
+    draw the bar only at the end), :func:`progress_lines` writes a line a minute instead."""
     if not enabled:
         yield None
+        return
+    if not sys.stderr.isatty():
+        with progress_lines(nb_jobs) as show_lines:
+            yield show_lines
         return
     from rich.progress import (
         BarColumn,
