@@ -345,3 +345,18 @@ def test_a_non_finite_number_in_a_reply_names_the_message_it_answers(tmp_path) -
     with pytest.raises(ProtocolError, match=r"^the scheduler's reply to Batsim message 1 \(t=0, SIMULATION_BEGINS\) "
                                             r"at events\[0\]\.data\.timestamp: NaN is not a number$"):
         run_inprocess(sim, nan_call)
+
+
+def test_a_finished_job_releases_its_host_index(tmp_path) -> None:
+    """A running job on non-contiguous hosts holds their ids as an index array; once it ends only its alloc
+    (and the CSV's string) remain: on a whole log under ESC the arrays of finished jobs took gigabytes."""
+    sim = make_sim(tmp_path, [job(1, res=2)])
+    sim.start()
+    sim.step(reply(0))
+    msg = sim.step(reply(0, ("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0 2"})))
+    rj = sim.jobs["w0!1"]
+    assert rj.nb_hosts == 2 and not isinstance(rj.hosts, slice)  # hosts 0 and 2: an index array while it runs
+    while "JOB_COMPLETED" not in types(msg):
+        msg = sim.step(reply(msg["now"]))
+    assert isinstance(rj.hosts, slice) and rj.hosts == slice(0, 0)
+    assert rj.alloc_str == "0 2" and rj.final_state == "COMPLETED_SUCCESSFULLY"

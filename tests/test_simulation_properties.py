@@ -110,7 +110,7 @@ def test_simulation_invariants(platform_path, tmp_path_factory, name, options, s
         assert 0 <= r.energy_j <= len(ProcSet.from_str(r.alloc_str)) * 190.738 * (r.end_s - r.start_s) + 1e-6
     assert sum(r.energy_j for r in ran) <= sim.energy_j + 1e-6
     # the cumulative energy column is the integral of the power: non-decreasing, ends at the total
-    energies = [float(line.split(",")[1]) for line in consumed_energy_lines(sim)[1:]]
+    energies = [float(line.split(",")[1]) for line in list(consumed_energy_lines(sim))[1:]]
     assert all(b >= a - 1e-6 for a, b in zip(energies, energies[1:]))
     if energies:
         assert energies[-1] <= sim.energy_j + 1e-6

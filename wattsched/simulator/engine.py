@@ -159,6 +159,12 @@ def _flatten(profile: Any, path: tuple[tuple[str, int], ...] = ()) -> list[_Leaf
     return [_Leaf(profile, path, getattr(profile, "ret", 0))]
 
 
+#: ``_RunJob.hosts`` before a job starts and after it ends (a finished job's index array, thousands of ids on a
+#: wide non-contiguous allocation, would otherwise stay in memory for the rest of the run: 120 MiB for 8,000 jobs
+#: of the Curie log under ESC)
+_NO_HOSTS = slice(0, 0)
+
+
 @dataclass(eq=False, slots=True)
 class _RunJob:
     """Run-time state of one job."""
@@ -168,8 +174,8 @@ class _RunJob:
     status: JobStatus = JobStatus.PENDING
     alloc: ProcSet = field(default_factory=ProcSet)  # empty until the job starts
     alloc_str: str = ""
-    # the hosts of ``alloc`` as an index of the host arrays (none until the job starts)
-    hosts: slice | np.ndarray = field(default_factory=lambda: slice(0, 0))
+    # the hosts of ``alloc`` as an index of the host arrays (none before the job starts or after it ends)
+    hosts: slice | np.ndarray = field(default_factory=lambda: _NO_HOSTS)
     nb_hosts: int = 0
     start_s: float = 0.0
     end_s: float = 0.0
@@ -1219,6 +1225,7 @@ class Simulation:
         assert hosts is not None  # a running job's
         self.job_of_host[hosts] = -1
         self._set_machine_state(hosts, rj.nb_hosts, MachineState.IDLE, MachineState.COMPUTING)
+        rj.hosts = _NO_HOSTS  # (rj.alloc and rj.alloc_str keep them)
         self._energy_row("e")
         self._machine_row()
         self.jobs_rows.append(rj)

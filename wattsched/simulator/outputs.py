@@ -7,14 +7,15 @@ host's open interval after its last change, ``mean_slowdown`` is unbounded and c
 as 0. Our own metrics (``wattsched.analysis.metrics``) are computed correctly from these files.
 
 All five files are written to temporary names first and renamed at the end: a failed run leaves no
-half-written output.
+half-written output. Rows are formatted as they are written (the ``*_lines`` functions are generators): a whole
+log's millions of rows never sit in memory as strings.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from wattsched.simulator.engine import BATSIM_VERSION, ZERO_JOB_EXECUTION_S, MachineState, Simulation
 from wattsched.base.batsim_files import (
@@ -41,10 +42,10 @@ def _split_id(job_id: str) -> tuple[str, str]:
     return workload, bare
 
 
-def jobs_lines(sim: Simulation) -> list[str]:
+def jobs_lines(sim: Simulation) -> Iterator[str]:
     """``_jobs.csv``: one row per job in completion order, rejections at rejection time (B28);
     dynamically registered jobs like the others, under their own workload (B44)."""
-    lines = [",".join(JOBS_COLUMNS)]
+    yield ",".join(JOBS_COLUMNS)
     for rj in sim.iter_jobs():
         job = rj.job
         req_time = _f(job.walltime_s) if job.walltime_s is not None else "-1.000000"
@@ -52,7 +53,7 @@ def jobs_lines(sim: Simulation) -> list[str]:
         wl, bare_id = _split_id(job.id)
         head = f"{bare_id},{wl},{job.profile},{_f(job.subtime_s)},{job.res},{req_time}"
         if rj.final_state == "REJECTED":
-            lines.append(f"{head},0,REJECTED,,,,,,,,,{meta}")
+            yield f"{head},0,REJECTED,,,,,,,,,{meta}"
             continue
         execution = rj.end_s - rj.start_s
         finish = rj.end_s
@@ -62,11 +63,8 @@ def jobs_lines(sim: Simulation) -> list[str]:
         waiting = rj.start_s - job.subtime_s
         turnaround = finish - job.subtime_s
         success = 1 if rj.final_state == "COMPLETED_SUCCESSFULLY" else 0
-        lines.append(
-            f"{head},{success},{rj.final_state},{_f(rj.start_s)},{_f(execution)},{_f(finish)},{_f(waiting)},"
-            f"{_f(turnaround)},{_f(turnaround / execution)},{rj.alloc_str},{_f(rj.energy_j)},{meta}"
-        )
-    return lines
+        yield (f"{head},{success},{rj.final_state},{_f(rj.start_s)},{_f(execution)},{_f(finish)},{_f(waiting)},"
+               f"{_f(turnaround)},{_f(turnaround / execution)},{rj.alloc_str},{_f(rj.energy_j)},{meta}")
 
 
 def schedule_values(sim: Simulation, *, scheduling_time_s: float = 0.0, simulation_time_s: float = 0.0) -> dict[str, str]:
@@ -118,43 +116,41 @@ def schedule_values(sim: Simulation, *, scheduling_time_s: float = 0.0, simulati
     return dict(sorted(values.items()))
 
 
-def schedule_lines(sim: Simulation, **times: float) -> list[str]:
+def schedule_lines(sim: Simulation, **times: float) -> Iterator[str]:
     values = schedule_values(sim, **times)
-    return [",".join(values), ",".join(values.values())]
+    yield ",".join(values)
+    yield ",".join(values.values())
 
 
-def consumed_energy_lines(sim: Simulation) -> list[str]:
+def consumed_energy_lines(sim: Simulation) -> Iterator[str]:
     """``_consumed_energy.csv``: s/e/p rows, cumulative joules, ``epower`` from the previous row (B30)."""
-    lines = [",".join(CONSUMED_ENERGY_COLUMNS)]
+    yield ",".join(CONSUMED_ENERGY_COLUMNS)
     prev = (0.0, 0.0)  # Batsim's first epower is measured from t=0, E=0
     for t, e, kind, wattmin in sim.energy_rows:
         if t == prev[0]:
             epower = "NA"
         else:
             epower = _f((e - prev[1]) / (t - prev[0]))
-        lines.append(f"{_f(t)},{_f(e)},{kind},{_f(wattmin)},{epower}")
+        yield f"{_f(t)},{_f(e)},{kind},{_f(wattmin)},{epower}"
         prev = (t, e)
-    return lines
 
 
-def machine_states_lines(sim: Simulation) -> list[str]:
+def machine_states_lines(sim: Simulation) -> Iterator[str]:
     """``_machine_states.csv``, times printed with ``%g`` (B32, B33)."""
-    lines = [",".join(MACHINE_STATES_COLUMNS)]
-    lines.extend(f"{_g(t)},{a},{b},{c},{d},{e}" for t, a, b, c, d, e in sim.machine_rows)
-    return lines
+    yield ",".join(MACHINE_STATES_COLUMNS)
+    yield from (f"{_g(t)},{a},{b},{c},{d},{e}" for t, a, b, c, d, e in sim.machine_rows)
 
 
-def pstate_changes_lines(sim: Simulation) -> list[str]:
+def pstate_changes_lines(sim: Simulation) -> Iterator[str]:
     """``_pstate_changes.csv``: initial pstates, then -1/-2 at request and target at completion (B31)."""
-    lines = [",".join(PSTATE_CHANGES_COLUMNS)]
-    lines.extend(f"{_g(t)},{hosts},{p}" for t, hosts, p in sim.pstate_rows)
-    return lines
+    yield ",".join(PSTATE_CHANGES_COLUMNS)
+    yield from (f"{_g(t)},{hosts},{p}" for t, hosts, p in sim.pstate_rows)
 
 
 def write_outputs(sim: Simulation, prefix: str | os.PathLike, *, scheduling_time_s: float = 0.0,
                   simulation_time_s: float = 0.0) -> dict[str, Path]:
     """Write the five files for ``prefix`` atomically; returns their paths."""
-    builders: dict[str, Callable[[], list[str]]] = {
+    builders: dict[str, Callable[[], Iterator[str]]] = {
         "jobs": lambda: jobs_lines(sim),
         "schedule": lambda: schedule_lines(
             sim, scheduling_time_s=scheduling_time_s, simulation_time_s=simulation_time_s
@@ -167,5 +163,5 @@ def write_outputs(sim: Simulation, prefix: str | os.PathLike, *, scheduling_time
     with atomic_paths([paths[name] for name in builders]) as temps:
         for tmp, build in zip(temps, builders.values()):
             with open(tmp, "w", newline="") as fh:
-                fh.write("\n".join(build()) + "\n")
+                fh.writelines(f"{line}\n" for line in build())
     return paths
