@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Mapping, Protocol, Sequence
 
+import numpy as np
 from procset import ProcSet
 
 from wattsched.base.errors import OptionError
@@ -43,6 +44,12 @@ logger = logging.getLogger(__name__)
 
 #: A boot is started when the head can start within ``switch_on_s`` + this (a wake-up call arrives rounded).
 BOOT_SLACK_S = 1e-3
+#: :meth:`OpportunisticShutdown._prepare_backfill` drops the rest of the queue's jobs dominated by the pass's
+#: refusals at once (:meth:`JobsBehind.narrow`) once it passed over this many one by one since the last time,
+#: and when the share passed over, times the jobs left, is worth a narrow (about this many jobs' visits, plus
+#: 1/32 per job left: the numpy pass)
+NARROW_AFTER_DOMINATED = 32
+NARROW_COST_JOBS = 64
 
 
 class PassContext(Placer, Protocol):
@@ -394,10 +401,11 @@ class OpportunisticShutdown(PowerManager):
                           reserved: ProcSet) -> ProcSet:
         """Boot hosts for the later jobs that could start once they are on (EASY's rule, with the boot).
 
-        Cost: one scan of the queue (of the jobs an indexed queue does not rule out); an allocation is
-        attempted at most once per width and pool (a width that does not fit, or whose hosts need no boot, is
-        remembered until the pool changes; per fit key with a partitioned placement, whose queue may hold
-        job-partition entries)."""
+        Cost: one scan of the queue (of the jobs an indexed queue does not rule out; on a long queue, the jobs
+        the refusals dominate are dropped in bulk once many were passed over: :data:`NARROW_AFTER_DOMINATED`);
+        an allocation is attempted at most once per width and pool (a width that does not fit, or whose hosts
+        need no boot, is remembered until the pool changes; per fit key with a partitioned placement, whose
+        queue may hold job-partition entries)."""
         if not view.off:
             return ProcSet()
         now = view.now_s
@@ -414,7 +422,14 @@ class OpportunisticShutdown(PowerManager):
         # an indexed queue gives only the jobs that fit in the pool and that the admission may admit
         later = JobsBehind(queue, 0, pool_n,
                            lambda res, wall, groups: admission.may_prepare(res, wall, start_s, view, groups))
+        dominated = visited = visited_at = 0  # jobs passed over as dominated, and visited, since the last narrow
+
+        def not_dominated(res: np.ndarray, wall: np.ndarray) -> np.ndarray:
+            """The check below, on the jobs not visited yet (no walltime: ``inf``, never passed over there)."""
+            return ~(np.isfinite(wall) & refused.dominates_many(res, start_s + wall))
+
         for job in later:
+            visited += 1
             if pool_n == 0:
                 break
             n = job.res
@@ -425,6 +440,12 @@ class OpportunisticShutdown(PowerManager):
             # dominated by a refusal whatever its hosts (its end is at least start + walltime; not on another
             # partition, whose time model may shorten it)
             elif job.walltime_s is not None and refused.dominates(n, start_s + job.walltime_s):
+                dominated += 1
+                if dominated >= NARROW_AFTER_DOMINATED:  # on a long queue most of the rest may be dominated too
+                    left = later.left()
+                    if dominated * left >= (visited - visited_at) * (NARROW_COST_JOBS + left // 32):
+                        later.narrow(pool_n, not_dominated, refilter=False)
+                        dominated, visited_at = 0, visited
                 continue
             # would delay the head on its hosts? (the walltime at the top frequency is a lower bound)
             outside = job.walltime_s is None or not start_s + job.walltime_s <= shadow_s

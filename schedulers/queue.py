@@ -216,6 +216,10 @@ class JobsBehind:
             self._pos = pos + 1
             yield queue._jobs[slots[pos]]  # type: ignore[misc]  # a slot the index reported alive
 
+    def left(self) -> int:
+        """How many jobs are still to visit (0 without an index: :meth:`narrow` does nothing there)."""
+        return 0 if self._plain is not None else len(self._list) - self._pos
+
     def narrow(self, max_res: int, rule: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
                refilter: bool = True) -> None:
         """Forget the jobs not visited yet that the caller would pass over anyway: wider than ``max_res``,
@@ -262,6 +266,13 @@ class Staircase:
         """Whether ``(n, end)`` is refused by a refusal already recorded."""
         i = bisect_right(self.ns, n) - 1
         return i >= 0 and self.ends[i] <= end
+
+    def dominates_many(self, ns: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        """:meth:`dominates` of each ``(ns[k], ends[k])``, as a boolean array (one ``searchsorted``)."""
+        if not self.ns:
+            return np.zeros(len(ns), dtype=bool)
+        i = np.searchsorted(np.array(self.ns), ns, "right") - 1
+        return (i >= 0) & (np.array(self.ends)[np.maximum(i, 0)] <= ends)
 
     def add(self, n: int, end: float) -> None:
         """Record the refusal of ``(n, end)`` (refusals it dominates are dropped)."""
