@@ -42,6 +42,7 @@ from procset import ProcSet
 
 from wattsched.simulator.clock import WAITER_MIN_SLEEP, Action, Entry, StepClock, submitter_sleep
 from wattsched.simulator.platform import Platform
+from wattsched.simulator.rows import Rows
 from wattsched.simulator.workload import (
     ComposedProfile, DelayProfile, Job, ParallelProfile, Profile, Workload, parse_job, parse_profile,
 )
@@ -314,8 +315,9 @@ class Simulation:
         self.nb_machine_switches = 0
         # output rows
         self.jobs_rows: list[_RunJob] = []
-        self.energy_rows: list[tuple[float, float, str, float]] = []
-        self.machine_rows: list[tuple[float, int, int, int, int, int]] = []
+        # (time, joules, kind, wattmin) and (time, sleeping, switching on, switching off, idle, computing)
+        self.energy_rows = Rows("ddOd")
+        self.machine_rows = Rows("dqqqqq")
         self.pstate_rows: list[tuple[float, str, int]] = []
         for p in sorted(set(self.pstate.tolist())):
             self.pstate_rows.append((0.0, str(from_sorted_ids(np.flatnonzero(self.pstate == p).tolist())), p))
