@@ -111,3 +111,33 @@ def test_ids_array_and_contains_many_equal_procset(x, probes) -> None:
     a = as_procset(x)
     assert ids_array(a).tolist() == list(a)
     assert contains_many(a, np.array(probes, dtype=np.int64)).tolist() == [h in a for h in probes]
+
+
+many_intervals = st.lists(st.tuples(st.integers(0, 400), st.integers(0, 6)), max_size=60)
+
+
+@given(many_intervals, many_intervals)
+def test_plus_of_fragmented_sets_equals_procset(x, y) -> None:
+    """Past ``MERGE_MIN_INTERVALS`` intervals on both sides, ``plus`` and ``Accumulator.add`` merge the two
+    lists in one pass: the same intervals as procset's union, and the operands unchanged."""
+    from wattsched.base.hostsets import Accumulator
+
+    a, b = as_procset(x), as_procset(y)
+    a0, b0 = ProcSet(a), ProcSet(b)
+    assert list(plus(a, b).intervals()) == list((a | b).intervals())
+    acc = Accumulator(a)
+    acc.add(b)
+    assert list(acc.hosts.intervals()) == list((a | b).intervals())
+    assert a == a0 and b == b0
+
+
+def test_the_merge_path_is_taken_on_fragmented_sets(monkeypatch) -> None:
+    from wattsched.base import hostsets
+
+    odd = ProcSet(*[(i, i) for i in range(1, 200, 2)])
+    even = ProcSet(*[(i, i) for i in range(0, 200, 4)])
+    calls = []
+    original = hostsets._merged
+    monkeypatch.setattr(hostsets, "_merged", lambda a, b: calls.append(1) or original(a, b))
+    assert list(plus(odd, even).intervals()) == list((odd | even).intervals())
+    assert calls
