@@ -10,7 +10,7 @@ a generated file           ``--output FILE`` (standard output when absent)
 a time window              ``--window START,END`` in seconds
 machine size, seed         ``--hosts N``, ``--seed S``
 parallel runs              ``-j/--workers N``; ``--force`` runs again what is already done
-progress bar               shown on a terminal; ``-q/--quiet`` hides it, ``--progress`` forces it
+progress bar               shown on a terminal; ``-q/--quiet`` hides it, ``--progress`` forces it (as lines)
 machine-readable output    ``--json``
 =========================  =============================================================================
 """
@@ -104,7 +104,9 @@ def add_options_argument(parser: argparse.ArgumentParser) -> None:
 
 def add_progress_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    parser.add_argument("--progress", action="store_true", help="show the progress bar even when not on a terminal")
+    parser.add_argument("--progress", action="store_true",
+                        help="show progress even when not on a terminal: then a plain line a minute (jobs done, "
+                             "simulated time, time left), for a log file")
 
 
 def add_output_argument(parser: argparse.ArgumentParser, what: str) -> None:
