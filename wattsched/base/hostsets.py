@@ -169,32 +169,10 @@ class Accumulator:
 MERGE_MIN_INTERVALS = 8
 
 
-def _merged(a: list, b: list) -> list:
-    """The union of two lists of sorted disjoint intervals, in one pass (``sorted`` merges the two runs); an
-    interval that merges with none is kept as it is."""
-    out: list = []
-    append = out.append
-    cur = None
-    lo = hi = 0
-    for itv in sorted(a + b):
-        x, y = itv
-        if cur is not None and x <= hi + 1:
-            if y > hi:
-                hi = y
-            cur = False  # merged: a new interval
-            continue
-        if cur is not None:
-            append(cur if cur else ProcInt(lo, hi))
-        cur, lo, hi = itv, x, y
-    if cur is not None:
-        append(cur if cur else ProcInt(lo, hi))
-    return out
-
-
 def add_into(itvs: list, added: ProcSet) -> None:
     """``itvs`` (sorted disjoint intervals, a list) becomes ``itvs | added``, in place."""
     if len(added._itvs) > MERGE_MIN_INTERVALS and len(itvs) > MERGE_MIN_INTERVALS:
-        itvs[:] = _merged(itvs, added._itvs)
+        itvs[:] = from_intervals(sorted(itvs + added._itvs))._itvs  # (sorted merges the two runs)
         return
     for a, b in added._itvs:
         i = _first_reaching(itvs, a - 1)  # an interval ending at a-1 merges with [a, b]
