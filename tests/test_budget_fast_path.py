@@ -334,6 +334,40 @@ def test_plan_built_in_python_equals_the_numpy_build_on_many_segments(n):
     assert built[0] == built[1]
 
 
+_knots = st.sampled_from([-np.inf, 0.0, 12.5, 100.0, 151.52, 333.3, 600.0, 1000.0, 2e5 / 3, np.inf])
+
+
+@settings(max_examples=400, derandomize=True, deadline=None)
+@given(st.lists(st.tuples(_times, _times, _watts), max_size=60),
+       st.lists(st.tuples(_times, _times, _watts), max_size=2), st.floats(-1e6, 1e7),
+       st.lists(_knots | st.floats(0.0, 2000.0), max_size=20),
+       st.sampled_from([0.0, 12.5, 100.0, 151.52]), st.sampled_from([0.0, 12.5, 100.0]),
+       st.sampled_from([0.0, 103.12, -3.0, 1e-3 / 3]), st.sampled_from([0.0, -1e3 / 7, 250.0]),
+       st.sampled_from([0.0, 6.1, 151.52]), st.sampled_from([0.0, -1e3 / 7, 33.3]),
+       st.none() | st.tuples(st.floats(-1e3, 5e5), st.sampled_from([0.0, 50.0, 600.0, np.inf])))
+def test_bounds_in_python_equal_the_numpy_bounds(segments, other, cea, ends, a, origin, slope, offset, tail_s,
+                                                  total_offset, cap):
+    """``Plan._bounds`` without kept hosts is computed in plain Python for few ends on a small plan (issue 15):
+    the same bounds, to the last bit, as numpy's computation, whatever the ends (at breakpoints, before ``a``,
+    past the window, without walltime), slope (zero and negative included), offsets, tail and reducePC's cap."""
+    from wattsched.schedulers.budget import plan as plan_module
+
+    arrays = tuple(np.array(x, dtype=float) for x in zip(*segments)) if segments else (np.zeros(0),) * 3
+    plan = plan_module.Plan((), 0.0, 1000.0, 203.12 * 7 / 3, 1e-9, cea, arrays, other, {})
+    ends_np = np.array(ends, dtype=float)
+    results = []
+    old = plan_module.PY_MAX_ENDS
+    try:
+        for limit in (10 ** 9, -1):
+            plan_module.PY_MAX_ENDS = limit
+            up, low = plan._bounds(ends_np, a, origin, slope, offset, tail_s, total_offset, None, cap)
+            assert low is None
+            results.append([repr(x) for x in up.tolist()])
+    finally:
+        plan_module.PY_MAX_ENDS = old
+    assert results[0] == results[1]
+
+
 def _kept_until_3000(balance_at_end_j: float) -> tuple[EnergyBud, ClusterView]:
     """4 free hosts, all kept idle until 3,000 s (then switching off and asleep) under energyBud with shutdown
     on the window [0, 3600) at 20 W, Cea set so that the plan leaves ``balance_at_end_j`` at the window's

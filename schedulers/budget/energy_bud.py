@@ -123,6 +123,9 @@ class EnergyBudget(BudgetWindow):
         #: the kept hosts, their index, how many are free, and their segments, of one state (_kept_arrays)
         self._kept_cache: tuple[tuple, tuple[Mapping[int, float], KeptIndex, int,
                                              tuple[np.ndarray, np.ndarray, np.ndarray]]] | None = None
+        #: _kept_arrays's answer when no host is kept (built once)
+        self._no_kept: tuple[Mapping[int, float], KeptIndex, int,
+                             tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
         #: the plan's segments of one state of the pass (_plan_arrays): (key, started, kept hosts, arrays)
         self._plan_cache: tuple[tuple, tuple[int, int], KeptIndex,
                                 tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
@@ -367,12 +370,14 @@ class EnergyBudget(BudgetWindow):
             return cached[1]
         pm = self.power_manager
         kept: Mapping[int, float] = pm.kept_hosts(view) if pm is not None else {}
-        free = view.free
-        if kept:  # the free ones, in the mapping's order
-            ids = np.fromiter(kept.keys(), dtype=np.int64, count=len(kept))
-            untils = np.fromiter(kept.values(), dtype=float, count=len(kept))[contains_many(free, ids)]
-        else:
-            untils = np.zeros(0)
+        if not kept:  # (every pass without a power manager that keeps hosts: no arrays to build)
+            if self._no_kept is None:
+                empty = np.zeros(0)
+                self._no_kept = ({}, KeptIndex({}), 0, (empty, empty, empty))
+            return self._no_kept
+        # the free ones, in the mapping's order
+        ids = np.fromiter(kept.keys(), dtype=np.int64, count=len(kept))
+        untils = np.fromiter(kept.values(), dtype=float, count=len(kept))[contains_many(view.free, ids)]
         k = len(untils)
         p = self.power
         now = np.full(k, view.now_s)

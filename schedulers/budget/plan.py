@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 import operator
 from bisect import bisect_left, bisect_right
-from typing import Mapping, Sequence
+from itertools import accumulate
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 from procset import ProcSet
@@ -31,6 +32,10 @@ UNIQUE_MIN_JOBS = 64
 #: ... and takes the queue's walltime codes when the distinct walltimes ever queued are at most this many times
 #: the candidates (else a sort of the candidates' ends is cheaper than a pass over every value).
 GROUPS_MAX_RATIO = 8
+#: :meth:`Plan._bounds` is computed in plain Python for at most this many ends on a plan of at most this many
+#: breakpoints (numpy above: the same values).
+PY_MAX_ENDS = 48
+PY_MAX_BREAKPOINTS = 160
 
 def extra_knots(segments: Sequence[Segment], t0: float, t1: float) -> tuple[float, dict[float, float]]:
     """``segments`` clipped to ``[t0, t1]`` as ``min_balance`` does (tests/budget_oracle.py): the summed
@@ -110,6 +115,21 @@ def _pairwise_sum(x: list[float]) -> float:
 def same_state(a: tuple, b: tuple) -> bool:
     """Whether two :class:`Plan` keys are the same state: objects by identity, then values."""
     return all(map(operator.is_, a[0], b[0])) and a[1] == b[1]
+
+
+def _min(a: float, b: float) -> float:
+    """``np.minimum`` of two floats: NaN when either is."""
+    return a if a < b or a != a else b
+
+
+def _max(a: float, b: float) -> float:
+    """``np.maximum`` of two floats: NaN when either is."""
+    return a if a > b or a != a else b
+
+
+def _accumulate(op: Callable[[float, float], float], xs: list[float]) -> list[float]:
+    """``accumulate`` of numpy's ``minimum`` or ``maximum`` (``op``: :func:`_min` or :func:`_max`) on a list."""
+    return list(accumulate(xs, op))
 
 
 def _within(res: np.ndarray, up: np.ndarray, low: np.ndarray | None, index: np.ndarray | None) -> np.ndarray:
@@ -404,7 +424,13 @@ class Plan:
         """:meth:`may_admit`'s largest number of hosts a candidate ending at each of ``ends`` may have
         (-inf: none), and the smallest (None: no such bound). A smallest number comes only from a candidate
         whose whole energy may be negative (``saving``): where the balance is below zero from its tail on,
-        only a job saving at least as much can be admitted."""
+        only a job saving at least as much can be admitted.
+
+        Without ``saving``, for a few ends on a plan of few breakpoints (most passes of an energy budget at
+        1,152 hosts: numpy's cost per call was then most of the bounds), in plain Python
+        (:meth:`_bounds_py`, the same values)."""
+        if saving is None and len(ends) <= PY_MAX_ENDS and len(self.T) <= PY_MAX_BREAKPOINTS:
+            return np.array(self._bounds_py(ends.tolist(), a, origin, slope, offset, tail_s, total_offset, cap)), None
         T, G = self.T_np, self.G_np
         m = len(T)
         k_a = bisect_left(self.T, a)
@@ -481,3 +507,53 @@ class Plan:
                     bound[has] = np.minimum(bound[has], room)
         return bound, low
 
+    def _bounds_py(self, ends: list[float], a: float, origin: float, slope: float, offset: float, tail_s: float,
+                   total_offset: float, cap: tuple[float, float] | None) -> list[float]:
+        """:meth:`_bounds` without ``saving``, in plain Python: the same operations on each value, in the same
+        order, so the same floats (minima propagate NaN as ``np.minimum`` does; tests/test_budget_fast_path.py
+        compares both)."""
+        T, G, bal = self.T, self.G, self.bal
+        m = len(T)
+        inf = math.inf
+        k_a = bisect_left(T, a)
+        scale = abs(G[0]) + (abs(self.rate) + max(0.0, *map(abs, bal))) * (self.te - self.t0)
+        eps = self.tol + 1e-12 * (m + 16) * scale
+        shrink = 1.0 - 1e-12
+        g = [x + eps for x in G]
+        if g[0] < 0.0:
+            return [-inf] * len(ends)
+        bound = [inf] * len(ends)
+        prefix = _accumulate(_min, [g[k] / (den * shrink) if den > 0.0 else inf
+                                    for k, den in ((k, slope * (T[k] - origin) + offset) for k in range(k_a, m))])
+        suffix = _accumulate(_min, g[::-1])[::-1] + [inf]  # suffix[k]: min of g[k:]
+        own_total = bool(tail_s or total_offset != offset)
+        te, rate = self.te, self.rate
+        for i, end in enumerate(ends):
+            b = bound[i]
+            j = bisect_left(T, end) - 1 - k_a
+            if j >= 0:
+                b = prefix[j]
+            settled = end + tail_s
+            total = slope * (end - origin) + total_offset
+            ks = bisect_left(T, settled if settled >= a else a)
+            if ks < m and total > 0.0:
+                b = _min(b, suffix[ks] / (total * shrink))
+            own = ((end, slope * (end - origin) + offset), (settled, total))
+            for at, x in own if own_total else own[:1]:
+                if at >= a and at < te:
+                    k = bisect_right(T, at) - 1
+                    g_at = G[k] + (rate - bal[k]) * (at - T[k]) + eps
+                    b = _min(b, g_at / (x * shrink) if x > 0.0 else inf)
+            bound[i] = b
+        if cap is not None and slope > 0.0:
+            limit, until = cap
+            lo = bisect_right(T, a) - 1
+            if lo < m - 1:
+                peak = _accumulate(_max, self.plan[lo:])
+                for i, end in enumerate(ends):
+                    j = bisect_left(T, min(min(end, until), te)) - 1 - lo
+                    if j >= 0:
+                        top = peak[j]
+                        room = (limit + 1e-9 - top + 1e-12 * (abs(limit) + abs(top))) / (slope * shrink)
+                        bound[i] = _min(bound[i], room)
+        return bound
