@@ -50,6 +50,7 @@ from typing import Collection, Mapping, Sequence
 import numpy as np
 
 from wattsched.base.errors import InputError
+from wattsched.base.fileio import require_regular_file
 
 __all__ = ["APP_FIELD", "DATA_DIR", "EarModel", "Module", "PARTITIONS_FIELD", "Projection", "Signature",
            "load_ear_model", "parse_app", "parse_partitions"]
@@ -302,6 +303,7 @@ def _numbers(path: Path, lineno: int, fields: list[str], what: str) -> list[floa
 def _lines(path: Path) -> list[tuple[int, list[str]]]:
     """The non-blank, non-comment lines of ``path`` as (line number, fields)."""
     try:
+        require_regular_file(path)
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError(path, "", "missing: the EAR model needs this file") from None

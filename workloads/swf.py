@@ -75,6 +75,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from wattsched.base.errors import InputError, OptionError
+from wattsched.base.fileio import require_regular_file
 
 __all__ = ["SWF_FIELDS", "SwfHeader", "SwfJob", "header_hosts", "read_swf", "read_swf_trace", "swf_to_batsim",
            "summary_line",
@@ -147,6 +148,7 @@ def _leading_int(text: str) -> int | None:
 
 def _read_text(source: Path) -> str:
     try:
+        require_regular_file(source)
         with open(source, "rb") as fh:
             data = fh.read()
     except OSError as exc:

@@ -40,6 +40,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from wattsched.base.errors import InputError, OptionError
+from wattsched.base.fileio import require_regular_file
 from wattsched.energy_models.upas import BETA_LAW, UPAS_NODE, BetaLaw
 
 #: Work beyond its walltime given to a job that ran as long as its request or longer (killed at its walltime).
@@ -55,6 +56,7 @@ def read_workload(path: str | os.PathLike) -> dict[str, Any]:
         InputError: unreadable file, invalid JSON (with its line), or no ``jobs`` list.
     """
     try:
+        require_regular_file(path)
         content = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise InputError(path, "", f"cannot read the workload ({exc.strerror or exc})") from None

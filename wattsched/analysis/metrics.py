@@ -62,6 +62,7 @@ import numpy as np
 import pandas as pd
 
 from wattsched.base.errors import InputError, OptionError
+from wattsched.base.fileio import require_regular_file
 from wattsched.base.limits import limit
 from wattsched.base.validate import check_number, load_json, option_error
 from wattsched.analysis.outputs import BatsimOutputs, load_outputs
@@ -200,6 +201,7 @@ def load_workload_users(workload: str | Path | Mapping[str, Any]) -> dict[str, s
     source = str(workload) if isinstance(workload, (str, Path)) else "<workload>"
     if isinstance(workload, (str, Path)):
         try:
+            require_regular_file(workload)
             data = Path(workload).read_bytes()
         except OSError as error:
             raise InputError(source, "", f"cannot read the workload ({error.strerror})") from error

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Final
 
 from wattsched.base.errors import InputError
-from wattsched.base.fileio import atomic_path
+from wattsched.base.fileio import atomic_path, require_regular_file
 from wattsched.analysis.outputs import OUTPUT_KINDS, find_outputs
 
 __all__ = [
@@ -100,6 +100,7 @@ def _show(value: str) -> str:
 def _read_rows(path: Path) -> tuple[list[str], list[list[str]]]:
     """Header and rows of a CSV file, as text."""
     try:
+        require_regular_file(path)
         with path.open(newline="", encoding="utf-8") as handle:
             rows = list(csv.reader(handle))
     except OSError as error:

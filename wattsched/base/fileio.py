@@ -6,7 +6,9 @@ permissions (0666 less the umask) and renamed over the destinations only when al
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import sys
 import tempfile
 from contextlib import contextmanager
@@ -33,6 +35,8 @@ def atomic_paths(paths: Sequence[str | os.PathLike]) -> Iterator[list[Path]]:
             folder, its parent is a file, the place is read-only); nothing is left behind.
     """
     targets = [Path(p) for p in paths]
+    for given, target in zip(paths, targets):
+        _check_target(given, target)
     temps: list[Path] = []
     created: list[Path] = []
     done = False
@@ -66,6 +70,24 @@ def atomic_paths(paths: Sequence[str | os.PathLike]) -> Iterator[list[Path]]:
                     folder.rmdir()
                 except OSError:
                     pass
+
+
+def _check_target(given: str | os.PathLike, target: Path) -> None:
+    """Refuse, before anything is written, a destination that is a folder (or named as one, with a trailing
+    slash) or an existing file that is not a regular one: renaming over a device such as ``/dev/null``, a FIFO
+    or a socket would replace it with a plain file."""
+    text = os.fspath(given)
+    if text.endswith(os.sep) or (os.altsep and text.endswith(os.altsep)):
+        raise OutputError(f"cannot write {text}: it names a folder (give a file name)")
+    try:
+        mode = target.stat().st_mode
+    except OSError:
+        return  # does not exist yet (or unreachable: reported when the temporary file is made)
+    if stat.S_ISDIR(mode):
+        raise OutputError(f"cannot write {target}: it is a folder")
+    if not stat.S_ISREG(mode):
+        raise OutputError(f"cannot write {target}: it is not a regular file (a device, FIFO or socket); "
+                          "give a file path")
 
 
 def _make_folders(folder: Path, created: list[Path]) -> None:
@@ -107,3 +129,17 @@ def write_if_changed(path: str | os.PathLike, text: str) -> None:
         return
     with atomic_path(target) as tmp:
         tmp.write_text(text, encoding="utf-8")
+
+
+def require_regular_file(path: str | os.PathLike) -> None:
+    """Raise :class:`OSError` (``strerror``: why) unless ``path`` is a regular file or does not exist (then the
+    caller's ``open`` reports it): a FIFO would block the reader for ever, a device such as ``/dev/zero``
+    never ends. Readers call it inside the ``try`` that turns an :class:`OSError` into their one-line error."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, "it is a folder, not a file", os.fspath(path))
+    if not stat.S_ISREG(mode):
+        raise OSError(errno.EINVAL, "not a regular file (a FIFO, device or socket)", os.fspath(path))

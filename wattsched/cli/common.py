@@ -20,10 +20,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
 from wattsched.base.errors import OptionError
+from wattsched.base.fileio import require_regular_file
 from wattsched.base.validate import load_json
 
 
@@ -37,6 +39,7 @@ def scheduler_options(text: str) -> dict[str, Any]:
     if text.startswith("@"):
         source = text[1:]
         try:
+            require_regular_file(source)
             text = Path(source).read_text()
         except (OSError, UnicodeDecodeError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
@@ -109,8 +112,15 @@ def add_progress_arguments(parser: argparse.ArgumentParser) -> None:
                              "simulated time, time left), for a log file")
 
 
+def output_file(text: str) -> Path:
+    """An ``--output FILE`` value: a file's path (``Path`` drops a trailing slash, which names a folder)."""
+    if text.endswith(("/", os.sep)):
+        raise argparse.ArgumentTypeError(f"{text!r} names a folder: give a file name")
+    return Path(text)
+
+
 def add_output_argument(parser: argparse.ArgumentParser, what: str) -> None:
-    parser.add_argument("--output", type=Path, metavar="FILE", help=f"{what} (default: standard output)")
+    parser.add_argument("--output", type=output_file, metavar="FILE", help=f"{what} (default: standard output)")
 
 
 def progress_enabled(args: argparse.Namespace) -> bool:

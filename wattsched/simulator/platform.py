@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from wattsched.base.errors import InputError
+from wattsched.base.fileio import require_regular_file
 from wattsched.base.limits import limit, limit_hint
 from wattsched.base.validate import check_count, check_memory
 from wattsched.energy_models.power import ModelTextError, NodeModel
@@ -327,6 +328,7 @@ def load_platform(path: str | os.PathLike) -> Platform:
     """Read a SimGrid platform file; raise :class:`InputError` on anything Batsim would refuse."""
     path = os.fspath(path)
     try:
+        require_regular_file(path)
         tree = ET.parse(path)
     except ET.ParseError as e:
         line, col = e.position

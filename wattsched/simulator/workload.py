@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Union
 
 from wattsched.base.errors import InputError
+from wattsched.base.fileio import require_regular_file
 from wattsched.base.limits import limit, limit_hint
 from wattsched.base.validate import CSV_UNSAFE, check_count, check_csv_name, check_memory, check_number, load_json
 
@@ -256,6 +257,7 @@ def load_workload(path: str | os.PathLike, name: str = "w0") -> Workload:
     """Read a Batsim workload; raise :class:`InputError` on anything Batsim would refuse."""
     path = os.fspath(path)
     try:
+        require_regular_file(path)
         check_memory(os.path.getsize(path) * _JSON_BYTES_PER_FILE_BYTE, path, "", "reading this workload")
         with open(path, "rb") as f:
             data = f.read()
