@@ -104,6 +104,27 @@ def test_numbers_in_options(tmp_path, cli, options, needles):
     assert not out.exists()
 
 
+# ------------------------------------------------------------------------------------- text
+@pytest.mark.parametrize("where", ["id", "profile", "user"])
+def test_half_a_surrogate_pair_in_a_workload_string(tmp_path, cli, where):
+    """JSON may spell half of a UTF-16 pair ("\\ud800"); such a string has no UTF-8, so the outputs could not be
+    written: refused at reading, naming the field (the pair's two halves together are fine)."""
+    doc = one_job(user="u")
+    job = doc["jobs"][0]
+    if where == "profile":
+        doc["profiles"] = {"p\ud800": doc["profiles"]["p"]}
+        job["profile"] = "p\ud800"
+    else:
+        job[where] = "x\udc00"
+    text = json.dumps(doc, ensure_ascii=True)
+    out = tmp_path / "out"
+    check(cli(*run_args(write(tmp_path, "w.json", text), out)), "w.json", "surrogate")
+    assert not out.exists()
+    job = dict(doc["jobs"][0], id="\ud83d\ude00", profile="p", user="u")
+    fine = {"jobs": [job], "profiles": {"p": {"type": "delay", "delay": 10}}}
+    assert cli(*run_args(write(tmp_path, "ok.json", json.dumps(fine, ensure_ascii=True)), out)).returncode == 0
+
+
 # ------------------------------------------------------------------------------------- nesting
 def test_deeply_nested_json(tmp_path):
     text = '{"jobs": [], "profiles": {}, "x": ' + "[" * 100000 + "]" * 100000 + "}"

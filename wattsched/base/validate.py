@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -148,7 +149,10 @@ def load_json(data: str | bytes, source: str, error: ErrorFactory = input_error)
     """
     if isinstance(data, str) and data.count("[") + data.count("{") < limit("nesting"):
         try:
-            return _CHECKING_DECODER.decode(data)
+            doc = _CHECKING_DECODER.decode(data)
+            if _SURROGATE_ESCAPE.search(data):
+                _check_text(doc, source, error)
+            return doc
         except _MaybeNotFinite:
             pass  # parsed again below, and walked: the error names the value's path
         except json.JSONDecodeError as exc:
@@ -166,7 +170,34 @@ def load_json(data: str | bytes, source: str, error: ErrorFactory = input_error)
     except ValueError as exc:  # an integer of more than sys.get_int_max_str_digits() digits
         raise error(source, "", f"a number in it is beyond the range of a double ({exc})") from None
     check_json_tree(doc, source, error)
+    if (_SURROGATE_ESCAPE if isinstance(data, str) else _SURROGATE_ESCAPE_BYTES).search(data):
+        _check_text(doc, source, error)
     return doc
+
+
+#: a ``\uD800``-``\uDFFF`` escape: JSON text may spell half of a UTF-16 pair, which Python keeps as a lone
+#: surrogate (no UTF-8 for it: the output files could not be written)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _check_text(doc: Any, source: str, error: ErrorFactory) -> None:
+    """Every string of ``doc`` (keys included) is text: no unpaired surrogate (``"\\ud800"`` alone)."""
+    stack: list[tuple[Any, tuple | None]] = [(doc, None)]
+    while stack:
+        value, where = stack.pop()
+        items = value.items() if type(value) is dict else enumerate(value) if type(value) is list else ()
+        for key, item in items:
+            for text, what in ((key, "key"), (item, "string")):
+                if type(text) is str and not text.isascii():
+                    try:
+                        text.encode("utf-8")
+                    except UnicodeEncodeError:
+                        place = _path(where if what == "key" else (where, value, item))
+                        raise error(source, place, f"a {what} holds half of a UTF-16 surrogate pair "
+                                                   f"({text!r}): not text") from None
+            if type(item) is dict or type(item) is list:
+                stack.append((item, (where, value, item)))
 
 
 class _MaybeNotFinite(Exception):
