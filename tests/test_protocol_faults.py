@@ -300,3 +300,31 @@ def test_a_fault_of_the_simulator_is_not_blamed_on_the_reply(monkeypatch):
     with pytest.raises(SimulatorFault, match=r"internal error of the simulator at t=.*ValueError") as info:
         run_inprocess(sim, scheduler_handler("easy-backfill", {}))
     assert isinstance(info.value.__cause__, ValueError)
+
+
+def test_a_scheduler_that_keeps_the_clock_at_one_time_is_stopped(monkeypatch):
+    """A scheduler answering every message with a CALL_ME_LATER at the current time gets a REQUESTED_CALL at that
+    time again (B12), for ever: real Batsim would never end. After ``messages_at_one_time`` messages in a row at
+    one time the run ends with a ProtocolError naming the time and the bound; a run of the same workload
+    whose clock moves is not stopped by the same bound."""
+    from wattsched.base.errors import ProtocolError
+    from wattsched.schedulers.protocol import scheduler_handler
+    from wattsched.simulator.drivers import run_inprocess
+    from wattsched.simulator.engine import Simulation
+    from wattsched.simulator.platform import load_platform
+    from wattsched.simulator.workload import load_workload
+
+    monkeypatch.setenv("WATTSCHED_LIMIT_MESSAGES_AT_ONE_TIME", "200")
+
+    def stuck(message: dict) -> dict:
+        now = message["now"]
+        return {"now": now, "events": [{"timestamp": now, "type": "CALL_ME_LATER", "data": {"timestamp": now}}]}
+
+    sim = Simulation(load_platform(PLATFORM), load_workload(WORKLOAD))
+    with pytest.raises(ProtocolError, match=r"kept the simulation at t=0\.0 for 200 messages.*"
+                                            r"WATTSCHED_LIMIT_MESSAGES_AT_ONE_TIME"):
+        run_inprocess(sim, stuck)
+    assert sim.nb_messages == 200
+    sim = Simulation(load_platform(PLATFORM), load_workload(WORKLOAD))
+    run_inprocess(sim, scheduler_handler("easy-backfill", {}))
+    assert sim.ended and sim.nb_messages > 200

@@ -47,6 +47,7 @@ from wattsched.simulator.workload import (
     ComposedProfile, DelayProfile, Job, ParallelProfile, Profile, Workload, parse_job, parse_profile,
 )
 from wattsched.base.errors import InputError, ProtocolError
+from wattsched.base.limits import limit, limit_hint
 from wattsched.base.hostsets import from_sorted_ids, ids_array, parse_canonical as parse_hosts
 
 log = logging.getLogger(__name__)
@@ -323,6 +324,10 @@ class Simulation:
             self.pstate_rows.append((0.0, str(from_sorted_ids(np.flatnonzero(self.pstate == p).tolist())), p))
         self.nb_messages = 0
         self.nb_events = 0
+        # messages in a row at one simulated time, and the bound (a scheduler answering every REQUESTED_CALL
+        # with a CALL_ME_LATER at or before now keeps Batsim at one time for ever)
+        self._at_once = (-1.0, 0)
+        self._max_at_once = limit("messages_at_one_time")
 
     # ------------------------------------------------------------------ public protocol
 
@@ -387,6 +392,14 @@ class Simulation:
         now = r6(self.now_s)
         for e in events:
             e["timestamp"] = now
+        at, count = self._at_once
+        count = count + 1 if now == at else 1
+        self._at_once = (now, count)
+        if count > self._max_at_once:
+            raise ProtocolError(
+                f"the scheduler has kept the simulation at t={now!r} for {count - 1:,} messages in a row (for "
+                "instance by answering each REQUESTED_CALL with a CALL_ME_LATER at or before that time; real "
+                f"Batsim would never end); {limit_hint('messages_at_one_time', 'messages')}")
         self.nb_messages += 1
         self.nb_events += len(events)
         return {"now": now, "events": events}
