@@ -24,7 +24,7 @@ WORKLOAD = ROOT / "workloads" / "demo_taurus16.json"
 def one_job(**fields) -> dict:
     job = {"id": 1, "subtime": 0, "res": 1, "profile": "p", "walltime": 100}
     job.update(fields)
-    return {"jobs": [job], "profiles": {"p": {"type": "delay", "delay": 10}}}
+    return {"nb_res": 1, "jobs": [job], "profiles": {"p": {"type": "delay", "delay": 10}}}
 
 
 def write(tmp_path: Path, name: str, content: str | dict) -> str:
@@ -104,6 +104,23 @@ def test_numbers_in_options(tmp_path, cli, options, needles):
     assert not out.exists()
 
 
+# ------------------------------------------------------------------------------------- nb_res
+@pytest.mark.parametrize(("doc_nb_res", "needle"), [
+    (None, "missing"), (-4, "-4"), (0, "got 0"), ("4", '"4"'), (4.0, "4.0"), (True, "true"), (2 ** 31, "2147483648"),
+])
+def test_nb_res_as_batsim_reads_it(tmp_path, cli, doc_nb_res, needle):
+    """Batsim's loader refuses a workload whose ``nb_res`` is missing, not a JSON integer, or not positive; the
+    run went on silently."""
+    doc = one_job()
+    if doc_nb_res is None:
+        del doc["nb_res"]
+    else:
+        doc["nb_res"] = doc_nb_res
+    out = tmp_path / "out"
+    check(cli(*run_args(write(tmp_path, "w.json", doc), out)), "w.json", "nb_res", needle)
+    assert not out.exists()
+
+
 # ------------------------------------------------------------------------------------- text
 @pytest.mark.parametrize("where", ["id", "profile", "user"])
 def test_half_a_surrogate_pair_in_a_workload_string(tmp_path, cli, where):
@@ -121,7 +138,7 @@ def test_half_a_surrogate_pair_in_a_workload_string(tmp_path, cli, where):
     check(cli(*run_args(write(tmp_path, "w.json", text), out)), "w.json", "surrogate")
     assert not out.exists()
     job = dict(doc["jobs"][0], id="\ud83d\ude00", profile="p", user="u")
-    fine = {"jobs": [job], "profiles": {"p": {"type": "delay", "delay": 10}}}
+    fine = {"nb_res": 1, "jobs": [job], "profiles": {"p": {"type": "delay", "delay": 10}}}
     assert cli(*run_args(write(tmp_path, "ok.json", json.dumps(fine, ensure_ascii=True)), out)).returncode == 0
 
 

@@ -65,6 +65,8 @@ CASES = [
     (["run", PLATFORM, WORKLOAD, "-o", "", "-e", "o/out"], "option -o: scheduler options are empty"),
     (["serve", "-o", " "], "option -o: scheduler options are empty"),
     (["run", PLATFORM, WORKLOAD, "-o", "@empty.json", "-e", "o/out"], "empty.json: scheduler options are empty"),
+    # was: the second -o silently replaced the first
+    (["run", PLATFORM, WORKLOAD, "-o", "{}", "-o", '{"placement": "best-fit"}', "-e", "o/out"], "-o/--options: given twice"),
     # was: accepted and ignored (it applies to --connect only)
     (["run", PLATFORM, WORKLOAD, "--timeout", "5", "-e", "o/out"], "--timeout applies with --connect only"),
     (["sweep", "missing.yaml", "-j", "4", "--dask-scheduler", "tcp://127.0.0.1:1"], "-j 4 sizes the local cluster"),

@@ -170,7 +170,7 @@ def load_json(data: str | bytes, source: str, error: ErrorFactory = input_error)
     except ValueError as exc:  # an integer of more than sys.get_int_max_str_digits() digits
         raise error(source, "", f"a number in it is beyond the range of a double ({exc})") from None
     check_json_tree(doc, source, error)
-    if (_SURROGATE_ESCAPE if isinstance(data, str) else _SURROGATE_ESCAPE_BYTES).search(data):
+    if _SURROGATE_ESCAPE.search(data) if isinstance(data, str) else _SURROGATE_ESCAPE_BYTES.search(data):
         _check_text(doc, source, error)
     return doc
 

@@ -100,9 +100,19 @@ def positive_float(text: str) -> float:
     return value
 
 
+class _Once(argparse.Action):
+    """A value option that may be given once: a second ``-o`` would silently replace the first."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            raise argparse.ArgumentError(self, "given twice: put every scheduler option in one JSON object")
+        setattr(namespace, self.dest, values)
+
+
 def add_options_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-o", "--options", metavar="JSON",
-                        help="scheduler options: a JSON object, or @file.json (see 'wattsched schedulers')")
+    parser.add_argument("-o", "--options", metavar="JSON", action=_Once,
+                        help="scheduler options: a JSON object, or @file.json (see 'wattsched schedulers'); once")
 
 
 def add_progress_arguments(parser: argparse.ArgumentParser) -> None:

@@ -291,6 +291,14 @@ def load_workload(path: str | os.PathLike, name: str = "w0") -> Workload:
         seen.add(job.id)
         jobs.append(job)
 
+    # Batsim's loader refuses a workload without it: present, a JSON integer, positive (it is read, and used
+    # only by --mmax-workload); checked here after the jobs, whose errors say more
+    if "nb_res" not in doc:
+        raise InputError(path, "nb_res", "missing: Batsim needs the workload's number of resources")
+    nb_res = doc["nb_res"]
+    if type(nb_res) is not int or not 0 < nb_res < 2 ** 31:
+        raise InputError(path, "nb_res", f"must be a positive integer, got {json.dumps(nb_res)}")
+
     jobs.sort(key=lambda j: (j.subtime_s, j.id))
     meta = doc.get("meta")
     return Workload(path=path, name=name, jobs=jobs, profiles=profiles, profiles_json=raw_profiles,
