@@ -34,6 +34,7 @@ import inspect
 import logging
 import os
 import sys
+import traceback
 from importlib.metadata import entry_points
 from types import ModuleType
 from typing import Any, ClassVar, Mapping
@@ -41,7 +42,7 @@ from typing import Any, ClassVar, Mapping
 from procset import ProcSet
 from pybatsim.batsim.batsim import Batsim, BatsimScheduler, Job
 
-from wattsched.base.errors import OptionError, ProtocolError
+from wattsched.base.errors import OptionError, ProtocolError, WattschedError
 from wattsched.schedulers.presets import PRESETS, build, unknown_scheduler
 from wattsched.schedulers.protocol import Handler, queued_job
 from wattsched.schedulers.state import (
@@ -321,7 +322,46 @@ def _unknown(spec: str, why: str = "") -> OptionError:
     )
 
 
+def user_code_error(what: str, error: BaseException, source: str | None = None) -> OptionError:
+    """An exception (or a ``sys.exit``) raised by a user's scheduler code, on one line:
+    ``<what> raised <Type>: <message> (at <file>:<line>)``.
+
+    Args:
+        what: who raised it, e.g. ``"scheduler my_sched.py"``.
+        error: the exception caught.
+        source: the scheduler's own file: the line shown is the innermost of this file in the traceback
+            (else the innermost line of real Python files; a SyntaxError's own file and line).
+    """
+    if isinstance(error, SyntaxError):
+        at = (error.filename, error.lineno)
+        message = error.msg
+    else:
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith("<")]
+        mine = [f for f in frames if source is not None and os.path.realpath(f.filename) == os.path.realpath(source)]
+        last = mine or frames
+        at = (last[-1].filename, last[-1].lineno) if last else (None, None)
+        message = str(error)
+    raised = (f"called sys.exit({error.code!r})" if isinstance(error, SystemExit)
+              else f"raised {type(error).__name__}" + (f": {message}" if message else ""))
+    where = f" (at {at[0]}:{at[1]})" if at[0] else ""
+    return OptionError(" ".join(f"{what} {raised}{where}".split()))
+
+
+def _source_file(cls: type) -> str | None:
+    """The file a scheduler class is defined in (None for a class without one)."""
+    try:
+        return inspect.getfile(cls)
+    except TypeError:
+        return None
+
+
 def _load_file(path: str) -> ModuleType:
+    """The module of a scheduler file ``path``.
+
+    Raises:
+        OptionError: ``path`` is not a Python file, or running it raised (a SyntaxError, an ImportError, any
+            exception or ``sys.exit``): one line naming the file, the error and its line.
+    """
     name = "wattsched_user_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -330,9 +370,9 @@ def _load_file(path: str) -> ModuleType:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception:
+    except (Exception, SystemExit) as error:  # user code: whatever it raises is reported on one line
         del sys.modules[name]
-        raise
+        raise user_code_error(f"scheduler file {path}", error, path) from None
     return module
 
 
@@ -362,7 +402,9 @@ def load_scheduler(name_or_module_path: str, options: Mapping[str, Any] | None =
         options: scheduler options (a JSON object), passed as ``cls(options)``.
 
     Raises:
-        OptionError: unknown scheduler, ambiguous entry-point name, or bad options of a preset.
+        OptionError: unknown scheduler, ambiguous entry-point name, bad options of a preset, or user code (a
+            scheduler file or module, a class's ``__init__``) that raised or called ``sys.exit``: one line
+            naming the file and the line (:func:`user_code_error`).
     """
     spec = name_or_module_path.strip()
     opts = dict(options or {})
@@ -373,7 +415,11 @@ def load_scheduler(name_or_module_path: str, options: Mapping[str, Any] | None =
         raise OptionError(f"scheduler name '{spec}' is registered more than once: "
                           + ", ".join(sorted({ep.value for ep in found})))
     if found:
-        return found[0].load()(opts)
+        try:
+            cls = found[0].load()
+        except (Exception, SystemExit) as error:  # a plugin's code: reported on one line
+            raise user_code_error(f"scheduler {spec} ({found[0].value})", error) from None
+        return _instantiate(cls, opts, spec)
     target, class_name = spec, None
     head, sep, tail = spec.rpartition(":")
     if sep and tail and "/" not in tail and "\\" not in tail:
@@ -387,9 +433,22 @@ def load_scheduler(name_or_module_path: str, options: Mapping[str, Any] | None =
             module = importlib.import_module(target)
         except ImportError as error:
             raise _unknown(spec, f" (cannot import {target}: {error})") from None
+        except (Exception, SystemExit) as error:  # the module's own code failed
+            raise user_code_error(f"scheduler module {target}", error) from None
     else:
         raise _unknown(spec)
-    return _scheduler_class(module, class_name, spec)(opts)
+    return _instantiate(_scheduler_class(module, class_name, spec), opts, spec)
+
+
+def _instantiate(cls: type[BatsimScheduler], options: dict[str, Any], spec: str) -> BatsimScheduler:
+    """``cls(options)``; an exception of the class's own ``__init__`` (not a bad option of a preset, already one
+    line) is reported on one line naming the scheduler, the error and the line that raised it."""
+    try:
+        return cls(options)
+    except WattschedError:
+        raise
+    except (Exception, SystemExit) as error:
+        raise user_code_error(f"scheduler {spec}", error, _source_file(cls)) from None
 
 
 class _MemoryChannel:
@@ -454,15 +513,29 @@ class InProcessBatsim(Batsim):
         return reply
 
 
-def pybatsim_handler(scheduler: BatsimScheduler) -> Handler:
-    """A message handler running a pybatsim scheduler in-process (see :class:`InProcessBatsim`)."""
+def pybatsim_handler(scheduler: BatsimScheduler, name: str | None = None) -> Handler:
+    """A message handler running a pybatsim scheduler in-process (see :class:`InProcessBatsim`).
+
+    Args:
+        scheduler: the scheduler.
+        name: how errors name it (default: its class name). An exception (or ``sys.exit``) of the scheduler's
+            code while it handles a message becomes an :class:`OptionError` on one line, ``scheduler <name>
+            raised <Type>: <message> (at <file>:<line>)``, so that the run stops with no output written.
+    """
     client: InProcessBatsim | None = None
+    label = f"scheduler {name or type(scheduler).__name__}"
+    source = _source_file(type(scheduler))
 
     def handle(message: dict) -> dict:
         nonlocal client
-        if client is None:
-            client = InProcessBatsim(scheduler, message)
-            return client.first_reply()
-        return client.handle(message)
+        try:
+            if client is None:
+                client = InProcessBatsim(scheduler, message)
+                return client.first_reply()
+            return client.handle(message)
+        except WattschedError:
+            raise
+        except (Exception, SystemExit) as error:  # user code: reported on one line, the run stops
+            raise user_code_error(label, error, source) from None
 
     return handle

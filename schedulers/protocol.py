@@ -189,7 +189,7 @@ def scheduler_handler(name_or_module_path: str, options: Mapping[str, Any] | Non
     except ImportError:
         raise OptionError(f"{unknown_preset(spec)}; other pybatsim schedulers need pybatsim "
                           "(pip install --no-deps pybatsim==4.0.0a0)") from None
-    return pybatsim_handler(load_scheduler(spec, options))
+    return pybatsim_handler(load_scheduler(spec, options), spec)
 
 
 def needs_dynamic_jobs(handler: Handler) -> bool:

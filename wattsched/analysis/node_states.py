@@ -117,11 +117,20 @@ def _nb_hosts(outputs: BatsimOutputs) -> int:
                      "unknown number of hosts: no schedule or machine-states output")
 
 
-def _hosts(text: str, source: str, where: str) -> ProcSet:
+def _hosts(text: str, source: str, where: str, nb_hosts: int | None = None) -> ProcSet:
+    """The host set ``text`` of field ``where``; with ``nb_hosts``, every id must be a host of the platform.
+
+    Raises:
+        InputError: not a host set, or (with ``nb_hosts``) a host id beyond ``nb_hosts - 1``.
+    """
     try:
-        return ProcSet.from_str(str(text))
+        hosts = ProcSet.from_str(str(text))
     except ValueError:
         raise InputError(source, where, f"{text!r} is not a host set such as '0-3 7'") from None
+    if nb_hosts is not None and hosts and hosts.max >= nb_hosts:
+        raise InputError(source, where, f"host {hosts.max} beyond 0-{nb_hosts - 1} (the run's "
+                                        f"{nb_hosts} compute hosts)")
+    return hosts
 
 
 def _exact_pstate_times(changes: pd.DataFrame, energy: pd.DataFrame | None, first: int) -> tuple[np.ndarray, bool]:
@@ -166,20 +175,22 @@ def node_states(path: str | Path | BatsimOutputs, prefix: str | None = None) -> 
         first = 0
         seen = ProcSet()
         while first < len(changes) and changes["time"].iat[first] == 0 and changes["new_pstate"].iat[first] >= 0:
-            hosts = _hosts(changes["machine_id"].iat[first], src_changes, f"row {first + 1}")
+            hosts = _hosts(changes["machine_id"].iat[first], src_changes, f"row {first + 1}.machine_id", n)
             if hosts & seen:
                 break
             seen |= hosts
             for h in hosts:
                 pstates[h] = [(0.0, int(changes["new_pstate"].iat[first]))]
             first += 1
+        # every row's hosts checked before the times are matched (a bad row is the one line reported)
+        host_sets = [_hosts(machines, src_changes, f"row {first + k + 1}.machine_id", n)
+                     for k, machines in enumerate(changes["machine_id"].to_numpy()[first:])]
         times, exact = _exact_pstate_times(changes, outputs.consumed_energy, first)
         current = [IDLE] * n
-        for k, (machines, target) in enumerate(zip(changes["machine_id"].to_numpy()[first:],
-                                                   changes["new_pstate"].to_numpy()[first:])):
+        for k, (hosts, target) in enumerate(zip(host_sets, changes["new_pstate"].to_numpy()[first:])):
             t = float(times[k])
             target = int(target)
-            for h in _hosts(machines, src_changes, f"row {first + k + 1}"):
+            for h in hosts:
                 state = current[h]
                 if target == -2:
                     new = SWITCHING_OFF

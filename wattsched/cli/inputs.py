@@ -269,7 +269,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         "(§IV-B.2) (default same-workload)")
     p.add_argument("--efficiencies", type=efficiencies, default=(0.7, 1.0, 1.3), metavar="G,N,L",
                    help="energy factors of users 1, 2, 3 with same-workload (default 0.7,1.0,1.3)")
-    p.add_argument("--seed", type=int, default=1, help="seed of the submission order (default 1)")
+    p.add_argument("--seed", type=non_negative_int, default=1,
+                   help="seed of the submission order (an integer ≥ 0, default 1)")
     p.add_argument("--hosts-per-node", type=positive_int, default=1,
                    help="hosts per 12-core node: 1 = a host is a node (15 hosts), 12 = a host is a core (default 1)")
     p.add_argument("--period", type=positive_float, default=935.0, metavar="S",
@@ -292,7 +293,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mix", choices=("13", "33", "50"), default="13",
                    help="%% of jobs favouring p2: 13 (the 8 applications uniformly), 33 or 50 (that share of "
                         "STREAM); default 13")
-    p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    p.add_argument("--seed", type=non_negative_int, default=1, help="random seed (an integer ≥ 0, default 1)")
     p.add_argument("--jobs", type=positive_int, default=5000, help="number of jobs (default 5000, the paper's)")
     p.add_argument("--max-res", type=positive_int, default=512,
                    help="largest job, the size of a partition (default 512)")
@@ -339,7 +340,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                               "--hosts 128 --output p.xml && wattsched run p.xml w_beta.json -s upas")
     p.add_argument("workload", help="Batsim JSON workload (parallel_homogeneous or delay profiles)")
     add_output_argument(p, "output .json")
-    p.add_argument("--seed", type=int, required=True, help="seed of the beta draws")
+    p.add_argument("--seed", type=non_negative_int, required=True, help="seed of the beta draws (an integer ≥ 0)")
     p.add_argument("--speed", type=positive_float, default=2.3e9,
                    help="flop/s of the top gear the compute parts are written for (default 2.3e9, the UPAS platform's)")
     p.add_argument("--base-speed", type=positive_float, metavar="FLOPS",

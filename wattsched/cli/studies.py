@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from wattsched.base.errors import OptionError
-from wattsched.cli.common import positive_float, positive_int
+from wattsched.cli.common import non_negative_int, positive_float, positive_int
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -28,6 +28,19 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     print(f"{len(frame)} runs ({', '.join(f'{v} {k}' for k, v in counts.items())}); "
           f"table {written[0]} (and .parquet), {len(written) - 2} comparison plots in {Path(args.out) / 'plots'}")
     return 1 if report_failures(frame) else 0
+
+
+def _name_list(text: str) -> list[str]:
+    """``--machines A,B`` (and ``--traces``): a non-empty comma-separated list of names; an empty value (an unset
+    ``$MACHINES``) or an empty name must not silently mean "all of them". The names themselves are checked
+    against the study's own list before any work."""
+    names = [name.strip() for name in text.split(",")]
+    if not any(names):
+        raise argparse.ArgumentTypeError("expected a comma-separated list of names, got an empty value "
+                                         "(leave the option out for all of them)")
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list of names, got an empty name in {text!r}")
+    return names
 
 
 def _check_output_folders(args: argparse.Namespace) -> None:
@@ -53,7 +66,7 @@ def cmd_reproduce_energy_budget(args: argparse.Namespace) -> int:
 
     _check_output_folders(args)
     logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
-    machines, size_note = choose_machines(args.full, args.machines.split(",") if args.machines else None, args.scale)
+    machines, size_note = choose_machines(args.full, args.machines, args.scale)
     _, missing = available_algorithms()
     if missing:
         print("presets not registered, left out: " + ", ".join(a.preset for a in missing), file=sys.stderr)
@@ -83,7 +96,7 @@ def cmd_reproduce_efs(args: argparse.Namespace) -> int:
     print(f"Parallel Workloads Archive logs: {pwa if pwa is not None else 'not found, synthetic traces'}",
           file=sys.stderr)
     result = run_experiment(args.out, parts=args.parts.split(","),
-                            traces=args.traces.split(",") if args.traces else None, full=args.full,
+                            traces=args.traces, full=args.full,
                             weeks=args.weeks, pwa=args.pwa, nb_users=args.users, seeds=args.seeds, seed=args.seed,
                             workers=args.workers, force=args.force,
                             show_progress=False if args.quiet else None, charge=args.charge,
@@ -124,7 +137,7 @@ def cmd_reproduce_upas(args: argparse.Namespace) -> int:
         print(f"Parallel Workloads Archive logs: {pwa if pwa is not None else 'not used, synthetic traces'}",
               file=sys.stderr)
     result = run_experiment(args.out, report_dir=args.report_dir,
-                            machines=args.machines.split(",") if args.machines else None, pwa=args.pwa,
+                            machines=args.machines, pwa=args.pwa,
                             synthetic=args.synthetic or pwa is None, full=args.full, nb_jobs=args.jobs,
                             seed=args.seed, workers=args.workers, force=args.force,
                             show_progress=False if args.quiet else None,
@@ -182,7 +195,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--out", default="results/energy-budget", help="output folder (default results/energy-budget)")
     e.add_argument("--full", action="store_true", help="the paper's machine sizes (1,152, 3,356, 80,640 hosts)")
     e.add_argument("--scale", type=positive_float, help="fraction of each machine's hosts")
-    e.add_argument("--machines", help="comma-separated subset: sdsc-blue,metacentrum,curie")
+    e.add_argument("--machines", type=_name_list, help="comma-separated subset: sdsc-blue,metacentrum,curie")
     e.add_argument("--swf", action="append", default=[], metavar="NAME=PATH[:START_S]",
                    help="use one week of this SWF trace for machine NAME (at its full size; its busiest week "
                         "unless START_S is given)")
@@ -190,7 +203,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="folder of Parallel Workloads Archive logs (default: $WATTSCHED_PWA, else ../shared/data/pwa "
                         "beside the repository); SDSC-Blue and Curie take their busiest week when found")
     e.add_argument("--synthetic", action="store_true", help="synthetic weeks even when the logs are found")
-    e.add_argument("--seed", type=int, default=1, help="seed of the synthetic weeks (default 1)")
+    e.add_argument("--seed", type=non_negative_int, default=1, help="seed of the synthetic weeks (default 1)")
     e.add_argument("--load", type=positive_float, default=0.95, help="initial offered load of synthetic weeks")
     e.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")
     e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
@@ -210,12 +223,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="folder of Parallel Workloads Archive logs (default: $WATTSCHED_PWA, else ../shared/data/pwa "
                         "beside the repository)")
     e.add_argument("--parts", default="lightesp,table1", help="lightesp and/or table1 (default both)")
-    e.add_argument("--traces", help="comma-separated subset of sdsc,pik,curie (default all)")
+    e.add_argument("--traces", type=_name_list, help="comma-separated subset of sdsc,pik,curie (default all)")
     e.add_argument("--full", action="store_true", help="whole logs (hours for Curie); synthetic PIK-IPLEX of 52 weeks")
     e.add_argument("--weeks", type=positive_int, help="weeks of every trace (default: 8 SDSC-SP2, 4 PIK-IPLEX, 1 Curie)")
     e.add_argument("--users", type=positive_int, default=20, help="most active users made green/gluttonous (default 20)")
     e.add_argument("--seeds", type=positive_int, default=5, help="Light-ESP submission orders (default 5)")
-    e.add_argument("--seed", type=int, default=1, help="seed of the synthetic traces (default 1)")
+    e.add_argument("--seed", type=non_negative_int, default=1, help="seed of the synthetic traces (default 1)")
     e.add_argument("--charge", choices=("end", "running"), default="end",
                    help="when FS, EFS and FS+EFS charge usage: when a job ends (the paper's, default) or while it "
                         "runs (a sensitivity study)")
@@ -240,7 +253,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--full", action="store_true", help="also the synthetic NASA-like log when the real one is found")
     e.add_argument("--no-grid", action="store_true", help="only always-on and ESC with its defaults")
     e.add_argument("--days", type=positive_float, help="shorten every log to this many days (a quick look)")
-    e.add_argument("--seed", type=int, default=1, help="seed of the synthetic logs (default 1)")
+    e.add_argument("--seed", type=non_negative_int, default=1, help="seed of the synthetic logs (default 1)")
     e.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")
     e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
     e.add_argument("-q", "--quiet", action="store_true", help="no progress (a bar on a terminal, else a line per finished run)")
@@ -263,11 +276,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="folder of Parallel Workloads Archive logs (default: $WATTSCHED_PWA, else ../shared/data/pwa "
                         "beside the repository)")
     e.add_argument("--synthetic", action="store_true", help="synthetic traces shaped like table 1 even when logs are found")
-    e.add_argument("--machines", help="comma-separated subset: ctc,sdsc,sdsc-blue,llnl-thunder,llnl-atlas")
+    e.add_argument("--machines", type=_name_list,
+                   help="comma-separated subset: ctc,sdsc,sdsc-blue,llnl-thunder,llnl-atlas")
     e.add_argument("--full", action="store_true",
                    help="also WQ 4 and 16 on the enlarged machines, T = 1 h everywhere, and two more beta seeds")
     e.add_argument("--jobs", type=positive_int, default=5000, help="jobs per trace (default 5000, the paper's)")
-    e.add_argument("--seed", type=int, default=1, help="seed of the betas and of synthetic traces (default 1)")
+    e.add_argument("--seed", type=non_negative_int, default=1,
+                   help="seed of the betas and of synthetic traces (default 1)")
     e.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")
     e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
     e.add_argument("-q", "--quiet", action="store_true", help="no progress bar nor progress lines")
@@ -288,7 +303,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--scale", type=positive_float,
                    help="fraction of the paper's nodes and jobs when not --full (default 0.5: 256 + 256, 2,500)")
     e.add_argument("--seeds", type=positive_int, default=3, help="workloads per mix (default 3)")
-    e.add_argument("--seed", type=int, default=1, help="first seed (default 1)")
+    e.add_argument("--seed", type=non_negative_int, default=1, help="first seed (default 1)")
     e.add_argument("--mixes", default="13,33,50", help="comma-separated subset of 13,33,50 (default all)")
     e.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")
     e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")

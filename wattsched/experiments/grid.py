@@ -126,8 +126,8 @@ def parse_grid(data: Any, source: str = "<grid>") -> Grid:
             raise InputError(source, f"options[{i}]", "must be a mapping of scheduler options")
     seeds = items("seeds", required=False) or [1]
     for i, seed in enumerate(seeds):
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise InputError(source, f"seeds[{i}]", f"must be an integer, got {seed!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise InputError(source, f"seeds[{i}]", f"must be an integer ≥ 0, got {seed!r}")
     for key in ("platforms", "workloads"):
         for i, entry in enumerate(items(key)):
             if not isinstance(entry, (str, Mapping)):

@@ -43,14 +43,14 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from wattsched.base.errors import OptionError, WattschedError
-from wattsched.base.validate import load_json, option_error
+from wattsched.base.validate import check_number, load_json, option_error
 
 __all__ = ["Run", "run_sweep", "execute_run", "outputs_exist", "failed_runs", "load_runs"]
 
@@ -365,7 +365,8 @@ def load_runs(path: str | os.PathLike) -> list[Run]:
     """Runs from a JSON list of objects with :class:`Run`'s fields.
 
     Raises:
-        OptionError: unreadable file, not a list, an empty list, or an entry with missing or unknown fields.
+        OptionError: unreadable file, not a list, an empty list, or an entry that is not an object, with a
+            missing or unknown field or a field of the wrong type or value (naming the run's index and the field).
     """
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -376,19 +377,72 @@ def load_runs(path: str | os.PathLike) -> list[Run]:
         raise OptionError(f"{path}: expected a JSON list of runs")
     if not content:  # a sweep of nothing has no table to write
         raise OptionError(f"{path}: the list of runs is empty")
-    runs = []
-    for i, entry in enumerate(content):
-        try:
-            entry = dict(entry)
-            for key in ("window",):
-                if entry.get(key) is not None:
-                    entry[key] = tuple(entry[key])
-            if "extra_windows" in entry:
-                entry["extra_windows"] = {k: tuple(v) for k, v in entry["extra_windows"].items()}
-            runs.append(Run(**entry))
-        except (TypeError, ValueError, AttributeError) as error:
-            raise OptionError(f"{path}: run {i}: {error}") from None
-    return runs
+    return [_run_from_entry(entry, str(path), i) for i, entry in enumerate(content)]
+
+
+#: The fields of a run entry (:class:`Run`'s), and those without a default.
+_RUN_FIELDS = tuple(f.name for f in fields(Run))
+_RUN_REQUIRED = tuple(f.name for f in fields(Run) if f.default is MISSING and f.default_factory is MISSING)
+
+
+def _json_text(value: Any) -> str:
+    """``value`` as it reads in the JSON file, cut at 40 characters."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _window_of(value: Any, source: str, field: str) -> Window:
+    """``[start_s, end_s]`` of a run entry: two finite numbers, end after start."""
+    if not isinstance(value, list) or len(value) != 2:
+        raise option_error(source, field, f"must be [start_s, end_s], got {_json_text(value)}")
+    start = check_number(value[0], source, f"{field} start", error=option_error)
+    end = check_number(value[1], source, f"{field} end", error=option_error)
+    if not end > start:
+        raise option_error(source, field, f"end {end:g} is not after start {start:g}")
+    return start, end
+
+
+def _run_from_entry(entry: Any, source: str, index: int) -> Run:
+    """A :class:`Run` from entry ``index`` of a runs file, every field's type and value checked before any run
+    starts (a bad τ, window or power must not be found only after the simulation, its outputs written).
+
+    Raises:
+        OptionError: naming ``source``, the run's index and the field.
+    """
+    where = f"run {index}"
+    if not isinstance(entry, dict):
+        raise option_error(source, where, f"must be a JSON object with the fields {', '.join(_RUN_REQUIRED)}, "
+                                          f"got {_json_text(entry)}")
+    unknown = sorted(set(entry) - set(_RUN_FIELDS))
+    if unknown:
+        raise option_error(source, f"{where}: {unknown[0]}", f"unknown field (fields: {', '.join(_RUN_FIELDS)})")
+    missing = [key for key in _RUN_REQUIRED if key not in entry]
+    if missing:
+        raise option_error(source, f"{where}: {missing[0]}", "missing")
+    for key in ("name", "platform", "workload", "scheduler", "prefix"):
+        if not isinstance(entry[key], str) or not entry[key].strip():
+            raise option_error(source, f"{where}: {key}",
+                               f"must be a non-empty string, got {_json_text(entry[key])}")
+    values: dict[str, Any] = dict(entry)
+    for key, what in (("options", "scheduler options"), ("tags", "free values"),
+                      ("extra_windows", "named windows")):
+        if key in entry and not isinstance(entry[key], dict):
+            raise option_error(source, f"{where}: {key}",
+                               f"must be a JSON object of {what}, got {_json_text(entry[key])}")
+    if entry.get("window") is not None:
+        values["window"] = _window_of(entry["window"], source, f"{where}: window")
+    values["extra_windows"] = {name: _window_of(window, source, f"{where}: extra_windows.{name}")
+                               for name, window in entry.get("extra_windows", {}).items()}
+    if "tau_s" in entry:
+        values["tau_s"] = check_number(entry["tau_s"], source, f"{where}: tau_s", min=0.0, min_open=True,
+                                       error=option_error)
+    if entry.get("max_power_w") is not None:
+        values["max_power_w"] = check_number(entry["max_power_w"], source, f"{where}: max_power_w", min=0.0,
+                                             min_open=True, error=option_error)
+    if not isinstance(entry.get("dynamic_jobs", False), bool):
+        raise option_error(source, f"{where}: dynamic_jobs",
+                           f"must be true or false, got {_json_text(entry['dynamic_jobs'])}")
+    return Run(**values)
 
 
 def runs_to_json(runs: Sequence[Run]) -> str:

@@ -214,17 +214,50 @@ SIMULATION_FLAGS = {
 }
 
 
+#: Batsim flags with a value: the inputs and export prefix (used), the socket and verbosity (no effect).
+VALUE_FLAGS = frozenset({"-p", "--platform", "-w", "--workload", "-e", "--export", "-s", "--socket-endpoint",
+                         "-v", "--verbosity"})
+#: Batsim flags without a value that do not change the outputs compared (energy mode, no Pajé trace, quiet).
+PLAIN_FLAGS = frozenset({"-E", "--energy", "--disable-schedule-tracing", "-q", "--quiet"})
+
+
 def _parse_args_file(path: Path) -> tuple[dict[str, str], set[str]]:
-    """Input files (``p``, ``w``, ``e``) and :class:`Simulation` options of a Batsim command line."""
-    args = shlex.split(path.read_text())
+    """Input files (``p``, ``w``, ``e``) and :class:`Simulation` options of a Batsim command line.
+
+    Raises:
+        InputError: the file cannot be read or split (an unbalanced quote), or holds a flag the replay does not
+            know (it would replay another simulation than the recorded one), a flag without its value, an input
+            given twice or a stray word.
+    """
+    try:
+        args = shlex.split(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(path, "", f"cannot be read: {exc.strerror if isinstance(exc, OSError) else exc}") from None
+    except ValueError as exc:  # "No closing quotation", "No escaped character"
+        raise InputError(path, "", f"not a command line: {exc}") from None
     opts: dict[str, str] = {}
     flags: set[str] = set()
-    for i, a in enumerate(args):
-        if a in ("-p", "--platform", "-w", "--workload", "-e", "--export") and i + 1 < len(args):
-            opts[a.lstrip("-")[0]] = args[i + 1]
-        elif a in SIMULATION_FLAGS:
+    i = 0
+    while i < len(args):
+        a, field = args[i], f"argument {i + 1} {args[i]!r}"
+        if a in VALUE_FLAGS:
+            if i + 1 >= len(args) or args[i + 1].startswith("-"):
+                raise InputError(path, field, "needs a value")
+            key = a.lstrip("-")[0]
+            if key in opts and key in "pwe":
+                raise InputError(path, field, "given twice: the replay takes one platform, one workload and one "
+                                              "export prefix")
+            opts[key] = args[i + 1]
+            i += 2
+            continue
+        if a in SIMULATION_FLAGS:
             flags.add(SIMULATION_FLAGS[a])
-    return opts, flags
+        elif a not in PLAIN_FLAGS:
+            known = ", ".join(sorted(VALUE_FLAGS | PLAIN_FLAGS | set(SIMULATION_FLAGS)))
+            raise InputError(path, field, f"not a Batsim flag the replay knows; known: {known}" if a.startswith("-")
+                             else "unexpected word (not a flag's value)")
+        i += 1
+    return {k: v for k, v in opts.items() if k in "pwe"}, flags
 
 
 def replay(folder: str | os.PathLike, *, rel_tol: float = ENERGY_REL_TOL, outputs_dir: str | os.PathLike | None = None) -> ReplayReport:
@@ -233,12 +266,15 @@ def replay(folder: str | os.PathLike, *, rel_tol: float = ENERGY_REL_TOL, output
     if not folder.is_dir():
         raise InputError(folder, "", "not a folder")
     args_file = folder / "batsim-args.txt"
-    opts, flags = _parse_args_file(args_file) if args_file.exists() else ({}, set())
+    if not args_file.is_file():
+        raise InputError(folder, args_file.name, "missing from the recording folder")
+    opts, flags = _parse_args_file(args_file)
     platform_path = folder / opts.get("p", "platform.xml")
     workload_path = folder / opts.get("w", "workload.json")
     prefix = opts.get("e", "out")
     messages_path = folder / "messages.jsonl"
-    for p in (platform_path, workload_path, messages_path):
+    recorded_csvs = [folder / f"{prefix}_{name}.csv" for name in OUTPUT_KINDS]
+    for p in (platform_path, workload_path, messages_path, *recorded_csvs):
         if not p.exists():
             raise InputError(folder, p.name, "missing from the recording folder")
     recorded: list[tuple[str, dict]] = []
@@ -285,11 +321,9 @@ def replay(folder: str | os.PathLike, *, rel_tol: float = ENERGY_REL_TOL, output
             out_dir = Path(outputs_dir) if outputs_dir is not None else Path(tmp)
             paths = write_outputs(sim, out_dir / prefix)
             noise = epower_noise_rows(sim)
-            for name in OUTPUT_KINDS:
-                rec_csv = folder / f"{prefix}_{name}.csv"
-                if rec_csv.exists():
-                    rows = noise if name == "consumed_energy" else frozenset()
-                    report.differences.extend(compare_csv(paths[name], rec_csv, rel_tol, report.tolerated, rows))
+            for name, rec_csv in zip(OUTPUT_KINDS, recorded_csvs):
+                rows = noise if name == "consumed_energy" else frozenset()
+                report.differences.extend(compare_csv(paths[name], rec_csv, rel_tol, report.tolerated, rows))
     return report
 
 
