@@ -278,8 +278,12 @@ class EnergySavingCluster(PowerManager):
         """The sleep pstate and transition times from the platform; every node idle since now.
 
         Raises:
-            OptionError: the platform has no sleep pstate, or another one than ``sleep_pstate``.
+            OptionError: the platform has no sleep pstate, or another one than ``sleep_pstate``, or fewer nodes
+                than ``min_on``.
         """
+        if self.min_on > view.nb_hosts:
+            raise OptionError(f"option 'min_on' of esc: {self.min_on} nodes kept on, but the platform has "
+                              f"{view.nb_hosts} compute nodes")
         model = platform_sleep_model(view, self._sleep_option, "scheduler 'esc'")
         self.sleep_pstate = model.sleep_pstate
         self.switch_on_s, self.switch_off_s = transition_times_s(model)

@@ -65,6 +65,8 @@ CASES = [
     (["run", PLATFORM, WORKLOAD, "-o", "", "-e", "o/out"], "option -o: scheduler options are empty"),
     (["serve", "-o", " "], "option -o: scheduler options are empty"),
     (["run", PLATFORM, WORKLOAD, "-o", "@empty.json", "-e", "o/out"], "empty.json: scheduler options are empty"),
+    # was: "cannot read : Is a directory" (the empty name after @ read as the working folder)
+    (["run", PLATFORM, WORKLOAD, "-o", "@", "-e", "o/out"], "-o @: give the options file's name after @"),
     # was: the second -o silently replaced the first
     (["run", PLATFORM, WORKLOAD, "-o", "{}", "-o", '{"placement": "best-fit"}', "-e", "o/out"], "-o/--options: given twice"),
     # was: accepted and ignored (it applies to --connect only)

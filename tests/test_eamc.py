@@ -97,6 +97,13 @@ def test_t_weight_must_be_positive(value: float) -> None:
         build("eamc-priority-inc", {"t_weight": value})
 
 
+def test_t_weight_is_bounded_above() -> None:
+    """A weight of 1e308 overflowed every score to inf (numpy warnings, every frequency tied): refused."""
+    build("eamc-priority-inc", {"t_weight": 1e6})
+    with pytest.raises(OptionError, match="'t_weight' of eamc-priority-inc is out of range, got 1e"):
+        build("eamc-priority-inc", {"t_weight": 1e308})
+
+
 def test_entries_need_a_partitioned_placement() -> None:
     with pytest.raises(OptionError, match="needs a placement that keeps a job inside one partition"):
         build("compose", {"order": "eamc-reorder", "placement": "first-fit"})

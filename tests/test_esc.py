@@ -258,6 +258,14 @@ def test_min_on_nodes_are_booted_and_kept():
     assert switches(at(p, 10.0, call=True)) == [SetPState(ProcSet((0, 2)), 0)]
 
 
+def test_min_on_beyond_the_platform_is_refused():
+    """``min_on`` larger than the platform could never be kept: refused naming the option and both counts (it was
+    accepted, and every node kept on)."""
+    esc(4, min_on=4)
+    with pytest.raises(OptionError, match=r"option 'min_on' of esc: 5 nodes kept on, but the platform has 4"):
+        esc(4, min_on=5)
+
+
 def test_the_budget_is_asked_before_a_boot():
     # a budget too small to pay a boot inside its window: no boot
     budget = EnergyBud(budget_j=4 * 2.0 * 10_000 + 1.0, window_start_s=0.0, window_end_s=10_000.0)

@@ -38,6 +38,8 @@ def scheduler_options(text: str) -> dict[str, Any]:
     source = "option -o"
     if text.startswith("@"):
         source = text[1:]
+        if not source.strip():
+            raise OptionError("-o @: give the options file's name after @ (-o @options.json)")
         try:
             require_regular_file(source)
             text = Path(source).read_text()
