@@ -220,6 +220,38 @@ def test_missing_column_names_file_and_column(tmp_path: Path) -> None:
     assert str(path) in str(error.value) and "waiting_time" in str(error.value)
 
 
+@pytest.mark.parametrize(("column", "row", "value", "problem"), [
+    ("submission_time", 1, -5.0, "negative"),
+    ("starting_time", 1, -1.0, "before the job's submission_time"),
+    ("finish_time", 3, 0.5, "before the job's starting_time"),
+    ("job_id", 3, None, "the same job a second time"),
+])
+def test_jobs_no_batsim_run_writes_are_refused(tmp_path: Path, column, row, value, problem) -> None:
+    """A job finishing before it starts, starting before its submission, submitted before 0, or listed twice gave
+    wrong metrics without a word: refused with the file, line and column."""
+    frame = pd.read_csv(REFERENCE / "fcfs-compute" / "out_jobs.csv", dtype={"job_id": str})
+    frame.loc[row, column] = frame.loc[0, "job_id"] if column == "job_id" else value
+    path = tmp_path / "out_jobs.csv"
+    frame.to_csv(path, index=False)
+    with pytest.raises(InputError, match=f"line {row + 2}, column '{column}': {problem}"):
+        read_jobs(path)
+
+
+@pytest.mark.parametrize(("name", "column"), [("consumed_energy", "energy"), ("consumed_energy", "time"),
+                                              ("machine_states", "time")])
+def test_time_and_energy_that_fall_are_refused(tmp_path: Path, name, column) -> None:
+    """Batsim writes these rows in time order and the energy is cumulative: a row lower than the one before it is
+    a file no run writes."""
+    folder = tmp_path / "run"
+    shutil.copytree(REFERENCE / "fcfs-compute", folder)
+    path = folder / f"out_{name}.csv"
+    frame = pd.read_csv(path)
+    frame.loc[3, column] = frame.loc[2, column] - 1.0
+    frame.to_csv(path, index=False)
+    with pytest.raises(InputError, match=f"line 5, column '{column}': lower than the row before"):
+        load_outputs(folder)
+
+
 def test_nb_hosts_is_needed_without_schedule(tmp_path: Path) -> None:
     shutil.copy(REFERENCE / "fcfs-compute" / "out_jobs.csv", tmp_path / "out_jobs.csv")
     with pytest.raises(InputError, match="nb_computing_machines"):

@@ -219,7 +219,28 @@ def read_jobs(path: str | Path) -> pd.DataFrame:
         raise InputError(path, f"line {line}, column 'final_state'", "empty")
     _require_values(frame, path, ("starting_time", "execution_time", "finish_time", "waiting_time"), ran,
                     " (the job was not rejected)")
+    _first_bad(path, frame["submission_time"].to_numpy() < 0.0, "submission_time", "negative")
+    _first_bad(path, ran.to_numpy() & (frame["starting_time"] < frame["submission_time"]).to_numpy(),
+               "starting_time", "before the job's submission_time")
+    _first_bad(path, ran.to_numpy() & (frame["finish_time"] < frame["starting_time"]).to_numpy(),
+               "finish_time", "before the job's starting_time")
+    keys = [c for c in ("workload_name", "job_id") if c in frame.columns]
+    _first_bad(path, frame.duplicated(subset=keys).to_numpy(), "job_id", "the same job a second time")
     return frame
+
+
+def _first_bad(path: Path, bad: np.ndarray, column: str, problem: str) -> None:
+    """Refuse the first row where ``bad`` holds (a file no Batsim run writes: its metrics would be wrong)."""
+    if bad.any():
+        raise InputError(path, f"line {int(np.argmax(bad)) + 2}, column '{column}'", problem)
+
+
+def _non_decreasing(frame: pd.DataFrame, path: Path, column: str, what: str) -> None:
+    """``column`` never falls from one row to the next (Batsim writes these files in time order)."""
+    values = frame[column].to_numpy(dtype=float)
+    falls = np.zeros(len(values), dtype=bool)
+    falls[1:] = values[1:] < values[:-1]
+    _first_bad(path, falls, column, f"lower than the row before ({what} never falls)")
 
 
 def merge_replacements(jobs: pd.DataFrame) -> pd.DataFrame:
@@ -266,6 +287,7 @@ def read_machine_states(path: str | Path) -> pd.DataFrame:
     frame = _read_csv(path, _NEEDED_MACHINE_STATES)
     _to_float(frame, path, ("time",))
     _require_values(frame, path, ("time",))
+    _non_decreasing(frame, path, "time", "time")
     for column in _NEEDED_MACHINE_STATES[1:]:
         try:
             frame[column] = pd.to_numeric(frame[column], errors="raise").astype(int)
@@ -281,6 +303,8 @@ def read_consumed_energy(path: str | Path) -> pd.DataFrame:
     frame = _read_csv(path, _NEEDED_CONSUMED_ENERGY, dtype={"event_type": str})
     _to_float(frame, path, ("time", "energy", "wattmin", "epower"))
     _require_values(frame, path, ("time", "energy"))
+    _non_decreasing(frame, path, "time", "time")
+    _non_decreasing(frame, path, "energy", "the energy consumed so far")
     return frame
 
 
