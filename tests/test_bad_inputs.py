@@ -81,7 +81,7 @@ def test_integer_beyond_the_float_range_in_a_workload(tmp_path):
 
 @pytest.mark.parametrize(("where", "value", "needles"), [
     ('"delay": 10', '"delay": 1e400', ["profiles.p.delay", "beyond the range of a double"]),
-    ('"res": 1', '"res": 1' + "0" * 5000, ["w.json", "beyond the range of a double", "4300"]),
+    ('"res": 1', '"res": 1' + "0" * 5000, ["jobs[0].res", "5001 digits", "beyond the range of a double"]),
     ('"walltime": 100', '"walltime": 100, "user": -1e999', ["jobs[0].user", "beyond the range"]),
     ('"walltime": 100', '"walltime": 100, "user": NaN', ["jobs[0].user", "NaN"]),
 ])

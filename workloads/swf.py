@@ -14,8 +14,9 @@ papers' choice of counting processors — the energy-budget paper attributes the
 processor; ``"node"`` takes the header's MaxProcs / MaxNodes):
 
 * The header (``; MaxProcs: 1152`` …) gives defaults: the machine size ``nb_hosts`` = MaxProcs /
-  ``procs_per_host`` when none is given (else the widest job; a MaxProcs that is not a number is then an
-  error, not a guess), and is copied into ``meta`` with the log's
+  ``procs_per_host`` when none is given (else, without a MaxProcs line, the widest job; a MaxProcs that is
+  not a number, is 0 or negative, or is fewer processors than one host's is then an error naming the
+  header field, not a guess), and is copied into ``meta`` with the log's
   UnixStartTime and time zone. Files may be gzip-compressed (recognised by content, whatever their name),
   have CRLF line ends, or non-UTF-8 bytes in comments.
 * ``id`` = the SWF job number; ``user`` = field 12 and ``group`` = field 13 (``-1`` kept when unknown; Batsim
@@ -26,7 +27,8 @@ processor; ``"node"`` takes the header's MaxProcs / MaxNodes):
   time, before shifting); ``job_numbers`` keeps a range of job numbers; ``max_jobs`` stops after that many
   kept jobs. Every count below covers the extract only.
 * ``res`` = allocated processors (field 5), or requested processors (field 8) when field 5 is ``-1``,
-  divided by ``procs_per_host`` and rounded up.
+  divided by ``procs_per_host`` and rounded up; a count that is not a whole number (``2.5``) is an error
+  naming its line and field.
 * ``walltime`` = requested time (field 9) when > 0. When it is ``-1`` (every job of the NASA log, 71 % of
   LLNL-Thunder's), the ``walltime_rule`` decides, and the jobs it hit are counted: ``"runtime"`` (default: the
   run time, a perfect estimate, so that EASY has one), ``"none"`` (no walltime: Batsim never kills the job
@@ -47,6 +49,11 @@ counted; ``"keep"``; ``"error"``: the conversion stops on the first one, naming 
   scheduler rejects them (as pybatsim's EASY does; the run counts them as rejected);
 * ``cancelled`` and ``no_runtime`` (option ``no_runtime``): run time ≤ 0, status 5 (cancelled before
   start) or not. Kept, they become jobs of run time 0 (a zero-work profile).
+
+The bounds ``wattsched run`` applies (:mod:`wattsched.base.limits`) are applied here, before anything is
+written: the machine size (``nb_hosts``, or the header's) and every kept job's ``res`` within ``hosts``; every
+walltime (requested, or given by the rule: ``limit:S`` with S beyond it is refused as an option) and every
+``subtime`` within ``time_s``.
 
 Always dropped and counted: ``no_processors`` (neither field 5 nor 8 positive), ``no_submit_time``
 (submit time < 0), ``outside_window`` and ``outside_job_numbers``. The result is a dict
@@ -76,6 +83,8 @@ from typing import Any, NamedTuple
 
 from wattsched.base.errors import InputError, OptionError
 from wattsched.base.fileio import require_regular_file
+from wattsched.base.limits import limit, limit_hint
+from wattsched.base.validate import check_count, option_error
 
 __all__ = ["SWF_FIELDS", "SwfHeader", "SwfJob", "header_hosts", "read_swf", "read_swf_trace", "swf_to_batsim",
            "summary_line",
@@ -220,6 +229,7 @@ class _Kept(NamedTuple):
     user: int
     group: int
     run_s: float
+    line: int
 
 
 def _int_or_float(value: float) -> int | float:
@@ -240,6 +250,8 @@ def _walltime_rule(rule: str) -> Callable[[float], float | None]:
     if kind == "factor" and math.isfinite(number) and number >= 1:
         return lambda run_s: run_s * number
     if kind == "limit" and math.isfinite(number) and number > 0:
+        if number > limit("time_s"):
+            raise OptionError(f"walltime rule {rule!r}: a walltime of {number:g} s; {limit_hint('time_s', 's')}")
         return lambda run_s: max(number, run_s)
     raise OptionError(f"walltime rule {rule!r}: expected one of {', '.join(WALLTIME_RULES)} (F ≥ 1, S > 0)")
 
@@ -256,9 +268,48 @@ def _procs_per_host(value: int | str, header: SwfHeader, source: Path) -> int:
     return value
 
 
-def _header_hosts(header: SwfHeader, per_host: int) -> int | None:
-    """The machine size the header gives (MaxProcs / processors per host), or None."""
-    return header.max_procs // per_host if header.max_procs and header.max_procs >= per_host else None
+def _header_hosts(header: SwfHeader, per_host: int, source: Path) -> int | None:
+    """The machine size the header gives (MaxProcs / processors per host), or None without a MaxProcs line.
+
+    Raises:
+        InputError: naming ``header MaxProcs``: not a number, not positive, fewer processors than one host's,
+            or more hosts than the ``hosts`` bound.
+    """
+    text = header.fields.get("MaxProcs", "").strip()
+    if not text:
+        return None
+    fix = "(fix the header, or give the machine size: --hosts N)"
+    if header.max_procs is None:
+        raise InputError(source, "header MaxProcs", f"{text!r} is not a number of processors {fix}")
+    if header.max_procs < 1:
+        raise InputError(source, "header MaxProcs", f"{header.max_procs} is not a positive number of processors {fix}")
+    if header.max_procs < per_host:
+        raise InputError(source, "header MaxProcs", f"{header.max_procs} processors are fewer than one host's "
+                                                    f"{per_host} {fix}")
+    hosts = header.max_procs // per_host
+    if hosts > limit("hosts"):
+        raise InputError(source, "header MaxProcs", f"{header.max_procs} processors make {hosts:.3g} hosts, "
+                                                    f"{limit_hint('hosts')}; or give the machine size: --hosts N")
+    return hosts
+
+
+def _processors_field(r: SwfJob) -> str:
+    """The field giving a job's processors: allocated (field 5), or requested (field 8) when field 5 is -1."""
+    return "allocated_processors" if r["allocated_processors"] != -1 else "requested_processors"
+
+
+def _processors(r: SwfJob, source: Path) -> float:
+    """A job's processors (:func:`_processors_field`).
+
+    Raises:
+        InputError: a count that is not a whole number, naming the line and the field.
+    """
+    name = _processors_field(r)
+    procs = r[name]
+    if not procs.is_integer():
+        raise InputError(source, f"line {int(r['line'])}, field '{name}'", f"{procs:g} is not a whole number of "
+                                                                          "processors")
+    return procs
 
 
 def header_hosts(swf_path: str | Path, procs_per_host: int | str = 1) -> int | None:
@@ -266,10 +317,11 @@ def header_hosts(swf_path: str | Path, procs_per_host: int | str = 1) -> int | N
     None when the header gives no MaxProcs.
 
     Raises:
-        InputError: malformed SWF, or ``"node"`` without a whole number of processors per node.
+        InputError: malformed SWF, ``"node"`` without a whole number of processors per node, or a MaxProcs
+            that gives no machine size (:func:`swf_to_batsim`'s rules).
     """
     header, _ = read_swf_trace(swf_path)
-    return _header_hosts(header, _procs_per_host(procs_per_host, header, Path(swf_path)))
+    return _header_hosts(header, _procs_per_host(procs_per_host, header, Path(swf_path)), Path(swf_path))
 
 
 def swf_to_batsim(
@@ -302,15 +354,19 @@ def swf_to_batsim(
         too_large, no_runtime: ``drop``, ``keep`` or ``error`` for those classes of jobs (module docstring).
 
     Raises:
-        InputError: malformed SWF (file, line, field), a duplicate job number, or a job of a class set to
-            ``error``.
-        OptionError: a non-positive number or an unknown rule or choice.
+        InputError: malformed SWF (file, line, field), a duplicate job number, a job of a class set to
+            ``error``, a header MaxProcs that gives no machine size, or a value beyond the bounds ``wattsched
+            run`` applies (module docstring).
+        OptionError: a non-positive number, an unknown rule or choice, ``nb_hosts`` beyond the ``hosts``
+            bound, or a walltime rule giving a walltime beyond ``time_s``.
     """
     if not (speed_flops > 0 and math.isfinite(speed_flops)):
         raise OptionError(f"speed_flops must be a positive number, got {speed_flops!r}")
     for name, value in (("nb_hosts", nb_hosts), ("max_jobs", max_jobs)):
         if value is not None and value < 1:
             raise OptionError(f"{name} must be at least 1, got {value!r}")
+    if nb_hosts is not None:
+        check_count(nb_hosts, "hosts", "SWF conversion", "nb_hosts", "hosts", option_error)
     if duration_s is not None and not duration_s > 0:
         raise OptionError(f"duration_s must be positive, got {duration_s!r}")
     for name, choice in (("too_large", too_large), ("no_runtime", no_runtime)):
@@ -321,10 +377,8 @@ def swf_to_batsim(
     source = Path(swf_path)
     header, records = read_swf_trace(source)
     per_host = _procs_per_host(procs_per_host, header, source)
-    if nb_hosts is None and header.max_procs is None and header.fields.get("MaxProcs", "").strip():
-        raise InputError(source, "header MaxProcs", f"{header.fields['MaxProcs']!r} is not a number of processors "
-                                                    "(fix the header, or give the machine size: --hosts N)")
-    machine_hosts = nb_hosts if nb_hosts is not None else _header_hosts(header, per_host)
+    machine_hosts = nb_hosts if nb_hosts is not None else _header_hosts(header, per_host, source)
+    max_time_s = limit("time_s")
     window_start = start_time_s
     if window_start is None and duration_s is not None:
         submits = [r["submit_time"] for r in records if r["submit_time"] >= 0]
@@ -358,7 +412,7 @@ def swf_to_batsim(
         if job_numbers is not None and not job_numbers[0] <= number <= job_numbers[1]:
             filtered["outside_job_numbers"] += 1
             continue
-        procs = r["allocated_processors"] if r["allocated_processors"] != -1 else r["requested_processors"]
+        procs = _processors(r, source)
         if procs <= 0:
             filtered["no_processors"] += 1
             continue
@@ -380,16 +434,30 @@ def swf_to_batsim(
                 filtered["too_large"] += 1
                 continue
             counts["kept_too_large"] += 1
+        line = int(r["line"])
+        if res > limit("hosts"):
+            check_count(res, "hosts", str(source), f"line {line}, field '{_processors_field(r)}'",
+                        f"hosts ({procs:g} processors, {per_host} a host)")
         walltime_s: float | None = r["requested_time"] if r["requested_time"] > 0 else None
+        if walltime_s is not None and walltime_s > max_time_s:
+            raise InputError(source, f"line {line}, field 'requested_time'",
+                             f"a walltime of {walltime_s:g} s; {limit_hint('time_s', 's')}")
         if walltime_s is None:
             walltime_s = rule(run_s)
             counts["walltime_from_rule"] += 1
+            if walltime_s is not None and walltime_s > max_time_s:
+                raise OptionError(f"walltime rule {walltime_rule!r}: gives job {number} (line {line}) a walltime "
+                                  f"of {walltime_s:g} s; {limit_hint('time_s', 's')}")
         if walltime_s is not None and run_s > walltime_s:
             run_s = walltime_s
             counts["clamped_to_walltime"] += 1
-        kept.append(_Kept(submit_s, number, res, walltime_s, int(r["user_id"]), int(r["group_id"]), run_s))
+        kept.append(_Kept(submit_s, number, res, walltime_s, int(r["user_id"]), int(r["group_id"]), run_s, line))
 
     origin = window_start if window_start is not None else min((k.submit_s for k in kept), default=0.0)
+    late = next((k for k in kept if k.submit_s - origin > max_time_s), None)
+    if late is not None:
+        raise InputError(source, f"line {late.line}, field 'submit_time'",
+                         f"a subtime of {late.submit_s - origin:g} s; {limit_hint('time_s', 's')}")
     profiles: dict[str, dict[str, Any]] = {}
     jobs: list[dict[str, Any]] = []
     for k in sorted(kept, key=lambda k: k.submit_s):
@@ -463,7 +531,7 @@ def busiest_window(swf_path: str | Path, *, nb_hosts: int, duration_s: float, st
     header, records = read_swf_trace(swf_path)
     per_host = _procs_per_host(procs_per_host, header, Path(swf_path))
     for r in records:
-        procs = r["allocated_processors"] if r["allocated_processors"] != -1 else r["requested_processors"]
+        procs = _processors(r, Path(swf_path))
         res = math.ceil(procs / per_host) if procs > 0 else 0
         if r["run_time"] <= 0 or not 1 <= res <= nb_hosts or r["submit_time"] < 0:
             continue

@@ -20,7 +20,8 @@ in :class:`SyntheticModel`; the defaults are:
   ``log2(size) / log2(nb_hosts)`` from ``p_short_serial`` (0.75) to ``p_short_widest`` (0.25), so
   larger jobs run longer (L-F's size/runtime correlation). Run times are whole seconds, clipped to
   [1 s, 36 h]; ``runtime_range_s`` maps that log range linearly onto another one (the demo uses
-  2-30 min).
+  2-30 min). A longest run time whose walltimes could exceed the ``time_s`` bound of
+  :mod:`wattsched.base.limits` (1e10 s, which ``wattsched run`` applies) is refused.
 * **Walltimes**: runtime × an over-estimation factor ≥ 1 (``accurate_fraction`` = 15 % of users ask
   1.0-1.1 × the runtime, the others log-uniform in [1, ``max_overestimate`` = 8]), rounded **up** to the
   next usual request (1, 2, 5, 10, 15, 20, 30, 45 min, 1, 1.5, 2, 3, 4, 6, 8, 10, 12, 18, 24, 36, 48, 72 h,
@@ -57,10 +58,12 @@ from typing import Any
 import numpy as np
 
 from wattsched.base.errors import OptionError
+from wattsched.base.limits import limit, limit_hint
 from wattsched.base.validate import check_count, option_error
 from wattsched.workloads.swf import profile_name
 
-__all__ = ["SyntheticModel", "DEFAULT_MODEL", "WALLTIME_GRID_S", "synthetic_week", "offered_load"]
+__all__ = ["SyntheticModel", "DEFAULT_MODEL", "WALLTIME_GRID_S", "synthetic_week", "offered_load",
+           "longest_walltime_s", "walltime_problem"]
 
 WEEK_S: float = 7 * 86400.0
 _MAX_RUNTIME_S = 36 * 3600.0
@@ -103,6 +106,27 @@ class SyntheticModel:
 DEFAULT_MODEL = SyntheticModel()
 
 
+def longest_walltime_s(model: SyntheticModel) -> float:
+    """The longest walltime ``model`` can give a job: its longest run time × ``max_overestimate`` (at least the
+    1.1 of accurate users), rounded up as walltimes are (:data:`WALLTIME_GRID_S`, then whole hours); inf
+    beyond the doubles."""
+    request_s = model.runtime_range_s[1] * max(model.max_overestimate, 1.1)
+    if not request_s < math.inf:
+        return math.inf
+    usual_s = next((w for w in WALLTIME_GRID_S if w >= request_s), None)
+    return float(usual_s) if usual_s is not None else math.ceil(request_s / 3600.0) * 3600.0
+
+
+def walltime_problem(model: SyntheticModel) -> str | None:
+    """Why ``model``'s walltimes could exceed the ``time_s`` bound ``wattsched run`` applies to every walltime
+    (:mod:`wattsched.base.limits`), or None when they cannot."""
+    longest_s = longest_walltime_s(model)
+    if longest_s <= limit("time_s"):
+        return None
+    return (f"a longest run time of {model.runtime_range_s[1]:g} s gives walltimes up to {longest_s:g} s "
+            f"({max(model.max_overestimate, 1.1):g} × the run time, rounded up); {limit_hint('time_s', 's')}")
+
+
 def _check(nb_hosts: int, duration_s: float, target_load: float, speed_flops: float, users: int,
            model: SyntheticModel) -> None:
     if isinstance(nb_hosts, bool) or not isinstance(nb_hosts, (int, np.integer)) or nb_hosts < 1:
@@ -118,6 +142,9 @@ def _check(nb_hosts: int, duration_s: float, target_load: float, speed_flops: fl
     low_s, high_s = model.runtime_range_s
     if not 1 <= low_s <= high_s:
         raise OptionError(f"runtime_range_s must satisfy 1 <= low <= high, got {model.runtime_range_s!r}")
+    problem = walltime_problem(model)
+    if problem is not None:
+        raise option_error("synthetic workload", "runtime_range_s", problem)
     if len(model.hourly_weights) != 24 or min(model.hourly_weights) <= 0:
         raise OptionError("hourly_weights must be 24 positive numbers")
 

@@ -309,22 +309,42 @@ def _copy_atomically(source: Path, target: Path) -> None:
         shutil.copyfile(source, tmp)
 
 
+def _check_readable(paths: dict[str, Path]) -> None:
+    """Each output file reads as :func:`compare_outputs` reads it (a header, every row all its fields, a
+    ``job_id`` column in the jobs file): a mangled run is not made golden."""
+    for kind, path in paths.items():
+        header, rows = _read_rows(path)
+        if kind == "jobs":
+            _job_keys(header, rows, path)
+
+
 def update_golden(run: str | Path, golden: str | Path, *, prefix: str | None = None) -> list[Path]:
-    """Copy a run's output files into the golden folder, each atomically.
+    """Copy a run's output files into the golden location, each atomically, once all of them read as
+    :func:`compare_outputs` reads them.
 
     Args:
         run: the run's outputs: folder or prefix path.
-        golden: the golden folder (created when missing).
-        prefix: the golden files' prefix; default the prefix of the golden files already there, else
-            the run's prefix.
+        golden: the golden folder (created when missing), or a prefix path in the form
+            :func:`compare_outputs` takes (``tests/golden/easy/out`` for ``out_jobs.csv`` ...), used as one
+            when it is not a folder and its ``<prefix>_jobs.csv`` exists, or when it names that file.
+        prefix: the golden files' prefix; default the golden prefix path's, else the prefix of the golden
+            files already in the folder, else the run's prefix.
 
     Returns:
         The golden files written. Golden files of kinds the run did not write are removed.
+
+    Raises:
+        InputError: the run has no outputs, or one of its files is malformed (nothing is copied then).
     """
     from wattsched.base.validate import check_output_files
 
     run_paths = find_outputs(run)
+    _check_readable(run_paths)
     folder = Path(golden)
+    if not folder.is_dir() and (folder.name.endswith("_jobs.csv") or
+                                folder.with_name(f"{folder.name}_jobs.csv").is_file()):
+        folder, named = folder.parent, folder.name.removesuffix("_jobs.csv")
+        prefix = named if prefix is None else prefix
     if folder.exists() and not folder.is_dir():
         raise InputError(folder, "", "the golden location must be a folder")
     check_output_files([folder / run_paths["jobs"].name], f"golden {folder}")  # a parent that is a file, read-only

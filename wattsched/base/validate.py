@@ -63,6 +63,25 @@ class _Constant:
         self.name = name
 
 
+class _LongInteger:
+    """A JSON integer with more digits than Python converts (``sys.get_int_max_str_digits()``, 4,300): far
+    beyond the range of a double, refused with its path as the shorter ones are."""
+
+    __slots__ = ("digits",)
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+
+def _int_or_long(text: str) -> int | _LongInteger:
+    """``parse_int`` hook of a second parse, after Python refused to convert an integer: the JSON path of the
+    value can then be named."""
+    try:
+        return int(text)
+    except ValueError:
+        return _LongInteger(len(text.lstrip("-")))
+
+
 def _path(entry: tuple | None) -> str:
     """``jobs[3].subtime`` from a chain of (parent entry, container, item) built while walking."""
     keys: list[str] = []
@@ -84,6 +103,8 @@ def _number_problem(value: Any) -> str | None:
         return f"an integer of {len(str(abs(value)))} digits, beyond the range of a double (±1.8e308)"
     if isinstance(value, _Constant):
         return f"{value.name} is not a number JSON allows"
+    if isinstance(value, _LongInteger):
+        return f"an integer of {value.digits} digits, beyond the range of a double (±1.8e308)"
     return None
 
 
@@ -124,7 +145,7 @@ def check_json_tree(doc: Any, source: str, error: ErrorFactory = input_error) ->
                 if item:
                     stack.append((item, depth + 1, (where, value, item)))
                 continue
-            elif kind is not _Constant:
+            elif kind is not _Constant and kind is not _LongInteger:
                 continue
             raise error(source, _path((where, value, item)), _number_problem(item) or "not a finite number")
 
@@ -167,8 +188,8 @@ def load_json(data: str | bytes, source: str, error: ErrorFactory = input_error)
         raise error(source, "", f"not UTF-8 text ({exc.reason})") from None
     except RecursionError:
         raise error(source, "", f"JSON nested too deeply; {limit_hint('nesting', 'levels')}") from None
-    except ValueError as exc:  # an integer of more than sys.get_int_max_str_digits() digits
-        raise error(source, "", f"a number in it is beyond the range of a double ({exc})") from None
+    except ValueError:  # an integer of more than sys.get_int_max_str_digits() digits: parsed again to name it
+        doc = json.loads(data, parse_constant=_Constant, parse_int=_int_or_long)
     check_json_tree(doc, source, error)
     if _SURROGATE_ESCAPE.search(data) if isinstance(data, str) else _SURROGATE_ESCAPE_BYTES.search(data):
         _check_text(doc, source, error)

@@ -9,11 +9,12 @@ import json
 
 from wattsched.base.errors import InputError, OptionError
 from wattsched.base.fileio import emit_text
+from wattsched.base.validate import check_count, option_error
 from wattsched.cli.common import add_output_argument, non_negative_int, positive_float, positive_int, window
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
-    from wattsched.workloads.synthetic import DEFAULT_MODEL, synthetic_week
+    from wattsched.workloads.synthetic import DEFAULT_MODEL, synthetic_week, walltime_problem
 
     model = DEFAULT_MODEL
     if args.min_runtime is not None or args.max_runtime is not None:
@@ -27,6 +28,9 @@ def cmd_synth(args: argparse.Namespace) -> int:
             low_s if args.min_runtime is None else args.min_runtime,
             high_s if args.max_runtime is None else args.max_runtime,
         ))
+        problem = walltime_problem(model)
+        if problem is not None:
+            raise OptionError(f"--max-runtime {high_s:g}: {problem}")
     workload = synthetic_week(args.hosts, seed=args.seed, duration_s=args.days * 86400.0, target_load=args.load,
                               speed_flops=args.speed, users=args.users, model=model)
     emit_text(json.dumps(workload, indent=1) + "\n", args.output)
@@ -40,6 +44,8 @@ def cmd_swf(args: argparse.Namespace) -> int:
     from wattsched.workloads.swf import summary_line, swf_to_batsim
     from wattsched.workloads.traces import fetch_trace
 
+    if args.hosts is not None:  # before --busiest reads the trace
+        check_count(args.hosts, "hosts", "option --hosts", "", "hosts", option_error)
     source = Path(args.swf)
     if not source.exists() and "/" not in args.swf and not args.swf.endswith((".swf", ".gz")):
         source = fetch_trace(args.swf, mirror=args.mirror, download=False)  # a name of 'wattsched traces'

@@ -4,7 +4,9 @@ Only what the embedded simulator needs is read: compute hosts (``<host>`` and ``
 pstate speeds, ``wattage_per_state`` / ``wattage_off`` / ``sleep_pstates`` properties, and the
 ``<prop>``s of the zones that enclose them. The network (links, routes, routers, backbones ...) is
 ignored: the platforms we simulate have zero-cost networks (see docs/architecture.md §4 and behaviours 34-36 of
-``tests/fixtures/batsim-reference/README.md``).
+``tests/fixtures/batsim-reference/README.md``); a zone's ``routing`` must still be one SimGrid knows. What
+the simulator does not model is refused, not ignored: ``<cabinet>``, ``<peer>``, and the ``speed_file``,
+``availability_file`` and ``state_file`` attributes of a ``<host>`` (its speed or state changing over time).
 
 Rules reproduced from real Batsim (behaviours 1, 2, 34, 35):
 
@@ -34,7 +36,7 @@ from wattsched.base.errors import InputError
 from wattsched.base.fileio import require_regular_file
 from wattsched.base.limits import limit, limit_hint
 from wattsched.base.validate import check_count, check_memory
-from wattsched.energy_models.power import ModelTextError, NodeModel
+from wattsched.energy_models.power import ModelTextError, NodeModel, parse_speed_list
 
 __all__ = ["Host", "Platform", "load_platform", "parse_radical"]
 
@@ -115,6 +117,14 @@ _UNSUPPORTED_HOST_TAGS = {
     "peer": "<peer> is not supported: write it as a <host> in a Vivaldi zone",
 }
 _ALLOWED_ROLES = ("", "compute_node", "compute")
+#: The ``routing`` of a ``<zone>`` (or ``<AS>``) SimGrid 3.x knows, compared ignoring case as SimGrid does
+#: (``sg_platf_create_zone``; the ``Cluster*`` topologies are those of SimGrid before 3.27). The routing itself
+#: is ignored (a zero-cost network), but a name SimGrid refuses is refused.
+_ROUTINGS = ("Full", "Floyd", "Dijkstra", "DijkstraCache", "None", "Vivaldi", "Cluster", "ClusterTorus",
+             "ClusterFatTree", "ClusterDragonfly", "Wifi")
+#: ``<host>`` attributes naming a SimGrid profile file that changes the host over time (its speed, or it fails
+#: and comes back): the embedded simulator keeps every host as the platform describes it.
+_UNSUPPORTED_HOST_ATTRIBUTES = ("speed_file", "availability_file", "state_file")
 #: Memory one compute host takes while loading and simulating (its name, tuple, Host and engine state).
 _BYTES_PER_HOST = 1500
 
@@ -151,10 +161,13 @@ class _Loader:
         return props
 
     def model_for(self, where: str, speed: str | None, props: dict[str, str]) -> NodeModel:
+        """The model of a host (or cluster) ``where``; its ``speed_per_state`` property, the pstate speeds the
+        schedulers read (Batsim sends them no ``speed``), must give one speed per pstate of ``speed``."""
         wattage = props.get("wattage_per_state")
         off = props.get("wattage_off")
         sleep = props.get("sleep_pstates")
-        key = (speed, wattage, off, sleep)
+        speeds = props.get("speed_per_state")
+        key = (speed, wattage, off, sleep, speeds)
         cached = self._model_cache.get(key)
         if cached is not None:
             return cached
@@ -164,6 +177,14 @@ class _Loader:
             model = NodeModel.from_text(speed, wattage, off, sleep)
         except ModelTextError as exc:
             raise self.error(f"{where}.{exc.field}", exc.problem) from None
+        if speeds is not None:
+            try:
+                nb_speeds = len(parse_speed_list(speeds))
+            except ValueError as exc:
+                raise self.error(f"{where}.speed_per_state", str(exc)) from None
+            if nb_speeds != model.nb_pstates:
+                raise self.error(f"{where}.speed_per_state", f"{nb_speeds} speeds for the {model.nb_pstates} pstates "
+                                                             "of its 'speed' attribute (one per pstate)")
         if wattage is None:
             log.warning("%s: %s has no wattage_per_state property: counted as 0 W", self.path, where)
         model = self._models_by_value.setdefault(model, model)
@@ -212,6 +233,10 @@ class _Loader:
         if name is None:
             raise self.error("<host>", "missing 'id' attribute")
         where = f"host '{name}'"
+        for attribute in _UNSUPPORTED_HOST_ATTRIBUTES:
+            if elem.get(attribute):
+                raise self.error(f"{where}.{attribute}", f"not supported: the embedded simulator does not change "
+                                                         f"hosts over time (remove the {attribute} attribute)")
         self.add_name(name, where)
         own = self.own_props(elem, where)
         role = self.role_of(own, where)
@@ -287,6 +312,10 @@ class _Loader:
         self.depth += 1
         if self.depth > limit("nesting"):
             raise self.error(f"zone '{elem.get('id')}'", f"zones nested too deeply; {limit_hint('nesting', 'levels')}")
+        routing = elem.get("routing")
+        if routing is not None and routing.lower() not in {r.lower() for r in _ROUTINGS}:
+            raise self.error(f"zone '{elem.get('id')}'.routing",
+                             f"unknown routing {routing!r} (SimGrid knows {', '.join(_ROUTINGS)})")
         own = self.own_props(elem, f"zone '{elem.get('id')}'")
         if own:
             merged = dict(zone_props)

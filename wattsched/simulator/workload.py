@@ -53,7 +53,8 @@ class ParallelProfile:
 
     ``kind`` is ``"parallel_homogeneous"`` (``cpu`` flops on every host), ``"parallel_homogeneous_total"``
     (``cpu`` flops split evenly over the hosts) or ``"parallel"`` (``cpu`` is the per-host tuple and the
-    allocation must have exactly ``nb_res`` hosts).
+    allocation must have exactly ``nb_res`` hosts). ``source``: the workload file it was read from (named
+    when a job runs it on another number of hosts; not part of the profile's value).
     """
 
     name: str
@@ -61,6 +62,7 @@ class ParallelProfile:
     cpu: float | tuple[float, ...]
     nb_res: int | None = None
     ret: int = 0
+    source: str = field(default="", compare=False, repr=False)
 
     def flops_per_host(self, nb_hosts: int) -> tuple[float, ...]:
         """Flops each of the ``nb_hosts`` allocated hosts computes (behaviour 19)."""
@@ -71,9 +73,11 @@ class ParallelProfile:
             if self.kind == "parallel_homogeneous_total":
                 return (float(cpu) / nb_hosts,) * nb_hosts
             return (float(cpu),) * nb_hosts
-        if nb_hosts != len(cpu):
+        if nb_hosts != len(cpu):  # Batsim fails the same way when the task starts (generate_parallel_task)
+            where = f"{self.source}: " if self.source else ""
             raise ValueError(
-                f"profile '{self.name}' (parallel) needs exactly {len(cpu)} hosts, got {nb_hosts}"
+                f"{where}profile '{self.name}' (parallel) has {len(cpu)} cpu values: it runs on exactly "
+                f"{len(cpu)} hosts, not on the {nb_hosts} of the job's res (real Batsim stops there too)"
             )
         return cpu
 
@@ -202,7 +206,7 @@ class _ProfileReader:
         elif ptype in ("parallel_homogeneous", "parallel_homogeneous_total"):
             cpu = self.non_negative(name, desc, "cpu")
             self.check_no_com(name, desc, None)
-            profile = ParallelProfile(name, ptype, cpu, None, ret)
+            profile = ParallelProfile(name, ptype, cpu, None, ret, self.path)
         elif ptype == "parallel":
             cpu_list = desc.get("cpu")
             if not isinstance(cpu_list, list) or not cpu_list:
@@ -211,7 +215,7 @@ class _ProfileReader:
             for v in cpu_list:
                 check_number(v, self.path, f"profile '{name}'.cpu", min=0.0)
             self.check_no_com(name, desc, len(cpu_list))
-            profile = ParallelProfile(name, ptype, tuple(float(v) for v in cpu_list), len(cpu_list), ret)
+            profile = ParallelProfile(name, ptype, tuple(float(v) for v in cpu_list), len(cpu_list), ret, self.path)
         elif ptype == "composed":
             repeat = desc.get("repeat", 1)
             if not _is_int(repeat) or repeat < 1:
