@@ -411,7 +411,7 @@ def compute_metrics(
     if window is not None:
         if not isinstance(window, (tuple, list)) or len(window) != 2:
             raise OptionError(f"metrics: window must be (start_s, end_s), got {window!r}")
-        start = check_number(window[0], "metrics", "window start", error=option_error)
+        start = check_number(window[0], "metrics", "window start", min=0.0, error=option_error)
         end = check_number(window[1], "metrics", "window end", error=option_error)
         if not end > start:
             raise OptionError(f"metrics: window end {end:g} is not after its start {start:g}")

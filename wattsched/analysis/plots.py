@@ -23,10 +23,10 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
-from procset import ProcSet
 
 from wattsched.base.errors import InputError
 from wattsched.base.fileio import atomic_path
+from wattsched.analysis.node_states import _hosts, _nb_hosts
 from wattsched.analysis.outputs import BatsimOutputs, load_outputs
 
 __all__ = [
@@ -83,13 +83,11 @@ def gantt_figure(outputs: str | Path | BatsimOutputs) -> Figure:
     axes = figure.add_subplot()
     colours = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink",
                "tab:olive", "tab:cyan")
+    run_hosts = _run_nb_hosts(loaded)
     max_host = 0
     for number, job in enumerate(ran.itertuples(index=False)):
-        try:
-            procs = ProcSet.from_str(job.allocated_resources)
-        except (ValueError, TypeError) as error:
-            raise InputError(loaded.source("jobs"), f"job {job.job_id}.allocated_resources",
-                             f"not an interval set like '0-5 7-15' ({error})") from error
+        procs = _hosts(job.allocated_resources, loaded.source("jobs"), f"job {job.job_id}.allocated_resources",
+                       run_hosts)
         start, end = float(job.starting_time), float(job.finish_time)
         killed = job.final_state != "COMPLETED_SUCCESSFULLY"
         for interval in procs.intervals():
@@ -104,9 +102,7 @@ def gantt_figure(outputs: str | Path | BatsimOutputs) -> Figure:
             if len(ran) <= _MAX_LABELLED_JOBS:
                 axes.text(start + (end - start) / 2, (interval.inf + interval.sup) / 2, str(job.job_id),
                           ha="center", va="center", fontsize=7, clip_on=True)
-    nb_hosts = max_host + 1
-    if loaded.schedule is not None and "nb_computing_machines" in loaded.schedule:
-        nb_hosts = max(nb_hosts, int(float(loaded.schedule["nb_computing_machines"])))
+    nb_hosts = max(max_host + 1, run_hosts or 0)
     end_s = float(ran["finish_time"].max()) if len(ran) else 1.0
     start_s = min(0.0, float(jobs["submission_time"].min())) if len(jobs) else 0.0
     axes.set_xlim(start_s, end_s * 1.02 if end_s > 0 else 1.0)
@@ -116,6 +112,18 @@ def gantt_figure(outputs: str | Path | BatsimOutputs) -> Figure:
     axes.yaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_title(f"Gantt chart: {len(ran)} jobs ran, hatched = not successful")
     return figure
+
+
+def _run_nb_hosts(loaded: BatsimOutputs) -> int | None:
+    """The run's number of compute hosts as paraver and node-stats read it (schedule.csv, else
+    machine_states.csv); None when neither output tells (the chart then spans the hosts the jobs use).
+
+    Raises:
+        InputError: an ``nb_computing_machines`` that is not a number.
+    """
+    known = ((loaded.schedule is not None and "nb_computing_machines" in loaded.schedule)
+             or (loaded.machine_states is not None and len(loaded.machine_states) > 0))
+    return _nb_hosts(loaded) if known else None
 
 
 def plot_gantt(outputs: str | Path | BatsimOutputs, path_png: str | Path) -> Path:

@@ -9,6 +9,15 @@ from pathlib import Path
 from wattsched.cli.common import non_negative_int, positive_float, window
 
 
+def run_window(text: str) -> tuple[float, float]:
+    """``--window START,END`` of a run's outputs: :func:`~wattsched.cli.common.window`, starting at 0 or later
+    (simulated time starts at 0: a window before it holds nothing)."""
+    start, end = window(text)
+    if start < 0:
+        raise argparse.ArgumentTypeError(f"window start {start:g} is before 0 (the start of the run)")
+    return start, end
+
+
 def cmd_metrics(args: argparse.Namespace) -> int:
     from wattsched.analysis.metrics import compute_metrics, format_table, metrics_to_json
 
@@ -95,7 +104,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("outputs", help="output folder (holding one run), or prefix such as results/out")
     p.add_argument("--tau", type=positive_float, default=10.0,
                    help="bounded-slowdown threshold in seconds (default 10)")
-    p.add_argument("--window", type=window, metavar="START,END",
+    p.add_argument("--window", type=run_window, metavar="START,END",
                    help="time window in seconds for utilization and window energy")
     p.add_argument("--workload", help="workload JSON, to join the jobs' 'user' field for per-user stretch")
     p.add_argument("--max-power", type=positive_float, metavar="W",
@@ -107,7 +116,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                        description="Write gantt.png, power.png and machine_states.png for a run.")
     p.add_argument("outputs", help="output folder (holding one run), or prefix such as results/out")
     p.add_argument("-d", "--out-dir", default=None, help="where to write the PNGs (default: next to the outputs)")
-    p.add_argument("--window", type=window, metavar="START,END", help="an energy-budget window to shade, in seconds")
+    p.add_argument("--window", type=run_window, metavar="START,END",
+                   help="an energy-budget window to shade, in seconds")
     p.add_argument("--budget-power", type=positive_float, metavar="W", help="budget power in W, drawn as a line")
     p.set_defaults(func=cmd_plot)
 

@@ -115,11 +115,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _serve_pybatsim(name: str, options: dict, bind: str, timeout_s: float) -> None:
-    """Any other pybatsim scheduler, in pybatsim's own Batsim class, on the guarded network handler."""
+    """Any other pybatsim scheduler, in pybatsim's own Batsim class, on the guarded network handler.
+
+    Raises:
+        OptionError: the scheduler's code raised (or called ``sys.exit``) while loading or answering a message:
+            one line naming it, the error and its line, as ``run -s`` (:func:`~wattsched.schedulers.adapter.
+            user_code_error`); or ``bind`` cannot be bound.
+        ProtocolError: Batsim broke the protocol, went away or sent nothing for ``timeout_s`` seconds.
+    """
     import pybatsim.batsim.batsim as pybatsim_batsim
     import zmq
 
-    from wattsched.schedulers.adapter import load_scheduler
+    from wattsched.base.errors import WattschedError
+    from wattsched.schedulers.adapter import _source_file, load_scheduler, user_code_error
 
     scheduler = load_scheduler(name, options)
     network_class = _guarded_network_class(timeout_s)
@@ -129,13 +137,18 @@ def _serve_pybatsim(name: str, options: dict, bind: str, timeout_s: float) -> No
     try:
         network_class.created.clear()
         try:
-            bs = pybatsim_batsim.Batsim(scheduler, bind, -1)
-        except zmq.ZMQError as exc:
-            raise OptionError(f"--bind {bind}: cannot bind this endpoint ({exc})") from None
-        finally:
-            pybatsim_batsim.NetworkHandler = plain
-            network = network_class.created[0] if network_class.created else None
-        bs.start()
+            try:
+                bs = pybatsim_batsim.Batsim(scheduler, bind, -1)
+            except zmq.ZMQError as exc:
+                raise OptionError(f"--bind {bind}: cannot bind this endpoint ({exc})") from None
+            finally:
+                pybatsim_batsim.NetworkHandler = plain
+                network = network_class.created[0] if network_class.created else None
+            bs.start()
+        except WattschedError:
+            raise
+        except (Exception, SystemExit) as error:  # user code: reported on one line, as run -s reports it
+            raise user_code_error(f"scheduler {name.strip()}", error, _source_file(type(scheduler))) from None
     finally:
         if network is not None:
             network.close()

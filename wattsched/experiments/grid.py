@@ -41,8 +41,9 @@ from typing import Any
 
 import pandas as pd
 
-from wattsched.base.errors import InputError
+from wattsched.base.errors import InputError, OptionError
 from wattsched.base.fileio import atomic_path, write_if_changed
+from wattsched.base.validate import check_number
 from wattsched.experiments.sweep import Run
 
 __all__ = ["Grid", "grid_runs", "load_grid", "parse_grid", "write_results", "COMPARED_METRICS"]
@@ -135,8 +136,8 @@ def parse_grid(data: Any, source: str = "<grid>") -> Grid:
     window = data.get("window")
     if window is not None:
         if not (isinstance(window, list) and len(window) == 2 and all(_finite(x) for x in window)
-                and window[1] > window[0]):
-            raise InputError(source, "window", "must be [start, end] in seconds, end after start")
+                and window[1] > window[0] >= 0):
+            raise InputError(source, "window", "must be [start, end] in seconds, 0 ≤ start < end")
         window = (float(window[0]), float(window[1]))
     for key in ("tau_s", "max_power_w"):
         if data.get(key) is not None and not (_finite(data[key]) and data[key] > 0):
@@ -174,9 +175,14 @@ def _platform_file(spec: Any, grid: Grid, index: int, inputs: Path) -> tuple[Pat
     if len(spec) != 1 or next(iter(spec)) not in makers or not isinstance(next(iter(spec.values())), Mapping):
         raise InputError(grid.source, f"platforms[{index}]", f"a file, or one of {sorted(makers)}: {{hosts: N}}")
     kind, params = next(iter(spec.items()))
-    if set(params) != {"hosts"} or isinstance(params["hosts"], bool) or not isinstance(params["hosts"], int):
+    if set(params) != {"hosts"}:
         raise InputError(grid.source, f"platforms[{index}].{kind}", "takes hosts: N (an integer)")
-    text = makers[kind](params["hosts"])
+    field = f"platforms[{index}].{kind}.hosts"
+    check_number(params["hosts"], grid.source, field, min=1, integer=True)
+    try:
+        text = makers[kind](params["hosts"])
+    except OptionError as error:  # beyond the bound of hosts
+        raise InputError(grid.source, field, str(error)) from None
     return inputs / f"{kind}_{params['hosts']}.xml", f"{kind}{params['hosts']}", text
 
 
@@ -196,13 +202,18 @@ def _workload_files(spec: Any, grid: Grid, index: int, inputs: Path) -> list[tup
     allowed = {"hosts", "days", "load", "users"}
     if "hosts" not in params or set(params) - allowed:
         raise InputError(grid.source, f"workloads[{index}].synth", "takes hosts (required), days, load, users")
+    where = f"workloads[{index}].synth"
+    hosts = check_number(params["hosts"], grid.source, f"{where}.hosts", min=1, integer=True)
+    days = check_number(params.get("days", 7), grid.source, f"{where}.days", min=0.0, min_open=True)
+    load = check_number(params.get("load", 0.85), grid.source, f"{where}.load", min=0.0, min_open=True)
+    users = check_number(params.get("users", 50), grid.source, f"{where}.users", min=1, integer=True)
     out: list[tuple[Path, str, int | None, str | None]] = []
     for seed in grid.seeds:
         try:
-            work = synthetic_week(int(params["hosts"]), seed=seed, duration_s=float(params.get("days", 7)) * 86400.0,
-                                  target_load=float(params.get("load", 0.85)), users=int(params.get("users", 50)))
-        except (TypeError, ValueError) as error:
-            raise InputError(grid.source, f"workloads[{index}].synth", str(error)) from None
+            work = synthetic_week(int(hosts), seed=seed, duration_s=days * 86400.0, target_load=load,
+                                  users=int(users))
+        except OptionError as error:  # beyond a bound (hosts, days, jobs)
+            raise InputError(grid.source, where, str(error)) from None
         label = f"synth{params['hosts']}-" + "-".join(f"{k}{params[k]}" for k in sorted(params) if k != "hosts")
         out.append((inputs / f"{label}-s{seed}.json", label.rstrip("-"), seed, json.dumps(work, sort_keys=True)))
     return out
@@ -216,7 +227,6 @@ def _check_schedulers(grid: Grid) -> None:
         InputError: naming the grid field: ``schedulers[i]`` (unknown, or its own options refused) or
             ``options[j]`` (the entry's options refused by that scheduler).
     """
-    from wattsched.base.errors import OptionError
     from wattsched.schedulers.protocol import scheduler_handler
 
     for i, (scheduler, own) in enumerate(grid.schedulers):

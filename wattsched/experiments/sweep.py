@@ -392,10 +392,10 @@ def _json_text(value: Any) -> str:
 
 
 def _window_of(value: Any, source: str, field: str) -> Window:
-    """``[start_s, end_s]`` of a run entry: two finite numbers, end after start."""
+    """``[start_s, end_s]`` of a run entry: two finite numbers, 0 ≤ start < end (as the metrics take them)."""
     if not isinstance(value, list) or len(value) != 2:
         raise option_error(source, field, f"must be [start_s, end_s], got {_json_text(value)}")
-    start = check_number(value[0], source, f"{field} start", error=option_error)
+    start = check_number(value[0], source, f"{field} start", min=0.0, error=option_error)
     end = check_number(value[1], source, f"{field} end", error=option_error)
     if not end > start:
         raise option_error(source, field, f"end {end:g} is not after start {start:g}")

@@ -33,7 +33,7 @@ from wattsched.base.batsim_files import OUTPUT_KINDS
 from wattsched.simulator.outputs import write_outputs
 from wattsched.simulator.platform import load_platform
 from wattsched.simulator.workload import load_workload
-from wattsched.base.errors import InputError
+from wattsched.base.errors import InputError, ProtocolError
 from wattsched.base.validate import load_json
 
 #: Numeric columns / keys compared with a relative tolerance (energies); all others are exact.
@@ -277,7 +277,7 @@ def replay(folder: str | os.PathLike, *, rel_tol: float = ENERGY_REL_TOL, output
     for p in (platform_path, workload_path, messages_path, *recorded_csvs):
         if not p.exists():
             raise InputError(folder, p.name, "missing from the recording folder")
-    recorded: list[tuple[str, dict]] = []
+    recorded: list[tuple[str, dict, int]] = []  # (side, message, line of messages.jsonl)
     with open(messages_path, "rb") as fh:
         for n, line in enumerate(fh, start=1):
             if not line.strip():
@@ -290,29 +290,32 @@ def replay(folder: str | os.PathLike, *, rel_tol: float = ENERGY_REL_TOL, output
                     and isinstance(obj.get("message"), dict)):
                 raise InputError(messages_path, f"line {n}", "not a recorded message "
                                  "({\"from\": \"batsim\" or \"scheduler\", \"message\": {...}})")
-            recorded.append((obj["from"], obj["message"]))
+            recorded.append((obj["from"], obj["message"], n))
     report = ReplayReport(folder.name)
     sim = Simulation(load_platform(platform_path), load_workload(workload_path),
                      dynamic_jobs="dynamic_jobs" in flags, acknowledge_dynamic_jobs="acknowledge_dynamic_jobs" in flags)
     ours: dict | None = _normalise_begins(sim.start())
     i = 0
     while i < len(recorded):
-        side, rec = recorded[i]
+        side, rec, line_no = recorded[i]
         if side != "batsim":
-            report.differences.append(f"line {i + 1}: expected a Batsim message, the recording has a {side} one")
+            report.differences.append(f"line {line_no}: expected a Batsim message, the recording has a {side} one")
             break
         if ours is None:
-            report.differences.append(f"line {i + 1}: the simulation ended, recorded {_summary(rec)}")
+            report.differences.append(f"line {line_no}: the simulation ended, recorded {_summary(rec)}")
             break
         report.messages_compared += 1
-        diffs = compare_message(ours, rec, i + 1, rel_tol)
-        reply = recorded[i + 1][1] if i + 1 < len(recorded) else None
+        diffs = compare_message(ours, rec, line_no, rel_tol)
         if diffs:
             report.differences.extend(diffs)
             break
-        if reply is None:
+        if i + 1 >= len(recorded):
             break
-        ours = sim.step(reply)
+        _, reply, reply_line = recorded[i + 1]
+        try:
+            ours = sim.step(reply)
+        except ProtocolError as error:  # a recorded reply Batsim would refuse (unknown event type, ...)
+            raise InputError(messages_path, f"line {reply_line} (message {i + 2})", str(error)) from None
         i += 2
     if ours is not None and report.ok:
         report.differences.append(f"the recording ends but the simulation goes on: {_summary(ours)}")
