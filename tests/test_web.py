@@ -90,8 +90,17 @@ def finished(tmp_path_factory):
     """A workspace with two finished runs: energy-bud with shutdown and EASY, on the demo inputs, launched
     together."""
     workspace = tmp_path_factory.mktemp("web") / "ws"
-    with TestClient(create_app(workspace, workers=2, processes=False)) as client:
-        ids = [launch(client, ENERGY_BUD), launch(client, EASY), launch(client, TOO_SMALL)]
+    app = create_app(workspace, workers=2, processes=False)
+    with TestClient(app) as client:
+        assert client.post("/runs", data=TOO_SMALL).status_code == 400  # refused before any run is created
+        first = [launch(client, ENERGY_BUD), launch(client, EASY)]
+        # a run that fails (made past the page's checks, as a run failing on its own would): created last, the
+        # delete test reads the index's order
+        spec = app.state.workspace.new_run(name="too small", scheduler="energy-bud", platform=PLATFORM,
+                                           workload=WORKLOAD, options={"shutdown": False, "budget_fraction": 0.01,
+                                                                       "window_end_s": 20000})
+        app.state.manager.submit(spec.id)
+        ids = first + [spec.id]
         assert [wait_done(client, run_id) for run_id in ids] == ["done", "done", "failed"]
     return workspace, ids[:2], ids[2]
 

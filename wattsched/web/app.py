@@ -33,6 +33,7 @@ import html
 import json
 import logging
 import math
+import os
 from collections.abc import Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -42,19 +43,22 @@ from urllib.parse import urlencode
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import UploadFile
+from starlette.datastructures import FormData, UploadFile
+from starlette.exceptions import HTTPException
+from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from wattsched.base.errors import WattschedError
+from wattsched.base.errors import OptionError, WattschedError
 from wattsched.base.limits import limit
 from wattsched.web import charts
 from wattsched.web.forms import GENERAL, option_fields, options_from_form, preset_names, unknown_preset
-from wattsched.web.runs import RunManager, output_files
-from wattsched.web.workspace import ACTIVE, SUFFIX, RunActiveError, Workspace, WorkspaceError
+from wattsched.web.runs import RunManager, check_run, output_files
+from wattsched.web.workspace import (ACTIVE, SUFFIX, RunActiveError, Workspace, WorkspaceError, check_run_name,
+                                     upload_name)
 
 __all__ = ["create_app"]
 
@@ -63,6 +67,64 @@ logger = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
 #: Room for the form's other fields and the multipart framing around uploaded files, bytes.
 FORM_SLACK_BYTES = 64 * 1024
+#: Largest form field that is not a file, bytes (Starlette's default part size).
+FIELD_BYTES = 1024 * 1024
+#: Bytes read at a time from a run's file being downloaded.
+CHUNK_BYTES = 256 * 1024
+
+
+class FormError(WattschedError):
+    """A form that cannot be read (malformed multipart data, too many files or fields, a field too large):
+    one sentence saying what was wrong, naming the field when it is known."""
+
+
+async def read_form(request: Request, *, max_files: int, max_fields: int = 1000) -> FormData:
+    """The submitted form, read with Starlette's parsers and bounds (``max_files`` files, ``max_fields``
+    other fields of at most :data:`FIELD_BYTES`); what they refuse becomes a :class:`FormError` that says
+    what was wrong, instead of Starlette's plain-text 400.
+
+    Raises:
+        FormError: the form cannot be read.
+    """
+    from starlette.formparsers import parse_options_header
+
+    content_type, _ = parse_options_header(request.headers.get("content-type", ""))
+    if content_type != b"multipart/form-data":
+        try:
+            return await request.form(max_files=max_files, max_fields=max_fields, max_part_size=FIELD_BYTES)
+        except HTTPException as error:
+            raise FormError(_form_problem(str(error.detail), "", max_files, max_fields)) from None
+    parser = MultiPartParser(request.headers, request.stream(), max_files=max_files, max_fields=max_fields,
+                             max_part_size=FIELD_BYTES)
+    try:
+        form = await parser.parse()
+    except MultiPartException as error:
+        part = getattr(parser, "_current_part", None)
+        raise FormError(_form_problem(error.message, getattr(part, "field_name", "") or "", max_files,
+                                      max_fields)) from None
+    request._form = form  # closed with the request, as Starlette's own request.form() does
+    return form
+
+
+def _form_problem(detail: str, field: str, max_files: int, max_fields: int) -> str:
+    """One sentence for a form Starlette's parsers refuse with ``detail``."""
+    shown = field if len(field) <= 60 else field[:57] + "..."
+    if detail.startswith(("Part exceeded", "Field exceeded")):
+        where = f"field '{shown}'" if shown else "a field"
+        return (f"the form could not be read: {where} holds more than {FIELD_BYTES // 1024} KiB (only files "
+                "may be larger)")
+    if detail.startswith("Too many files"):
+        return (f"the form could not be read: it holds more than {max_files} file"
+                f"{'s' if max_files != 1 else ''}" + (f" (extra file field '{shown}')" if shown else ""))
+    if detail.startswith("Too many fields"):
+        return f"the form could not be read: it holds more than {max_fields} fields"
+    if detail.startswith("Missing boundary"):
+        return ("the form could not be read: its Content-Type multipart/form-data has no boundary (post it "
+                "from the page)")
+    if "name" in detail and "Content-Disposition" in detail:
+        return "the form could not be read: a part of it has no field name"
+    return ("the form could not be read: malformed multipart data (a body cut short, or a part header such as "
+            "a file name that is too long)" + (f" after field '{shown}'" if shown else ""))
 
 
 def format_value(value: Any) -> str:
@@ -152,9 +214,21 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         return page(request, "error.html", status_code=status_code, message=message)
 
     # ------------------------------------------------------------------------------------- runs
+    def gone(run_id: str, error: Exception) -> Exception:
+        """``error`` met while reading run ``run_id``: a 404 when the run was deleted meanwhile (its folder
+        renamed away under the request), else ``error`` without the workspace's absolute path."""
+        if not (space.runs_dir / run_id / "run.json").is_file():
+            return WorkspaceError(f"run {run_id} no longer exists (it was deleted)")
+        if isinstance(error, WattschedError):
+            return type(error)(str(error).replace(str(space.root), "workspace"))
+        return error
+
     def run_or_404(request: Request) -> tuple[str, dict[str, Any]]:
         run_id = request.path_params["run_id"]
-        spec = space.spec(run_id)  # WorkspaceError: not a run
+        try:
+            spec = space.spec(run_id)  # WorkspaceError: not a run
+        except (OSError, ValueError) as error:  # deleted between the check and the read
+            raise gone(run_id, error) from None
         return run_id, {**spec.as_dict(), **space.status(run_id)}
 
     def index(request: Request) -> Response:
@@ -180,7 +254,10 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
             from wattsched.analysis.outputs import load_outputs
             from wattsched.schedulers.presets import PRESETS
 
-            outputs = load_outputs(str(space.prefix(run_id)))
+            try:
+                outputs = load_outputs(str(space.prefix(run_id)))
+            except (WattschedError, OSError) as error:  # deleted while being read
+                raise gone(run_id, error) from None
             chosen, values = PRESETS[run["scheduler"]].validate(run["options"])
             window, budget_w = charts.budget_power_w(chosen, values, int(run["metrics"]["nb_hosts"]))
             figures = {"gantt": _figure_json(charts.gantt(outputs)),
@@ -195,8 +272,26 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         path = output_files(space.prefix(run_id)).get(name)
         if path is None or not path.is_file():
             raise WorkspaceError(f"run {run_id} has no file '{name}'")
-        return FileResponse(space.inside(path.relative_to(space.root)), filename=f"{run_id}_{name}",
-                            media_type="text/csv" if name.endswith(".csv") else "text/plain")
+        try:  # opened before answering: a deletion from now on (a rename, then removal) cannot cut the body
+            handle = open(space.inside(path.relative_to(space.root)), "rb")  # noqa: SIM115 - closed by chunks()
+        except OSError as error:
+            raise gone(run_id, error) from None
+        size = os.fstat(handle.fileno()).st_size
+
+        def chunks() -> Any:
+            with handle:
+                left = size
+                while left > 0:
+                    chunk = handle.read(min(CHUNK_BYTES, left))
+                    if not chunk:
+                        return
+                    left -= len(chunk)
+                    yield chunk
+
+        filename = f"{run_id}_{name}"
+        return StreamingResponse(chunks(), media_type="text/csv" if name.endswith(".csv") else "text/plain",
+                                 headers={"content-length": str(size),
+                                          "content-disposition": f'attachment; filename="{filename}"'})
 
     def compare(request: Request) -> Response:
         from wattsched.analysis.outputs import load_outputs
@@ -204,7 +299,10 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         ids = list(dict.fromkeys(request.query_params.getlist("run")))
         runs = []
         for run_id in ids:
-            spec = space.spec(run_id)
+            try:
+                spec = space.spec(run_id)
+            except (OSError, ValueError) as error:  # deleted between the check and the read
+                raise gone(run_id, error) from None
             status = space.status(run_id)
             if status.get("state") != "done":
                 return refused(request, f"run {run_id} ({spec.name}) is not done: only finished runs compare")
@@ -214,7 +312,12 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         names: list[str] = []
         for run in runs:
             names += [k for k in run["metrics"] if k not in names]
-        loaded = [(f"{run['name']} ({run['id'][-6:]})", load_outputs(str(space.prefix(run["id"])))) for run in runs]
+        loaded = []
+        for run in runs:
+            try:
+                loaded.append((f"{run['name']} ({run['id'][-6:]})", load_outputs(str(space.prefix(run["id"])))))
+            except (WattschedError, OSError) as error:  # deleted while being read
+                raise gone(run["id"], error) from None
         figures = {"power": _figure_json(charts.compare_power(loaded)),
                    "utilization": _figure_json(charts.compare_utilization(loaded))}
         return page(request, "compare.html", runs=runs, names=names, figures=figures)
@@ -249,51 +352,101 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         declared = request.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > 2 * max_upload_bytes + FORM_SLACK_BYTES:
             return new_run_page(request, {}, {GENERAL: too_big(f"upload of {int(declared)} bytes")}, status_code=413)
-        submitted = await request.form(max_files=2)
+        try:
+            submitted = await read_form(request, max_files=2)
+        except FormError as error:
+            return new_run_page(request, {}, {GENERAL: str(error)}, status_code=400)
         form = {k: v for k, v in submitted.items() if isinstance(v, str)}
         errors: dict[str, str] = {}
         scheduler = form.get("scheduler", "")
         fields = None
+        for key, value in submitted.multi_items():
+            if not isinstance(value, str) and key not in ("platform_file", "workload_file"):
+                errors[GENERAL] = (f"field '{key[:60]}': a file where the form takes none (files go in "
+                                   "platform_file and workload_file)")
+        try:
+            name = check_run_name(form.get("name", ""))
+        except OptionError as error:
+            errors["name"] = str(error)
         if scheduler not in preset_names():
             errors["scheduler"] = unknown_preset(scheduler)
             options: dict[str, Any] = {}
         else:
-            options, fields, option_errors = options_from_form(scheduler, form)
+            # a path option is a choice of the page (a shipped model, a folder of the inputs), never a path
+            options, fields, option_errors = options_from_form(
+                scheduler, form, resolve=lambda option, value: str(space.model_path(option, value)))
             errors.update(option_errors)
-        uploads: dict[str, tuple[str, bytes]] = {}  # kind -> (name to store under, contents): checked, not stored
+        uploads: dict[str, tuple[str, bytes, str]] = {}  # kind -> (name to store under, contents, name shown)
         status_code = 400
         for kind in ("platform", "workload"):
             upload_file = submitted.get(f"{kind}_file")
             if isinstance(upload_file, UploadFile) and upload_file.filename:  # an upload replaces the choice
                 data = await upload_file.read(max_upload_bytes + 1)
                 if len(data) > max_upload_bytes:
-                    errors[kind] = too_big(Path(upload_file.filename.replace("\\", "/")).name)
+                    errors[kind] = too_big(upload_name(kind, upload_file.filename))
                     status_code = 413
                     continue
                 try:
-                    name = await run_in_threadpool(space.check_upload, kind, upload_file.filename, data)
+                    stored = await run_in_threadpool(space.check_upload, kind, upload_file.filename, data)
                 except WattschedError as error:
                     errors[kind] = str(error)
                 else:
-                    uploads[kind] = (name, data)
+                    uploads[kind] = (stored, data, upload_name(kind, upload_file.filename))
                 continue
             try:
                 space.input_path(kind, form.get(kind, ""))
             except WattschedError as error:
                 errors[kind] = str(error)
+        if not errors:  # what the CLI checks before it simulates: binding the scheduler to the platform
+            try:
+                await run_in_threadpool(precheck, scheduler, options, form, uploads)
+            except WattschedError as error:
+                errors[_field_of(str(error), fields)] = str(error)
+                for f in fields or []:
+                    f.error = f.error or errors.get(f.name, "")
         if errors:  # nothing was written: uploads are stored only with the run they are for
             return new_run_page(request, form, errors, fields, status_code=status_code)
-        for kind, (name, data) in uploads.items():
-            form[kind] = await run_in_threadpool(space.save_input, name, data)
-        spec = space.new_run(name=form.get("name", ""), scheduler=scheduler, options=options,
+        for kind, (stored, data, _) in uploads.items():
+            form[kind] = await run_in_threadpool(space.save_input, stored, data)
+        spec = space.new_run(name=name, scheduler=scheduler, options=options,
                              platform=form["platform"], workload=form["workload"])
         await run_in_threadpool(manager.submit, spec.id)  # the first run starts the Dask cluster
         return RedirectResponse(f"/runs/{spec.id}", status_code=303)
 
+    def precheck(scheduler: str, options: dict[str, Any], form: Mapping[str, str],
+                 uploads: Mapping[str, tuple[str, bytes, str]]) -> None:
+        """:func:`~wattsched.web.runs.check_run` on the form's inputs (an upload in a temporary folder
+        outside the workspace: it is stored only with its run); each input's path in the message is the
+        name the form shows."""
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="wattsched-check-") as tmp:
+            paths: dict[str, Path] = {}
+            shown: dict[str, str] = {}
+            for kind in ("platform", "workload"):
+                if kind in uploads:
+                    stored, data, name = uploads[kind]
+                    paths[kind] = Path(tmp) / stored
+                    paths[kind].write_bytes(data)
+                    shown[str(paths[kind])] = name
+                else:
+                    paths[kind] = space.input_path(kind, form.get(kind, ""))
+                    shown[str(paths[kind])] = form.get(kind, "")
+            try:
+                check_run(space, scheduler, options, paths["platform"], paths["workload"])
+            except WattschedError as error:
+                message = str(error)
+                for path, name in shown.items():
+                    message = message.replace(path, name)
+                raise OptionError(message.replace(tmp, "upload").replace(str(space.root), "workspace")) from None
+
     # ---------------------------------------------------------------------------------- delete
     async def delete_run(request: Request) -> Response:
         run_id, run = run_or_404(request)
-        form = await request.form(max_files=0)
+        try:
+            form = await read_form(request, max_files=0, max_fields=10)
+        except FormError as error:
+            return refused(request, f"delete run {run_id}: {error}")
         if form.get("confirm") != "yes" and run["state"] not in ACTIVE:
             return page(request, "delete.html", run=run)
         try:
@@ -315,7 +468,10 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         declared = request.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > max_upload_bytes + FORM_SLACK_BYTES:
             return inputs_page(request, 413, upload_error=too_big(f"upload of {int(declared)} bytes"))
-        form = await request.form(max_files=1, max_fields=10)
+        try:
+            form = await read_form(request, max_files=1, max_fields=10)
+        except FormError as error:
+            return inputs_page(request, 400, upload_error=str(error))
         kind = str(form.get("kind", ""))
         upload_file = form.get("file")
         if kind not in SUFFIX:
@@ -324,7 +480,7 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
             return inputs_page(request, 400, upload_error=f"{kind}: choose a file to upload")
         data = await upload_file.read(max_upload_bytes + 1)
         if len(data) > max_upload_bytes:
-            return inputs_page(request, 413, upload_error=too_big(upload_file.filename))
+            return inputs_page(request, 413, upload_error=too_big(upload_name(kind, upload_file.filename)))
         try:
             choice = await run_in_threadpool(space.store_input, kind, upload_file.filename, data)  # type: ignore[arg-type]
         except WattschedError as error:
@@ -334,7 +490,10 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
     async def generate_platform(request: Request) -> Response:
         from wattsched.platforms.generate import esc_platform_xml, taurus_platform_xml
 
-        form = await request.form(max_files=0)
+        try:
+            form = await read_form(request, max_files=0, max_fields=10)
+        except FormError as error:
+            return inputs_page(request, 400, platform_errors={"hosts": str(error)})
         errors: dict[str, str] = {}
         hosts = _positive_int(form.get("hosts"), "--hosts", errors)
         node = str(form.get("node", "taurus"))
@@ -349,17 +508,30 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         return RedirectResponse(f"/inputs?stored={choice}", status_code=303)
 
     async def generate_workload(request: Request) -> Response:
-        from wattsched.cli.common import positive_float
+        from wattsched.base.validate import check_count, check_memory
+        from wattsched.cli.common import non_negative_int, positive_float
         from wattsched.workloads.synthetic import synthetic_week
 
-        form = await request.form(max_files=0)
+        try:
+            form = await read_form(request, max_files=0, max_fields=20)
+        except FormError as error:
+            return inputs_page(request, 400, workload_errors={"hosts": str(error)})
         errors: dict[str, str] = {}
         hosts = _positive_int(form.get("hosts"), "--hosts", errors)
         users = _positive_int(form.get("users") or "50", "--users", errors)
+        if "users" not in errors:
+            def users_error(source: str, field: str, problem: str) -> OptionError:
+                return OptionError(f"argument --users: {problem}")
+            try:  # the bounds of a workload's jobs and of the memory: the user ids are drawn from an array
+                check_count(users, "jobs", "synthetic workload", "users", "users (a workload has no more users "
+                            "than jobs)", users_error)
+                check_memory(48.0 * users, "synthetic workload", "users", f"{users} users", users_error)
+            except OptionError as error:
+                errors["users"] = str(error)
         try:
-            seed = int(str(form.get("seed", "")))
-        except ValueError:
-            errors["seed"] = f"argument --seed: invalid int value: '{form.get('seed', '')}'"
+            seed = non_negative_int(str(form.get("seed", "")).strip())
+        except argparse.ArgumentTypeError as error:
+            errors["seed"] = f"argument --seed: {error}"
         numbers = {}
         for name, default in (("days", "7"), ("load", "0.85")):
             try:
@@ -368,8 +540,17 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
                 errors[name] = f"argument --{name}: {error}"
         if errors:
             return inputs_page(request, 400, workload_errors=errors)
-        workload = await run_in_threadpool(synthetic_week, hosts, seed=seed, duration_s=numbers["days"] * 86400.0,
-                                           target_load=numbers["load"], users=users)
+        try:
+            workload = await run_in_threadpool(synthetic_week, hosts, seed=seed, duration_s=numbers["days"] * 86400.0,
+                                               target_load=numbers["load"], users=users)
+        except OptionError as error:  # synthetic_week's own bounds (hosts, days, jobs): the field they name
+            field = next((f for f, names in (("hosts", ("nb_hosts", "hosts")), ("days", ("duration_s", "days")),
+                                             ("load", ("target_load", "jobs")), ("users", ("users",)))
+                          if any(n in str(error) for n in names)), "hosts")
+            return inputs_page(request, 400, workload_errors={field: str(error)})
+        except MemoryError:
+            return inputs_page(request, 413, workload_errors={"hosts": "out of memory while generating this workload: "
+                                                                       "fewer hosts, days or users"})
         choice = await run_in_threadpool(space.store_input, "workload", f"synth_{hosts}h_seed{seed}.json",
                                          (json.dumps(workload, indent=1) + "\n").encode())
         return RedirectResponse(f"/inputs?stored={choice}", status_code=303)
@@ -387,7 +568,7 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
 
     async def user_error(request: Request, exc: Exception) -> Response:
         status = 404 if isinstance(exc, WorkspaceError) else 400
-        return refused(request, str(exc), status)
+        return refused(request, str(exc).replace(str(space.root), "workspace"), status)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -450,3 +631,12 @@ def _positive_int(value: Any, flag: str, errors: dict[str, str]) -> int:
         errors[flag.lstrip("-")] = f"argument {flag}: {error}"
         return 0
 
+
+
+def _field_of(message: str, fields: list[Any] | None) -> str:
+    """The option field an error names first (the form's general error when none)."""
+    import re
+
+    names = {f.name for f in fields or []}
+    named = [n for n in re.findall(r"'([A-Za-z0-9_]+)'", message) if n in names]
+    return named[0] if named else GENERAL

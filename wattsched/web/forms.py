@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from wattsched.base.errors import OptionError
+from wattsched.base.validate import load_json, option_error
 from wattsched.schedulers.options import Option, describe_all
 from wattsched.schedulers.pieces import REGISTRY, SLOTS
 from wattsched.schedulers.presets import PRESETS, Preset, unknown_preset
+from wattsched.web.workspace import PATH_OPTIONS
 
 __all__ = ["Field", "FIELD_PREFIX", "option_fields", "options_from_form", "preset_names"]
 
@@ -29,6 +31,9 @@ __all__ = ["Field", "FIELD_PREFIX", "option_fields", "options_from_form", "prese
 FIELD_PREFIX = "opt."
 #: Where a form error that names no field is shown.
 GENERAL = "_general"
+#: What a path option takes on the page, shown as its valid values.
+PATH_HELP = ("shipped:NAME, a model installed with wattsched (shipped:eamc, the default), or workspace:NAME, a "
+             "folder NAME of the workspace's inputs; not a path of the server")
 
 
 @dataclass
@@ -132,6 +137,8 @@ def option_fields(scheduler: str, form: Mapping[str, str] | None = None) -> list
                 fields.append(_field(option, switch=False, slot=f"{slot} '{chosen[slot]}'"))
     for f in fields:
         f.value = form.get(f.form_name, "").strip()
+        if f.name in PATH_OPTIONS:
+            f.valid = f"{f.name} ({PATH_HELP})"
     return fields
 
 
@@ -140,21 +147,37 @@ def _parse(option: Option, text: str) -> Any:
     that is not valid JSON stays a string (then :meth:`Option.check` says what was expected)."""
     if option.type is str:
         return None if (text == "null" and option.nullable) else text
-    try:
-        return json.loads(text)
-    except ValueError:
-        if option.type is dict:
-            raise OptionError(f"option '{option.name}' is not valid JSON") from None
+    try:  # the CLI's checked reader: nesting bounded, lone UTF-16 surrogates and non-finite numbers refused
+        return load_json(text, f"option '{option.name}'", option_error)
+    except OptionError as error:
+        if option.type is dict or not _malformed(text):
+            raise
         return text
 
 
-def options_from_form(scheduler: str, form: Mapping[str, str]) -> tuple[dict[str, Any], list[Field], dict[str, str]]:
+def _malformed(text: str) -> bool:
+    """``text`` is not JSON at all (rather than JSON :func:`load_json` refuses: too deep, a lone surrogate)."""
+    if text.count("[") + text.count("{") >= 64:  # never a number, a boolean or a name: not worth parsing
+        return False
+    try:
+        json.loads(text)
+    except ValueError:  # JSONDecodeError, or an integer too long to convert
+        return not text.lstrip("-").isdigit()
+    return False
+
+
+def options_from_form(scheduler: str, form: Mapping[str, str], resolve: Callable[[str, Any], Any] | None = None
+                      ) -> tuple[dict[str, Any], list[Field], dict[str, str]]:
     """The options of ``wattsched run -o`` from a submitted form, the fields (with values and errors) and
     the errors by option name (:data:`GENERAL` for one that names no field).
 
     Each filled field is checked on its own (:meth:`Option.check`, the CLI's message), then the whole set
     as ``wattsched run`` does (:meth:`Preset.validate` and building the pieces: options that exclude or
-    require each other).
+    require each other). A filled ``opt.*`` field the preset with these switches does not show is refused
+    as the CLI refuses it (an unknown option, or one of a piece not chosen), never dropped. A path option
+    (:data:`PATH_OPTIONS`) is a choice that ``resolve(name, value)`` turns into the folder the scheduler is
+    built with (its :class:`OptionError` is the field's error; without ``resolve`` every value is refused);
+    the options returned keep the choice.
 
     Raises:
         OptionError: ``scheduler`` is not a preset.
@@ -173,12 +196,44 @@ def options_from_form(scheduler: str, form: Mapping[str, str]) -> tuple[dict[str
             options[f.name] = option.check(_parse(option, f.value), preset.name, valid)
         except OptionError as error:
             errors[f.name] = str(error)
+    shown = {f.name for f in fields}
+    for key, value in form.items():
+        name = key[len(FIELD_PREFIX):] if key.startswith(FIELD_PREFIX) else ""
+        if name and name not in shown and str(value).strip():
+            errors.setdefault(GENERAL, _not_taken(preset, name, options, valid))
+    built = dict(options)
+    for name in sorted(PATH_OPTIONS & options.keys()):
+        if options[name] is not None and name not in errors:
+            try:
+                if resolve is None:
+                    raise OptionError(f"option '{name}': not taken from a form ({PATH_HELP})")
+                built[name] = resolve(name, options[name])
+            except OptionError as error:
+                errors[name] = str(error)
     if not errors:
         try:
-            preset.build(options)
+            preset.build(built)
         except OptionError as error:
-            named = [n for n in re.findall(r"'([A-Za-z0-9_]+)'", str(error)) if n in {f.name for f in fields}]
-            errors[named[0] if named else GENERAL] = str(error)
+            errors[_named(str(error), shown)] = str(error)
     for f in fields:
         f.error = errors.get(f.name, "")
     return options, fields, errors
+
+
+def _named(message: str, fields: set[str]) -> str:
+    """The field an error names first (:data:`GENERAL` when none)."""
+    named = [n for n in re.findall(r"'([A-Za-z0-9_]+)'", message) if n in fields]
+    return named[0] if named else GENERAL
+
+
+def _not_taken(preset: Preset, name: str, options: Mapping[str, Any], valid: str) -> str:
+    """The CLI's error for option ``name``, which the form of ``preset`` with these switches does not show:
+    :meth:`Preset.validate`'s (unknown, or of a piece the switches do not choose)."""
+    name = name if len(name) <= 60 else name[:57] + "..."
+    switches = {sw.option.name: options[sw.option.name] for sw in preset.switches if sw.option.name in options}
+    try:
+        preset.validate({**switches, name: None})
+    except OptionError as error:
+        if f"'{name}'" in str(error):
+            return str(error)
+    return f"unknown option '{name}' for {preset.name}; valid options: {valid}"

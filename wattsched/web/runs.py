@@ -22,16 +22,52 @@ from typing import Any
 
 from wattsched.web.workspace import Workspace
 
-__all__ = ["RunManager", "simulate"]
+__all__ = ["RunManager", "check_run", "simulate"]
 
 logger = logging.getLogger(__name__)
 
+#: The workspace's folder of Dask's scratch space (its scheduler and workers' local directories).
+SCRATCH = ".dask-scratch"
 #: Seconds between two progress writes of a running task.
 PROGRESS_PERIOD_S = 0.5
 
 
 def _clean(metrics: dict[str, Any]) -> dict[str, Any]:
     return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in metrics.items()}
+
+
+def check_run(workspace: Workspace, scheduler: str, options: dict[str, Any], platform_path: Path,
+              workload_path: Path) -> None:
+    """What ``wattsched run`` checks before its simulation produces anything, without simulating: the inputs
+    loaded and checked as the CLI loads them (job fields, EAMC partitions and applications), the scheduler
+    built with its options (:func:`~wattsched.schedulers.protocol.scheduler_handler`), the workload's speed
+    against the platform, then the scheduler answering Batsim's first message, ``SIMULATION_BEGINS``, where
+    it binds to the platform (a ``sleep_pstate`` the platform does not have, a budget below the idle
+    platform, a gear that is not a number). The page calls it before it creates a run, so that an error
+    the CLI reports before running is a refused form, not a failed run.
+
+    Raises:
+        WattschedError: the CLI's one-line message.
+    """
+    from wattsched.experiments.runner import check_speed
+    from wattsched.schedulers.protocol import needs_dynamic_jobs, scheduler_handler
+    from wattsched.simulator.engine import Simulation
+    from wattsched.simulator.platform import load_platform
+    from wattsched.simulator.workload import load_workload
+    from wattsched.workloads.eamc import check_eamc_inputs
+    from wattsched.workloads.users import check_job_fields
+
+    options = workspace.resolved_options(options)
+    platform = load_platform(platform_path)
+    workload = load_workload(workload_path)
+    check_job_fields((job.entry for job in workload.jobs), workload_path)
+    ear_model = options.get("ear_model") if isinstance(options.get("ear_model"), str) else None
+    check_eamc_inputs((host.properties for host in platform.hosts), (job.entry for job in workload.jobs),
+                      workload_path, ear_model)
+    handler = scheduler_handler(scheduler, options)
+    check_speed(platform, workload)
+    dynamic = needs_dynamic_jobs(handler)
+    handler(Simulation(platform, workload, dynamic_jobs=dynamic, acknowledge_dynamic_jobs=dynamic).start())
 
 
 def simulate(root: str, run_id: str) -> str:
@@ -58,9 +94,10 @@ def simulate(root: str, run_id: str) -> str:
         workspace.set_status(run_id, state="running", sim_time_s=0.0, jobs_done=0, error="")
         platform = workspace.input_path("platform", spec.platform)
         workload = workspace.input_path("workload", spec.workload)
-        stats = run_simulation(platform, workload, prefix, scheduler=spec.scheduler, options=spec.options,
+        options = workspace.resolved_options(spec.options)  # a model chosen on the page: its folder
+        stats = run_simulation(platform, workload, prefix, scheduler=spec.scheduler, options=options,
                                progress=progress)
-        run = Run(spec.name, str(platform), str(workload), spec.scheduler, spec.options, str(prefix))
+        run = Run(spec.name, str(platform), str(workload), spec.scheduler, options, str(prefix))
         metrics = _clean(dict(run_metrics(run)))
         from wattsched.simulator.platform import load_platform
 
@@ -107,8 +144,15 @@ class RunManager:
                 # Dask's INFO lines too (workers starting, and at shutdown a closed comm logged with its
                 # traceback); its warnings and errors stay.
                 logging.getLogger("distributed").setLevel(logging.WARNING)
-                self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=self.processes,
-                                             dashboard_address=None, silence_logs=logging.CRITICAL)
+                # Dask's scratch folders (scheduler-*, worker-*) in the workspace, not in the system's /tmp
+                import dask
+
+                scratch = self.workspace.root / SCRATCH
+                scratch.mkdir(exist_ok=True)
+                with dask.config.set({"temporary-directory": str(scratch)}):
+                    self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1,
+                                                 processes=self.processes, dashboard_address=None,
+                                                 silence_logs=logging.CRITICAL, local_directory=str(scratch))
                 self._client = Client(self._cluster)
             return self._client
 

@@ -11,6 +11,7 @@ Layout (all the page ever reads or writes)::
         runs/<id>/status.json       state (queued, running, done, failed, interrupted), progress, metrics,
                                     the one-line error of a failed run
         runs/<id>/out_*.csv         Batsim's five outputs; out.prv/.pcf/.row the Paraver trace
+        .dask-scratch/              the scratch space of the server's Dask cluster (not the system's /tmp)
 
 Every path a form or a URL names goes through :meth:`Workspace.inside` (or the id and name patterns below):
 a path that resolves outside the workspace, through ``..``, an absolute path or a symbolic link, is refused
@@ -40,7 +41,8 @@ from typing import Any, Final, Literal
 from wattsched.base.errors import OptionError, WattschedError
 from wattsched.base.fileio import atomic_path
 
-__all__ = ["Workspace", "WorkspaceError", "shipped_inputs", "validate_input"]
+__all__ = ["PATH_OPTIONS", "Workspace", "WorkspaceError", "check_run_name", "shipped_ear_models", "shipped_inputs",
+           "upload_name", "validate_input"]
 
 InputKind = Literal["platform", "workload"]
 #: File suffix of each kind of input.
@@ -52,6 +54,16 @@ INPUT_NAME: Final = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,150}$")
 #: Run states; the last three are final.
 STATES: Final = ("queued", "running", "done", "failed", "interrupted")
 ACTIVE: Final = ("queued", "running")
+#: Scheduler options whose value names a file or folder of the server. A form never gives such a path: it
+#: names a choice (:meth:`Workspace.model_path`), stored as typed in ``run.json`` and resolved when the run
+#: starts, so no form can make the server read a folder outside the shipped data and the workspace.
+PATH_OPTIONS: Final = frozenset({"ear_model"})
+#: Longest run name kept, characters.
+NAME_CHARS: Final = 80
+#: Characters refused in a run name: control characters (C0, DEL, C1) and the bidirectional overrides and
+#: isolates that make a name read other than it is stored.
+_BAD_NAME_CHAR: Final = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+                                   "\u2028\u2029\ufeff\ud800-\udfff]")
 
 
 class WorkspaceError(OptionError):
@@ -100,6 +112,33 @@ def shipped_inputs(kind: InputKind) -> dict[str, Path]:
         from wattsched import workloads as package  # type: ignore[no-redef]
     folder = Path(package.__file__).resolve().parent
     return {p.name: p for p in sorted(folder.glob(f"*{SUFFIX[kind]}"))}
+
+
+def shipped_ear_models() -> dict[str, Path]:
+    """The folders of EAR model data installed with wattsched (``energy_models/data/<name>``), by name."""
+    from wattsched.energy_models.ear import DATA_DIR
+
+    return {p.name: p for p in sorted(DATA_DIR.parent.iterdir()) if p.is_dir() and (p / "modules").is_file()}
+
+
+def upload_name(kind: str, filename: str) -> str:
+    """How an uploaded file's name is shown in messages: its last path part, control characters as ``?``,
+    and at most 100 characters (a longer name keeps its start and its suffix)."""
+    shown = _BAD_NAME_CHAR.sub("?", Path(filename.replace("\\", "/")).name) or f"upload{SUFFIX.get(kind, '')}"
+    if len(shown) > 100:
+        suffix = Path(shown).suffix[:10]
+        shown = shown[:100 - len(suffix) - 3] + "..." + suffix
+    return shown
+
+
+def check_run_name(name: str) -> str:
+    """A run name from a form, stripped; :class:`OptionError` naming the field when it holds a control or
+    bidirectional-override character (ordinary letters of any script are kept)."""
+    bad = _BAD_NAME_CHAR.search(name)
+    if bad is not None:
+        raise OptionError(f"run name: character U+{ord(bad.group()):04X} at position {bad.start() + 1} is not "
+                          "allowed (no control or bidirectional-override characters)")
+    return name.strip()[:NAME_CHARS]
 
 
 def validate_input(kind: InputKind, path: Path, shown_as: str) -> int:
@@ -194,6 +233,43 @@ class Workspace:
                 raise WorkspaceError(f"{kind}: '{name}' is outside the workspace's inputs")
         raise WorkspaceError(f"{kind}: no input '{choice}' (choose a shipped one or one of the workspace's inputs)")
 
+    def model_path(self, option: str, choice: Any) -> Path:
+        """The folder a path option (:data:`PATH_OPTIONS`) names on the page: ``shipped:NAME`` (or ``NAME``), a
+        folder of EAR model data installed with wattsched (:func:`shipped_ear_models`), or ``workspace:NAME``,
+        a folder (not a link) in the workspace's ``inputs/``. Anything else, an absolute or relative path of
+        the server in particular, is refused from its text alone: the server does not look at it.
+
+        Raises:
+            WorkspaceError: naming the option, with the choices.
+        """
+        shipped = shipped_ear_models()
+        text = choice if isinstance(choice, str) else ""
+        origin, colon, name = text.partition(":")
+        if not colon:
+            origin, name = "shipped", text
+        if origin == "shipped" and name in shipped:
+            return shipped[name]
+        if origin == "workspace" and INPUT_NAME.match(name):
+            path = self.inputs_dir / name
+            if not path.is_symlink() and path.is_dir() and path.resolve().parent == self.inputs_dir:
+                return path
+        shown = json.dumps(choice, ensure_ascii=True)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise WorkspaceError(
+            f"option '{option}': {shown} is not a model this page offers: choose "
+            f"{' or '.join(f'shipped:{n}' for n in shipped) or 'a shipped model'} (the default), or "
+            "workspace:NAME for a folder NAME of the workspace's inputs; a path of the server is not accepted")
+
+    def resolved_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """``options`` as stored in ``run.json`` with each path option's choice replaced by its folder
+        (:meth:`model_path`): what the scheduler is built with.
+
+        Raises:
+            WorkspaceError: a choice the page does not offer (or no longer holds).
+        """
+        return {name: str(self.model_path(name, value)) if name in PATH_OPTIONS and value is not None else value
+                for name, value in options.items()}
+
     def check_upload(self, kind: InputKind, filename: str, data: bytes) -> str:
         """Validate ``data`` as a platform or workload uploaded as ``filename`` (in a temporary folder outside
         the workspace); returns the name it is stored under (:meth:`save_input`). Writes nothing.
@@ -201,14 +277,14 @@ class Workspace:
         Raises:
             InputError: the one-line message of ``wattsched run`` on this file, naming ``filename``.
         """
-        shown = Path(filename.replace("\\", "/")).name or f"upload{SUFFIX[kind]}"
-        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(shown).stem).strip("._") or kind
+        shown = upload_name(kind, filename)
+        stem = (re.sub(r"[^A-Za-z0-9._-]+", "_", Path(shown).stem).strip("._") or kind)[:80]
         with tempfile.TemporaryDirectory(prefix="wattsched-upload-") as tmp:
             path = Path(tmp) / f"{stem}{SUFFIX[kind]}"
             path.write_bytes(data)
             validate_input(kind, path, shown)
         digest = hashlib.sha256(data).hexdigest()[:10]
-        return f"{kind}-{digest}-{stem[:80]}{SUFFIX[kind]}"
+        return f"{kind}-{digest}-{stem}{SUFFIX[kind]}"
 
     def save_input(self, name: str, data: bytes) -> str:
         """Store checked ``data`` (:meth:`check_upload`) under ``inputs/name`` atomically; returns its choice
@@ -236,7 +312,7 @@ class Workspace:
         """Create a queued run's folder and its entry in the index."""
         created = time.time()
         run_id = time.strftime("%Y%m%d-%H%M%S", time.gmtime(created)) + "-" + uuid.uuid4().hex[:6]
-        spec = RunSpec(run_id, name.strip()[:80] or scheduler, scheduler, dict(options), platform, workload, created)
+        spec = RunSpec(run_id, check_run_name(name) or scheduler, scheduler, dict(options), platform, workload, created)
         folder = self.runs_dir / run_id
         folder.mkdir()
         _write_json(folder / "status.json", {"state": "queued", "sim_time_s": 0.0, "jobs_done": 0, "jobs": 0})
