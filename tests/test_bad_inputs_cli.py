@@ -38,6 +38,7 @@ def _usage_error(args: list[str], capsys, *needles: str) -> str:
 
 def _fails(args: list[str], capsys, *needles: str) -> str:
     """A refusal of the command itself: exit status 2 and one line."""
+    capsys.readouterr()
     assert main(args) == 2
     return _one_error_line(capsys.readouterr().err, "wattsched: error: ", *needles)
 

@@ -13,37 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_bad_inputs_cli import _fails, _usage_error
 from wattsched.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 PLATFORM = str(ROOT / "platforms" / "taurus_16.xml")
 WORKLOAD = str(ROOT / "workloads" / "demo_taurus16.json")
 RECORDING = ROOT / "tests" / "fixtures" / "batsim-reference" / "fcfs-compute"
-
-
-def _one_error_line(err: str, *needles: str) -> str:
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1, err
-    assert "Traceback" not in err
-    assert "error:" in lines[0]
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
-    return lines[0]
-
-
-def _usage_error(args: list[str], capsys, *needles: str) -> str:
-    """An argparse-level refusal: exit status 2 and one line."""
-    with pytest.raises(SystemExit) as info:
-        main(args)
-    assert info.value.code == 2
-    return _one_error_line(capsys.readouterr().err, *needles)
-
-
-def _fails(args: list[str], capsys, *needles: str) -> str:
-    """A refusal of the command itself: exit status 2 and one line."""
-    capsys.readouterr()
-    assert main(args) == 2
-    return _one_error_line(capsys.readouterr().err, "wattsched: error: ", *needles)
 
 
 def _outputs(tmp_path: Path) -> Path:

@@ -67,6 +67,9 @@ CASES = [
     (["run", PLATFORM, WORKLOAD, "-o", "@empty.json", "-e", "o/out"], "empty.json: scheduler options are empty"),
     # was: "cannot read : Is a directory" (the empty name after @ read as the working folder)
     (["run", PLATFORM, WORKLOAD, "-o", "@", "-e", "o/out"], "-o @: give the options file's name after @"),
+    # was: out of memory (a user id array of 10^13 entries)
+    (["synth", "--hosts", "8", "--days", "1", "--seed", "1", "--users", "10000000000000", "--output", "u.json"],
+     "users: 1e+13 users"),
     # was: the second -o silently replaced the first
     (["run", PLATFORM, WORKLOAD, "-o", "{}", "-o", '{"placement": "best-fit"}', "-e", "o/out"], "-o/--options: given twice"),
     # was: accepted and ignored (it applies to --connect only)

@@ -138,6 +138,7 @@ def _check(nb_hosts: int, duration_s: float, target_load: float, speed_flops: fl
     if users < 1:
         raise OptionError(f"users must be at least 1, got {users!r}")
     check_count(nb_hosts, "hosts", "synthetic workload", "nb_hosts", "hosts", option_error)
+    check_count(users, "jobs", "synthetic workload", "users", "users", option_error)  # no more users than jobs
     check_count(duration_s / 86400.0, "days", "synthetic workload", "duration_s", "days", option_error)
     low_s, high_s = model.runtime_range_s
     if not 1 <= low_s <= high_s:
