@@ -357,12 +357,22 @@ class PolicyScheduler:
         EASY's reservation for the head job accounts for boot time. A job booked on booting hosts is
         committed to all its hosts: those it keeps free are not free in this view (else a later head's
         reservation would count on hosts the booked job takes when its boot ends). Only ``running_by_end``
-        and ``free`` differ."""
+        and ``free`` differ.
+
+        Asked twice per pass (EASY's pass, then the power manager's :meth:`~.power.PowerManager.decide`): the
+        second time, when the pass started nothing (the same pseudo jobs, which the power manager caches, the
+        same view: its sets and running jobs are replaced, never changed in place, and counted by
+        ``running_version``), the first view is returned (callers only read it)."""
         if not (view.off or view.switching):
             return view
         pseudo = self.power.pending_hosts(view)
         if not pseudo:
             return view
+        key = (pseudo, view.free, view.running_by_end, view.off, view.switching)  # compared by identity
+        values = (view.now_s, view.running_version)
+        cached = self._seen_cache
+        if cached is not None and cached[1] == values and all(a is b for a, b in zip(cached[0], key)):
+            return cached[2]
         free = view.free
         for job in pseudo:
             if not disjoint(job.alloc, free):
@@ -370,7 +380,10 @@ class PolicyScheduler:
         seen = copy.copy(view)  # (not dataclasses.replace: no __init__, no copy of the running jobs)
         seen.pending_by_end = tuple(sorted(pseudo, key=end_key))
         seen.free = free
+        self._seen_cache = (key, values, seen)
         return seen
+
+    _seen_cache: tuple[tuple, tuple, ClusterView] | None = None
 
     # ----------------------------------------------------------------- decisions
     def schedule(self) -> list[Decision]:

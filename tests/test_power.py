@@ -77,6 +77,25 @@ def test_head_reservation_accounts_for_boot_time():
     assert [j.expected_end_s for j in pending] == [pytest.approx(151.52)]
 
 
+def test_the_backfilling_view_is_built_once_while_nothing_changes():
+    """EASY's pass and the shutdown's boot planning ask for the view with hosts off as pseudo jobs: the second
+    time, with nothing changed, the first view is returned; a start, a time or a switch gives a new one, which
+    holds the change."""
+    p = policy(4)
+    p.on_hosts_changed(ProcSet((2, 3)), 13)  # 2-3 asleep
+    p.on_submitted(QueuedJob("a", 1, 100.0, 0.0))
+    view = p.view
+    seen = p.backfill_view(view)
+    assert seen is not view and seen.free == ProcSet((0, 1)) and [j.alloc for j in seen.pending_by_end] == [
+        ProcSet((2, 3))]
+    assert p.backfill_view(view) is seen
+    p.schedule()  # a starts on 0, 1 is switched off
+    after = p.backfill_view(p.view)
+    assert after is not seen and after.free == ProcSet() and ProcSet(0) in [j.alloc for j in after.running_by_end]
+    p.set_time(5.0)
+    assert p.backfill_view(p.view) is not after
+
+
 def test_the_budget_can_refuse_a_boot():
     budget = EnergyBud(budget_j=4 * 9.75 * 1000 + 1.0, window_start_s=0.0, window_end_s=1000.0)
     p = policy(4, admission=budget)
