@@ -14,7 +14,6 @@ import html
 import json
 import re
 import shutil
-import warnings
 from pathlib import Path
 
 import pytest
@@ -23,16 +22,8 @@ pytest.importorskip("starlette")
 pytest.importorskip("httpx")
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 
-with warnings.catch_warnings():
-    warnings.filterwarnings("ignore", "Using `httpx` with `starlette.testclient`")
-    from starlette.testclient import TestClient  # noqa: E402
-
-from wattsched.web.app import create_app  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
-PLATFORM = "shipped:taurus_16.xml"
-WORKLOAD = "shipped:demo_taurus16.json"
-EASY = {"scheduler": "easy-backfill", "platform": PLATFORM, "workload": WORKLOAD, "name": "easy"}
+# the test client, the app and the inputs of the web page's own tests (imported with their guard)
+from tests.test_web import EASY, PLATFORM, ROOT, WORKLOAD, TestClient, create_app  # noqa: E402
 
 
 def files_under(folder: Path) -> list[Path]:
