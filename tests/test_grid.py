@@ -142,6 +142,22 @@ def test_a_bad_grid_names_the_field(tmp_path, text, field):
     assert field in str(error.value) and "g.yaml" in str(error.value) and "\n" not in str(error.value)
 
 
+def test_a_grid_written_as_a_json_object_is_read_as_a_grid(tmp_path, capsys):
+    """``sweep`` takes a ``.json`` file as a list of runs; one holding a JSON object is a grid (YAML reads JSON):
+    it was refused with "expected a JSON list of runs". A FIFO is refused in one line, not read for ever."""
+    grid = tmp_path / "g.json"
+    grid.write_text('\ufeff {"platforms": ["nope.xml"], "workloads": ["w.json"], "schedulers": ["fcfs"]}',
+                    encoding="utf-8")
+    assert main(["sweep", str(grid), "--out", str(tmp_path / "out"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "g.json" in err and "platforms[0]" in err and "list of runs" not in err
+    fifo = tmp_path / "runs.json"
+    os.mkfifo(fifo)
+    assert main(["sweep", str(fifo), "--out", str(tmp_path / "out"), "-q"]) == 2
+    assert "not a regular file" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
 def test_the_readme_example_grid_is_valid(tmp_path, monkeypatch):
     root = Path(__file__).resolve().parents[1]
     monkeypatch.chdir(root)  # the grid's paths are relative to the repository's root

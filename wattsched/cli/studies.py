@@ -20,7 +20,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise OptionError(f"-j {args.workers} sizes the local cluster; with --dask-scheduler the scheduler's own "
                           "workers run the simulations (start more 'dask worker' processes instead)")
     check_output_files([Path(args.out) / "results.csv"], f"--out {args.out}")
-    runs = load_runs(args.runs) if str(args.runs).endswith(".json") else grid_runs(load_grid(args.runs), args.out)
+    json_runs = str(args.runs).endswith(".json") and not _holds_a_json_object(args.runs)
+    runs = load_runs(args.runs) if json_runs else grid_runs(load_grid(args.runs), args.out)
     frame = run_sweep(runs, workers=args.workers, force=args.force, dask_scheduler=args.dask_scheduler,
                       show_progress=False if args.quiet else None)
     written = write_results(frame, args.out)
@@ -28,6 +29,20 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     print(f"{len(frame)} runs ({', '.join(f'{v} {k}' for k, v in counts.items())}); "
           f"table {written[0]} (and .parquet), {len(written) - 2} comparison plots in {Path(args.out) / 'plots'}")
     return 1 if report_failures(frame) else 0
+
+
+def _holds_a_json_object(path: str) -> bool:
+    """Whether the ``.json`` file ``path`` holds a JSON object (a grid: YAML reads JSON) rather than a list of runs;
+    False when it cannot be read (:func:`~wattsched.experiments.sweep.load_runs` then says why)."""
+    from wattsched.base.fileio import require_regular_file
+
+    try:
+        require_regular_file(path)
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{")
 
 
 def _name_list(text: str) -> list[str]:

@@ -42,7 +42,7 @@ from typing import Any
 import pandas as pd
 
 from wattsched.base.errors import InputError, OptionError
-from wattsched.base.fileio import atomic_path, write_if_changed
+from wattsched.base.fileio import atomic_path, require_regular_file, write_if_changed
 from wattsched.base.validate import check_number
 from wattsched.experiments.sweep import Run
 
@@ -81,6 +81,7 @@ def load_grid(path: str | os.PathLike) -> Grid:
 
     source = str(path)
     try:
+        require_regular_file(path)
         text = Path(path).read_text(encoding="utf-8")
     except OSError as error:
         raise InputError(source, "", f"cannot read the grid ({error.strerror or error})") from None

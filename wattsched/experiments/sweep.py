@@ -50,6 +50,7 @@ from typing import Any
 import pandas as pd
 
 from wattsched.base.errors import OptionError, WattschedError
+from wattsched.base.fileio import require_regular_file
 from wattsched.base.validate import check_number, load_json, option_error
 
 __all__ = ["Run", "run_sweep", "execute_run", "outputs_exist", "failed_runs", "load_runs"]
@@ -369,6 +370,7 @@ def load_runs(path: str | os.PathLike) -> list[Run]:
             missing or unknown field or a field of the wrong type or value (naming the run's index and the field).
     """
     try:
+        require_regular_file(path)
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, ValueError) as error:
         raise OptionError(f"{path}: cannot read the runs ({error})") from None
