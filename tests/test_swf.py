@@ -89,6 +89,9 @@ def test_speed_scales_work() -> None:
             r"bad\.swf: line 2, field 'run_time': '6x' is not a number",
         ),
         ("  1 100 5 60 2 -1 -1 2 nan -1 1 3 1 -1 1 -1 -1 -1\n", r"line 2, field 'requested_time'"),
+        # a field of thousands of digits is cut in the message (it was quoted whole)
+        ("  1 100 5 " + "9" * 5000 + " 2 -1 -1 2 120 -1 1 3 1 -1 1 -1 -1 -1\n",
+         r"line 2, field 'run_time': '9{37}'\.\.\. \(5000 characters\) is beyond the range of a double$"),
     ],
 )
 def test_malformed_lines_name_file_line_and_field(tmp_path: Path, line: str, message: str) -> None:

@@ -140,13 +140,19 @@ class SwfHeader:
     fields: dict[str, str] = field(default_factory=dict)
 
 
+def _shown(text: str) -> str:
+    """``text`` quoted for an error line, cut at 40 characters (a field of thousands of digits)."""
+    return repr(text) if len(text) <= 40 else f"{text[:37]!r}... ({len(text)} characters)"
+
+
 def _parse_number(text: str, source: Path, line_no: int, name: str) -> float:
     try:
         value = float(text)
     except ValueError:
         value = math.nan
     if not math.isfinite(value):
-        raise InputError(source, f"line {line_no}, field '{name}'", f"{text!r} is not a number")
+        problem = "is not a number" if math.isnan(value) else "is beyond the range of a double"
+        raise InputError(source, f"line {line_no}, field '{name}'", f"{_shown(text)} {problem}")
     return value
 
 
@@ -280,7 +286,7 @@ def _header_hosts(header: SwfHeader, per_host: int, source: Path) -> int | None:
         return None
     fix = "(fix the header, or give the machine size: --hosts N)"
     if header.max_procs is None:
-        raise InputError(source, "header MaxProcs", f"{text!r} is not a number of processors {fix}")
+        raise InputError(source, "header MaxProcs", f"{_shown(text)} is not a number of processors {fix}")
     if header.max_procs < 1:
         raise InputError(source, "header MaxProcs", f"{header.max_procs} is not a positive number of processors {fix}")
     if header.max_procs < per_host:
