@@ -79,15 +79,10 @@ def _check_target(given: str | os.PathLike, target: Path) -> None:
     text = os.fspath(given)
     if text.endswith(os.sep) or (os.altsep and text.endswith(os.altsep)):
         raise OutputError(f"cannot write {text}: it names a folder (give a file name)")
-    try:
-        mode = target.stat().st_mode
-    except OSError:
-        return  # does not exist yet (or unreachable: reported when the temporary file is made)
-    if stat.S_ISDIR(mode):
-        raise OutputError(f"cannot write {target}: it is a folder")
-    if not stat.S_ISREG(mode):
-        raise OutputError(f"cannot write {target}: it is not a regular file (a device, FIFO or socket); "
-                          "give a file path")
+    try:  # (a target that does not exist yet passes)
+        require_regular_file(target)
+    except OSError as exc:
+        raise OutputError(f"cannot write {target}: {exc.strerror}") from None
 
 
 def _make_folders(folder: Path, created: list[Path]) -> None:

@@ -122,6 +122,7 @@ _ALLOWED_ROLES = ("", "compute_node", "compute")
 #: is ignored (a zero-cost network), but a name SimGrid refuses is refused.
 _ROUTINGS = ("Full", "Floyd", "Dijkstra", "DijkstraCache", "None", "Vivaldi", "Cluster", "ClusterTorus",
              "ClusterFatTree", "ClusterDragonfly", "Wifi")
+_ROUTINGS_LOWER = frozenset(r.lower() for r in _ROUTINGS)
 #: ``<host>`` attributes naming a SimGrid profile file that changes the host over time (its speed, or it fails
 #: and comes back): the embedded simulator keeps every host as the platform describes it.
 _UNSUPPORTED_HOST_ATTRIBUTES = ("speed_file", "availability_file", "state_file")
@@ -313,7 +314,7 @@ class _Loader:
         if self.depth > limit("nesting"):
             raise self.error(f"zone '{elem.get('id')}'", f"zones nested too deeply; {limit_hint('nesting', 'levels')}")
         routing = elem.get("routing")
-        if routing is not None and routing.lower() not in {r.lower() for r in _ROUTINGS}:
+        if routing is not None and routing.lower() not in _ROUTINGS_LOWER:
             raise self.error(f"zone '{elem.get('id')}'.routing",
                              f"unknown routing {routing!r} (SimGrid knows {', '.join(_ROUTINGS)})")
         own = self.own_props(elem, f"zone '{elem.get('id')}'")
