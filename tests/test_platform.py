@@ -145,9 +145,12 @@ def write(tmp_path: Path, body: str, name: str = "platform.xml", header: str | N
     return path
 
 
+#: Batsim's master host (a platform without one is refused, as Batsim refuses it).
+MASTER = '<host id="master_host" speed="100Mf"><prop id="wattage_per_state" value="100:100"/></host>'
+
+
 def zone(*hosts: str, props: str = "") -> str:
-    master = '<host id="master_host" speed="100Mf"><prop id="wattage_per_state" value="100:100"/></host>'
-    return f'<zone id="AS0" routing="Vivaldi">{props}{master}{"".join(hosts)}</zone>'
+    return f'<zone id="AS0" routing="Vivaldi">{props}{MASTER}{"".join(hosts)}</zone>'
 
 
 def host(name: str, speed: str | None = TAURUS_SPEED, watts: str | None = TAURUS_WATTS,
@@ -189,14 +192,14 @@ def test_role_master_and_master_host(tmp_path):
     assert [h.name for h in platform.hosts] == ["master_host", "n1"]
 
 
-def test_no_master(tmp_path):
+def test_no_master_is_refused(tmp_path):
+    """Batsim 4.2.1 (src/machines.cpp): "Cannot find the \"master\" role in the platform file"."""
     body = '<zone id="AS0" routing="Vivaldi">' + host("n1") + "</zone>"
-    platform = load_platform(write(tmp_path, body))
-    assert platform.master_name is None and len(platform.hosts) == 1
+    assert_error(write(tmp_path, body), "platform", "no master host", "'master_host'", 'role="master"')
 
 
 def test_legacy_as_and_compute_role(tmp_path):
-    body = ('<AS id="AS0" routing="Full"><prop id="k" value="v"/>'
+    body = ('<AS id="AS0" routing="Full"><prop id="k" value="v"/>' + MASTER
             + host("n1", props='<prop id="role" value="compute_node"/>') + "</AS>")
     (h,) = load_platform(write(tmp_path, body)).hosts
     assert h.zone_properties == {"k": "v"} and h.properties["role"] == "compute_node"
@@ -221,7 +224,7 @@ def test_initial_pstate(tmp_path):
 def test_ignored_network_elements(tmp_path):
     body = ('<zone id="AS0" routing="Full">'
             '<config><prop id="network/model" value="CM02"/></config>'
-            + host("n1") + host("n2") +
+            + MASTER + host("n1") + host("n2") +
             '<link id="l1" bandwidth="1GBps" latency="0s"/><router id="r"/>'
             '<route src="n1" dst="n2"><link_ctn id="l1"/></route>'
             '<backbone id="bb" bandwidth="1GBps" latency="0s"/>'
@@ -240,7 +243,7 @@ def test_cluster_radical_list_and_props(tmp_path):
             f'<prop id="wattage_per_state" value="{TAURUS_WATTS}"/><prop id="sleep_pstates" value="2:3:4"/>'
             '<prop id="a" value="2"/></cluster></zone>'
             f'<cluster id="d" prefix="node-" radical="10-11" speed="1Gf"/>'
-            '</zone>')
+            + MASTER + '</zone>')
     platform = load_platform(write(tmp_path, body))
     assert [h.name for h in platform.hosts] == ["node-0-gpu", "node-10", "node-10-gpu", "node-11",
                                                 "node-2-gpu", "node-3-gpu"]
@@ -253,7 +256,7 @@ def test_cluster_radical_list_and_props(tmp_path):
     assert plain.properties == {"role": ""}
     assert plain.zone_properties == {"site": "root", "a": "1"}
     assert plain.model.speeds_flops == (1e9,) and plain.model.idle_w == (0.0,)
-    assert platform.master_name is None
+    assert platform.master_name == "master_host"
 
 
 def test_big_cluster_is_fast(tmp_path):

@@ -31,7 +31,6 @@ Command line: ``wattsched beta W.json --seed 1 --output W_beta.json [--speed 2.3
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from pathlib import Path
@@ -41,6 +40,7 @@ import numpy as np
 
 from wattsched.base.errors import InputError, OptionError
 from wattsched.base.fileio import require_regular_file
+from wattsched.base.validate import load_json
 from wattsched.energy_models.upas import BETA_LAW, UPAS_NODE, BetaLaw
 
 #: Work beyond its walltime given to a job that ran as long as its request or longer (killed at its walltime).
@@ -53,15 +53,14 @@ def read_workload(path: str | os.PathLike) -> dict[str, Any]:
     """A Batsim workload JSON file as a dict.
 
     Raises:
-        InputError: unreadable file, invalid JSON (with its line), or no ``jobs`` list.
+        InputError: unreadable file, invalid JSON (with its line), a duplicate key, or no ``jobs`` list.
     """
     try:
         require_regular_file(path)
-        content = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = Path(path).read_bytes()
     except OSError as exc:
         raise InputError(path, "", f"cannot read the workload ({exc.strerror or exc})") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"line {exc.lineno}", f"not valid JSON ({exc.msg})") from None
+    content = load_json(data, str(path), unique_keys=True)
     if not isinstance(content, dict) or not isinstance(content.get("jobs"), list):
         raise InputError(path, "jobs", "missing or not a list")
     return content

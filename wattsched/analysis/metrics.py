@@ -205,7 +205,7 @@ def load_workload_users(workload: str | Path | Mapping[str, Any]) -> dict[str, s
             data = Path(workload).read_bytes()
         except OSError as error:
             raise InputError(source, "", f"cannot read the workload ({error.strerror})") from error
-        content = load_json(data, source)
+        content = load_json(data, source, unique_keys=True)
     else:
         content = workload
     jobs = content.get("jobs") if isinstance(content, Mapping) else None

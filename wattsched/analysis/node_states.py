@@ -44,6 +44,7 @@ from wattsched.base.errors import InputError
 __all__ = [
     "STATES", "OFF", "RUNNING", "IDLE", "SWITCHING_ON", "SWITCHING_OFF",
     "NodeStates", "OnOffStatistics", "node_states", "onoff_statistics", "format_statistics", "format_duration",
+    "run_nb_hosts", "parse_host_set",
 ]
 
 logger = logging.getLogger(__name__)
@@ -105,7 +106,13 @@ class NodeStates:
         return out
 
 
-def _nb_hosts(outputs: BatsimOutputs) -> int:
+def run_nb_hosts(outputs: BatsimOutputs) -> int:
+    """The number of compute hosts of a run: the schedule's ``nb_computing_machines``, else the hosts counted in
+    the first row of the machine states.
+
+    Raises:
+        InputError: neither output, or a count that is not a number.
+    """
     if outputs.schedule is not None and "nb_computing_machines" in outputs.schedule:
         try:
             return int(float(outputs.schedule["nb_computing_machines"]))
@@ -117,7 +124,7 @@ def _nb_hosts(outputs: BatsimOutputs) -> int:
                      "unknown number of hosts: no schedule or machine-states output")
 
 
-def _hosts(text: str, source: str, where: str, nb_hosts: int | None = None) -> ProcSet:
+def parse_host_set(text: str, source: str, where: str, nb_hosts: int | None = None) -> ProcSet:
     """The host set ``text`` of field ``where``; with ``nb_hosts``, every id must be a host of the platform.
 
     Raises:
@@ -158,7 +165,7 @@ def node_states(path: str | Path | BatsimOutputs, prefix: str | None = None) -> 
             (a job on a host that is not on, a boot of a host that is not asleep).
     """
     outputs = load_outputs(path, prefix)
-    n = _nb_hosts(outputs)
+    n = run_nb_hosts(outputs)
     jobs = jobs_that_ran(outputs.jobs)
     src_jobs, src_changes = outputs.source("jobs"), outputs.source("pstate_changes")
     end = float(jobs["finish_time"].max()) if len(jobs) else 0.0
@@ -175,7 +182,7 @@ def node_states(path: str | Path | BatsimOutputs, prefix: str | None = None) -> 
         first = 0
         seen = ProcSet()
         while first < len(changes) and changes["time"].iat[first] == 0 and changes["new_pstate"].iat[first] >= 0:
-            hosts = _hosts(changes["machine_id"].iat[first], src_changes, f"row {first + 1}.machine_id", n)
+            hosts = parse_host_set(changes["machine_id"].iat[first], src_changes, f"row {first + 1}.machine_id", n)
             if hosts & seen:
                 break
             seen |= hosts
@@ -183,7 +190,7 @@ def node_states(path: str | Path | BatsimOutputs, prefix: str | None = None) -> 
                 pstates[h] = [(0.0, int(changes["new_pstate"].iat[first]))]
             first += 1
         # every row's hosts checked before the times are matched (a bad row is the one line reported)
-        host_sets = [_hosts(machines, src_changes, f"row {first + k + 1}.machine_id", n)
+        host_sets = [parse_host_set(machines, src_changes, f"row {first + k + 1}.machine_id", n)
                      for k, machines in enumerate(changes["machine_id"].to_numpy()[first:])]
         times, exact = _exact_pstate_times(changes, outputs.consumed_energy, first)
         current = [IDLE] * n
@@ -206,7 +213,7 @@ def node_states(path: str | Path | BatsimOutputs, prefix: str | None = None) -> 
     per_host_jobs: list[list[tuple[float, float, str]]] = [[] for _ in range(n)]
     for job_id, start, finish, alloc in zip(jobs["job_id"], jobs["starting_time"], jobs["finish_time"],
                                             jobs["allocated_resources"]):
-        for h in _hosts(alloc, src_jobs, f"job {job_id}.allocated_resources"):
+        for h in parse_host_set(alloc, src_jobs, f"job {job_id}.allocated_resources"):
             if h >= n:
                 raise InputError(src_jobs, f"job {job_id}.allocated_resources", f"host {h} beyond 0-{n - 1}")
             per_host_jobs[h].append((float(start), float(finish), str(job_id)))

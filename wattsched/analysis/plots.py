@@ -26,7 +26,7 @@ from matplotlib.ticker import MaxNLocator
 
 from wattsched.base.errors import InputError
 from wattsched.base.fileio import atomic_path
-from wattsched.analysis.node_states import _hosts, _nb_hosts
+from wattsched.analysis.node_states import parse_host_set, run_nb_hosts
 from wattsched.analysis.outputs import BatsimOutputs, load_outputs
 
 __all__ = [
@@ -86,8 +86,8 @@ def gantt_figure(outputs: str | Path | BatsimOutputs) -> Figure:
     run_hosts = _run_nb_hosts(loaded)
     max_host = 0
     for number, job in enumerate(ran.itertuples(index=False)):
-        procs = _hosts(job.allocated_resources, loaded.source("jobs"), f"job {job.job_id}.allocated_resources",
-                       run_hosts)
+        procs = parse_host_set(job.allocated_resources, loaded.source("jobs"),
+                               f"job {job.job_id}.allocated_resources", run_hosts)
         start, end = float(job.starting_time), float(job.finish_time)
         killed = job.final_state != "COMPLETED_SUCCESSFULLY"
         for interval in procs.intervals():
@@ -123,7 +123,7 @@ def _run_nb_hosts(loaded: BatsimOutputs) -> int | None:
     """
     known = ((loaded.schedule is not None and "nb_computing_machines" in loaded.schedule)
              or (loaded.machine_states is not None and len(loaded.machine_states) > 0))
-    return _nb_hosts(loaded) if known else None
+    return run_nb_hosts(loaded) if known else None
 
 
 def plot_gantt(outputs: str | Path | BatsimOutputs, path_png: str | Path) -> Path:

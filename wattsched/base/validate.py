@@ -5,9 +5,11 @@ call these checks and turn a bad value into one :class:`~wattsched.base.errors.W
 message names the file (or option, or message) and the field:
 
 * :func:`load_json`: JSON text with bounded nesting (``nesting``) whose numbers are all finite doubles
-  (NaN, ±Infinity, ``1e400`` and integers beyond ±1.8e308 refused by name, with their JSON path);
+  (NaN, ±Infinity, ``1e400`` and integers beyond ±1.8e308 refused by name, with their JSON path); for a file
+  or an option a user wrote (``unique_keys=True``), no object giving one key twice;
 * :func:`load_yaml`: YAML text (safe tags only) whose aliases cannot expand beyond ``yaml_nodes`` nodes or
-  ``nesting`` levels, nor refer to their own anchor, then the checks of :func:`load_json`;
+  ``nesting`` levels, nor refer to their own anchor, then the checks of :func:`load_json`, duplicate keys
+  included when asked;
 * :func:`check_number`: one number finite and within its declared range;
 * :func:`check_count`: a size (hosts, jobs, parts, depth) within a bound of :mod:`.limits`;
 * :func:`check_memory`: an estimated footprint within the memory available;
@@ -31,8 +33,9 @@ from wattsched.base.errors import InputError, OptionError, OutputError, Wattsche
 from wattsched.base.limits import available_memory_bytes, limit, limit_hint
 
 __all__ = [
-    "ErrorFactory", "check_count", "check_csv_name", "check_memory", "check_number", "check_output_files",
-    "BatsimMessageChecker", "check_endpoint", "input_error", "load_json", "load_yaml", "option_error",
+    "DUPLICATE_KEY", "ErrorFactory", "check_count", "check_csv_name", "check_memory", "check_number",
+    "check_output_files", "BatsimMessageChecker", "check_endpoint", "input_error", "load_json", "load_yaml",
+    "option_error",
 ]
 
 #: Builds the error of one reader from (source, field, problem).
@@ -156,7 +159,8 @@ def _key_of(container: dict | list, item: Any) -> str | int:
     return next(key for key, value in pairs if value is item)
 
 
-def load_json(data: str | bytes, source: str, error: ErrorFactory = input_error) -> Any:
+def load_json(data: str | bytes, source: str, error: ErrorFactory = input_error, *,
+              unique_keys: bool = False) -> Any:
     """Parse JSON ``data`` read from ``source`` and check it with :func:`check_json_tree`.
 
     Text with fewer brackets than the nesting bound is parsed with hooks that give up at the first number that may
@@ -164,10 +168,18 @@ def load_json(data: str | bytes, source: str, error: ErrorFactory = input_error)
     document holds only finite numbers and is not nested too deeply, so the tree is not walked (protocol
     messages: a few hundred characters, plain numbers). Any other text is parsed and walked as a whole.
 
+    Args:
+        unique_keys: refuse an object that gives a key twice (Python keeps the last value, Batsim's rapidjson
+            ``FindMember`` the first: the two would read different files). For the files and options a user
+            writes; off for protocol messages, whose parsing it would slow down (a hook per object).
+
     Raises:
         the ``error`` of the reader: malformed JSON (line and column), not UTF-8, nested too deep, an
-        integer of more than 4,300 digits, a number that is not a finite double.
+        integer of more than 4,300 digits, a number that is not a finite double, a duplicate key (when
+        ``unique_keys``; naming its JSON path).
     """
+    if unique_keys:
+        return _parse_and_walk(data, source, error, _FirstDuplicate())
     if isinstance(data, str) and data.count("[") + data.count("{") < limit("nesting"):
         try:
             doc = _CHECKING_DECODER.decode(data)
@@ -180,8 +192,14 @@ def load_json(data: str | bytes, source: str, error: ErrorFactory = input_error)
             raise error(source, f"line {exc.lineno}, column {exc.colno}", f"malformed JSON ({exc.msg})") from None
         except RecursionError:  # pragma: no cover - fewer brackets than the bound
             raise error(source, "", f"JSON nested too deeply; {limit_hint('nesting', 'levels')}") from None
+    return _parse_and_walk(data, source, error, None)
+
+
+def _parse_and_walk(data: str | bytes, source: str, error: ErrorFactory, duplicates: _FirstDuplicate | None) -> Any:
+    """:func:`load_json`'s parse of any text, walked by :func:`check_json_tree`; with ``duplicates``, its hook
+    built every object and the first one giving a key twice is refused."""
     try:
-        doc = json.loads(data, parse_constant=_Constant)
+        doc = json.loads(data, parse_constant=_Constant, object_pairs_hook=duplicates)
     except json.JSONDecodeError as exc:
         raise error(source, f"line {exc.lineno}, column {exc.colno}", f"malformed JSON ({exc.msg})") from None
     except UnicodeDecodeError as exc:
@@ -189,11 +207,68 @@ def load_json(data: str | bytes, source: str, error: ErrorFactory = input_error)
     except RecursionError:
         raise error(source, "", f"JSON nested too deeply; {limit_hint('nesting', 'levels')}") from None
     except ValueError:  # an integer of more than sys.get_int_max_str_digits() digits: parsed again to name it
-        doc = json.loads(data, parse_constant=_Constant, parse_int=_int_or_long)
+        if duplicates is not None:
+            duplicates = _FirstDuplicate()
+        doc = json.loads(data, parse_constant=_Constant, parse_int=_int_or_long, object_pairs_hook=duplicates)
     check_json_tree(doc, source, error)
     if _SURROGATE_ESCAPE.search(data) if isinstance(data, str) else _SURROGATE_ESCAPE_BYTES.search(data):
         _check_text(doc, source, error)
+    if duplicates is not None and duplicates.found is not None:
+        duplicates.report(doc, source, error)
     return doc
+
+
+#: How the problem of a key given twice starts (a reader's error factory may word it apart from malformed JSON).
+DUPLICATE_KEY = "duplicate key"
+
+
+class _FirstDuplicate:
+    """``object_pairs_hook`` of :func:`load_json` with ``unique_keys``: builds each object as ``json`` does and
+    remembers the first one (in parsing order: inner objects first) that gives a key twice."""
+
+    __slots__ = ("found",)
+
+    def __init__(self) -> None:
+        self.found: tuple[dict, str] | None = None
+
+    def __call__(self, pairs: list[tuple[str, Any]]) -> dict:
+        obj = dict(pairs)
+        if len(obj) != len(pairs) and self.found is None:
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    self.found = (obj, key)
+                    break
+                seen.add(key)
+        return obj
+
+    def report(self, doc: Any, source: str, error: ErrorFactory) -> None:
+        """Raise the reader's error naming the duplicate key by its JSON path (``jobs[3].walltime``) and, for a
+        job, its id."""
+        assert self.found is not None
+        obj, key = self.found
+        where = _where_is(doc, obj)
+        place = _path(where)
+        field = key if place == "(top level)" else f"{place}.{key}"
+        job_id = obj.get("id")
+        of_job = (f" of job {json.dumps(job_id)}" if place.startswith("jobs[") and place.count("[") == 1
+                  and type(job_id) in (str, int) else "")
+        raise error(source, field, f"{DUPLICATE_KEY}{of_job}: give it once (JSON readers differ on which value "
+                                   "counts: Batsim's takes the first, Python's the last)")
+
+
+def _where_is(doc: Any, target: dict) -> tuple | None:
+    """The chain of :func:`_path` leading to the very object ``target`` inside ``doc`` (None: ``doc`` itself)."""
+    stack: list[tuple[Any, tuple | None]] = [(doc, None)]
+    while stack:
+        value, where = stack.pop()
+        if value is target:
+            return where
+        items = value.values() if type(value) is dict else value if type(value) is list else ()
+        for item in items:
+            if type(item) is dict or type(item) is list:
+                stack.append((item, (where, value, item)))
+    return None  # pragma: no cover - the hook built it inside doc
 
 
 #: a ``\uD800``-``\uDFFF`` escape: JSON text may spell half of a UTF-16 pair, which Python keeps as a lone
@@ -321,14 +396,46 @@ def check_yaml_graph(root: Any, source: str, error: ErrorFactory = input_error) 
                         f"YAML aliases expand to more than {max_nodes:g} nodes; {limit_hint('yaml_nodes', 'nodes')}")
 
 
-def load_yaml(text: str, source: str, error: ErrorFactory = input_error) -> Any:
+def _check_yaml_keys(root: Any, source: str, error: ErrorFactory) -> None:
+    """No mapping of a composed YAML document gives one scalar key twice; each node visited once (aliases are
+    the same node objects), without recursion.
+
+    Raises:
+        the ``error`` of the reader, at the line of the second occurrence of the key.
+    """
+    import yaml
+
+    stack, visited = [root], {id(root)}
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            seen: set[tuple[str, str]] = set()
+            for key, _ in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                    if (key.tag, key.value) in seen:
+                        raise error(source, f"line {key.start_mark.line + 1}",
+                                    f"{DUPLICATE_KEY} {key.value!r}: give it once (YAML readers differ on which "
+                                    "value counts: PyYAML's takes the last)")
+                    seen.add((key.tag, key.value))
+        for child in _yaml_children(node) or ():
+            if id(child) not in visited:
+                visited.add(id(child))
+                stack.append(child)
+
+
+def load_yaml(text: str, source: str, error: ErrorFactory = input_error, *, unique_keys: bool = False) -> Any:
     """Parse one YAML document read from ``source`` with the safe tags only; aliases bounded by
     :func:`check_yaml_graph` before anything is built from them; then :func:`check_json_tree` (nesting,
     NaN and ±inf refused with their path).
 
+    Args:
+        unique_keys: refuse a mapping that gives a key twice (PyYAML keeps the last value silently), as
+            :func:`load_json` does.
+
     Raises:
         the ``error`` of the reader: malformed YAML (line), too many nodes once aliases are expanded, nested
-        too deeply, an alias inside its own anchor, a number that is not finite.
+        too deeply, an alias inside its own anchor, a number that is not finite, a duplicate key (when
+        ``unique_keys``; naming its line).
     """
     import yaml
 
@@ -340,6 +447,8 @@ def load_yaml(text: str, source: str, error: ErrorFactory = input_error) -> Any:
             if node is None:
                 return None
             check_yaml_graph(node, source, error)
+            if unique_keys:
+                _check_yaml_keys(node, source, error)
             doc = loader.construct_document(node)
         finally:
             loader.dispose()

@@ -26,7 +26,7 @@ from typing import Any
 
 from wattsched.base.errors import OptionError
 from wattsched.base.fileio import require_regular_file
-from wattsched.base.validate import load_json
+from wattsched.base.validate import DUPLICATE_KEY, load_json
 
 
 def scheduler_options(text: str) -> dict[str, Any]:
@@ -48,7 +48,7 @@ def scheduler_options(text: str) -> dict[str, Any]:
             raise OptionError(f"-o {text}: cannot read {source}: {reason}") from None
     if not text.strip():  # `-o "$OPTIONS"` with the variable unset must not run with the defaults unnoticed
         raise OptionError(f"{source}: scheduler options are empty: give a JSON object such as '{{}}', or leave -o out")
-    value = load_json(text, source, _options_json_error)
+    value = load_json(text, source, _options_json_error, unique_keys=True)
     if not isinstance(value, dict):
         raise OptionError(f"{source}: scheduler options must be a JSON object like '{{\"placement\": \"best-fit\"}}'")
     return value
@@ -56,7 +56,8 @@ def scheduler_options(text: str) -> dict[str, Any]:
 
 def _options_json_error(source: str, field: str, problem: str) -> OptionError:
     where = f" at {field}" if field else ""
-    return OptionError(f"{source}: scheduler options are not valid JSON{where}: {problem}")
+    what = "scheduler options" if problem.startswith(DUPLICATE_KEY) else "scheduler options are not valid JSON"
+    return OptionError(f"{source}: {what}{where}: {problem}")
 
 
 def window(text: str) -> tuple[float, float]:

@@ -184,12 +184,12 @@ def cmd_eamc_workload(args: argparse.Namespace) -> int:
 
 
 def cmd_beta(args: argparse.Namespace) -> int:
-    from wattsched.simulator.workload import load_workload
-    from wattsched.workloads.upas import beta_workload, read_workload
+    from wattsched.simulator.workload import load_workload_document
+    from wattsched.workloads.upas import beta_workload
 
-    load_workload(args.workload)  # the checks of `wattsched run` (what Batsim refuses), before any beta is drawn
-    workload = beta_workload(read_workload(args.workload), seed=args.seed, speed_flops=args.speed,
-                             base_speed_flops=args.base_speed)
+    # read once: the checks of `wattsched run` (what Batsim refuses) before any beta is drawn, then the document
+    _, document = load_workload_document(args.workload)
+    workload = beta_workload(document, seed=args.seed, speed_flops=args.speed, base_speed_flops=args.base_speed)
     emit_text(json.dumps(workload, indent=1) + "\n", args.output)
     return 0
 

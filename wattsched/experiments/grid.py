@@ -87,7 +87,7 @@ def load_grid(path: str | os.PathLike) -> Grid:
         raise InputError(source, "", f"cannot read the grid ({error.strerror or error})") from None
     except UnicodeDecodeError as error:
         raise InputError(source, "", f"not UTF-8 text ({error.reason})") from None
-    data = load_yaml(text, source)
+    data = load_yaml(text, source, unique_keys=True)
     return parse_grid(data, source)
 
 

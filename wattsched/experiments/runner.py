@@ -34,8 +34,9 @@ WorkloadInput = Union[str, os.PathLike, Mapping[str, Any], Workload]
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["PlatformInput", "WorkloadInput", "as_platform", "as_workload", "check_prefix", "format_sim_time", "progress_bar",
-           "progress_lines", "run_simulation"]
+__all__ = ["PlatformInput", "WorkloadInput", "as_platform", "as_workload", "check_prefix", "check_shares",
+           "check_speed", "format_sim_time", "prefix_folder_problem", "progress_bar", "progress_lines",
+           "run_simulation"]
 
 
 @contextmanager
@@ -47,6 +48,15 @@ def _named(path: Path, name: str) -> Iterator[None]:
         raise InputError(error.source.replace(str(path), name), error.field, error.problem) from None
 
 
+def prefix_folder_problem(prefix: str) -> str | None:
+    """Why ``prefix`` cannot be an output prefix when it names a folder (``results/`` or an existing ``results``:
+    the files would land beside it, not in it), e.g. ``"'results' is a folder; give a prefix inside it, e.g.
+    'results/out'"``; None when it does not."""
+    if not prefix or prefix.endswith(("/", os.sep)) or Path(prefix).is_dir():
+        return f"{prefix!r} is a folder; give a prefix inside it, e.g. '{os.path.join(prefix, 'out')}'"
+    return None
+
+
 def check_prefix(prefix: str | os.PathLike) -> dict[str, Path]:
     """The five output paths of ``prefix``, once it is known they can be written (checked before a run).
 
@@ -55,9 +65,9 @@ def check_prefix(prefix: str | os.PathLike) -> dict[str, Path]:
             beside it, not in it), or an output cannot be written there (a parent is a file, read-only).
     """
     text = os.fspath(prefix)
-    if not text or text.endswith(("/", os.sep)) or Path(text).is_dir():
-        raise OutputError(f"output prefix {text!r} is a folder; give a prefix inside it, e.g. "
-                          f"'{os.path.join(text, 'out')}'")
+    problem = prefix_folder_problem(text)
+    if problem is not None:
+        raise OutputError(f"output prefix {problem}")
     paths = output_paths(text)
     check_output_files(list(paths.values()), f"output prefix {text}")
     return paths
@@ -200,6 +210,32 @@ def check_speed(platform: Platform, workload: Workload) -> None:
                        "top speed is %g flop/s: run times scale by %.3g", workload.path, speed, top, speed / top)
 
 
+#: Users named at most in a warning line (a trace may have thousands).
+_USERS_SHOWN = 5
+
+
+def _names(users: list[str]) -> str:
+    shown = ", ".join(repr(u) for u in users[:_USERS_SHOWN])
+    return shown + (f" and {len(users) - _USERS_SHOWN} more" if len(users) > _USERS_SHOWN else "")
+
+
+def check_shares(workload: Workload, options: Mapping[str, Any], source: str | None = None) -> None:
+    """Warn (one line) when the fair-share orders' option ``shares`` (:mod:`wattsched.schedulers.fairshare`)
+    names users that no job of the workload has: a misspelt user name would silently change the order (the
+    user's jobs get the default share, and the unknown name's share weighs in eq. 1's sum). Not an error:
+    shares may list accounts that submitted nothing in this extract of a trace. ``source`` names the workload
+    (default: its path)."""
+    shares = options.get("shares")
+    if not isinstance(shares, Mapping) or not shares:
+        return
+    users = {str(job.entry["user"]) for job in workload.jobs if job.entry.get("user") is not None}
+    unknown = sorted(str(user) for user in shares if str(user) not in users)
+    if unknown:
+        known = f"its users: {_names(sorted(users))}" if users else "its jobs have no 'user' field"
+        logger.warning("option 'shares': %s %s no job in %s (%s)", _names(unknown),
+                       "has" if len(unknown) == 1 else "have", source or workload.path, known)
+
+
 def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str | os.PathLike, *,
                    scheduler: str = "easy-backfill", options: Mapping[str, Any] | None = None,
                    dynamic_jobs: bool = False, acknowledge_dynamic_jobs: bool | None = None,
@@ -236,8 +272,12 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
         logger.warning("%s lowers jobs' gears: dynamic jobs enabled (as Batsim's --enable-dynamic-jobs "
                     "--acknowledge-dynamic-jobs) so that a slowed job runs with its longer walltime", scheduler)
         dynamic_jobs, acknowledge_dynamic_jobs = True, True
+    # a workload given as a dict is read from a temporary file: warnings name it as its errors do
+    source = "<workload object>" if isinstance(workload, Mapping) else None
     platform, workload = as_platform(platform), as_workload(workload)
     check_speed(platform, workload)
+    if handler is not None:
+        check_shares(workload, options or {}, source)
     sim = Simulation(platform, workload, dynamic_jobs=dynamic_jobs,
                      acknowledge_dynamic_jobs=dynamic_jobs if acknowledge_dynamic_jobs is None else acknowledge_dynamic_jobs)
     with progress_bar(len(sim.jobs), show_progress) as bar:

@@ -366,20 +366,37 @@ def load_runs(path: str | os.PathLike) -> list[Run]:
     """Runs from a JSON list of objects with :class:`Run`'s fields.
 
     Raises:
-        OptionError: unreadable file, not a list, an empty list, or an entry that is not an object, with a
-            missing or unknown field or a field of the wrong type or value (naming the run's index and the field).
+        OptionError: unreadable file, not a list, an empty list, a duplicate key, or an entry that is not an
+            object, with a missing or unknown field or a field of the wrong type or value, or whose ``prefix``
+            is a folder (naming the run's index and the field): found before the first run starts.
     """
     try:
         require_regular_file(path)
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, ValueError) as error:
         raise OptionError(f"{path}: cannot read the runs ({error})") from None
-    content = load_json(text, str(path), option_error)
+    content = load_json(text, str(path), option_error, unique_keys=True)
     if not isinstance(content, list):
         raise OptionError(f"{path}: expected a JSON list of runs")
     if not content:  # a sweep of nothing has no table to write
         raise OptionError(f"{path}: the list of runs is empty")
-    return [_run_from_entry(entry, str(path), i) for i, entry in enumerate(content)]
+    runs = [_run_from_entry(entry, str(path), i) for i, entry in enumerate(content)]
+    _check_prefixes(runs, str(path))
+    return runs
+
+
+def _check_prefixes(runs: Sequence[Run], source: str) -> None:
+    """No run's output prefix is a folder (its run would fail only when it starts, after others ran).
+
+    Raises:
+        OptionError: naming ``source``, the run's index and name, and the field.
+    """
+    from wattsched.experiments.runner import prefix_folder_problem
+
+    for index, run in enumerate(runs):
+        problem = prefix_folder_problem(run.prefix)
+        if problem is not None:
+            raise option_error(source, f"run {index} ({run.name!r}): prefix", problem)
 
 
 #: The fields of a run entry (:class:`Run`'s), and those without a default.

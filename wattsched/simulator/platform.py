@@ -12,7 +12,9 @@ Rules reproduced from real Batsim (behaviours 1, 2, 34, 35):
 
 * compute host ids follow the byte-wise order of host names (not the XML order), over all compute
   hosts whatever their zone or cluster;
-* the master host (property ``role="master"``, else the host named ``master_host``) gets no id;
+* the master host (property ``role="master"``, else the host named ``master_host``, Batsim's default
+  ``--master-host``) gets no id; a platform without one is refused, as Batsim refuses it (``src/machines.cpp``:
+  "Cannot find the \"master\" role in the platform file");
 * ``properties`` = ``{"role": ""}`` then the host's own ``<prop>``s (a cluster's ``<prop>``s for its
   hosts); ``zone_properties`` = the union of the ``<prop>``s of every enclosing zone from the root down,
   inner values overriding outer ones, a ``<cluster>`` being a zone of its own.
@@ -37,6 +39,7 @@ from wattsched.base.fileio import require_regular_file
 from wattsched.base.limits import limit, limit_hint
 from wattsched.base.validate import check_count, check_memory
 from wattsched.energy_models.power import ModelTextError, NodeModel, parse_speed_list
+from wattsched.energy_models.upas import FREQUENCY_PROPERTY, parse_frequencies
 
 __all__ = ["Host", "Platform", "load_platform", "parse_radical"]
 
@@ -62,7 +65,7 @@ class Host:
 class Platform:
     path: str
     hosts: list[Host]
-    master_name: str | None
+    master_name: str
     models: list[NodeModel]
 
     @property
@@ -158,6 +161,11 @@ class _Loader:
                     raise self.error(f"{where}.prop", "<prop> has no 'id' attribute")
                 if value is None:
                     raise self.error(f"{where}.prop '{key}'", "<prop> has no 'value' attribute")
+                if key == FREQUENCY_PROPERTY:
+                    try:
+                        parse_frequencies(value)
+                    except ValueError as exc:
+                        raise self.error(f"{where}.{key}", str(exc)) from None
                 props[key] = value
         return props
 
@@ -371,7 +379,7 @@ def load_platform(path: str | os.PathLike) -> Platform:
     loader = _Loader(path)
     loader.children(root, {})
 
-    master: str | None
+    master: str
     if len(loader.masters_by_role) > 1:
         raise InputError(path, f"host '{loader.masters_by_role[1]}'.role",
                          f"several master hosts ({', '.join(loader.masters_by_role)})")
@@ -385,7 +393,8 @@ def load_platform(path: str | os.PathLike) -> Platform:
     elif loader.master_host_seen:
         master = "master_host"
     else:
-        master = None
+        raise InputError(path, "platform", "no master host: Batsim needs a host named 'master_host' or with "
+                                           "role=\"master\" (<prop id=\"role\" value=\"master\"/>)")
 
     compute = loader.compute
     if not compute:

@@ -285,7 +285,7 @@ def replay(folder: str | os.PathLike, *, rel_tol: float = ENERGY_REL_TOL, output
             def at_line(src: str, field: str, problem: str, n: int = n) -> InputError:
                 return InputError(src, f"line {n}" + (f" ({field})" if field else ""), problem)
 
-            obj = load_json(line, str(messages_path), at_line)
+            obj = load_json(line, str(messages_path), at_line, unique_keys=True)
             if not (isinstance(obj, dict) and obj.get("from") in ("batsim", "scheduler")
                     and isinstance(obj.get("message"), dict)):
                 raise InputError(messages_path, f"line {n}", "not a recorded message "

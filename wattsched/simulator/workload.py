@@ -27,7 +27,7 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Any, Union
 
 from wattsched.base.errors import InputError
 from wattsched.base.fileio import require_regular_file
@@ -36,7 +36,7 @@ from wattsched.base.validate import CSV_UNSAFE, check_count, check_csv_name, che
 
 __all__ = [
     "DelayProfile", "ParallelProfile", "ComposedProfile", "Profile", "Job", "Workload", "load_workload",
-    "parse_job", "parse_profile",
+    "load_workload_document", "parse_job", "parse_profile",
 ]
 
 
@@ -259,6 +259,17 @@ _JSON_BYTES_PER_FILE_BYTE = 12
 
 def load_workload(path: str | os.PathLike, name: str = "w0") -> Workload:
     """Read a Batsim workload; raise :class:`InputError` on anything Batsim would refuse."""
+    return load_workload_document(path, name)[0]
+
+
+def load_workload_document(path: str | os.PathLike, name: str = "w0") -> tuple[Workload, dict[str, Any]]:
+    """:func:`load_workload`, and the JSON document it read (untouched: jobs and profiles as in the file), for
+    a tool that checks a workload as ``wattsched run`` does and then rewrites it (``wattsched beta``): the
+    file is read and parsed once.
+
+    Raises:
+        InputError: anything Batsim would refuse, naming the file and the field.
+    """
     path = os.fspath(path)
     try:
         require_regular_file(path)
@@ -267,7 +278,7 @@ def load_workload(path: str | os.PathLike, name: str = "w0") -> Workload:
             data = f.read()
     except OSError as e:
         raise InputError(path, "", f"cannot read workload file ({e.strerror or e})") from None
-    doc = load_json(data, path)
+    doc = load_json(data, path, unique_keys=True)
     if not isinstance(doc, dict):
         raise InputError(path, "", "the workload must be a JSON object with 'jobs' and 'profiles'")
     if "profiles" not in doc:
@@ -305,8 +316,9 @@ def load_workload(path: str | os.PathLike, name: str = "w0") -> Workload:
 
     jobs.sort(key=lambda j: (j.subtime_s, j.id))
     meta = doc.get("meta")
-    return Workload(path=path, name=name, jobs=jobs, profiles=profiles, profiles_json=raw_profiles,
-                    meta=meta if isinstance(meta, dict) else {})
+    workload = Workload(path=path, name=name, jobs=jobs, profiles=profiles, profiles_json=raw_profiles,
+                        meta=meta if isinstance(meta, dict) else {})
+    return workload, doc
 
 
 def parse_job(source: str, where: str, entry: object, workload_name: str, profiles: dict[str, Profile], *,

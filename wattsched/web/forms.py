@@ -148,7 +148,7 @@ def _parse(option: Option, text: str) -> Any:
     if option.type is str:
         return None if (text == "null" and option.nullable) else text
     try:  # the CLI's checked reader: nesting bounded, lone UTF-16 surrogates and non-finite numbers refused
-        return load_json(text, f"option '{option.name}'", option_error)
+        return load_json(text, f"option '{option.name}'", option_error, unique_keys=True)
     except OptionError as error:
         if option.type is dict or not _malformed(text):
             raise
