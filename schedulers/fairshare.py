@@ -40,8 +40,18 @@ priority plugin does every ``PriorityCalcPeriod``); at the job's end both give t
 Either way the charge uses the job's real run time, known at its end, never its walltime.
 
 Where we read the paper differently: the paper's simulator (Pyss) and its SLURM plugin add the factors to
-other priority factors (age, size); here the fair-share factor alone orders the queue, as in the paper's
-simulations, with EASY backfilling behind it.
+other priority factors (age, size); here the fair-share factor alone orders the queue by default, as in the
+paper's simulations, with EASY backfilling behind it.
+
+**Age factor** (option ``age_weight``, 0 by default: off). A priority on usage alone can starve a heavy user's
+jobs for as long as the others keep submitting (on SDSC-Blue's whole log the longest fair-share wait is 187
+days). SLURM's multifactor plugin adds an age factor for that (REFERENCE §2: ``W_age·age + W_fs·fairshare``,
+``age = min(1, (now − eligible time)/PriorityMaxAge)``, PriorityMaxAge 7 days). With ``age_weight = w > 0`` a
+job's priority is ``F + w · min(1, (now − submission)/max_age_s)``, larger first, where ``F`` is the order's
+fair-share factor: eq. 4's ``F_u`` for ``fairshare`` and ``efs``, the sum of the two normalized factors for
+``fs-efs`` (up to 2). ``w`` is SLURM's ``PriorityWeightAge / PriorityWeightFairshare``. Differences from SLURM:
+the age counts from the submission (SLURM's ``ACCRUE_ALWAYS``; a simulated job has no other eligibility time),
+and the priority stays a real number (SLURM truncates the weighted sum to an integer, so ties differ).
 """
 
 from __future__ import annotations
@@ -85,6 +95,13 @@ CHARGE = Option("charge", str, "end", choices=("end", "running"),
 NORMALIZATION = Option("normalization", str, "capacity", choices=("capacity", "total"),
                        help="divide usage by the machine's decayed capacity (eq. 3) or by every user's "
                             "decayed usage (SLURM's U_user/U_root)")
+AGE_WEIGHT = Option("age_weight", float, 0.0,
+                    help="weight of SLURM's age factor beside the fair-share factor's 1 (PriorityWeightAge / "
+                         "PriorityWeightFairshare, >= 0; 0: usage alone, as the paper)")
+MAX_AGE = Option("max_age_s", float, 7 * 86400.0,
+                 help="wait in seconds at which the age factor reaches 1 (SLURM's PriorityMaxAge, 7 days; > 0)")
+#: the largest ``age_weight`` (beyond it the fair-share factor, at most 2, would not count)
+MAX_AGE_WEIGHT = 1e6
 
 
 _OWNER = attrgetter("user")
@@ -108,15 +125,22 @@ class FairShareOrder(QueueOrder):
 
     #: usage measures this order charges (``cpu``, ``energy``)
     measures: ClassVar[tuple[str, ...]] = (CPU,)
-    options = (SHARES, DEFAULT_SHARE, HALF_LIFE, DAMPING, CHARGE, NORMALIZATION)
+    options = (SHARES, DEFAULT_SHARE, HALF_LIFE, DAMPING, CHARGE, NORMALIZATION, AGE_WEIGHT, MAX_AGE)
 
     def __init__(self, shares: Mapping[str, Any] | None = None, default_share: float = 1.0,
                  half_life_s: float = DEFAULT_HALF_LIFE_S, damping: float = 1.0, charge: str = "end",
-                 normalization: str = "capacity") -> None:
+                 normalization: str = "capacity", age_weight: float = 0.0, max_age_s: float = 7 * 86400.0) -> None:
         owner = f"order '{self.name}'"
         self.default_share = _positive(owner, "default_share", default_share)
         self.half_life_s = _positive(owner, "half_life_s", half_life_s)
         self.damping = _positive(owner, "damping", damping)
+        if not 0 <= age_weight <= MAX_AGE_WEIGHT:
+            raise OptionError(f"option 'age_weight' of {owner} must be between 0 and {MAX_AGE_WEIGHT:g}, "
+                              f"got {_got(age_weight)}")
+        self.age_weight = float(age_weight)
+        self.max_age_s = _positive(owner, "max_age_s", max_age_s)
+        if self.max_age_s == math.inf:
+            raise OptionError(f"option 'max_age_s' of {owner} must be finite, got {_got(max_age_s)}")
         if charge not in ("end", "running"):
             raise OptionError(f"option 'charge' of {owner} must be one of end|running, got {_got(charge)}")
         if normalization not in ("capacity", "total"):
@@ -243,14 +267,25 @@ class FairShareOrder(QueueOrder):
         raw = self.usage[self.measures[0]].usages(users, now_s)
         return {u: r / (shares.get(u, default) if u is not None else default) for u, r in zip(users, raw)}
 
+    def user_factors(self, users: Iterable[User], now_s: float) -> dict[User, float]:
+        """The fair-share factor of each user that the age factor is added to: eq. 4's ``F_u``."""
+        users = list(users)
+        return {u: 2.0 ** -x for u, x in zip(users, self.exponents(users, self.measures[0], now_s))}
+
     def sort(self, jobs: Iterable[QueuedJob], view: ClusterView) -> list[QueuedJob]:
         queue = list(jobs)
         owners = list(map(_OWNER, queue))  # map/sorted with built-in callables: no Python call per job
         users = set(owners)
         if len(users) <= 1:
-            return queue  # one owner: arrival order
-        keys = self.user_keys(users, view.now_s)
-        job_keys = list(map(keys.__getitem__, owners))
+            return queue  # one owner: arrival order (the age factor never decreases with it)
+        now = view.now_s
+        if self.age_weight > 0:  # SLURM's F + w·age, larger first
+            factors = self.user_factors(users, now)
+            w, max_age = self.age_weight, self.max_age_s
+            job_keys = [-(factors[u] + w * min(1.0, (now - job.subtime_s) / max_age)) for u, job in zip(owners, queue)]
+        else:
+            keys = self.user_keys(users, now)
+            job_keys = list(map(keys.__getitem__, owners))
         order = sorted(range(len(queue)), key=job_keys.__getitem__)  # stable: ties keep arrival order
         return list(map(queue.__getitem__, order))
 
@@ -287,10 +322,14 @@ class FairSharePlusEnergy(FairShareOrder):
     measures = (CPU, ENERGY)
 
     def user_keys(self, users: Iterable[User], now_s: float) -> dict[User, float]:
+        return {u: -value for u, value in self.user_factors(users, now_s).items()}
+
+    def user_factors(self, users: Iterable[User], now_s: float) -> dict[User, float]:
+        """``F^FS / max F^FS + F^EFS / max F^EFS`` of each user (up to 2)."""
         users = list(users)
         total = [0.0] * len(users)
         for m in self.measures:
             x = self.exponents(users, m, now_s)
             lowest = min(x)  # the user of the largest factor: F / max F = 2^-(x - min x)
             total = [t + 2.0 ** (lowest - e) for t, e in zip(total, x)]
-        return {u: -value for u, value in zip(users, total)}
+        return dict(zip(users, total))

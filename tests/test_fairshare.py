@@ -333,3 +333,76 @@ def test_batched_exponents_equal_the_equations() -> None:
     run(fs, v, qjob("b", "b"), ProcSet((0, 1)), 300.0, 400.0)
     keys = fs.user_keys(["a", "b"], 450.0)
     assert (keys["a"] < keys["b"]) == (fs.exponent("a", "cpu", 450.0) < fs.exponent("b", "cpu", 450.0))
+
+
+# ------------------------------------------------------------------------------ SLURM's age factor
+def _heavy_alice(order, hosts: int = 4) -> ClusterView:
+    """alice used the whole machine for 10 hours (U = 1 at t = 10 h without decay), bob nothing."""
+    v = view(hosts)
+    order.on_platform(v)
+    run(order, v, qjob("used", "alice"), ProcSet((0, hosts - 1)), 0.0, 10 * HOUR)
+    order.on_submitted(qjob("b0", "bob"), v)
+    return v
+
+
+@pytest.mark.parametrize("cls", [FairShare, FairSharePlusEnergy])
+def test_without_age_weight_the_heavy_user_waits_behind_newer_jobs(cls) -> None:
+    order = cls(half_life_s=math.inf)
+    v = _heavy_alice(order)
+    old, new = qjob("a_old", "alice", subtime=10 * HOUR), qjob("b_new", "bob", subtime=20 * HOUR)
+    v.now_s = 30 * HOUR
+    assert [j.id for j in order.sort([old, new], v)] == ["b_new", "a_old"]
+
+
+def test_the_age_factor_lifts_a_job_that_waited_long_enough() -> None:
+    """F_alice = 2^-(U/S) with U = 10 h·4 / (30 h·4) = 1/3 and S = 1/2 at t = 30 h: 2^(-2/3) ≈ 0.63; F_bob = 1.
+    With w = 1 and max_age = 20 h, alice's job of age 20 h gets 0.63 + 1 = 1.63 against bob's 1 + 0.5·0 = 1."""
+    order = FairShare(half_life_s=math.inf, age_weight=1.0, max_age_s=20 * HOUR)
+    v = _heavy_alice(order)
+    old, new = qjob("a_old", "alice", subtime=10 * HOUR), qjob("b_new", "bob", subtime=30 * HOUR)
+    v.now_s = 30 * HOUR
+    assert order.user_factors(["alice", "bob"], v.now_s) == pytest.approx({"alice": 2 ** (-2 / 3), "bob": 1.0})
+    assert [j.id for j in order.sort([old, new], v)] == ["a_old", "b_new"]
+    # a small weight is not enough: 0.63 + 0.2 < 1 + 0
+    light = FairShare(half_life_s=math.inf, age_weight=0.2, max_age_s=20 * HOUR)
+    v = _heavy_alice(light)
+    v.now_s = 30 * HOUR
+    assert [j.id for j in light.sort([old, new], v)] == ["b_new", "a_old"]
+    # the age saturates at max_age_s: a job twice as old gets no more than 1·w
+    assert [j.id for j in light.sort([qjob("a_older", "alice", subtime=-100 * HOUR), new], v)] == ["b_new", "a_older"]
+
+
+def test_the_age_factor_keeps_arrival_order_for_one_user() -> None:
+    order = FairShare(age_weight=5.0, max_age_s=HOUR)
+    v = view(4, now=10 * HOUR)
+    order.on_platform(v)
+    jobs = [qjob(f"j{k}", "alice", subtime=k * 600.0) for k in range(5)]
+    assert order.sort(jobs, v) == jobs
+
+
+@pytest.mark.parametrize("options, field", [
+    ({"age_weight": -1}, "age_weight"), ({"age_weight": 1e7}, "age_weight"), ({"age_weight": math.nan}, "age_weight"),
+    ({"max_age_s": 0}, "max_age_s"), ({"max_age_s": math.inf}, "max_age_s"),
+])
+def test_bad_age_options_are_refused(options, field) -> None:
+    with pytest.raises(OptionError, match=f"option '{field}' of order 'fairshare'"):
+        FairShare(**options)
+
+
+def test_the_age_factor_changes_a_run_of_the_fairshare_preset() -> None:
+    """Through the preset and its options, on a small workload of two users where one submits a burst."""
+    jobs = [{"id": f"a{k}", "subtime": 0.0, "res": 16, "walltime": 3600.0, "profile": "p", "user": "alice"}
+            for k in range(3)]
+    jobs += [{"id": f"b{k}", "subtime": 100.0 + k, "res": 16, "walltime": 3600.0, "profile": "p", "user": "bob"}
+             for k in range(3)]
+    workload = {"nb_res": 16, "jobs": jobs, "profiles": {"p": {"type": "delay", "delay": 3000.0}}}
+    from wattsched import api
+
+    starts = {}
+    for w in (0.0, 1e5):  # 100 s of age weigh 10, a fair-share factor at most 1
+        result = api.simulate(str(ROOT / "platforms" / "taurus_16.xml"), workload, scheduler="fairshare",
+                              options={"age_weight": w, "max_age_s": 1e6})
+        ran = result.jobs.sort_values("starting_time")
+        starts[w] = [str(j).split("!")[-1] for j in ran["job_id"]]
+    assert starts[0.0][:2] == ["a0", "b0"]  # bob's first job jumps ahead of alice's second (usage alone)
+    assert starts[1e5] == ["a0", "a1", "a2", "b0", "b1", "b2"]  # the age dominates: arrival order
