@@ -158,6 +158,8 @@ class BatsimTranslator:
                     policy.on_no_more_jobs()
                 else:
                     logger.info("NOTIFY %s ignored", data.get("type"))
+            elif kind == "FROM_JOB_MSG":  # a job's "send" profile: the presets read no message (as the adapter)
+                logger.warning("ignoring message from job %s: %r", data.get("job_id"), data.get("msg"))
             else:
                 raise ProtocolError(f"unknown event type {kind!r} from Batsim")
         if self._running and not self.per_event:

@@ -14,7 +14,9 @@ message names the file (or option, or message) and the field:
 * :func:`check_count`: a size (hosts, jobs, parts, depth) within a bound of :mod:`.limits`;
 * :func:`check_memory`: an estimated footprint within the memory available;
 * :func:`check_csv_name`: an id Batsim's CSV files can carry (Batsim writes ids unquoted);
-* :func:`check_output_files`: output files that can be written, checked before a run starts.
+* :func:`check_output_files`: output files that can be written, checked before a run starts;
+* :class:`BatsimMessageChecker`, :func:`check_endpoint`, :func:`ipc_bind_path`: what Batsim sends
+  ``wattsched serve``, and the endpoint it binds.
 
 The bounds and how to raise them: :mod:`wattsched.base.limits`.
 """
@@ -25,6 +27,7 @@ import json
 import math
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -34,8 +37,8 @@ from wattsched.base.limits import available_memory_bytes, limit, limit_hint
 
 __all__ = [
     "DUPLICATE_KEY", "ErrorFactory", "check_count", "check_csv_name", "check_memory", "check_number",
-    "check_output_files", "BatsimMessageChecker", "check_endpoint", "input_error", "load_json", "load_yaml",
-    "option_error",
+    "check_output_files", "BatsimMessageChecker", "check_endpoint", "input_error", "ipc_bind_path", "load_json",
+    "load_yaml", "option_error",
 ]
 
 #: Builds the error of one reader from (source, field, problem).
@@ -576,10 +579,11 @@ def check_output_files(paths: Sequence[str | os.PathLike], option: str) -> None:
 
 
 # ------------------------------------------------------------------------------------------ protocol
-#: Event types a Batsim 4 message may carry (``docs/architecture.md`` §5; Batsim's protocol documentation).
+#: Event types a Batsim 4.2.1 message may carry (``docs/architecture.md`` §5; Batsim's protocol documentation).
+#: Not QUERY: Batsim 4.2.1 can write one (``append_query_estimate_waiting_time``) but never calls it.
 BATSIM_EVENTS = frozenset({
     "SIMULATION_BEGINS", "SIMULATION_ENDS", "JOB_SUBMITTED", "JOB_COMPLETED", "JOB_KILLED",
-    "RESOURCE_STATE_CHANGED", "REQUESTED_CALL", "ANSWER", "NOTIFY", "QUERY", "FROM_JOB_MSG",
+    "RESOURCE_STATE_CHANGED", "REQUESTED_CALL", "ANSWER", "NOTIFY", "FROM_JOB_MSG",
 })
 #: What SIMULATION_BEGINS always holds (Batsim 4.2.1, ``tests/fixtures/batsim-reference/*/messages.jsonl``)
 #: and schedulers read without checking (pybatsim does).
@@ -597,18 +601,40 @@ _JOB_STATES = frozenset({"COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED", "COMPLETE
 
 class BatsimMessageChecker:
     """Checks each message Batsim sends a scheduler before the scheduler sees it (``wattsched serve``):
-    its shape, its event types, and that every job and host an event names exists (jobs submitted before,
-    hosts of SIMULATION_BEGINS).
+    its shape, its event types, its times, and that every job and host an event names exists, as Batsim 4.2.1
+    sends them:
+
+    * the first message holds SIMULATION_BEGINS, once, and nothing follows SIMULATION_ENDS;
+    * ``now`` never goes back, and no event of a message is later than its ``now``;
+    * jobs were submitted before; a job completes once; hosts are those of SIMULATION_BEGINS (whose
+      ``compute_resources`` list ids 0 to ``nb_compute_resources`` - 1), a pstate is an integer string and,
+      when SIMULATION_BEGINS gives every host's ``wattage_per_state``, one of the host's pstates;
+    * with ``sees_replies``, a completed or killed job is one the scheduler started: the replies are shown to
+      :meth:`replied` (jobs started and registered).
+
+    Every check is a few set or dict lookups per event (SIMULATION_BEGINS: one pass over the hosts).
+
+    Args:
+        sees_replies: :meth:`replied` is called with every reply, so the jobs started are known.
 
     Raises:
         ProtocolError: naming the message (its number and time) and the event at fault.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, sees_replies: bool = False) -> None:
         self.number = 0
+        self.now: float = 0.0
         self.nb_hosts: int | None = None
         self.jobs: set[str] = set()
         self.done: set[str] = set()
+        #: jobs the scheduler started (EXECUTE_JOB in its replies); None when the replies are not shown
+        self.started: set[str] | None = set() if sees_replies else None
+        #: jobs the scheduler registered whose acknowledgement (a JOB_SUBMITTED) may still come
+        self.registered: set[str] = set()
+        #: pstates of each host (from ``wattage_per_state``), None when SIMULATION_BEGINS does not give them all
+        self.pstates: list[int] | None = None
+        self.min_pstates = 0
+        self.ended = False
 
     def check(self, msg: Any) -> None:
         self.number += 1
@@ -618,12 +644,26 @@ class BatsimMessageChecker:
         kind_of_now = type(now)
         if not (kind_of_now is float or kind_of_now is int) or not 0 <= now <= MAX_DOUBLE:
             raise self._error(None, f"field 'now' must be a time ≥ 0, got {_show(now)}")
+        if self.ended:
+            raise self._error(now, "a message after SIMULATION_ENDS (Batsim sends none)")
+        if now < self.now:
+            raise self._error(now, f"field 'now' goes back in time: {now:g} after {self.now:g} in message "
+                                   f"{self.number - 1}")
+        self.now = now
         for index, ev in enumerate(msg["events"]):
             if type(ev) is not dict or type(ev.get("type")) is not str:
                 raise self._error(now, f"events[{index}] must be an object with a 'type'")
             kind = ev["type"]
             if kind not in BATSIM_EVENTS:
+                if kind == "QUERY":
+                    raise self._error(now, f"events[{index}]: QUERY: Batsim 4.2.1 sends no query to the "
+                                           "scheduler (its estimate_waiting_time query is never sent); "
+                                           "refused, not answered")
                 raise self._error(now, f"events[{index}]: unknown event type {_show(kind)}")
+            if self.ended:
+                raise self._error(now, f"events[{index}]: {kind} after SIMULATION_ENDS (Batsim sends nothing after it)")
+            if self.nb_hosts is None and kind != "SIMULATION_BEGINS":
+                raise self._error(now, f"events[{index}]: {kind} before SIMULATION_BEGINS (Batsim's first event)")
             data = ev.get("data", {})
             if type(data) is not dict:
                 raise self._error(now, f"{kind}: field 'data' must be an object")
@@ -631,10 +671,34 @@ class BatsimMessageChecker:
             kind_of_ts = type(ts)
             if not (kind_of_ts is float or kind_of_ts is int) or not 0 <= ts <= MAX_DOUBLE:
                 raise self._error(now, f"{kind}: field 'timestamp' must be a time ≥ 0, got {_show(ts)}")
+            if ts > now:
+                raise self._error(now, f"{kind}: field 'timestamp' {ts:g} is later than the message's 'now' {now:g}")
             try:
                 self._event(kind, data)
             except ValueError as exc:
                 raise self._error(now, f"{kind}: {exc}") from None
+        if self.nb_hosts is None:
+            raise self._error(now, "no SIMULATION_BEGINS (Batsim's first message starts with it)")
+
+    def replied(self, reply: Any) -> None:
+        """Learn from the scheduler's ``reply`` the jobs it started (EXECUTE_JOB) and registered (REGISTER_JOB:
+        known from now on, B44). One look at each event's type."""
+        events = reply.get("events") if type(reply) is dict else None
+        if type(events) is not list:
+            return
+        started = self.started
+        for ev in events:
+            if type(ev) is not dict:
+                continue
+            kind = ev.get("type")
+            if kind == "EXECUTE_JOB":
+                if started is not None and type(ev.get("data")) is dict:
+                    started.add(str(ev["data"].get("job_id")))
+            elif kind == "REGISTER_JOB" and type(ev.get("data")) is dict:
+                jid = str(ev["data"].get("job_id"))
+                if jid not in self.jobs:
+                    self.jobs.add(jid)
+                    self.registered.add(jid)
 
     def _error(self, now: Any, problem: str) -> Exception:
         """The error naming the message being checked (built only when there is one)."""
@@ -651,36 +715,83 @@ class BatsimMessageChecker:
             raise ValueError(f"field '{key}': unknown job {jid!r}")
         return jid
 
-    def _hosts(self, text: Any, key: str) -> None:
+    def _started(self, jid: str, key: str) -> None:
+        if self.started is not None and jid not in self.started:
+            raise ValueError(f"field '{key}': job {jid!r} was never started (no EXECUTE_JOB from the scheduler)")
+
+    def _hosts(self, text: Any, key: str) -> list[tuple[int, int]]:
+        """The intervals of an interval set as Batsim writes it (``"0-3 7"``: one space between intervals, as
+        ``ProcSet.from_str`` reads it), each within the hosts of SIMULATION_BEGINS."""
         if not isinstance(text, str):
             raise ValueError(f"field '{key}' must be an interval set like '0-3 7', got {_show(text)}")
-        for part in text.split():
+        intervals = []
+        for part in text.split(" ") if text else ():
             lo, _, hi = part.partition("-")
-            if not lo.isdigit() or (hi and not hi.isdigit()):
-                raise ValueError(f"field '{key}' {text!r} is not an interval set like '0-3 7'")
-            if self.nb_hosts is not None and int(hi or lo) >= self.nb_hosts:
-                raise ValueError(f"field '{key}': unknown host {int(hi or lo)} (hosts 0-{self.nb_hosts - 1})")
+            hi = hi or lo
+            if not (lo.isdigit() and hi.isdigit() and lo.isascii() and hi.isascii()) or int(lo) > int(hi):
+                raise ValueError(f"field '{key}' {_show(text)} is not an interval set like '0-3 7'")
+            last = int(hi)
+            if self.nb_hosts is not None and last >= self.nb_hosts:
+                raise ValueError(f"field '{key}': unknown host {last} (hosts 0-{self.nb_hosts - 1})")
+            intervals.append((int(lo), last))
+        return intervals
+
+    def _begins(self, data: dict) -> None:
+        if self.nb_hosts is not None:
+            raise ValueError("a second SIMULATION_BEGINS (Batsim sends it once)")
+        nb = data.get("nb_compute_resources")
+        if isinstance(nb, bool) or not isinstance(nb, int) or nb < 0:
+            raise ValueError(f"field 'nb_compute_resources' must be a host count, got {_show(nb)}")
+        if nb > limit("hosts"):
+            raise ValueError(f"{nb} hosts; {limit_hint('hosts')}")
+        for key, expected in _BEGINS_FIELDS.items():
+            if not isinstance(data.get(key), expected):
+                raise ValueError(f"field '{key}' is missing or not {_KIND_NAMES[expected]}")
+        for key in _BEGINS_CONFIG:
+            if key not in data["config"]:
+                raise ValueError(f"field 'config.{key}' is missing")
+        resources = data["compute_resources"]
+        pstates: list[int] | None = None
+        if resources:  # none: the schedulers take every host for a Taurus node (PolicyScheduler.start)
+            if len(resources) != nb:
+                raise ValueError(f"field 'compute_resources' lists {len(resources)} hosts, "
+                                 f"'nb_compute_resources' says {nb}")
+            pstates = [0] * nb
+            seen = [False] * nb
+            for index, res in enumerate(resources):
+                rid = res.get("id") if type(res) is dict else None
+                if type(rid) is not int or not 0 <= rid < nb:
+                    raise ValueError(f"field 'compute_resources[{index}].id' must be a host id 0-{nb - 1}, "
+                                     f"got {_show(rid)}")
+                if seen[rid]:
+                    raise ValueError(f"field 'compute_resources[{index}].id': host {rid} is listed twice")
+                seen[rid] = True
+                props = res.get("properties", {})
+                if type(props) is not dict:
+                    raise ValueError(f"field 'compute_resources[{index}].properties' must be an object")
+                wattages = props.get("wattage_per_state")
+                if pstates is not None:
+                    if type(wattages) is str and wattages.strip():
+                        pstates[rid] = wattages.count(",") + 1
+                    else:
+                        pstates = None  # a host without them: pstates are not checked
+        self.nb_hosts = nb
+        self.pstates = pstates
+        self.min_pstates = min(pstates, default=0) if pstates else 0
 
     def _event(self, kind: str, data: dict) -> None:
         if kind == "SIMULATION_BEGINS":
-            nb = data.get("nb_compute_resources", data.get("nb_resources"))
-            if isinstance(nb, bool) or not isinstance(nb, int) or nb < 0:
-                raise ValueError(f"field 'nb_compute_resources' must be a host count, got {_show(nb)}")
-            if nb > limit("hosts"):
-                raise ValueError(f"{nb} hosts; {limit_hint('hosts')}")
-            for key, expected in _BEGINS_FIELDS.items():
-                if not isinstance(data.get(key), expected):
-                    raise ValueError(f"field '{key}' is missing or not {_KIND_NAMES[expected]}")
-            for key in _BEGINS_CONFIG:
-                if key not in data["config"]:
-                    raise ValueError(f"field 'config.{key}' is missing")
-            self.nb_hosts = nb
+            self._begins(data)
+        elif kind == "SIMULATION_ENDS":
+            self.ended = True
         elif kind == "JOB_SUBMITTED":
             jid = data.get("job_id")
             if not isinstance(jid, str) or not jid:
                 raise ValueError(f"field 'job_id' must be a job id string, got {_show(jid)}")
             if jid in self.jobs:
-                raise ValueError(f"job {jid!r} was already submitted")
+                if jid not in self.registered:
+                    raise ValueError(f"job {jid!r} was already submitted")
+                self.registered.discard(jid)  # Batsim acknowledges a registration once (dynamic-jobs-acknowledged)
             job = data.get("job")
             if not isinstance(job, dict):
                 raise ValueError(f"job {jid!r}: field 'job' must be an object")
@@ -691,11 +802,15 @@ class BatsimMessageChecker:
                 value = job.get(key, 0)
                 if isinstance(value, bool) or not isinstance(value, (int, float)):
                     raise ValueError(f"job {jid!r}: field 'job.{key}' must be a number, got {_show(value)}")
+            beta = job.get("beta")
+            if beta is not None and (isinstance(beta, bool) or not isinstance(beta, (int, float))):
+                raise ValueError(f"job {jid!r}: field 'job.beta' must be a number, got {_show(beta)}")
             self.jobs.add(jid)
         elif kind == "JOB_COMPLETED":
             jid = self._job(data)
             if jid in self.done:
                 raise ValueError(f"job {jid!r} already completed")
+            self._started(jid, "job_id")
             if data.get("job_state") not in _JOB_STATES:
                 raise ValueError(f"field 'job_state': unknown state {_show(data.get('job_state'))}")
             if "alloc" in data:
@@ -708,11 +823,20 @@ class BatsimMessageChecker:
             if not isinstance(data.get("job_progress", {}), dict):
                 raise ValueError("field 'job_progress' must be an object")
             for jid in ids:
-                self._job({"job_id": jid})
+                self._started(self._job({"job_id": jid}), "job_ids")
         elif kind == "RESOURCE_STATE_CHANGED":
-            self._hosts(data.get("resources"), "resources")
-            if not isinstance(data.get("state"), (str, int)) or isinstance(data.get("state"), bool):
-                raise ValueError(f"field 'state' must be a pstate, got {_show(data.get('state'))}")
+            intervals = self._hosts(data.get("resources"), "resources")
+            state = data.get("state")
+            if type(state) is not str or not (state.isdigit() and state.isascii()):
+                raise ValueError(f"field 'state' must be a pstate number in a string (e.g. \"0\"), got {_show(state)}")
+            pstates = self.pstates
+            if pstates is not None and int(state) >= self.min_pstates:
+                pstate = int(state)
+                for lo, hi in intervals:
+                    for host in range(lo, hi + 1):
+                        if pstate >= pstates[host]:
+                            raise ValueError(f"field 'state': host {host} has no pstate {pstate} (pstates "
+                                             f"0-{pstates[host] - 1}: its 'wattage_per_state')")
         elif kind == "ANSWER":
             energy = data.get("consumed_energy", 0.0)
             if "consumed_energy" not in data or isinstance(energy, bool) or not isinstance(energy, (int, float)):
@@ -742,3 +866,40 @@ def check_endpoint(endpoint: str, option: str) -> str:
         if port != "*" and not (port.isdigit() and 1 <= int(port) <= 65535):
             raise OptionError(f"{option} {endpoint}: port {port!r} is not a TCP port (1-65535)")
     return endpoint
+
+
+def ipc_bind_path(endpoint: str, option: str) -> Path | None:
+    """The file a ZeroMQ ``ipc://PATH`` endpoint binds (None for another scheme, ``ipc://*`` and an abstract
+    ``ipc://@NAME``), refused when binding would destroy or steal what is there: ZeroMQ removes whatever
+    file PATH names before it binds, so a regular file or a folder there is refused, and so is a socket
+    another process still listens on. A socket nobody listens on (left by a server that died) is replaced.
+
+    Raises:
+        OptionError: naming ``option`` and the path.
+    """
+    scheme, _, rest = endpoint.partition("://")
+    if scheme != "ipc" or rest == "*" or rest.startswith("@"):
+        return None
+    path = Path(rest)
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return path
+    except OSError as exc:
+        raise OptionError(f"{option} {endpoint}: cannot look at {path} ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(mode):
+        raise OptionError(f"{option} {endpoint}: {path} is a folder, not a socket; give the path of a new file")
+    if not stat.S_ISSOCK(mode):
+        raise OptionError(f"{option} {endpoint}: {path} exists and is not a socket (binding would replace it); "
+                          "give the path of a new file")
+    import socket
+
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.settimeout(1.0)
+        probe.connect(str(path))
+    except OSError:
+        return path  # nobody listens: a socket left behind, replaced by the bind
+    finally:
+        probe.close()
+    raise OptionError(f"{option} {endpoint}: another process listens on {path}")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from wattsched.base.errors import OptionError, ProtocolError
 from wattsched.cli.common import (
@@ -99,19 +100,84 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from wattsched.base.validate import check_endpoint
+    from wattsched.base.validate import check_endpoint, ipc_bind_path
     from wattsched.schedulers.presets import PRESETS
     from wattsched.schedulers.protocol import scheduler_handler
 
     options = scheduler_options(args.options) if args.options is not None else {}
     check_endpoint(args.bind, "--bind")
-    if args.scheduler.strip() in PRESETS:
-        # our presets answer through the translator (a JSON string in, one out: no pybatsim objects per message)
-        _serve_translator(scheduler_handler(args.scheduler, options), args.bind, args.timeout)
-    else:
-        _serve_pybatsim(args.scheduler, options, args.bind, args.timeout)
+    ipc_path = ipc_bind_path(args.bind, "--bind")  # no file, folder or live socket replaced by the bind
+    before = _file_identity(ipc_path)
+    try:
+        with _sigterm_interrupts():
+            if args.scheduler.strip() in PRESETS:
+                # our presets answer through the translator (a JSON string in, one out: no pybatsim objects)
+                _serve_translator(scheduler_handler(args.scheduler, options), args.bind, args.timeout)
+            else:
+                _serve_pybatsim(args.scheduler, options, args.bind, args.timeout)
+    finally:
+        if ipc_path is not None:
+            _remove_own_socket(ipc_path, before)
     print("wattsched: simulation ended", file=sys.stderr)
     return 0
+
+
+def _file_identity(path: Path | None) -> tuple[int, int] | None:
+    """(device, inode) of ``path`` when it exists."""
+    try:
+        st = path.lstat() if path is not None else None
+    except OSError:
+        return None
+    return None if st is None else (st.st_dev, st.st_ino)
+
+
+def _remove_own_socket(path: Path, before: tuple[int, int] | None) -> None:
+    """Remove the socket file ``serve`` bound at ``path``: a socket there that was not there before the bind
+    (``before``: the identity of what was), nothing else."""
+    import stat
+
+    try:
+        st = path.lstat()
+        if stat.S_ISSOCK(st.st_mode) and (st.st_dev, st.st_ino) != before:
+            path.unlink()
+    except OSError:
+        pass  # gone already (ZeroMQ removes it when its context ends)
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """While ``serve`` runs in the main thread, SIGTERM interrupts it as Ctrl-C does: the sockets are closed and
+    the socket file removed on the way out (exit status 130)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _text(raw: bytes, number: int) -> str:
+    """A message as text; one that is not UTF-8 is refused naming it (``number``)."""
+    try:
+        return raw.decode()
+    except UnicodeDecodeError as exc:
+        raise ProtocolError(f"Batsim message {number}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def _numbered(exc: Exception, number: int, now: Any) -> Exception:
+    """An error of the scheduler's translator on message ``number`` (checked: ``now`` is a number), naming the
+    message as the checker's errors do."""
+    text = f"Batsim message {number} (t={now:g}): {exc}"
+    return OptionError(text) if isinstance(exc, OptionError) else ProtocolError(text)
 
 
 def _serve_pybatsim(name: str, options: dict, bind: str, timeout_s: float) -> None:
@@ -178,7 +244,7 @@ def _guarded_network_class(timeout_s: float) -> Any:
 
         def __init__(self, endpoint: str, *rest: Any, **kwargs: Any) -> None:
             super().__init__(endpoint, *rest, **kwargs)
-            self.checker = BatsimMessageChecker()
+            self.checker = BatsimMessageChecker(sees_replies=True)
             self.monitor: Any = None
             GuardedNetwork.created.append(self)
 
@@ -198,17 +264,15 @@ def _guarded_network_class(timeout_s: float) -> Any:
             """The next message, parsed and checked; waits as ``serve`` does (:func:`_wait_longer`)."""
             number = self.checker.number
             try:
-                raw = self.connection.recv_string()
+                raw = self.connection.recv()
             except zmq.Again:
                 raw = _wait_longer(self.connection, self.monitor, number, self.socket_endpoint, timeout_s, slice_ms)
-            msg = load_json(raw, f"Batsim message {number + 1}", error)
+            msg = load_json(_text(raw, number + 1), f"Batsim message {number + 1}", error)
             self.checker.check(msg)
             return msg
 
         def send(self, msg: dict) -> None:
-            for ev in msg.get("events", []):  # jobs the scheduler registers are known from now on (B44)
-                if ev.get("type") == "REGISTER_JOB" and isinstance(ev.get("data"), dict):
-                    self.checker.jobs.add(str(ev["data"].get("job_id")))
+            self.checker.replied(msg)  # jobs started, and registered (known from now on: B44)
             super().send(msg)
 
         def close(self) -> None:
@@ -250,7 +314,8 @@ def _peer_disconnected(monitor: Any) -> bool:
 def _serve_translator(handler: Any, bind: str, timeout_s: float) -> None:
     """Answer Batsim's requests on a REP socket bound to ``bind`` with ``handler`` (a
     :class:`~wattsched.schedulers.protocol.BatsimTranslator`) until it answered SIMULATION_ENDS. Every message
-    is parsed and checked before the scheduler sees it; a peer that disconnects (noticed within
+    is decoded (UTF-8), parsed and checked before the scheduler sees it, and every reply shown to the checker
+    (the jobs started); an error of the translator names the message as the checker's do; a peer that disconnects (noticed within
     :data:`WAIT_SLICE_MS`) or sends nothing for ``timeout_s`` seconds raises :class:`ProtocolError`; the socket
     is closed on every way out (the port is released).
 
@@ -259,6 +324,7 @@ def _serve_translator(handler: Any, bind: str, timeout_s: float) -> None:
     pybatsim does), and the monitor only matters once the receive times out."""
     import zmq
 
+    from wattsched.base.errors import WattschedError
     from wattsched.base.validate import BatsimMessageChecker, load_json
 
     def error(source: str, field: str, problem: str) -> ProtocolError:
@@ -268,7 +334,7 @@ def _serve_translator(handler: Any, bind: str, timeout_s: float) -> None:
     sock = ctx.socket(zmq.REP)
     sock.setsockopt(zmq.LINGER, 0)
     monitor = None
-    checker = BatsimMessageChecker()
+    checker = BatsimMessageChecker(sees_replies=True)
     slice_ms = _slice_ms(timeout_s)
     try:
         try:
@@ -278,18 +344,19 @@ def _serve_translator(handler: Any, bind: str, timeout_s: float) -> None:
         print(f"wattsched: waiting for Batsim on {bind} (Batsim connects with -s)", file=sys.stderr)
         monitor = sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         sock.setsockopt(zmq.RCVTIMEO, slice_ms)
-        receive, send, check, dumps = sock.recv_string, sock.send_string, checker.check, json.dumps
+        receive, send, check, replied, dumps = sock.recv, sock.send_string, checker.check, checker.replied, json.dumps
         while not handler.ended:
             try:
                 raw = receive()
             except zmq.Again:
                 raw = _wait_longer(sock, monitor, checker.number, bind, timeout_s, slice_ms)
-            message = load_json(raw, f"Batsim message {checker.number + 1}", error)
+            message = load_json(_text(raw, checker.number + 1), f"Batsim message {checker.number + 1}", error)
             check(message)
-            reply = handler(message)
-            for ev in reply.get("events", ()):  # jobs the scheduler registers are known from now on (B44)
-                if ev.get("type") == "REGISTER_JOB" and isinstance(ev.get("data"), dict):
-                    checker.jobs.add(str(ev["data"].get("job_id")))
+            try:
+                reply = handler(message)
+            except WattschedError as exc:  # the translator's own checks (a job object it cannot read, ...)
+                raise _numbered(exc, checker.number, message["now"]) from None
+            replied(reply)  # jobs started, and registered (known from now on: B44)
             send(dumps(reply))
     finally:
         if monitor is not None:
@@ -297,7 +364,7 @@ def _serve_translator(handler: Any, bind: str, timeout_s: float) -> None:
         sock.close(linger=0)
 
 
-def _wait_longer(sock: Any, monitor: Any, number: int, bind: str, timeout_s: float, slice_ms: int) -> str:
+def _wait_longer(sock: Any, monitor: Any, number: int, bind: str, timeout_s: float, slice_ms: int) -> bytes:
     """The next message once a first slice passed without one: slice after slice, looking for a disconnection
     between them, until ``timeout_s`` seconds have passed since the first slice began."""
     import zmq
@@ -313,7 +380,7 @@ def _wait_longer(sock: Any, monitor: Any, number: int, bind: str, timeout_s: flo
                                     "--timeout S waits longer")
             sock.setsockopt(zmq.RCVTIMEO, min(slice_ms, left_ms))
             try:
-                return sock.recv_string()
+                return sock.recv()
             except zmq.Again:
                 pass
     finally:
