@@ -28,13 +28,22 @@ web: $(STAMP)  ## the local web page on http://127.0.0.1:8000/ (workspace result
 test: $(STAMP)  ## the CI suite (slow reproductions excluded)
 	$(VENV)/bin/pytest -q
 
+# $(call positive_int,NAME): the value of variable NAME when it is one positive whole number (no leading zero),
+# else make stops with an error line naming it (exit 2).
+_digits_removed = $(subst 0,,$(subst 1,,$(subst 2,,$(subst 3,,$(subst 4,,$(subst 5,,$(subst 6,,$(subst 7,,$(subst 8,,$(subst 9,,$($(1))))))))))))
+positive_int = $(if $(and $(filter 1,$(words $($(1)))),$(if $(_digits_removed),,ok),$(filter-out 0%,$($(1)))),$(strip $($(1))),$(error $(1)=$($(1)): expected a positive whole number such as 600))
+
+# FULL=1, yes or true: the papers' full sizes; 0, no, false or empty: the reduced ones; anything else stops make.
+_FULL = $(strip $(FULL))
+full_on = $(if $(_FULL),$(if $(and $(filter 1,$(words $(_FULL))),$(filter $(_FULL),1 yes true YES TRUE Yes True)),1,$(if $(and $(filter 1,$(words $(_FULL))),$(filter $(_FULL),0 no false NO FALSE No False)),,$(error FULL=$(FULL): expected 1, yes or true (full size) or 0, no, false or empty (reduced size)))),)
+
 FUZZ_SECONDS ?= 600
 FUZZ_EXAMPLES ?= 500
 fuzz: $(STAMP)  ## hypothesis fuzzing of bad inputs for FUZZ_SECONDS (default 600), FUZZ_EXAMPLES per test and round
-	@end=$$(( $$(date +%s) + $(FUZZ_SECONDS) )); round=0; \
+	@end=$$(( $$(date +%s) + $(call positive_int,FUZZ_SECONDS) )); round=0; \
 	while [ $$(date +%s) -lt $$end ]; do \
 		round=$$((round + 1)); echo "fuzz round $$round"; \
-		WATTSCHED_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VENV)/bin/pytest -q -x tests/test_fuzz.py || exit 1; \
+		WATTSCHED_FUZZ_EXAMPLES=$(call positive_int,FUZZ_EXAMPLES) $(VENV)/bin/pytest -q -x tests/test_fuzz.py || exit 1; \
 	done
 
 check-wheel:  ## a wheel in a fresh virtualenv (no pybatsim) runs `wattsched run` on inputs it generates
@@ -58,19 +67,19 @@ golden: $(STAMP)  ## regenerate the golden outputs of every preset (review the d
 	$(PY) -m tests.test_golden --update
 
 bench-traces: $(STAMP)  ## EASY and each energy preset over the whole SDSC-Blue and Curie logs (mirror: WATTSCHED_PWA; ONLY=easy-backfill)
-	$(PY) benchmarks/bench_traces.py $(if $(ONLY),--only $(ONLY),)
+	$(PY) benchmarks/bench_traces.py $(if $(ONLY),--only '$(subst ','\'',$(ONLY))',)
 
 reproduce-energy-budget: $(STAMP)  ## energy-budget paper §V: report + figures 2-5 (reduced size; FULL=1 for the paper's)
-	$(VENV)/bin/wattsched reproduce energy-budget --out results/energy-budget $(if $(FULL),--full,)
+	$(VENV)/bin/wattsched reproduce energy-budget --out results/energy-budget $(if $(full_on),--full,)
 
 reproduce-efs: $(STAMP)  ## EFS paper §IV: Light-ESP x4 (figures 2-3) + table I (reduced size; FULL=1 for whole logs)
-	$(VENV)/bin/wattsched reproduce efs --out results/efs $(if $(FULL),--full,)
+	$(VENV)/bin/wattsched reproduce efs --out results/efs $(if $(full_on),--full,)
 
 reproduce-esc: $(STAMP)  ## ESC paper §3: NASA and OSC, always-on vs ESC; report + figures in docs/results/esc (FULL=1: also NASA-like)
-	$(VENV)/bin/wattsched reproduce esc --out results/esc --report-dir docs/results/esc $(if $(FULL),--full,)
+	$(VENV)/bin/wattsched reproduce esc --out results/esc --report-dir docs/results/esc $(if $(full_on),--full,)
 
 reproduce-upas: $(STAMP)  ## UPAS paper §4: EASY vs UPAS on five machines and enlarged ones; report + figures in docs/results/upas (FULL=1: more variants)
-	$(VENV)/bin/wattsched reproduce upas --out results/upas --report-dir docs/results/upas $(if $(FULL),--full,)
+	$(VENV)/bin/wattsched reproduce upas --out results/upas --report-dir docs/results/upas $(if $(full_on),--full,)
 
 reproduce-eamc: $(STAMP)  ## EAMC paper §5: figures 3-5, report in docs/results/eamc (reduced size; FULL=1: 512+512 nodes, 5,000 jobs)
-	$(VENV)/bin/wattsched reproduce eamc --out results/eamc$(if $(FULL),-full,) --report-dir docs/results/eamc$(if $(FULL),-full,) $(if $(FULL),--full,)
+	$(VENV)/bin/wattsched reproduce eamc --out results/eamc$(if $(full_on),-full,) --report-dir docs/results/eamc$(if $(full_on),-full,) $(if $(full_on),--full,)

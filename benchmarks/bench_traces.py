@@ -156,8 +156,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=HERE / "results" / "traces.md")
     args = parser.parse_args(argv)
     names = args.traces.split(",")
-    unknown = set(names) - set(HOSTS)
     only = None if args.only is None else set(args.only.split(","))
+    for option, given in (("--traces", names), ("--only", only or ())):
+        if "" in given:
+            parser.error(f"{option}: an empty name in a comma-separated list (give names such as easy-backfill)")
+    unknown = set(names) - set(HOSTS)
     labels = {r.label for r in RUNS}
     if unknown or (only is not None and only - labels):
         parser.error(f"unknown trace or run: {', '.join(sorted(unknown | (only or set()) - labels))}")

@@ -9,30 +9,44 @@ The logs are the archive's cleaned versions (``*-cln.swf.gz``), gzip-compressed 
 3. downloaded from the archive (or from ``$WATTSCHED_PWA_URL``, a base URL holding the same files) into the
    cache, with a progress bar.
 
-Every file is checked against the catalogue's sha256 before use; a file that differs is refused (and a
-download that differs is deleted). Cite the archive (Feitelson, Tsafrir, Krakov, JPDC 2014) and each log's
+Every file is checked against the catalogue's sha256 before use; a file that differs is refused (a cached
+one is never replaced: the message says to delete it; a download that differs is deleted). A download is
+bounded (:data:`DOWNLOAD_LIMITS`): it fails when slower than 1 KiB/s over any minute, or when longer than the
+catalogue's size of the file; SIGTERM, like SIGINT, stops it without leaving a partial file. Cite the archive (Feitelson, Tsafrir, Krakov, JPDC 2014) and each log's
 contributors when publishing results on them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import http.client
+import logging
+import math
 import os
-import shutil
+import signal
 import tempfile
+import threading
+import time
 import urllib.error
 import urllib.request
+from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final, Iterator
 
 from wattsched.base.errors import InputError, OptionError
+from wattsched.base.fileio import require_regular_file
 
-__all__ = ["ARCHIVE_URL", "TRACES", "Trace", "cache_folder", "fetch_trace", "find_trace", "sha256_of"]
+__all__ = ["ARCHIVE_URL", "DOWNLOAD_LIMITS", "TRACES", "Trace", "cache_folder", "download_limit", "fetch_trace",
+           "find_trace", "sha256_of"]
 
 #: The Parallel Workloads Archive's logs folder.
 ARCHIVE_URL = "https://www.cs.huji.ac.il/labs/parallel/workload"
 ENV_CACHE = "WATTSCHED_TRACES"
 ENV_URL = "WATTSCHED_PWA_URL"
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -49,6 +63,7 @@ class Trace:
         period: the log's first and last day.
         papers: the papers of ``../shared/papers`` that used it.
         sha256: of the gzip file.
+        size_bytes: of the gzip file (None: unknown; a download is then bounded by ``download_bytes``).
     """
 
     name: str
@@ -60,6 +75,7 @@ class Trace:
     period: str
     papers: str
     sha256: str
+    size_bytes: int | None = None
 
     def url(self, base: str | None = None) -> str:
         """Where to download it: ``base`` (a folder holding the files), else ``$WATTSCHED_PWA_URL``, else the
@@ -73,25 +89,25 @@ class Trace:
 TRACES: tuple[Trace, ...] = (
     Trace("sdsc-blue", "SDSC-BLUE-2000-4.2-cln.swf.gz", "l_sdsc_blue", "SDSC Blue Horizon, IBM SP", 1152, 243306,
           "2000-04-25 … 2003-01-01", "energy budget, UPAS",
-          "9aab21f3cfa108f3ecefa52391b384d996dcf4216f920186f47a734646b2c658"),
+          "9aab21f3cfa108f3ecefa52391b384d996dcf4216f920186f47a734646b2c658", 4070091),
     Trace("curie", "CEA-Curie-2011-2.1-cln.swf.gz", "l_cea_curie", "CEA Curie, Bull", 93312, 312826,
           "2011-02-01 … 2012-10-17", "energy budget (80,640 cores), EFS",
-          "2a0fdbd40837590b491bbbac7d4cfe521de1f0b14c0dc39bbf82c4e49ea75bce"),
+          "2a0fdbd40837590b491bbbac7d4cfe521de1f0b14c0dc39bbf82c4e49ea75bce", 3629411),
     Trace("ctc-sp2", "CTC-SP2-1996-3.1-cln.swf.gz", "l_ctc_sp2", "Cornell Theory Center, IBM SP2", 338, 77222,
           "1996-06-26 … 1997-05-31", "UPAS (430 processors)",
-          "9fa28ac16c4386fb81b72a91d8bd8888281df2948a9d912769d387c5ee285bb4"),
+          "9fa28ac16c4386fb81b72a91d8bd8888281df2948a9d912769d387c5ee285bb4", 1487336),
     Trace("sdsc-sp2", "SDSC-SP2-1998-4.2-cln.swf.gz", "l_sdsc_sp2", "SDSC, IBM SP2", 128, 59715,
           "1998-04-24 … 2000-04-29", "UPAS, EFS",
-          "e03fe48be50c4ab04d6bb2285296d9c3399e9c1f27ee79b754ad32a14abd9bac"),
+          "e03fe48be50c4ab04d6bb2285296d9c3399e9c1f27ee79b754ad32a14abd9bac", 1205570),
     Trace("llnl-thunder", "LLNL-Thunder-2007-1.1-cln.swf.gz", "l_llnl_thunder", "LLNL Thunder, Linux cluster",
           4008, 121039, "2007-01-30 … 2007-06-29", "UPAS",
-          "00d9bce501efd3a23cd0713bbae591516b7a69217d5f4b851725f601f3b75247"),
+          "00d9bce501efd3a23cd0713bbae591516b7a69217d5f4b851725f601f3b75247", 1312559),
     Trace("llnl-atlas", "LLNL-Atlas-2006-2.1-cln.swf.gz", "l_llnl_atlas", "LLNL Atlas, Linux cluster", 9216, 43778,
           "2006-11-10 … 2007-06-29", "UPAS",
-          "3b3440db8eff0e067c193cb01fdfb3ffb944d9afccde942dbac8a7acf50d360f"),
+          "3b3440db8eff0e067c193cb01fdfb3ffb944d9afccde942dbac8a7acf50d360f", 468426),
     Trace("nasa-ipsc", "NASA-iPSC-1993-3.1-cln.swf.gz", "l_nasa_ipsc", "NASA Ames, Intel iPSC/860", 128, 18239,
           "1993-10-01 … 1993-12-31", "ESC (user jobs; the full log has 42,264 records)",
-          "6e520a6c067a2564b15efb16f754c2ecda7645106da99748d64817034c7f675e"),
+          "6e520a6c067a2564b15efb16f754c2ecda7645106da99748d64817034c7f675e", 193781),
 )
 
 
@@ -129,13 +145,17 @@ def _checked(path: Path, trace: Trace) -> Path:
     actual = sha256_of(path)
     if actual != trace.sha256:
         raise InputError(path, "sha256", f"is {actual}, the catalogue's {trace.name} is {trace.sha256}: "
-                                         "not the archive's file (corrupt or another version)")
+                                         "not the archive's file (corrupt or another version); delete it "
+                                         "to download it again")
     return path
 
 
 def fetch_trace(name: str | Trace, *, mirror: str | os.PathLike | None = None, cache: str | os.PathLike | None = None,
                 base_url: str | None = None, progress: bool = False, download: bool = True) -> Path:
     """The path of a checked copy of a log (module docstring: mirror, then cache, then download).
+
+    A file in the cache whose sha256 differs is refused, never replaced (the message says to delete it): it may
+    be a file the user put there.
 
     Args:
         name: a catalogue name (:func:`find_trace`) or entry.
@@ -146,9 +166,10 @@ def fetch_trace(name: str | Trace, *, mirror: str | os.PathLike | None = None, c
         download: allow a download (False: mirror and cache only).
 
     Raises:
-        OptionError: unknown trace, an explicit mirror that is not a folder, or nothing found with
-            ``download`` False.
-        InputError: a file whose sha256 differs; a download that fails (the URL and the reason named).
+        OptionError: unknown trace, an explicit mirror (or ``$WATTSCHED_PWA``) that is not a folder, nothing
+            found with ``download`` False, or a download bound that is not a positive number.
+        InputError: a file whose sha256 differs; a cache place that is not a regular file (a folder, a FIFO);
+            a download that fails, is too slow or too large (the URL and the reason named).
     """
     from wattsched.workloads.pwa import find_pwa
 
@@ -157,6 +178,10 @@ def fetch_trace(name: str | Trace, *, mirror: str | os.PathLike | None = None, c
     if folder is not None and (folder / trace.file).is_file():
         return _checked(folder / trace.file, trace)
     target = cache_folder(cache) / trace.file
+    try:  # a folder or a FIFO where the download goes: refused before downloading
+        require_regular_file(target)
+    except OSError as error:
+        raise InputError(target, "", f"cannot be the cached copy of {trace.name}: {error.strerror}") from None
     if target.is_file():
         return _checked(target, trace)
     if not download:
@@ -165,28 +190,85 @@ def fetch_trace(name: str | Trace, *, mirror: str | os.PathLike | None = None, c
     return _download(trace, target, trace.url(base_url), progress)
 
 
+# ------------------------------------------------------------------------------------------------ download
+#: The bounds of a download (module docstring of :mod:`wattsched.base.limits` for the convention): each is
+#: ``$WATTSCHED_LIMIT_<NAME>`` when set. A download fails when it brings fewer than ``download_min_rate``
+#: bytes/s on average over any ``download_rate_window_s`` seconds (a stalled or trickling server: with the
+#: defaults, under 60 KiB in a minute), or more bytes than the catalogue's size of the file (when known, else
+#: ``download_bytes``: a server streaming an endless body).
+DOWNLOAD_LIMITS: Final[dict[str, float]] = {
+    "download_min_rate": 1024,
+    "download_rate_window_s": 60,
+    "download_bytes": 1 << 30,
+}
+
+
+def download_limit(name: str) -> float:
+    """The download bound ``name`` of :data:`DOWNLOAD_LIMITS`, or ``$WATTSCHED_LIMIT_<NAME>``.
+
+    Raises:
+        OptionError: the variable is not a positive finite number.
+    """
+    variable = f"WATTSCHED_LIMIT_{name.upper()}"
+    text = os.environ.get(variable)
+    if text is None or not text.strip():
+        return DOWNLOAD_LIMITS[name]
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (0 < value < math.inf):
+        raise OptionError(f"environment variable {variable}: expected a positive number, got {text!r}")
+    return value
+
+
+def _content_length(response) -> int | None:
+    """The Content-Length the server announced; None when absent or not a number of bytes."""
+    text = response.headers.get("Content-Length")
+    try:
+        value = int(str(text).strip())
+    except (TypeError, ValueError):
+        if text is not None:
+            logger.info("Content-Length %r is not a number of bytes: the size is unknown", text)
+        return None
+    return value if value >= 0 else None
+
+
 def _download(trace: Trace, target: Path, url: str, progress: bool) -> Path:
+    min_rate, window_s = download_limit("download_min_rate"), download_limit("download_rate_window_s")
+    cap = trace.size_bytes if trace.size_bytes is not None else int(download_limit("download_bytes"))
     made = [folder for folder in [target.parent, *target.parent.parents] if not folder.exists()]
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{trace.file}.", suffix=".part", dir=target.parent)
     except OSError as error:
-        raise InputError(target.parent, "", f"cannot create the cache folder ({error.strerror or error})") from None
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{trace.file}.", suffix=".part", dir=target.parent)
+        raise InputError(target.parent, "", f"cannot write in the cache folder ({error.strerror or error})") from None
     tmp = Path(tmp_name)
     done = False
     try:
-        with os.fdopen(fd, "wb") as out:
+        with _terminate_as_interrupt(), os.fdopen(fd, "wb") as out:
             try:
-                response = urllib.request.urlopen(url, timeout=60)
+                response = urllib.request.urlopen(url, timeout=min(60.0, window_s))
             except urllib.error.HTTPError as error:
                 raise InputError(url, "", f"cannot download {trace.name} (HTTP {error.code} {error.reason})") from None
-            except (urllib.error.URLError, OSError, ValueError) as error:
+            except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as error:
                 reason = getattr(error, "reason", None) or error
                 raise InputError(url, "", f"cannot download {trace.name} ({reason})") from None
             with response:
-                total = int(response.headers.get("Content-Length") or 0) or None
-                _copy(response, out, total, trace.file, progress)
-        _checked(tmp, trace)
+                total = _content_length(response)
+                if total is not None and total > cap:
+                    raise InputError(url, "Content-Length", f"{total} bytes, more than {_cap_text(trace, cap)}")
+                content_type = response.headers.get("Content-Type") or "unknown"
+                received, head = _copy(response, out, total, trace, url, progress, cap, min_rate, window_s)
+        if total is not None and received < total:
+            raise InputError(url, "", f"cannot download {trace.name}: truncated ({received} of {total} bytes)")
+        actual = sha256_of(tmp)
+        if actual != trace.sha256:
+            why = (f"not gzip (Content-Type {content_type})" if not head.startswith(b"\x1f\x8b")
+                   else "corrupt or another version")
+            raise InputError(url, "sha256", f"the downloaded {trace.file} ({received} bytes) is {actual}, the "
+                                            f"catalogue's {trace.name} is {trace.sha256}: {why}; nothing was kept")
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp made it 0600; a cached log is an ordinary file
         os.replace(tmp, target)
         done = True
         return target
@@ -199,14 +281,78 @@ def _download(trace: Trace, target: Path, url: str, progress: bool) -> Path:
                 break
 
 
-def _copy(source, out, total: int | None, label: str, progress: bool) -> None:
-    if not progress:
-        shutil.copyfileobj(source, out, 1 << 20)
-        return
-    from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
+def _cap_text(trace: Trace, cap: int) -> str:
+    if trace.size_bytes is not None:
+        return f"the catalogue's size of {trace.file} ({cap} bytes)"
+    return f"{cap} bytes (raise with WATTSCHED_LIMIT_DOWNLOAD_BYTES)"
 
-    with Progress(*Progress.get_default_columns(), DownloadColumn(), TransferSpeedColumn()) as bar:
-        task = bar.add_task(label, total=total)
-        for block in iter(lambda: source.read(1 << 16), b""):
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises :class:`KeyboardInterrupt` in the block, as SIGINT does, so that the ``finally`` of a
+    download removes its partial file (only in the main thread, where Python handles signals)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):  # noqa: ARG001
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _copy(source, out, total: int | None, trace: Trace, url: str, progress: bool, cap: int, min_rate: float,
+          window_s: float) -> tuple[int, bytes]:
+    """Copy the body into ``out`` within the bounds (:data:`DOWNLOAD_LIMITS`); the bytes copied and the body's
+    first bytes."""
+    bar = task = None
+    if progress:
+        from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
+
+        bar = Progress(*Progress.get_default_columns(), DownloadColumn(), TransferSpeedColumn())
+        task = bar.add_task(trace.file, total=total)
+        bar.start()
+    try:
+        read = getattr(source, "read1", source.read)
+        received, head = 0, b""
+        start = time.monotonic()
+        marks: deque[tuple[float, int]] = deque([(start, 0)])  # (time, bytes so far), the last window_s seconds
+        while True:
+            try:
+                block = read(1 << 16)  # what has arrived: a trickling server cannot hold a read
+            except (OSError, http.client.HTTPException) as error:
+                if isinstance(error, TimeoutError):
+                    raise InputError(url, "", f"cannot download {trace.name}: no data for {min(60.0, window_s):g} s "
+                                              "(a stalled server)") from None
+                raise InputError(url, "", f"cannot download {trace.name} ({error})") from None
+            if not block:
+                return received, head
+            received += len(block)
+            if len(head) < 2:
+                head += block[:2]
+            if received > cap:
+                raise InputError(url, "", f"cannot download {trace.name}: more than {_cap_text(trace, cap)}")
             out.write(block)
-            bar.advance(task, len(block))
+            if bar is not None:
+                bar.advance(task, len(block))
+            now = time.monotonic()
+            marks.append((now, received))
+            while len(marks) > 1 and marks[1][0] <= now - window_s:
+                marks.popleft()
+            if now - start >= window_s and received - marks[0][1] < min_rate * window_s:
+                raise InputError(url, "", f"cannot download {trace.name}: under {min_rate:g} bytes/s over "
+                                          f"{window_s:g} s ({received} bytes in {now - start:.0f} s; set "
+                                          "WATTSCHED_LIMIT_DOWNLOAD_MIN_RATE or _DOWNLOAD_RATE_WINDOW_S to change)")
+    finally:
+        if bar is not None:
+            bar.stop()

@@ -188,12 +188,8 @@ def utilization(jobs: pd.DataFrame, nb_hosts: int, window: Window | None = None)
 
 
 # --------------------------------------------------------------------------------------- per user
-def load_workload_users(workload: str | Path | Mapping[str, Any]) -> dict[str, str]:
-    """Map job ids (bare, as in jobs.csv) to users from a Batsim workload with ``user`` (or ``user_id``)
-    fields on its jobs.
-
-    Args:
-        workload: the workload JSON path or its parsed content.
+def _workload_jobs(workload: str | Path | Mapping[str, Any]) -> tuple[str, list[Any]]:
+    """The workload's name for messages and its ``jobs`` list.
 
     Raises:
         InputError: unreadable JSON or no ``jobs`` list.
@@ -211,6 +207,34 @@ def load_workload_users(workload: str | Path | Mapping[str, Any]) -> dict[str, s
     jobs = content.get("jobs") if isinstance(content, Mapping) else None
     if not isinstance(jobs, list):
         raise InputError(source, "jobs", "missing or not a list")
+    return source, jobs
+
+
+def _require_run_jobs_in_workload(jobs: pd.DataFrame, source: str, listed: list[Any]) -> None:
+    """Every job of the run is a job of the workload ``source`` (its ``listed`` jobs; per-user values joined on a part of the run would be
+    silently wrong).
+
+    Raises:
+        InputError: naming the workload, how many of the run's jobs it lacks and the first one.
+    """
+    known = {str(job["id"]).split("!")[-1] for job in listed if isinstance(job, Mapping) and "id" in job}
+    missing = [job_id for job_id in jobs["job_id"].astype(str) if job_id.split("!")[-1] not in known]
+    if missing:
+        raise InputError(source, "jobs", f"{len(missing)} of the run's {len(jobs)} jobs are not in this workload "
+                                         f"(first: job {missing[0]!r}): not the workload of this run")
+
+
+def load_workload_users(workload: str | Path | Mapping[str, Any]) -> dict[str, str]:
+    """Map job ids (bare, as in jobs.csv) to users from a Batsim workload with ``user`` (or ``user_id``)
+    fields on its jobs.
+
+    Args:
+        workload: the workload JSON path or its parsed content.
+
+    Raises:
+        InputError: unreadable JSON or no ``jobs`` list.
+    """
+    _, jobs = _workload_jobs(workload)
     users: dict[str, str] = {}
     for job in jobs:
         if not isinstance(job, Mapping) or "id" not in job:
@@ -351,12 +375,19 @@ def relative_window_energy(energy: pd.DataFrame, window: Window, max_power_w: fl
 
 # ------------------------------------------------------------------------------------- all of them
 def _nb_hosts_from_schedule(outputs: BatsimOutputs) -> int:
+    """The run's compute hosts: ``nb_computing_machines`` of the schedule output, else the hosts counted in the
+    first row of the machine states (as ``node-stats``, ``paraver`` and ``plot`` count them)."""
     if outputs.schedule is None or "nb_computing_machines" not in outputs.schedule:
-        raise InputError(
-            outputs.source("schedule"),
-            "nb_computing_machines",
-            "unknown number of hosts: no schedule output with this key, give nb_hosts",
-        )
+        states = outputs.machine_states
+        if states is not None and len(states):
+            count = int(states.iloc[0, 1:].sum())
+            if 1 <= count <= limit("hosts"):
+                return count
+            raise InputError(outputs.source("machine_states"), "line 2",
+                             f"{count} hosts counted: not a number of hosts (no schedule output gives it)")
+        missing = ("no _schedule.csv (nb_computing_machines)" if outputs.schedule is None
+                   else "no nb_computing_machines in _schedule.csv")
+        raise InputError(outputs.prefix, "", f"unknown number of hosts: {missing} and no _machine_states.csv rows")
     text = outputs.schedule["nb_computing_machines"]
     try:
         value = float(text)
@@ -388,7 +419,8 @@ def compute_metrics(
         outputs_path: folder, prefix path (``results/out``) or loaded outputs.
         tau_s: τ of the bounded slowdown, seconds.
         window: ``(t0_s, t1_s)`` of utilization and window energy; default ``[first submission, makespan]``.
-        nb_hosts: compute hosts; default ``nb_computing_machines`` of schedule.csv.
+        nb_hosts: compute hosts; default ``nb_computing_machines`` of schedule.csv, else the hosts counted in
+            the first row of machine_states.csv.
         workload: Batsim workload (path or content) whose jobs carry ``user``: enables per-user stretch.
         max_power_w: all-computing platform power, watts: enables ``window_energy_relative``.
         extra_windows: named windows measured too: ``{"budget": (t0_s, t1_s)}`` adds ``budget_utilization``,
@@ -405,7 +437,8 @@ def compute_metrics(
         Undefined values (no job ran) are NaN.
 
     Raises:
-        InputError: a missing file or column, or no way to know the number of hosts.
+        InputError: a missing file or column, no way to know the number of hosts, or a ``workload`` that lacks
+            some of the run's jobs.
     """
     check_number(tau_s, "metrics", "tau_s", min=0.0, min_open=True, error=option_error)
     if window is not None:
@@ -472,7 +505,11 @@ def compute_metrics(
 
     if has_ear_metadata(jobs):  # jobs placed by EAMC (EAMC paper §5's metrics)
         metrics.update(ear_metrics(jobs))
-    users = load_workload_users(workload) if workload is not None else None
+    users = None
+    if workload is not None:
+        source, listed = _workload_jobs(workload)  # read once
+        _require_run_jobs_in_workload(jobs, source, listed)
+        users = load_workload_users({"jobs": listed})
     per_user = per_user_mean_stretch(jobs, users)
     if workload is not None and not per_user:
         logger.warning("the workload gives no user for the jobs that ran: per-user stretch skipped")

@@ -135,13 +135,19 @@ def find_outputs(path: str | Path, prefix: str | None = None) -> dict[str, Path]
 
 
 def _check_row_lengths(path: Path) -> None:
-    """Every row has as many fields as the header (pandas fills a short row with NaN silently)."""
+    """Every row has as many fields as the header (pandas fills a short row with NaN silently), and no column
+    name comes twice (pandas would rename the second ``job_id`` to ``job_id.1``)."""
     try:
         with open(path, newline="", encoding="utf-8") as handle:
             rows = csv.reader(handle)
             header = next(rows, None)
             if header is None:
                 return
+            seen: set[str] = set()
+            for name in header:
+                if name in seen:
+                    raise InputError(path, f"column '{name}'", "twice in the header")
+                seen.add(name)
             for number, row in enumerate(rows, start=2):
                 if len(row) != len(header) and row:
                     raise InputError(path, f"line {number}",
@@ -186,10 +192,25 @@ def _to_float(frame: pd.DataFrame, path: Path, columns: tuple[str, ...]) -> None
     for column in columns:
         if column not in frame.columns:
             continue
-        try:
-            frame[column] = pd.to_numeric(frame[column], errors="raise").astype(float)
-        except (ValueError, TypeError) as error:
-            raise InputError(path, f"column '{column}'", f"not a number ({error})") from error
+        values = pd.to_numeric(frame[column], errors="coerce")
+        bad = (values.isna() & frame[column].notna()).to_numpy()
+        if bad.any():
+            line = int(np.argmax(bad)) + 2  # the header is line 1
+            raise InputError(path, f"line {line}, column '{column}'",
+                             f"{frame[column].iloc[line - 2]!r} is not a number")
+        frame[column] = values.astype(float)
+
+
+def _to_count(frame: pd.DataFrame, path: Path, columns: tuple[str, ...], low: int, what: str) -> None:
+    """Convert the ``columns`` to integers in place, each a whole number >= ``low`` (``what`` says what it is)."""
+    _to_float(frame, path, columns)
+    for column in columns:
+        values = frame[column].to_numpy(dtype=float)
+        bad = ~np.isfinite(values) | (values != np.round(values)) | (values < low)
+        if bad.any():
+            line = int(np.argmax(bad)) + 2
+            raise InputError(path, f"line {line}, column '{column}'", f"{values[line - 2]:g} is not {what}")
+        frame[column] = values.astype(int)
 
 
 def read_jobs(path: str | Path) -> pd.DataFrame:
@@ -288,11 +309,7 @@ def read_machine_states(path: str | Path) -> pd.DataFrame:
     _to_float(frame, path, ("time",))
     _require_values(frame, path, ("time",))
     _non_decreasing(frame, path, "time", "time")
-    for column in _NEEDED_MACHINE_STATES[1:]:
-        try:
-            frame[column] = pd.to_numeric(frame[column], errors="raise").astype(int)
-        except (ValueError, TypeError) as error:
-            raise InputError(path, f"column '{column}'", f"not an integer count ({error})") from error
+    _to_count(frame, path, _NEEDED_MACHINE_STATES[1:], 0, "a count of hosts (a whole number >= 0)")
     return frame
 
 
@@ -310,14 +327,33 @@ def read_consumed_energy(path: str | Path) -> pd.DataFrame:
 
 def read_pstate_changes(path: str | Path) -> pd.DataFrame:
     """Read ``<prefix>_pstate_changes.csv``: ``time`` (s), ``machine_id`` (interval string such as
-    ``"0-1"``) and ``new_pstate`` (-1/-2 mark a pending switch, behaviour 31)."""
+    ``"0-1"``) and ``new_pstate`` (-1/-2 mark a pending switch, behaviour 31: Batsim writes no other negative
+    value, so one is refused)."""
     path = Path(path)
     frame = _read_csv(path, _NEEDED_PSTATE_CHANGES, dtype={"machine_id": str})
     _to_float(frame, path, ("time",))
-    _require_values(frame, path, ("time", "new_pstate"))
-    _to_float(frame, path, ("new_pstate",))
-    frame["new_pstate"] = frame["new_pstate"].astype(int)
+    _require_values(frame, path, ("time",))
+    _to_count(frame, path, ("new_pstate",), -2,
+              "a pstate (a whole number >= 0, or -1/-2 for a pending switch)")
     return frame
+
+
+def _refuse_empty_jobs(outputs: "BatsimOutputs") -> None:
+    """A ``_jobs.csv`` with a header and no rows, while the schedule counts jobs or hosts computed: a truncated
+    file, refused like the other outputs' (a run of no job writes no row anywhere)."""
+    where = outputs.paths["jobs"]
+    schedule = outputs.schedule or {}
+    try:
+        nb_jobs = float(schedule.get("nb_jobs", "0"))
+    except ValueError:
+        nb_jobs = 0.0
+    if nb_jobs > 0:
+        raise InputError(where, "row 2", f"missing: a header but no rows, while {nb_jobs:g} jobs ran "
+                         f"({outputs.paths['schedule'].name}: nb_jobs); a truncated file?")
+    states = outputs.machine_states
+    if states is not None and "nb_computing" in states.columns and (states["nb_computing"] > 0).any():
+        raise InputError(where, "row 2", "missing: a header but no rows, while hosts computed "
+                         f"({outputs.paths['machine_states'].name}: nb_computing); a truncated file?")
 
 
 @dataclass(frozen=True)
@@ -339,6 +375,12 @@ class BatsimOutputs:
     machine_states: pd.DataFrame | None = None
     consumed_energy: pd.DataFrame | None = None
     pstate_changes: pd.DataFrame | None = None
+
+    @property
+    def prefix(self) -> str:
+        """The run's export prefix path, ``results/out``: names the run in messages."""
+        jobs = self.paths["jobs"]
+        return str(jobs.with_name(jobs.name[: -len(_SUFFIX)]))
 
     def source(self, kind: str) -> str:
         """The path of the file of ``kind`` as text, for error messages (``"<kind> output"`` if absent)."""
@@ -365,6 +407,8 @@ def load_outputs(path: str | Path | BatsimOutputs, prefix: str | None = None) ->
         pstate_changes=read_pstate_changes(paths["pstate_changes"]) if "pstate_changes" in paths else None,
     )
     started = int((outputs.jobs["final_state"] != "REJECTED").sum())
+    if outputs.jobs.empty:
+        _refuse_empty_jobs(outputs)
     for kind, frame in (("consumed_energy", outputs.consumed_energy), ("machine_states", outputs.machine_states)):
         if frame is not None and frame.empty and started:
             raise InputError(paths[kind], "row 2", f"missing: a header but no rows, while {started} jobs ran "

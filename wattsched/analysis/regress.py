@@ -32,15 +32,16 @@ import csv
 import difflib
 import logging
 import math
+import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from wattsched.base.errors import InputError
-from wattsched.base.fileio import atomic_path, require_regular_file
-from wattsched.analysis.outputs import OUTPUT_KINDS, find_outputs
+from wattsched.base.errors import InputError, OutputError
+from wattsched.base.fileio import atomic_paths, require_regular_file
+from wattsched.analysis.outputs import OUTPUT_KINDS, find_outputs, load_outputs
 
 __all__ = [
     "ENERGY_COLUMNS",
@@ -110,6 +111,9 @@ def _read_rows(path: Path) -> tuple[list[str], list[list[str]]]:
     if not rows:
         raise InputError(path, "header", "empty file, a CSV header was expected")
     header, body = rows[0], [row for row in rows[1:] if row]
+    twice = next((name for i, name in enumerate(header) if name in header[:i]), None)
+    if twice is not None:  # the second column would hide the first in every row's dict
+        raise InputError(path, f"column '{twice}'", "twice in the header")
     for number, row in enumerate(body, start=2):
         if len(row) != len(header):
             raise InputError(path, f"line {number}", f"{len(row)} fields for {len(header)} columns")
@@ -304,23 +308,21 @@ def format_report(diffs: Sequence[Difference], limit: int = 20) -> str:
 
 
 # ----------------------------------------------------------------------------------------- updating
-def _copy_atomically(source: Path, target: Path) -> None:
-    with atomic_path(target) as tmp:
-        shutil.copyfile(source, tmp)
-
-
-def _check_readable(paths: dict[str, Path]) -> None:
+def _check_readable(run: str | Path, paths: dict[str, Path]) -> None:
     """Each output file reads as :func:`compare_outputs` reads it (a header, every row all its fields, a
-    ``job_id`` column in the jobs file): a mangled run is not made golden."""
+    ``job_id`` column in the jobs file) and as ``metrics`` loads it (:func:`~wattsched.analysis.outputs.
+    load_outputs`: finite numbers, no truncated file): a mangled run is not made golden."""
     for kind, path in paths.items():
         header, rows = _read_rows(path)
         if kind == "jobs":
             _job_keys(header, rows, path)
+    load_outputs(run)
 
 
 def update_golden(run: str | Path, golden: str | Path, *, prefix: str | None = None) -> list[Path]:
-    """Copy a run's output files into the golden location, each atomically, once all of them read as
-    :func:`compare_outputs` reads them.
+    """Copy a run's output files into the golden location, once all of them read as :func:`compare_outputs`
+    and ``metrics`` read them. Every target is checked first and the files are staged (all written to temporary
+    files beside their targets, then all renamed), so a failure leaves the golden folder as it was.
 
     Args:
         run: the run's outputs: folder or prefix path.
@@ -335,11 +337,13 @@ def update_golden(run: str | Path, golden: str | Path, *, prefix: str | None = N
 
     Raises:
         InputError: the run has no outputs, or one of its files is malformed (nothing is copied then).
+        OutputError: a golden target that cannot be written (a folder, a FIFO, a read-only place); nothing is
+            changed then.
     """
     from wattsched.base.validate import check_output_files
 
     run_paths = find_outputs(run)
-    _check_readable(run_paths)
+    _check_readable(run, run_paths)
     folder = Path(golden)
     if not folder.is_dir() and (folder.name.endswith("_jobs.csv") or
                                 folder.with_name(f"{folder.name}_jobs.csv").is_file()):
@@ -348,20 +352,23 @@ def update_golden(run: str | Path, golden: str | Path, *, prefix: str | None = N
     if folder.exists() and not folder.is_dir():
         raise InputError(folder, "", "the golden location must be a folder")
     check_output_files([folder / run_paths["jobs"].name], f"golden {folder}")  # a parent that is a file, read-only
-    folder.mkdir(parents=True, exist_ok=True)
     if prefix is None:
         try:
             prefix = find_outputs(folder)["jobs"].name[: -len("_jobs.csv")]
         except InputError:
             prefix = run_paths["jobs"].name[: -len("_jobs.csv")]
-    written: list[Path] = []
-    for kind in OUTPUT_KINDS:
-        target = folder / f"{prefix}_{kind}.csv"
-        if kind in run_paths:
-            _copy_atomically(run_paths[kind], target)
-            written.append(target)
-        elif target.exists():
-            target.unlink()
-            logger.info("removed %s: the run wrote no %s output", target, kind)
+    written = [folder / f"{prefix}_{kind}.csv" for kind in OUTPUT_KINDS if kind in run_paths]
+    stale = [folder / f"{prefix}_{kind}.csv" for kind in OUTPUT_KINDS if kind not in run_paths]
+    stale = [target for target in stale if os.path.lexists(target)]
+    for target in stale:  # removed below: only a regular file (or a link) is, checked before anything is written
+        if target.is_dir() and not target.is_symlink():
+            raise OutputError(f"cannot remove {target}: it is a folder")
+    sources = [run_paths[kind] for kind in OUTPUT_KINDS if kind in run_paths]
+    with atomic_paths(written) as temps:  # every target checked first, all renamed only once all are written
+        for source, tmp in zip(sources, temps):
+            shutil.copyfile(source, tmp)
+    for target in stale:
+        target.unlink()
+        logger.info("removed %s: the run wrote no %s output", target, target.name)
     logger.info("golden %s updated from %s (%d files)", folder, run, len(written))
     return written

@@ -147,7 +147,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "--rel-tol); prints a readable diff and exits 1 when they differ.")
     p.add_argument("run", help="output folder or prefix of the run")
     p.add_argument("golden", help="folder or prefix of the golden outputs")
-    p.add_argument("--update", action="store_true", help="replace the golden outputs with the run's")
+    p.add_argument("--update", action="store_true",
+                   help="replace the golden outputs with the run's (all or none: a run checked as 'metrics' reads "
+                        "it, every target checked first); a golden file of a kind the run did not write (e.g. "
+                        "_consumed_energy.csv) is deleted")
     p.add_argument("--rel-tol", type=positive_float, default=1e-6, help="relative tolerance on energies (default 1e-6)")
     p.add_argument("--limit", type=non_negative_int, default=20, help="differences shown (default 20)")
     p.set_defaults(func=cmd_regress)

@@ -100,9 +100,10 @@ def walltime_rule(text: str) -> str:
 
 
 def cmd_traces(args: argparse.Namespace) -> int:
+    import os
     import sys
 
-    from wattsched.workloads.traces import TRACES, cache_folder, fetch_trace
+    from wattsched.workloads.traces import ARCHIVE_URL, ENV_URL, TRACES, cache_folder, fetch_trace, find_trace
 
     if args.action == "list":
         if args.names:
@@ -116,7 +117,9 @@ def cmd_traces(args: argparse.Namespace) -> int:
         for t in TRACES:
             table.add_row(t.name, t.machine, f"{t.processors:,}", f"{t.jobs:,}", t.period, t.papers, t.file)
         Console(width=max(160, Console().width)).print(table)
-        print(f"download: {TRACES[0].url().rsplit('/', 2)[0]}/<folder>/<file>; cache {cache_folder(args.cache)}; "
+        base = args.url or os.environ.get(ENV_URL)
+        where = f"{base.rstrip('/')}/<file>" if base else f"{ARCHIVE_URL}/<folder>/<file>"
+        print(f"download: {where}; cache {cache_folder(args.cache)}; "
               "sha256 checked ('wattsched traces --sha256' shows them)")
         if args.sha256:
             for t in TRACES:
@@ -124,8 +127,9 @@ def cmd_traces(args: argparse.Namespace) -> int:
         return 0
     if not args.names:
         raise OptionError("'wattsched traces fetch' needs trace names ('wattsched traces' lists them)")
-    for name in args.names:
-        path = fetch_trace(name, mirror=args.mirror, cache=args.cache, base_url=args.url,
+    traces = [find_trace(name) for name in args.names]  # every name checked before any download
+    for trace in traces:
+        path = fetch_trace(trace, mirror=args.mirror, cache=args.cache, base_url=args.url,
                            progress=not args.quiet and sys.stderr.isatty())
         print(path)
     return 0
@@ -250,14 +254,18 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "a mirror folder (--mirror, $WATTSCHED_PWA, or shared/data/pwa beside the "
                                    "repository), else the cache (--cache, $WATTSCHED_TRACES, ~/.cache/wattsched/traces), "
                                    "else a download from the archive (or --url) with a progress bar. Every file is "
-                                   "checked against its sha256; 'fetch' prints the path of each checked file.",
+                                   "checked against its sha256; 'fetch' prints the path of each checked file. A "
+                                   "download fails when slower than 1 KiB/s over a minute "
+                                   "($WATTSCHED_LIMIT_DOWNLOAD_MIN_RATE, $WATTSCHED_LIMIT_DOWNLOAD_RATE_WINDOW_S) or "
+                                   "longer than the catalogue's size of the file.",
                        epilog="examples:\n  wattsched traces\n  wattsched traces fetch sdsc-blue nasa-ipsc",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("action", nargs="?", choices=("list", "fetch"), default="list", help="list (default) or fetch")
     p.add_argument("names", nargs="*", metavar="NAME", help="traces to fetch (names or file names)")
     p.add_argument("--mirror", metavar="DIR", help="a folder holding the archive's files")
     p.add_argument("--cache", metavar="DIR", help="the download cache")
-    p.add_argument("--url", metavar="URL", help="download from this folder URL instead of the archive")
+    p.add_argument("--url", metavar="URL", help="download from this folder URL instead of the archive "
+                                               "(default $WATTSCHED_PWA_URL)")
     p.add_argument("--sha256", action="store_true", help="list: print every file's sha256 too")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_traces)
