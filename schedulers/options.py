@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -65,6 +66,7 @@ class Option:
         scheduler) and listing ``valid`` options."""
         if value is None and self.nullable:
             return None
+        value = _plain_number(value) if self.type in (int, float) else value
         ok = isinstance(value, self.type) and not (self.type is not bool and isinstance(value, bool))
         if self.type is float and isinstance(value, int) and not isinstance(value, bool):
             try:
@@ -106,6 +108,15 @@ class Option:
             raise OptionError(f"option '{self.name}' of {owner}: a period of {_got(value)} s would wake the "
                               f"scheduler up too often; at least {limit('min_period_s'):g} s (lower the bound "
                               "with WATTSCHED_LIMIT_MIN_PERIOD_S)")
+
+
+def _plain_number(value: Any) -> Any:
+    """A number of another type than Python's (numpy's ``int64``, ``float32``...) as a Python ``int`` or
+    ``float``; anything else (a bool, numpy's too, a string) as it is."""
+    if isinstance(value, (int, float)) or isinstance(value, bool) or not isinstance(value, numbers.Real) \
+            or type(value).__name__ == "bool_":
+        return value
+    return int(value) if isinstance(value, numbers.Integral) else float(value)
 
 
 def _got(value: Any) -> str:

@@ -27,11 +27,13 @@ simulation writes nothing.
 
 from __future__ import annotations
 
+import math
+import numbers
 import os
 import shutil
 import tempfile
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -45,7 +47,17 @@ from wattsched.analysis.outputs import BatsimOutputs, load_outputs
 from wattsched.analysis.paraver import write_paraver
 from wattsched.base.batsim_files import output_paths
 from wattsched.base.errors import InputError, OptionError, OutputError, ProtocolError, WattschedError
-from wattsched.experiments.runner import PlatformInput, WorkloadInput, run_simulation
+from wattsched.experiments.runner import (
+    PlatformInput,
+    WorkloadInput,
+    check_options,
+    check_prefix,
+    check_scheduler,
+    prefix_folder_problem,
+    run_simulation,
+    shorten,
+    shown_path,
+)
 from wattsched.simulator.drivers import RunStats
 
 __all__ = [
@@ -73,10 +85,73 @@ def esc_platform(hosts: int) -> str:
 def synthetic_workload(hosts: int, *, seed: int, days: float = 7.0, load: float = 0.85, users: int = 50
                        ) -> dict[str, Any]:
     """A seeded synthetic Batsim workload (``wattsched synth``): ``days`` of submissions offering ``load`` of
-    ``hosts`` Taurus hosts, from ``users`` users."""
+    ``hosts`` Taurus hosts, from ``users`` users.
+
+    Raises:
+        OptionError: ``seed`` is not an integer ≥ 0 (a seed is required, as ``wattsched synth --seed``: the same
+            arguments give the same workload), or another argument is out of its range.
+    """
     from wattsched.workloads.synthetic import synthetic_week
 
-    return synthetic_week(hosts, seed=seed, duration_s=days * 86400.0, target_load=load, users=users)
+    if not _is_integer(seed) or seed < 0:
+        raise OptionError(f"seed must be an integer ≥ 0 (as 'wattsched synth --seed'), got {_kind(seed)}")
+    for name, value, integer in (("hosts", hosts, True), ("users", users, True), ("days", days, False),
+                                 ("load", load, False)):
+        if not (_is_integer(value) if integer else _is_real(value)) or not 0 < value < math.inf:
+            raise OptionError(f"{name} must be a positive {'integer' if integer else 'finite number'}, "
+                              f"got {_kind(value)}")
+    return synthetic_week(int(hosts), seed=int(seed), duration_s=float(days) * 86400.0, target_load=float(load),
+                          users=int(users))
+
+
+def _is_integer(value: Any) -> bool:
+    """An integer, numpy's too; not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool,)) and type(value).__name__ != "bool_"
+
+
+def _is_real(value: Any) -> bool:
+    """A real number (int, float, numpy's); not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and type(value).__name__ != "bool_"
+
+
+def _kind(value: Any) -> str:
+    """``value`` for a type error: its type and a short repr (``str 'a'``, ``None``, ``float nan``)."""
+    return "None" if value is None else f"{type(value).__name__} {shorten(value)}"
+
+
+def _path_argument(value: Any, name: str, what: str) -> Path:
+    """``value`` as a Path, or :class:`OptionError` naming the argument ``name`` (``"out (--out)"``)."""
+    if isinstance(value, bytes) or not isinstance(value, (str, os.PathLike)) \
+            or not isinstance(os.fspath(value), str):
+        raise OptionError(f"{name} must be {what} (a str or os.PathLike), got {_kind(value)}")
+    return Path(value)
+
+
+def _check_window(window: Any, name: str, from_zero: bool = True) -> tuple[float, float] | None:
+    """``window`` as ``(start_s, end_s)``: two finite numbers, start < end, and 0 ≤ start when ``from_zero`` (as
+    ``plot --window``; ``run --window`` takes any start)."""
+    if window is None:
+        return None
+    if isinstance(window, (str, bytes)) or not isinstance(window, Sequence) or len(window) != 2 \
+            or not all(_is_real(x) for x in window):
+        raise OptionError(f"{name} must be (start_s, end_s), two numbers of seconds, got {_kind(window)}")
+    start, end = float(window[0]), float(window[1])
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise OptionError(f"{name} bounds must be finite numbers of seconds, got {_kind(window)}")
+    if from_zero and start < 0:
+        raise OptionError(f"{name} start {start:g} is before 0 (the start of the run)")
+    if end <= start:
+        raise OptionError(f"{name} end {end:g} is not after its start {start:g}")
+    return start, end
+
+
+def _check_positive(value: Any, name: str) -> float | None:
+    """``value`` as a positive finite float (as ``plot --budget-power``), or None."""
+    if value is None:
+        return None
+    if not _is_real(value) or not 0.0 < float(value) < math.inf:
+        raise OptionError(f"{name} must be a positive finite number, got {_kind(value)}")
+    return float(value)
 
 
 @dataclass
@@ -113,7 +188,13 @@ class Result:
     @cached_property
     def schedule(self) -> pd.DataFrame:
         """``_schedule.csv``: the run's one-row summary (makespan, energy, utilisation, counts)."""
-        return pd.read_csv(output_paths(self.prefix)["schedule"])
+        path = output_paths(self.prefix)["schedule"]
+        try:
+            return pd.read_csv(path)
+        except OSError as error:  # the outputs were removed (or the temporary folder of an unreferenced result)
+            raise InputError(path, "", f"cannot read the output file ({error.strerror or error})") from None
+        except (ValueError, UnicodeDecodeError) as error:  # pandas' parser errors are ValueErrors
+            raise InputError(path, "", f"not a Batsim schedule file ({shorten(str(error))})") from None
 
     @property
     def machine_states(self) -> pd.DataFrame:
@@ -155,8 +236,20 @@ class Result:
         return node_states(self.outputs)
 
     def write_paraver(self, prefix: str | os.PathLike) -> list[Path]:
-        """The run as a Paraver trace (``.prv``, ``.pcf``, ``.row`` at ``prefix``); returns the files."""
-        return write_paraver(self.node_states(), Path(prefix))
+        """The run as a Paraver trace (``.prv``, ``.pcf``, ``.row`` at ``prefix``); returns the files.
+
+        Raises:
+            OutputError: ``prefix`` names a folder (``traces/``: give ``traces/run``) or cannot be written.
+        """
+        path = _path_argument(prefix, "prefix", "a Paraver file prefix")
+        problem = prefix_folder_problem(os.fspath(prefix))
+        if problem is not None:
+            raise OutputError(f"Paraver prefix {problem}")
+        from wattsched.base.validate import check_output_files
+
+        check_output_files([Path(f"{path}{ext}") for ext in (".prv", ".pcf", ".row")],
+                           f"Paraver prefix {shown_path(prefix)}")
+        return write_paraver(self.node_states(), path)
 
     def plot_gantt(self):  # -> matplotlib.figure.Figure
         """A Gantt chart of the jobs on the hosts."""
@@ -165,10 +258,17 @@ class Result:
         return gantt_figure(self.outputs)
 
     def plot_power(self, budget_window: Window | None = None, budget_power_w: float | None = None):
-        """Platform power over time, with an optional budget window and budget power line."""
+        """Platform power over time, with an optional budget window and budget power line.
+
+        Raises:
+            OptionError: ``budget_window`` is not ``(start_s, end_s)`` with 0 ≤ start < end, finite, or
+                ``budget_power_w`` not a positive finite number (as ``wattsched plot --window --budget-power``).
+        """
         from wattsched.analysis.plots import power_figure
 
-        return power_figure(self.outputs, budget_window, budget_power_w)
+        window = _check_window(budget_window, "budget_window")
+        power = _check_positive(budget_power_w, "budget_power_w")
+        return power_figure(self.outputs, window, power)
 
     def plot_machine_states(self):
         """Hosts computing, idle, switching and sleeping over time (stacked)."""
@@ -214,12 +314,18 @@ def simulate(
     Raises:
         WattschedError: bad input or option, one line naming the file and field (nothing is written).
     """
+    scheduler = check_scheduler(scheduler)
+    options = check_options(options)
+    window = _check_window(window, "window", from_zero=False)
+    tau_s = _check_positive(tau_s, "tau_s")
+    max_power_w = _check_positive(max_power_w, "max_power_w")
     if out is None:
         folder = tempfile.mkdtemp(prefix="wattsched-")
         prefix = Path(folder) / "out"
     else:
         folder = None
-        prefix = Path(out)
+        prefix = _path_argument(out, "out", "an output prefix path")
+        check_prefix(out)  # before Path() drops a trailing slash (a folder); inputs checked by run_simulation
     try:
         stats = run_simulation(platform, workload, prefix, scheduler=scheduler, options=options,
                                dynamic_jobs=dynamic_jobs, show_progress=progress)
@@ -227,11 +333,25 @@ def simulate(
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
         raise
-    users = workload if isinstance(workload, (str, os.PathLike, Mapping)) else None
-    result = Result(prefix, stats, scheduler, dict(options or {}), tau_s, window, max_power_w, users)
+    users = _users_source(workload)
+    result = Result(prefix, stats, scheduler, options, tau_s, window, max_power_w, users)
     if folder is not None:
         weakref.finalize(result, shutil.rmtree, folder, True)
     return result
+
+
+def _users_source(workload: WorkloadInput) -> Any:
+    """What :attr:`Result.metrics` reads the jobs' users from (per-user stretch): the workload's path or dict,
+    JSON text parsed, a loaded workload's job entries."""
+    from wattsched.simulator.workload import Workload
+
+    if isinstance(workload, Workload):
+        return {"jobs": [job.entry for job in workload.jobs]}
+    if isinstance(workload, str) and workload.lstrip().startswith("{"):
+        import json
+
+        return json.loads(workload)  # already loaded once by the run: valid
+    return workload if isinstance(workload, (str, os.PathLike, Mapping)) else None
 
 
 def sweep(
@@ -256,10 +376,22 @@ def sweep(
 
     Returns:
         The results table: inputs, scheduler, options, status (done, skipped, failed), error, metrics.
+
+    Raises:
+        WattschedError: a bad grid (:class:`InputError` naming the field), a bad argument (:class:`OptionError`),
+            an ``out`` that cannot be written (:class:`OutputError`), before any run starts. Failing runs do
+            not raise: their rows say ``failed``.
+
+    With ``workers`` > 1, the local cluster's processes start by importing your main script (Python's
+    ``spawn``): in a script, call :func:`sweep` under ``if __name__ == "__main__":`` (a notebook needs nothing).
     """
     from wattsched.experiments.grid import grid_runs, load_grid, parse_grid, write_results
-    from wattsched.experiments.sweep import run_sweep
+    from wattsched.experiments.sweep import check_sweep_arguments, run_sweep
 
+    if isinstance(grid, bytes) or not isinstance(grid, (str, os.PathLike, Mapping)):
+        raise OptionError(f"grid must be a grid file's path (YAML or JSON) or a mapping, got {_kind(grid)}")
+    _path_argument(out, "out (--out)", "the sweep's folder")
+    check_sweep_arguments(workers, dask_scheduler)
     parsed = parse_grid(grid) if isinstance(grid, Mapping) else load_grid(grid)
     runs = grid_runs(parsed, out)
     frame = run_sweep(runs, workers=workers, force=force, dask_scheduler=dask_scheduler, show_progress=progress)
@@ -268,5 +400,17 @@ def sweep(
 
 
 def compare(results: Sequence[Result]) -> pd.DataFrame:
-    """The metrics of several results side by side, one column per result."""
+    """The metrics of several results side by side, one column per result.
+
+    Raises:
+        OptionError: ``results`` is not a non-empty sequence of :class:`Result` (of :func:`simulate`).
+    """
+    if isinstance(results, (str, bytes, Mapping)) or not isinstance(results, Iterable):
+        raise OptionError(f"results must be a list of results of simulate(), got {_kind(results)}")
+    results = list(results)
+    if not results:
+        raise OptionError("results is empty: give a list of results of simulate() to compare")
+    for i, result in enumerate(results):
+        if not isinstance(result, Result):
+            raise OptionError(f"results[{i}] must be a result of simulate(), got {_kind(result)}")
     return pd.concat([r.metrics_table() for r in results], axis=1)

@@ -145,6 +145,8 @@ def parse_grid(data: Any, source: str = "<grid>") -> Grid:
             raise InputError(source, key, f"must be a positive number, got {data[key]!r}")
     if not isinstance(data.get("dynamic_jobs", False), bool):
         raise InputError(source, "dynamic_jobs", "must be true or false")
+    if "name" in data and not (isinstance(data["name"], str) and data["name"].strip()):
+        raise InputError(source, "name", f"must be a non-empty string (the study's name), got {data['name']!r:.40}")
     return Grid(source, tuple(items("platforms")), tuple(items("workloads")), tuple(seeds), tuple(schedulers),
                 tuple(dict(o) for o in options), bool(data.get("dynamic_jobs", False)),
                 float(data.get("tau_s") or 10.0), window,
@@ -228,15 +230,65 @@ def _check_schedulers(grid: Grid) -> None:
         InputError: naming the grid field: ``schedulers[i]`` (unknown, or its own options refused) or
             ``options[j]`` (the entry's options refused by that scheduler).
     """
+    from wattsched.experiments.runner import check_options, check_scheduler
     from wattsched.schedulers.protocol import scheduler_handler
 
     for i, (scheduler, own) in enumerate(grid.schedulers):
         for field, options in [(f"schedulers[{i}]", own)] + [(f"options[{j}]", {**own, **extra})
                                                             for j, extra in enumerate(grid.options) if extra]:
             try:
-                scheduler_handler(scheduler, dict(options))
+                check_scheduler(scheduler)
+                scheduler_handler(scheduler, check_options(options))  # NaN refused for any scheduler, as -o's JSON
             except OptionError as error:
                 raise InputError(grid.source, field, str(error)) from None
+
+
+def _check_names(grid: Grid, names: dict[str, tuple[int, int, int, int]], name: str,
+                 indexes: tuple[int, int, int, int]) -> None:
+    """Two runs of ``grid`` with one name (the same scheduler and options twice, two inputs of one label) are
+    refused naming the later entry and the earlier one (``schedulers[1]``: as ``schedulers[0]``).
+
+    Raises:
+        InputError: naming the grid field.
+    """
+    first = names.setdefault(name, indexes)
+    if first == indexes:
+        return
+    for key, a, b, what in zip(("platforms", "workloads", "schedulers", "options"), first, indexes,
+                               ("the same platform label", "the same workload label", "the same scheduler and options",
+                                "the same options")):
+        if a != b:
+            raise InputError(grid.source, f"{key}[{b}]", f"{what} as {key}[{a}]: two runs would be named {name!r}")
+    raise InputError(grid.source, "schedulers", f"two runs would be named {name!r}")
+
+
+def _check_file_inputs(grid: Grid, out: Path, generated: list[tuple[Path, str | None]]) -> None:
+    """No input file of ``grid`` is a file the sweep writes (``results.csv``, ``results.parquet``, a generated
+    input of other contents).
+
+    Raises:
+        OutputError: naming the input and the output.
+    """
+    from wattsched.base.errors import OutputError
+    from wattsched.experiments.runner import file_identity
+
+    written = {file_identity(out / name): out / name for name in ("results.csv", "results.parquet")}
+    files = []
+    for path, text in generated:
+        if text is None:
+            files.append(path)
+        else:
+            try:
+                same = path.read_text(encoding="utf-8") == text
+            except (OSError, UnicodeDecodeError):
+                same = False
+            if not same:
+                written[file_identity(path)] = path
+    for path in files:
+        target = written.get(file_identity(path))
+        if target is not None:
+            raise OutputError(f"out (--out) {out}: the sweep writes {target}, an input of the grid ({path}): it "
+                              "would overwrite it; give another folder")
 
 
 def grid_runs(grid: Grid, out: str | os.PathLike) -> list[Run]:
@@ -250,16 +302,25 @@ def grid_runs(grid: Grid, out: str | os.PathLike) -> list[Run]:
     from wattsched.base.validate import check_output_files
 
     out = Path(out)
-    check_output_files([out / "results.csv", out / "inputs" / "x", out / "runs" / "x"], f"--out {out}")
+    check_output_files([out / "results.csv", out / "inputs" / "x", out / "runs" / "x"], f"out (--out) {out}")
     _check_schedulers(grid)
     inputs = out / "inputs"
     platforms = [_platform_file(p, grid, i, inputs) for i, p in enumerate(grid.platforms)]
-    workloads = [w for i, spec in enumerate(grid.workloads) for w in _workload_files(spec, grid, i, inputs)]
-    for path, text in [(p[0], p[2]) for p in platforms] + [(w[0], w[3]) for w in workloads]:
+    workloads = [(i, w) for i, spec in enumerate(grid.workloads) for w in _workload_files(spec, grid, i, inputs)]
+    generated = [(p[0], p[2]) for p in platforms] + [(w[0], w[3]) for _, w in workloads]
+    _check_file_inputs(grid, out, generated)
+    names: dict[str, tuple[int, int, int, int]] = {}
+    for (pi, (_, plabel, _)), (wi, (_, wlabel, seed, _)), (si, (scheduler, own)), (oi, extra) in itertools.product(
+            enumerate(platforms), workloads, enumerate(grid.schedulers), enumerate(grid.options)):
+        options = {**own, **extra}
+        label = scheduler + ("" if not options else " " + ",".join(f"{k}={options[k]}" for k in sorted(options)))
+        name = f"{label} | {plabel} | {wlabel}" + ("" if seed is None else f" | seed {seed}")
+        _check_names(grid, names, name, (pi, wi, si, oi))
+    for path, text in generated:
         if text is not None:
             write_if_changed(path, text)
     runs: list[Run] = []
-    for (ppath, plabel, _), (wpath, wlabel, seed, _), (scheduler, own), extra in itertools.product(
+    for (ppath, plabel, _), (_, (wpath, wlabel, seed, _)), (scheduler, own), extra in itertools.product(
             platforms, workloads, grid.schedulers, grid.options):
         options = {**own, **extra}
         options_text = json.dumps(options, sort_keys=True)

@@ -9,8 +9,10 @@ loaded :class:`~wattsched.simulator.workload.Workload`.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
+import math
 import os
 import sys
 import tempfile
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Any, TextIO, Union
 
 from wattsched.base.batsim_files import output_paths
-from wattsched.base.errors import InputError, OutputError
+from wattsched.base.errors import InputError, OptionError, OutputError
 from wattsched.base.validate import check_output_files
 from wattsched.simulator.drivers import ProgressCallback, RunStats, run_inprocess, run_zmq
 from wattsched.simulator.engine import Simulation
@@ -34,9 +36,44 @@ WorkloadInput = Union[str, os.PathLike, Mapping[str, Any], Workload]
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["PlatformInput", "WorkloadInput", "as_platform", "as_workload", "check_prefix", "check_shares",
-           "check_speed", "format_sim_time", "prefix_folder_problem", "progress_bar", "progress_lines",
-           "run_simulation"]
+__all__ = ["PlatformInput", "WorkloadInput", "as_platform", "as_workload", "check_not_inputs", "check_options",
+           "check_prefix", "check_scheduler", "check_shares", "check_speed", "file_identity", "format_sim_time",
+           "prefix_folder_problem", "progress_bar", "progress_lines", "run_simulation", "shorten", "shown_path"]
+
+#: At most this many characters of a user's value are quoted in an error message.
+SHOWN_CHARS = 60
+#: At most this many characters of a path (a deep folder's is long, and worth reading whole).
+_SHOWN_PATH_CHARS = 200
+#: A string longer than this is no file path (Linux's PATH_MAX): it is refused without a look at the disk.
+_PATH_MAX = 4096
+#: The longest file name most file systems take (bytes).
+_NAME_MAX = 255
+
+
+def shorten(value: Any, limit: int = SHOWN_CHARS) -> str:
+    """``value`` quoted for an error message: ``repr`` of a string (so a newline shows as ``\\n``), cut to
+    about ``limit`` characters; the type's name for other objects whose repr is long."""
+    text = " ".join(repr(value).split("\n"))  # a str's repr escapes its line breaks; another object's may not
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def shown_path(path: str | os.PathLike) -> str:
+    """A path for an error message: as it is when short and printable, else :func:`shorten`'s quoted form."""
+    text = os.fspath(path)
+    return text if isinstance(text, str) and len(text) <= _SHOWN_PATH_CHARS and text.isprintable() \
+        else shorten(text, _SHOWN_PATH_CHARS)
+
+
+def _kind(value: Any) -> str:
+    """What ``value`` is, for a type error: ``None``, ``an int (3)``, ``the class int``, ``a function``."""
+    if value is None:
+        return "None"
+    if isinstance(value, type):
+        return f"the class {value.__module__}.{value.__qualname__}" if value.__module__ != "builtins" \
+            else f"the class {value.__qualname__}"
+    if callable(value) and not isinstance(value, (str, bytes)):
+        return f"{type(value).__name__} {shorten(getattr(value, '__qualname__', value))}"
+    return f"{type(value).__name__} {shorten(value)}"
 
 
 @contextmanager
@@ -64,13 +101,104 @@ def check_prefix(prefix: str | os.PathLike) -> dict[str, Path]:
         OutputError: the prefix names a folder (``results/`` or an existing ``results``: the files would land
             beside it, not in it), or an output cannot be written there (a parent is a file, read-only).
     """
+    if isinstance(prefix, bytes) or not isinstance(prefix, (str, os.PathLike)) \
+            or not isinstance(os.fspath(prefix), str):
+        raise OutputError(f"output prefix (out, -e) must be a path (a str or os.PathLike), got {_kind(prefix)}")
     text = os.fspath(prefix)
-    problem = prefix_folder_problem(text)
-    if problem is not None:
-        raise OutputError(f"output prefix {problem}")
-    paths = output_paths(text)
-    check_output_files(list(paths.values()), f"output prefix {text}")
+    try:
+        problem = prefix_folder_problem(text)
+        if problem is not None:
+            raise OutputError(f"output prefix {problem}")
+        paths = output_paths(text)
+        for path in paths.values():  # caught here, not when the outputs are written after the whole run
+            if len(os.fsencode(path)) >= _PATH_MAX or any(len(os.fsencode(part)) > _NAME_MAX for part in path.parts):
+                raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG))
+        check_output_files(list(paths.values()), f"output prefix {shown_path(text)}")
+    except (OSError, ValueError) as error:  # a name too long, a NUL byte: the system refuses the path itself
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        raise OutputError(f"output prefix {shown_path(text)}: cannot write there ({reason})") from None
     return paths
+
+
+def file_identity(path: str | os.PathLike) -> tuple[int, int] | str:
+    """What makes two paths one file: device and inode of an existing file (through links, hard or
+    symbolic), else the resolved path."""
+    try:
+        st = os.stat(path)
+        return st.st_dev, st.st_ino
+    except (OSError, ValueError):
+        return os.path.realpath(path)
+
+
+def check_not_inputs(outputs: Mapping[str, Path] | list[Path], inputs: Mapping[str, Any], option: str) -> None:
+    """Refuse, before a run, output files that are one of its input files (``wattsched run run_schedule.csv
+    run_jobs.csv -e run`` would replace both inputs by its outputs), also through a symbolic or hard link.
+
+    Args:
+        outputs: the files a run writes (``{kind: path}`` of :func:`check_prefix`, or a list).
+        inputs: ``{what: input}`` (``{"platform": ..., "workload": ...}``); inputs that are not paths (XML or
+            JSON text, dicts) are skipped, loaded platforms and workloads are compared by their ``path``.
+        option: names the outputs in the message (``"output prefix run"``).
+
+    Raises:
+        OutputError: naming ``option``, the output file and the input.
+    """
+    files = {}
+    for what, value in inputs.items():
+        path = getattr(value, "path", value)
+        is_text = isinstance(path, str) and (not path or path.lstrip().startswith(("<", "{", "["))
+                                             or len(path) > _PATH_MAX or "\0" in path)
+        if isinstance(path, os.PathLike) or (isinstance(path, str) and not is_text):
+            files[file_identity(path)] = (what, os.fspath(path))
+    for out in (outputs.values() if isinstance(outputs, Mapping) else outputs):
+        found = files.get(file_identity(out))
+        if found is not None:
+            raise OutputError(f"{option}: {out} is the {found[0]} file {found[1]}: the run would overwrite its "
+                              "input; give another prefix")
+
+
+def check_scheduler(scheduler: Any) -> str:
+    """``scheduler`` when it is a string that can name a scheduler.
+
+    Raises:
+        OptionError: not a string (None, a class, an instance), or one holding a line break or a NUL.
+    """
+    if not isinstance(scheduler, str):
+        raise OptionError("scheduler must be a preset name, 'module:Class' or 'file.py[:Class]' string, got "
+                          f"{_kind(scheduler)}")
+    if any(c in scheduler for c in "\n\r\0") or len(scheduler) > _PATH_MAX:
+        raise OptionError(f"unknown scheduler {shorten(scheduler)}: a scheduler is a preset name, 'module:Class' or "
+                          "'file.py[:Class]' (see 'wattsched schedulers')")
+    return scheduler
+
+
+def check_options(options: Any) -> dict[str, Any]:
+    """``options`` as a dict, when it is a mapping of option names to values that JSON could hold (as the
+    CLI's ``-o`` JSON object): string keys, finite numbers (NaN and ±Infinity refused, at any depth).
+
+    Raises:
+        OptionError: naming the option (and where in it) and the value.
+    """
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise OptionError(f"options must be a mapping (a dict of option names to values), got {_kind(options)}")
+
+    def walk(value: Any, where: str) -> None:
+        if isinstance(value, float) and not math.isfinite(value):
+            raise OptionError(f"option {where}: {value!r} is not a finite number (options are JSON values)")
+        if isinstance(value, Mapping):
+            for key, item in value.items():
+                walk(item, f"{where}.{key}")
+        elif isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                walk(item, f"{where}[{i}]")
+
+    for key, value in options.items():
+        if not isinstance(key, str):
+            raise OptionError(f"options: option names are strings, got {_kind(key)}")
+        walk(value, repr(key))
+    return dict(options)
 
 
 def as_platform(platform: PlatformInput) -> Platform:
@@ -81,14 +209,36 @@ def as_platform(platform: PlatformInput) -> Platform:
     """
     if isinstance(platform, Platform):
         return platform
-    text = str(platform)
-    if text.lstrip().startswith("<"):  # XML text, not a path
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "platform.xml"
-            path.write_text(text)
-            with _named(path, "<platform XML text>"):
-                return load_platform(path)
+    if not isinstance(platform, (str, os.PathLike)) or not isinstance(os.fspath(platform), str):
+        raise InputError("platform", "", "must be a SimGrid XML path, XML text or a loaded Platform, got "
+                         f"{_kind(platform)}")
+    text = os.fspath(platform)
+    stripped = text.lstrip()
+    if stripped.startswith("<"):  # XML text, not a path
+        return _load_text(stripped, "platform.xml", "<platform XML text>", load_platform)
+    _check_path_text(text, "platform", "SimGrid XML text (starting with '<')")
     return load_platform(platform)
+
+
+def _check_path_text(text: str, what: str, other: str) -> None:
+    """Refuse a string that cannot be a file path (a line break, a NUL, longer than PATH_MAX) and is no text
+    either, with a short message (not the whole string as a file name)."""
+    if any(c in text for c in "\n\r\0") or len(text) > _PATH_MAX:
+        raise InputError(shorten(text), "", f"a string that is neither a file path nor {other}: pass the {what} "
+                                            "as a path or a loaded object")
+
+
+def _load_text(text: str, file_name: str, name: str, load: Any) -> Any:
+    """``load`` of ``text`` written to a temporary file, its errors naming ``name``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / file_name
+        try:
+            path.write_text(text, encoding="utf-8")
+        except UnicodeEncodeError as error:
+            raise InputError(name, f"character {error.start}", "a string holds half of a UTF-16 surrogate pair "
+                                                               f"({text[error.start]!r}): not text") from None
+        with _named(path, name):
+            return load(path)
 
 
 def as_workload(workload: WorkloadInput) -> Workload:
@@ -100,14 +250,18 @@ def as_workload(workload: WorkloadInput) -> Workload:
     if isinstance(workload, Workload):
         return workload
     if isinstance(workload, Mapping):
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "workload.json"
-            try:
-                path.write_text(json.dumps(workload, allow_nan=False))
-            except (TypeError, ValueError) as error:
-                raise InputError("<workload object>", "", f"not JSON data ({error})") from None
-            with _named(path, "<workload object>"):
-                return load_workload(path)
+        try:  # NaN and ±Infinity written as JSON's non-standard constants: the loader refuses them by path
+            text = json.dumps(workload)
+        except (TypeError, ValueError) as error:
+            raise InputError("<workload object>", "", f"not JSON data ({error})") from None
+        return _load_text(text, "workload.json", "<workload object>", load_workload)
+    if not isinstance(workload, (str, os.PathLike)) or not isinstance(os.fspath(workload), str):
+        raise InputError("workload", "", "must be a Batsim JSON path, JSON text, a workload dict or a loaded "
+                         f"Workload, got {_kind(workload)}")
+    text = os.fspath(workload)
+    if isinstance(workload, str) and text.lstrip().startswith(("{", "[")):  # JSON text, not a path
+        return _load_text(text.lstrip(), "workload.json", "<workload JSON text>", load_workload)
+    _check_path_text(text, "workload", "JSON text")
     return load_workload(workload)
 
 
@@ -236,6 +390,20 @@ def check_shares(workload: Workload, options: Mapping[str, Any], source: str | N
                        "has" if len(unknown) == 1 else "have", source or workload.path, known)
 
 
+def _handler(scheduler: str, options: dict[str, Any]) -> Any:
+    """:func:`~wattsched.schedulers.protocol.scheduler_handler`, a long name shortened in its errors."""
+    from wattsched.schedulers.protocol import scheduler_handler
+
+    try:
+        return scheduler_handler(scheduler, options)
+    except OptionError as error:
+        name = scheduler.strip()
+        target = name.rpartition(":")[0] or name  # file.py[:Class]: a path is worth reading whole
+        if len(name) <= SHOWN_CHARS or name not in str(error) or os.path.exists(name) or os.path.exists(target):
+            raise
+        raise OptionError(str(error).replace(f"'{name}'", shorten(name)).replace(name, shorten(name)[1:-1])) from None
+
+
 def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str | os.PathLike, *,
                    scheduler: str = "easy-backfill", options: Mapping[str, Any] | None = None,
                    dynamic_jobs: bool = False, acknowledge_dynamic_jobs: bool | None = None,
@@ -265,8 +433,11 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
     """
     from wattsched.schedulers.protocol import needs_dynamic_jobs, scheduler_handler
 
-    check_prefix(prefix)
-    handler = scheduler_handler(scheduler, dict(options or {})) if connect is None else None
+    check_scheduler(scheduler)
+    options = check_options(options)
+    paths = check_prefix(prefix)
+    check_not_inputs(paths, {"platform": platform, "workload": workload}, f"output prefix {shown_path(prefix)}")
+    handler = _handler(scheduler, options) if connect is None else None
     if handler is not None and needs_dynamic_jobs(handler) and not dynamic_jobs:
         # A preset that slows jobs down (UPAS) re-registers them with their longer walltime.
         logger.warning("%s lowers jobs' gears: dynamic jobs enabled (as Batsim's --enable-dynamic-jobs "

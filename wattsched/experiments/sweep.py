@@ -53,7 +53,7 @@ from wattsched.base.errors import OptionError, WattschedError
 from wattsched.base.fileio import require_regular_file
 from wattsched.base.validate import check_number, load_json, option_error
 
-__all__ = ["Run", "run_sweep", "execute_run", "outputs_exist", "failed_runs", "load_runs"]
+__all__ = ["Run", "run_sweep", "execute_run", "outputs_exist", "failed_runs", "load_runs", "check_sweep_arguments"]
 
 logger = logging.getLogger(__name__)
 
@@ -182,6 +182,99 @@ def _check_runs(runs: Sequence[Run]) -> None:
             if value in seen:
                 raise OptionError(f"two runs of the sweep have the same {attr} '{value}'")
             seen.add(value)
+    _check_outputs_not_inputs(runs)
+
+
+def _check_outputs_not_inputs(runs: Sequence[Run], source: str | None = None) -> None:
+    """No run writes an output file that is an input of a run (its own or another's), which it would
+    overwrite: found before the first run starts.
+
+    Raises:
+        OptionError: naming the run (and ``source``, a runs file), its prefix and the input.
+    """
+    from wattsched.base.batsim_files import output_paths
+    from wattsched.experiments.runner import file_identity
+
+    inputs: dict[Any, tuple[str, str, str]] = {}
+    for other in runs:
+        for what in ("platform", "workload"):
+            inputs.setdefault(file_identity(getattr(other, what)), (what, other.name, getattr(other, what)))
+    for index, run in enumerate(runs):
+        try:
+            outputs = list(output_paths(run.prefix).values())
+        except (OSError, ValueError):  # a prefix the system refuses: the run itself says so
+            continue
+        for out in outputs:
+            found = inputs.get(file_identity(out))
+            if found is not None:
+                what, name, path = found
+                owner = "its" if name == run.name else f"run {name!r}'s"
+                where = f"run {index} ({run.name!r}): prefix {run.prefix}"
+                raise OptionError(f"{where if source is None else f'{source}: {where}'}: {out} is {owner} {what} "
+                                  f"file {path}: the run would overwrite it; give another prefix")
+
+
+def check_sweep_arguments(workers: Any, dask_scheduler: Any) -> None:
+    """``workers`` and ``dask_scheduler`` of :func:`run_sweep`, before anything is made.
+
+    Raises:
+        OptionError: ``workers`` not an integer ≥ 1, ``dask_scheduler`` not an address string, or both given
+            (as the CLI's ``-j`` with ``--dask-scheduler``).
+    """
+    import numbers
+
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, numbers.Integral)
+                                or workers < 1):
+        raise OptionError(f"workers (-j) must be an integer ≥ 1, got {type(workers).__name__} {workers!r:.40}")
+    if dask_scheduler is not None and (not isinstance(dask_scheduler, str) or not dask_scheduler.strip()):
+        raise OptionError("dask_scheduler (--dask-scheduler) must be a Dask scheduler's address such as "
+                          f"'tcp://host:8786', got {type(dask_scheduler).__name__} {dask_scheduler!r:.40}")
+    if workers is not None and dask_scheduler is not None:
+        raise OptionError(f"workers (-j) {workers} sizes the local cluster; with dask_scheduler (--dask-scheduler) "
+                          "the scheduler's own workers run the simulations (start more 'dask worker' processes "
+                          "instead): give one of them")
+
+
+def _check_main_guard() -> None:
+    """Refuse to start a local cluster from a script that would start it again in every worker: Dask's worker
+    processes start by importing the main script (``spawn``), and a :func:`run_sweep` at its top level, not
+    under ``if __name__ == "__main__":``, ends in Dask's "Nanny failed to start" after a long wait.
+
+    Raises:
+        OptionError: called while a worker process imports the main script, or from the top level of a main
+            script outside an ``if __name__ == "__main__":`` block.
+    """
+    import ast
+    import inspect
+
+    main = sys.modules.get("__main__")
+    guard = 'put the sweep under \'if __name__ == "__main__":\' (its worker processes import the main script)'
+    if getattr(main, "__name__", None) == "__mp_main__":
+        raise OptionError(f"a sweep's worker process is starting a sweep: {guard}")
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and (spec.name == "__main__" or spec.name.endswith(".__main__")):
+        return  # python -m package: multiprocessing does not import a package's __main__ again
+    path = getattr(main, "__file__", None)
+    if not path:
+        return  # an interpreter, a notebook, python -c: nothing imports them again
+    frame = inspect.currentframe()
+    try:
+        while frame is not None and frame.f_globals is not getattr(main, "__dict__", None):
+            frame = frame.f_back
+        if frame is None or frame.f_code.co_name != "<module>":
+            return  # called from a function of the script: fine when the call of that function is guarded
+        line = frame.f_lineno
+    finally:
+        del frame
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return
+    for node in tree.body:
+        if node.lineno <= line <= (node.end_lineno or node.lineno):
+            if isinstance(node, ast.If) and "__name__" in ast.unparse(node.test):
+                return
+            raise OptionError(f"{path}, line {line}: {guard}")
 
 
 def _workload_jobs(path: str, cache: dict[str, int]) -> int:
@@ -254,10 +347,12 @@ def run_sweep(
         OptionError: duplicate names or prefixes, ``workers`` < 1, or a Dask scheduler that cannot be
             reached. Failing runs do not raise.
     """
+    check_sweep_arguments(workers, dask_scheduler)
     _check_runs(runs)
-    workers = (os.cpu_count() or 1) if workers is None else workers
-    if workers < 1:
-        raise OptionError(f"workers must be at least 1, got {workers}")
+    workers = (os.cpu_count() or 1) if workers is None else int(workers)
+    in_process = dask_scheduler is None and (workers == 1 or len(runs) <= 1)
+    if not in_process and dask_scheduler is None:
+        _check_main_guard()
     lines = show_progress is None and not sys.stderr.isatty()  # off a terminal: a line per run instead of a bar
     if show_progress is None:
         show_progress = sys.stderr.isatty()
@@ -286,7 +381,7 @@ def run_sweep(
             if row["status"] == STATUS_FAILED:
                 logger.info("run %s failed: %s", row["name"], row["error"])
 
-        if dask_scheduler is None and (workers == 1 or len(runs) <= 1):
+        if in_process:
             for run in runs:
                 finish(execute_run(run, force=force, on_jobs=on_jobs))
         else:
@@ -317,7 +412,7 @@ def _run_dask(runs: Sequence[Run], workers: int, address: str | None, force: boo
             try:
                 client = stack.enter_context(Client(address, timeout="10s"))
             except (OSError, TimeoutError, ValueError) as error:
-                raise OptionError(f"--dask-scheduler {address}: cannot reach a Dask scheduler there ({error})") from None
+                raise OptionError(f"dask_scheduler (--dask-scheduler) {address}: cannot reach a Dask scheduler there ({error})") from None
         else:
             cluster = stack.enter_context(LocalCluster(
                 n_workers=min(workers, len(runs)), threads_per_worker=1, processes=True, dashboard_address=None,
@@ -382,6 +477,7 @@ def load_runs(path: str | os.PathLike) -> list[Run]:
         raise OptionError(f"{path}: the list of runs is empty")
     runs = [_run_from_entry(entry, str(path), i) for i, entry in enumerate(content)]
     _check_prefixes(runs, str(path))
+    _check_outputs_not_inputs(runs, str(path))
     return runs
 
 
