@@ -147,8 +147,15 @@ def _check_window(window: Any, name: str, from_zero: bool = True) -> tuple[float
 
 def _check_positive(value: Any, name: str) -> float | None:
     """``value`` as a positive finite float (as ``plot --budget-power``), or None."""
-    if value is None:
-        return None
+    return None if value is None else _positive(value, name)
+
+
+def _positive(value: Any, name: str) -> float:
+    """``value`` as a positive finite float.
+
+    Raises:
+        OptionError: naming ``name``: not a number (None included), not positive, not finite.
+    """
     if not _is_real(value) or not 0.0 < float(value) < math.inf:
         raise OptionError(f"{name} must be a positive finite number, got {_kind(value)}")
     return float(value)
@@ -317,7 +324,7 @@ def simulate(
     scheduler = check_scheduler(scheduler)
     options = check_options(options)
     window = _check_window(window, "window", from_zero=False)
-    tau_s = _check_positive(tau_s, "tau_s")
+    tau_s = _positive(tau_s, "tau_s")
     max_power_w = _check_positive(max_power_w, "max_power_w")
     if out is None:
         folder = tempfile.mkdtemp(prefix="wattsched-")

@@ -11,7 +11,7 @@ The logs are the archive's cleaned versions (``*-cln.swf.gz``), gzip-compressed 
 
 Every file is checked against the catalogue's sha256 before use; a file that differs is refused (a cached
 one is never replaced: the message says to delete it; a download that differs is deleted). A download is
-bounded (:data:`DOWNLOAD_LIMITS`): it fails when slower than 1 KiB/s over any minute, or when longer than the
+bounded (:mod:`wattsched.base.limits`): it fails when slower than 1 KiB/s over any minute, or when longer than the
 catalogue's size of the file; SIGTERM, like SIGINT, stops it without leaving a partial file. Cite the archive (Feitelson, Tsafrir, Krakov, JPDC 2014) and each log's
 contributors when publishing results on them.
 """
@@ -21,25 +21,21 @@ from __future__ import annotations
 import hashlib
 import http.client
 import logging
-import math
 import os
-import signal
 import tempfile
-import threading
 import time
 import urllib.error
 import urllib.request
 from collections import deque
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Iterator
 
 from wattsched.base.errors import InputError, OptionError
 from wattsched.base.fileio import require_regular_file
+from wattsched.base.limits import limit
+from wattsched.base.signals import terminate_as_interrupt
 
-__all__ = ["ARCHIVE_URL", "DOWNLOAD_LIMITS", "TRACES", "Trace", "cache_folder", "download_limit", "fetch_trace",
-           "find_trace", "sha256_of"]
+__all__ = ["ARCHIVE_URL", "TRACES", "Trace", "cache_folder", "fetch_trace", "find_trace", "sha256_of"]
 
 #: The Parallel Workloads Archive's logs folder.
 ARCHIVE_URL = "https://www.cs.huji.ac.il/labs/parallel/workload"
@@ -191,37 +187,6 @@ def fetch_trace(name: str | Trace, *, mirror: str | os.PathLike | None = None, c
 
 
 # ------------------------------------------------------------------------------------------------ download
-#: The bounds of a download (module docstring of :mod:`wattsched.base.limits` for the convention): each is
-#: ``$WATTSCHED_LIMIT_<NAME>`` when set. A download fails when it brings fewer than ``download_min_rate``
-#: bytes/s on average over any ``download_rate_window_s`` seconds (a stalled or trickling server: with the
-#: defaults, under 60 KiB in a minute), or more bytes than the catalogue's size of the file (when known, else
-#: ``download_bytes``: a server streaming an endless body).
-DOWNLOAD_LIMITS: Final[dict[str, float]] = {
-    "download_min_rate": 1024,
-    "download_rate_window_s": 60,
-    "download_bytes": 1 << 30,
-}
-
-
-def download_limit(name: str) -> float:
-    """The download bound ``name`` of :data:`DOWNLOAD_LIMITS`, or ``$WATTSCHED_LIMIT_<NAME>``.
-
-    Raises:
-        OptionError: the variable is not a positive finite number.
-    """
-    variable = f"WATTSCHED_LIMIT_{name.upper()}"
-    text = os.environ.get(variable)
-    if text is None or not text.strip():
-        return DOWNLOAD_LIMITS[name]
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (0 < value < math.inf):
-        raise OptionError(f"environment variable {variable}: expected a positive number, got {text!r}")
-    return value
-
-
 def _content_length(response) -> int | None:
     """The Content-Length the server announced; None when absent or not a number of bytes."""
     text = response.headers.get("Content-Length")
@@ -235,8 +200,8 @@ def _content_length(response) -> int | None:
 
 
 def _download(trace: Trace, target: Path, url: str, progress: bool) -> Path:
-    min_rate, window_s = download_limit("download_min_rate"), download_limit("download_rate_window_s")
-    cap = trace.size_bytes if trace.size_bytes is not None else int(download_limit("download_bytes"))
+    min_rate, window_s = limit("download_min_rate"), limit("download_rate_window_s")
+    cap = trace.size_bytes if trace.size_bytes is not None else int(limit("download_bytes"))
     made = [folder for folder in [target.parent, *target.parent.parents] if not folder.exists()]
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -246,7 +211,7 @@ def _download(trace: Trace, target: Path, url: str, progress: bool) -> Path:
     tmp = Path(tmp_name)
     done = False
     try:
-        with _terminate_as_interrupt(), os.fdopen(fd, "wb") as out:
+        with terminate_as_interrupt(), os.fdopen(fd, "wb") as out:
             try:
                 response = urllib.request.urlopen(url, timeout=min(60.0, window_s))
             except urllib.error.HTTPError as error:
@@ -293,27 +258,9 @@ def _umask() -> int:
     return mask
 
 
-@contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM raises :class:`KeyboardInterrupt` in the block, as SIGINT does, so that the ``finally`` of a
-    download removes its partial file (only in the main thread, where Python handles signals)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum, frame):  # noqa: ARG001
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def _copy(source, out, total: int | None, trace: Trace, url: str, progress: bool, cap: int, min_rate: float,
           window_s: float) -> tuple[int, bytes]:
-    """Copy the body into ``out`` within the bounds (:data:`DOWNLOAD_LIMITS`); the bytes copied and the body's
+    """Copy the body into ``out`` within the bounds (:mod:`wattsched.base.limits`); the bytes copied and the body's
     first bytes."""
     bar = task = None
     if progress:
@@ -343,7 +290,7 @@ def _copy(source, out, total: int | None, trace: Trace, url: str, progress: bool
             if received > cap:
                 raise InputError(url, "", f"cannot download {trace.name}: more than {_cap_text(trace, cap)}")
             out.write(block)
-            if bar is not None:
+            if bar is not None and task is not None:
                 bar.advance(task, len(block))
             now = time.monotonic()
             marks.append((now, received))

@@ -6,25 +6,30 @@ a monitoring period of a microsecond. Each bound has a name; the environment var
 ``WATTSCHED_LIMIT_<NAME>`` (upper case) raises or lowers it, e.g. ``WATTSCHED_LIMIT_HOSTS=5000000``.
 The error that refuses an input names the bound and its variable (:func:`limit_hint`).
 
-====================  ===========  ==============================================================================
-name                  default      what it bounds
-====================  ===========  ==============================================================================
-nesting               64           nesting of JSON arrays and objects (workloads, options, messages), XML zones,
-                                   YAML collections (grid files)
-yaml_nodes            100000       nodes of a YAML document (a grid file) counted with every alias expanded: a
-                                   "billion laughs" file of a few lines is refused before it is expanded
-upload_bytes          52428800     a platform or workload uploaded through the web page (50 MiB)
-profile_depth         64           composed profiles inside composed profiles
-profile_parts         1000000      atomic parts one job runs (a composed profile's ``repeat`` × its parts)
-hosts                 2000000      compute hosts of a platform (the embedded simulator holds them all)
-jobs                  10000000     jobs of a workload, generated or read
-days                  3660         days of a generated workload (``synth --days``)
-time_s                1e10         any time or duration in seconds (≈ 317 years of simulated time)
-min_period_s          1            the shortest period of a periodic scheduler stage (an option ``*period_s``)
-memory_fraction       0.8          share of the available memory an input's estimated footprint may take
-messages_at_one_time  100000       Batsim messages in a row at one simulated time (a scheduler that keeps
-                                   asking to be called back at or before now)
-====================  ===========  ==============================================================================
+======================  ===========  ==============================================================================
+name                    default      what it bounds
+======================  ===========  ==============================================================================
+nesting                 64           nesting of JSON arrays and objects (workloads, options, messages), XML zones,
+                                     YAML collections (grid files)
+yaml_nodes              100000       nodes of a YAML document (a grid file) counted with every alias expanded: a
+                                     "billion laughs" file of a few lines is refused before it is expanded
+upload_bytes            52428800     a platform or workload uploaded through the web page (50 MiB)
+profile_depth           64           composed profiles inside composed profiles
+profile_parts           1000000      atomic parts one job runs (a composed profile's ``repeat`` × its parts)
+hosts                   2000000      compute hosts of a platform (the embedded simulator holds them all)
+jobs                    10000000     jobs of a workload, generated or read
+days                    3660         days of a generated workload (``synth --days``)
+time_s                  1e10         any time or duration in seconds (≈ 317 years of simulated time)
+min_period_s            1            the shortest period of a periodic scheduler stage (an option ``*period_s``)
+memory_fraction         0.8          share of the available memory an input's estimated footprint may take
+messages_at_one_time    100000       Batsim messages in a row at one simulated time (a scheduler that keeps
+                                     asking to be called back at or before now)
+download_min_rate       1024         bytes per second a trace download must bring on average over the window below
+                                     (a stalled or trickling server)
+download_rate_window_s  60           that window, in seconds
+download_bytes          1073741824   a trace download whose size the catalogue does not give (1 GiB: a server
+                                     streaming an endless body)
+======================  ===========  ==============================================================================
 """
 
 from __future__ import annotations
@@ -51,6 +56,9 @@ DEFAULTS: Final[dict[str, float]] = {
     "yaml_nodes": 100_000,
     "upload_bytes": 50 * 1024 * 1024,
     "messages_at_one_time": 100_000,
+    "download_min_rate": 1024,
+    "download_rate_window_s": 60,
+    "download_bytes": 1 << 30,
 }
 
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from wattsched.base.errors import OptionError, ProtocolError
 from wattsched.cli.common import (
@@ -100,6 +99,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from wattsched.base.signals import terminate_as_interrupt
     from wattsched.base.validate import check_endpoint, ipc_bind_path
     from wattsched.schedulers.presets import PRESETS
     from wattsched.schedulers.protocol import scheduler_handler
@@ -109,7 +109,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     ipc_path = ipc_bind_path(args.bind, "--bind")  # no file, folder or live socket replaced by the bind
     before = _file_identity(ipc_path)
     try:
-        with _sigterm_interrupts():
+        with terminate_as_interrupt():  # the socket file removed on SIGTERM too
             if args.scheduler.strip() in PRESETS:
                 # our presets answer through the translator (a JSON string in, one out: no pybatsim objects)
                 _serve_translator(scheduler_handler(args.scheduler, options), args.bind, args.timeout)
@@ -142,27 +142,6 @@ def _remove_own_socket(path: Path, before: tuple[int, int] | None) -> None:
             path.unlink()
     except OSError:
         pass  # gone already (ZeroMQ removes it when its context ends)
-
-
-@contextlib.contextmanager
-def _sigterm_interrupts() -> Iterator[None]:
-    """While ``serve`` runs in the main thread, SIGTERM interrupts it as Ctrl-C does: the sockets are closed and
-    the socket file removed on the way out (exit status 130)."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _text(raw: bytes, number: int) -> str:
