@@ -286,6 +286,7 @@ def eamc_platform_xml(hosts: Sequence[int] = (512, 512), *, ear_model: str | Non
     sizes = tuple(hosts)
     if len(sizes) != 2 or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in sizes):
         raise OptionError(f"the EAMC platform needs two positive host counts (p1, p2), got {hosts!r}")
+    check_count(sum(sizes), "hosts", "EAMC platform", "hosts", "hosts (p1 and p2)", option_error)
     model = load_ear_model(ear_model)
     clusters = []
     for (name, (module, cpu)), n in zip(EAMC_PARTITIONS.items(), sizes):

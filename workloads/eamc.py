@@ -40,6 +40,7 @@ from typing import Any, Collection, Iterable, Mapping
 import numpy as np
 
 from wattsched.base.errors import InputError, OptionError
+from wattsched.base.validate import check_count, option_error
 from wattsched.energy_models.ear import APP_FIELD, PARTITIONS_FIELD, check_job_fields
 from wattsched.workloads.swf import profile_name
 from wattsched.workloads.synthetic import DEFAULT_MODEL, _arrivals_s, _round_up_walltime_s
@@ -52,6 +53,8 @@ STREAM = 8
 MIXES: dict[str, float | None] = {"13": None, "33": 0.33, "50": 0.50}
 APPS = tuple(range(1, 9))
 MIN_RUNTIME_S = 60.0
+#: The largest upper bound of the run times the mean run time is solved with.
+_MAX_RUNTIME_BOUND_S = 1e8
 
 
 def _bisect(f, lo: float, hi: float, target: float, tol: float) -> float:
@@ -90,7 +93,8 @@ def eamc_workload(*, seed: int, mix: str = "13", nb_jobs: int = 5000, mean_res: 
         speed_flops: the top speed of the primary partition (profile flops = run time × speed).
 
     Raises:
-        OptionError: an unknown mix, a non-positive count, mean or span, or means the bounds cannot reach.
+        OptionError: an unknown mix, a non-positive count, mean or span, means the bounds (or so few jobs) cannot
+            reach, or more jobs, hosts or days than the bounds of :mod:`wattsched.base.limits`.
     """
     if mix not in MIXES:
         raise OptionError(f"unknown application mix {mix!r}; mixes: {', '.join(MIXES)} (% of jobs favouring p2)")
@@ -103,6 +107,10 @@ def eamc_workload(*, seed: int, mix: str = "13", nb_jobs: int = 5000, mean_res: 
             raise OptionError(f"{name} must be a positive number, got {number!r}")
     if not 1 <= mean_res <= max_res or mean_runtime_s <= MIN_RUNTIME_S:
         raise OptionError(f"mean_res must be in [1, max_res={max_res}] and mean_runtime_s above {MIN_RUNTIME_S:g} s")
+    check_count(nb_jobs, "jobs", "EAMC workload", "nb_jobs", "jobs", option_error)
+    check_count(len(partitions) * max_res, "hosts", "EAMC workload", "max_res",
+                f"hosts ({len(partitions)} partitions of max_res)", option_error)
+    check_count(span_days, "days", "EAMC workload", "span_days", "days", option_error)
     rng = np.random.default_rng(seed)
     n = nb_jobs
     u, pow2 = rng.random(n), rng.random(n) < 0.75
@@ -117,7 +125,11 @@ def eamc_workload(*, seed: int, mix: str = "13", nb_jobs: int = 5000, mean_res: 
     def runtimes(high: float) -> np.ndarray:
         return np.ceil(MIN_RUNTIME_S * (high / MIN_RUNTIME_S) ** v)
 
-    high = _bisect(lambda x: float(runtimes(x).mean()), MIN_RUNTIME_S, 1e8, mean_runtime_s, 1.0)
+    if runtimes(_MAX_RUNTIME_BOUND_S).mean() < mean_runtime_s - 1.0:
+        raise OptionError(f"mean_runtime_s {mean_runtime_s:g} (--mean-runtime-h {mean_runtime_s / 3600:g}) cannot be "
+                          f"reached with these {n} jobs (run times "
+                          f"log-uniform from {MIN_RUNTIME_S:g} s to at most {_MAX_RUNTIME_BOUND_S:g} s)")
+    high = _bisect(lambda x: float(runtimes(x).mean()), MIN_RUNTIME_S, _MAX_RUNTIME_BOUND_S, mean_runtime_s, 1.0)
     runtime_s = runtimes(high)
     m = DEFAULT_MODEL
     accurate = rng.random(n) < m.accurate_fraction

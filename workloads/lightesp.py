@@ -77,6 +77,7 @@ Command line: ``wattsched lightesp --copies 4 --users same-workload --output lig
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -174,6 +175,12 @@ def light_esp(*, copies: int = 4, users: str = "same-workload", efficiencies: Se
     check_count(hosts_per_node * 15, "hosts", "Light-ESP", "hosts_per_node", "hosts (15 nodes)", option_error)
     check_count(copies * period_s, "time_s", "Light-ESP", "period_s", "s of submissions (copies × period)",
                 option_error)
+    longest_s = max(t.run_s for t in LIGHT_ESP)
+    check_count(longest_s * walltime_factor, "time_s", "Light-ESP", "walltime_factor",
+                f"s of walltime (the longest job, {longest_s:g} s × the factor)", option_error)
+    if not math.isfinite(longest_s * speed_flops):
+        raise OptionError(f"speed_flops (--speed) {speed_flops:g}: a job of {longest_s:g} s would need more flops "
+                          "than a workload can hold")
 
     pattern = (0, 1, 2) if users == "same-workload" else (1, 2, 2, 3, 3, 3)
     dealt = _deal(pattern)

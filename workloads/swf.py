@@ -17,10 +17,12 @@ processor; ``"node"`` takes the header's MaxProcs / MaxNodes):
   ``procs_per_host`` when none is given (else, without a MaxProcs line, the widest job; a MaxProcs that is
   not a number, is 0 or negative, or is fewer processors than one host's is then an error naming the
   header field, not a guess), and is copied into ``meta`` with the log's
-  UnixStartTime and time zone. Files may be gzip-compressed (recognised by content, whatever their name),
-  have CRLF line ends, or non-UTF-8 bytes in comments.
+  UnixStartTime and time zone (a header number must be whole: ``8.5`` or ``1e3`` is not read as 8 or 1; a
+  UnixStartTime beyond the dates Python shows is left unknown). Files may be gzip-compressed (recognised by
+  content, whatever their name), start with a byte-order mark, have CRLF line ends, or non-UTF-8 bytes in comments.
 * ``id`` = the SWF job number; ``user`` = field 12 and ``group`` = field 13 (``-1`` kept when unknown; Batsim
-  keeps extra job fields, the fair-share presets read ``user``).
+  keeps extra job fields, the fair-share presets read ``user``); a fractional job number, user or group is an
+  error naming its line and field.
 * ``subtime`` = submit time − origin, where origin = ``start_time_s`` when given, else the earliest
   submit time among the kept jobs: an extract keeps the trace's real submission times relative to its start.
   With ``start_time_s``/``duration_s`` only jobs submitted in ``[start, start + duration)`` are kept (trace
@@ -71,7 +73,10 @@ Command line: ``wattsched swf trace.swf[.gz]|TRACE --output w.json --speed 100e6
 
 from __future__ import annotations
 
+import bisect
+import datetime
 import gzip
+import itertools
 import math
 import re
 import zlib
@@ -127,8 +132,9 @@ class SwfHeader:
     """The header fields of an SWF log that a conversion uses (None when absent).
 
     Attributes:
-        max_procs, max_nodes: the machine's processors and nodes (the number before any comment).
-        unix_start_time: the log's time 0 as a Unix time.
+        max_procs, max_nodes: the machine's processors and nodes (the whole number before any comment; None
+            when the value does not start with one, e.g. ``8.5``).
+        unix_start_time: the log's time 0 as a Unix time (None when not a whole number of a representable date).
         time_zone: ``TimeZoneString`` (e.g. ``US/Pacific``).
         fields: every ``Key: value`` line of the header, as text.
     """
@@ -157,8 +163,35 @@ def _parse_number(text: str, source: Path, line_no: int, name: str) -> float:
 
 
 def _leading_int(text: str) -> int | None:
-    match = re.match(r"\s*(-?\d+)", text)
+    """The whole number a header value starts with (``338 (batch partition; 512 total)`` → 338), or None when
+    it does not start with one: ``8.5``, ``1e3`` or ``0x10`` are not read as 8, 1 or 0."""
+    match = re.match(r"\s*(-?\d+)(?![\w.,])", text)
     return int(match.group(1)) if match else None
+
+
+def _unix_time(text: str) -> int | None:
+    """The header's UnixStartTime, or None when it is not a whole number of seconds of a date Python can show
+    (``1e20``, ``99999999999999999999``): the log's start is then unknown rather than wrong."""
+    value = _leading_int(text)
+    if value is None:
+        return None
+    try:
+        datetime.datetime.fromtimestamp(value, tz=datetime.timezone.utc)
+    except (OverflowError, ValueError, OSError):
+        return None
+    return value
+
+
+def _whole(r: SwfJob, name: str, source: Path) -> int:
+    """Field ``name`` of a job line as an integer (job number, user, group).
+
+    Raises:
+        InputError: a fractional value (``3.9`` is not user 3), naming the line and the field.
+    """
+    value = r[name]
+    if not value.is_integer():
+        raise InputError(source, f"line {int(r['line'])}, field '{name}'", f"{value:g} is not a whole number")
+    return int(value)
 
 
 def _read_text(source: Path) -> str:
@@ -173,7 +206,7 @@ def _read_text(source: Path) -> str:
             data = gzip.decompress(data)
         except (OSError, EOFError, zlib.error) as exc:
             raise InputError(source, "", f"a gzip file that does not decompress ({exc})") from None
-    return data.decode("utf-8", errors="replace")
+    return data.decode("utf-8-sig", errors="replace")  # (a byte-order mark is not part of the first line)
 
 
 def read_swf_trace(swf_path: str | Path) -> tuple[SwfHeader, list[SwfJob]]:
@@ -205,7 +238,7 @@ def read_swf_trace(swf_path: str | Path) -> tuple[SwfHeader, list[SwfJob]]:
         jobs.append(job)
     parsed = SwfHeader(
         max_procs=_leading_int(header.get("MaxProcs", "")), max_nodes=_leading_int(header.get("MaxNodes", "")),
-        unix_start_time=_leading_int(header.get("UnixStartTime", "")),
+        unix_start_time=_unix_time(header.get("UnixStartTime", "")),
         time_zone=header.get("TimeZoneString") or None, fields=header)
     return parsed, jobs
 
@@ -400,7 +433,7 @@ def swf_to_batsim(
                                                            "error; drop or keep it instead)")
 
     for r in records:
-        number = int(r["job_number"])
+        number = _whole(r, "job_number", source)
         if number in seen:
             raise InputError(source, f"line {r['line']}, field 'job_number'",
                              f"job number {number} already used on line {seen[number]}")
@@ -457,7 +490,8 @@ def swf_to_batsim(
         if walltime_s is not None and run_s > walltime_s:
             run_s = walltime_s
             counts["clamped_to_walltime"] += 1
-        kept.append(_Kept(submit_s, number, res, walltime_s, int(r["user_id"]), int(r["group_id"]), run_s, line))
+        kept.append(_Kept(submit_s, number, res, walltime_s, _whole(r, "user_id", source), _whole(r, "group_id", source),
+                          run_s, line))
 
     origin = window_start if window_start is not None else min((k.submit_s for k in kept), default=0.0)
     late = next((k for k in kept if k.submit_s - origin > max_time_s), None)
@@ -468,6 +502,9 @@ def swf_to_batsim(
     jobs: list[dict[str, Any]] = []
     for k in sorted(kept, key=lambda k: k.submit_s):
         cpu = k.run_s * speed_flops
+        if not math.isfinite(cpu):
+            raise OptionError(f"speed_flops (--speed) {speed_flops:g}: job {k.number} (line {k.line}) runs "
+                              f"{k.run_s:g} s, {cpu:g} flops, beyond the largest number a workload can hold")
         name = profile_name(cpu)
         profiles.setdefault(name, {"type": "parallel_homogeneous", "cpu": cpu, "com": 0})
         job: dict[str, Any] = {
@@ -525,7 +562,8 @@ def busiest_window(swf_path: str | Path, *, nb_hosts: int, duration_s: float, st
 
     Counts the jobs :func:`swf_to_batsim` would keep (run time > 0, 1 ≤ hosts ≤ ``nb_hosts``, submit time ≥ 0)
     by their submission time, a job's hosts being its processors / ``procs_per_host`` rounded up (as
-    :func:`swf_to_batsim`); a job's whole area counts in the window it is submitted in.
+    :func:`swf_to_batsim`); a job's whole area counts in the window it is submitted in. A ``duration_s`` that is
+    not a whole number of steps (half a day) counts the jobs submitted in exactly that extract.
 
     Raises:
         InputError: malformed SWF. OptionError: non-positive ``nb_hosts``, ``duration_s`` or ``step_s``.
@@ -533,6 +571,7 @@ def busiest_window(swf_path: str | Path, *, nb_hosts: int, duration_s: float, st
     if nb_hosts < 1 or not duration_s > 0 or not step_s > 0:
         raise OptionError(f"nb_hosts, duration_s and step_s must be positive, got {nb_hosts}, {duration_s}, {step_s}")
     area_by_step: Counter[int] = Counter()
+    submitted: list[tuple[float, float]] = []  # (submit time, area) of every job counted
     last = 0
     header, records = read_swf_trace(swf_path)
     per_host = _procs_per_host(procs_per_host, header, Path(swf_path))
@@ -543,11 +582,22 @@ def busiest_window(swf_path: str | Path, *, nb_hosts: int, duration_s: float, st
             continue
         step = int(r["submit_time"] // step_s)
         area_by_step[step] += res * r["run_time"]
+        submitted.append((r["submit_time"], res * r["run_time"]))
         last = max(last, step)
     width = max(1, math.ceil(duration_s / step_s))
     best_start, best_area = 0, -1.0
-    for first in range(0, max(1, last - width + 2)):
-        area = sum(area_by_step.get(first + i, 0.0) for i in range(width))
-        if area > best_area:
-            best_start, best_area = first, area
+    if width * step_s == duration_s:  # whole steps: the areas of the steps each extract covers
+        for first in range(0, max(1, last - width + 2)):
+            area = sum(area_by_step.get(first + i, 0.0) for i in range(min(width, last + 1 - first)))
+            if area > best_area:
+                best_start, best_area = first, area
+    else:  # a part of a step (--busiest 0.5): the jobs submitted in [start, start + duration_s) exactly
+        submitted.sort(key=lambda job: job[0])
+        times = [t for t, _ in submitted]
+        cumulative = [0.0, *itertools.accumulate(a for _, a in submitted)]
+        for first in range(0, last + 1):
+            lo = bisect.bisect_left(times, first * step_s)
+            area = cumulative[bisect.bisect_left(times, first * step_s + duration_s)] - cumulative[lo]
+            if area > best_area:
+                best_start, best_area = first, area
     return best_start * step_s, max(best_area, 0.0) / (nb_hosts * duration_s)

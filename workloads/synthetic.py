@@ -245,7 +245,8 @@ def synthetic_week(
         model: the distributions' parameters; ``dataclasses.replace(DEFAULT_MODEL, ...)`` to change one.
 
     Raises:
-        OptionError: a non-positive size, duration, load, speed or user count, or an invalid model.
+        OptionError: a non-positive size, duration, load, speed or user count, an invalid model, or a speed
+            that makes a job's flops overflow.
     """
     _check(nb_hosts, duration_s, target_load, speed_flops, users, model)
     nb_hosts = int(nb_hosts)
@@ -278,7 +279,11 @@ def synthetic_week(
 
     profiles: dict[str, dict[str, Any]] = {}
     job_list: list[dict[str, Any]] = []
-    cpu = drawn["work_s"] * speed_flops
+    with np.errstate(over="ignore"):
+        cpu = drawn["work_s"] * speed_flops
+    if not np.isfinite(cpu).all():
+        raise OptionError(f"speed_flops (--speed) {speed_flops:g}: a job of {float(drawn['work_s'].max()):g} s of work "
+                          "would need more flops than a workload can hold")
     for i in range(n):
         name = profile_name(float(cpu[i]))
         if name not in profiles:

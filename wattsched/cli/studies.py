@@ -85,7 +85,12 @@ def cmd_reproduce_energy_budget(args: argparse.Namespace) -> int:
     _, missing = available_algorithms()
     if missing:
         print("presets not registered, left out: " + ", ".join(a.preset for a in missing), file=sys.stderr)
-    result = run_experiment(args.out, machines, seed=args.seed, load=args.load, swf=parse_swf_inputs(args.swf),
+    swf = parse_swf_inputs(args.swf)
+    unused = sorted(set(swf) - {machine.key for machine, _ in machines})
+    if unused:  # a trace for a machine left out would be silently ignored
+        raise OptionError(f"--swf {unused[0]}: that machine is not simulated (--machines "
+                          f"{','.join(machine.key for machine, _ in machines)})")
+    result = run_experiment(args.out, machines, seed=args.seed, load=args.load, swf=swf,
                             workers=args.workers, force=args.force, size_note=size_note, full=args.full,
                             pwa=args.pwa, synthetic=args.synthetic)
     for inp in result.inputs:

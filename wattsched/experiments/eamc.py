@@ -133,16 +133,20 @@ def prepare_inputs(out: Path, *, full: bool = False, scale: float | None = None,
     params: dict[str, Any] = {"nb_jobs": jobs, "max_res": hosts, **(workload_options or {})}
     jobs = int(params["nb_jobs"])
     folder = out / "inputs"
+    try:  # every workload drawn before any file is written: a size they cannot have leaves nothing behind
+        drawn = {(mix, seed): eamc_workload(seed=seed, mix=mix, **params) for mix in mixes for seed in seeds}
+    except OptionError as exc:
+        if full or scale is None:
+            raise
+        raise OptionError(f"--scale {scale:g} ({hosts} + {hosts} nodes, {jobs} jobs): {exc}") from None
     platform = folder / f"eamc_p1p2_{hosts}.xml"
     write_if_changed(platform, eamc_platform_xml((hosts, hosts)))
     workloads: dict[tuple[str, int], Path] = {}
     metas: dict[tuple[str, int], Mapping[str, Any]] = {}
-    for mix in mixes:
-        for seed in seeds:
-            workload = eamc_workload(seed=seed, mix=mix, **params)
-            path = folder / f"w{mix}_seed{seed}_{jobs}.json"
-            write_if_changed(path, json.dumps(workload) + "\n")
-            workloads[mix, seed], metas[mix, seed] = path, workload["meta"]
+    for (mix, seed), workload in drawn.items():
+        path = folder / f"w{mix}_seed{seed}_{jobs}.json"
+        write_if_changed(path, json.dumps(workload) + "\n")
+        workloads[mix, seed], metas[mix, seed] = path, workload["meta"]
     return Inputs(platform, hosts, jobs, workloads, metas)
 
 
@@ -601,6 +605,10 @@ def run_experiment(out: str | Path, *, report_dir: str | Path | None = None, ful
     for mix in mixes:
         if mix not in MIXES:
             raise OptionError(f"unknown mix '{mix}'; mixes: {', '.join(MIXES)}")
+    if full and scale is not None:
+        raise OptionError(f"--full and --scale {scale:g}: give one of them (--full is the paper's size)")
+    if len(set(mixes)) < len(mixes):
+        raise OptionError(f"--mixes {','.join(mixes)}: a mix is given twice")
     out = Path(out)
     report = Path(report_dir) if report_dir is not None else out
     seed_list = list(range(seed, seed + seeds))

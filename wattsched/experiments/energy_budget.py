@@ -819,7 +819,12 @@ def parse_swf_inputs(values: Sequence[str]) -> dict[str, str]:
         key, sep, path = value.partition("=")
         if not sep or key not in keys or not path:
             raise OptionError(f"--swf expects NAME=path[:start_s] with NAME in {', '.join(sorted(keys))}, got '{value}'")
-        if not Path(split_swf(path)[0]).exists():
+        if key in found:
+            raise OptionError(f"--swf {key}: given twice ({found[key]} and {path})")
+        file, start_s = split_swf(path)
+        if start_s is not None and not (math.isfinite(start_s) and start_s >= 0):
+            raise OptionError(f"--swf {value}: START_S must be a number of seconds ≥ 0, got {start_s:g}")
+        if not Path(file).exists():
             raise OptionError(f"--swf {key}: no file {path}")
         found[key] = path
     return found
@@ -834,6 +839,8 @@ def choose_machines(full: bool, names: Sequence[str] | None, scale: float | None
                           + ", ".join(m.key for m in MACHINES))
     if scale is not None and not 0 < scale <= 1:
         raise OptionError(f"--scale must be in (0, 1], got {scale}")
+    if full and scale is not None and scale != 1:
+        raise OptionError(f"--full and --scale {scale:g}: give one of them (--full is the paper's sizes)")
     if scale is None and not full:
         sizes = [(m, REDUCED_HOSTS[m.key]) for m in chosen]
         how = "reduced: " + ", ".join(f"{m.name} {n} of {m.nb_hosts} hosts (1/{m.nb_hosts / n:.0f})"
