@@ -122,6 +122,11 @@ class PolicyScheduler:
         if self.order.entries and not self.placement.partitioned:
             raise OptionError(f"order '{self.order.name}' hands out job-partition entries: it needs a placement that "
                               f"keeps a job inside one partition (e.g. 'partitions'), not '{self.placement.name}'")
+        if self.placement.partitioned and not self.power.follows_placement:
+            raise OptionError(f"power '{self.power.name}' boots nodes in hostname order, whatever partition a job "
+                              f"needs: it cannot serve placement '{self.placement.name}' (a job would wait for ever "
+                              "on a partition left asleep; use power 'shutdown', which boots the hosts the placement "
+                              "chooses)")
         #: the placement completes assignments (partition, its own time model: Placement.complete)
         self._completes = type(self.placement).complete is not Placement.complete
         self._view: ClusterView | None = None

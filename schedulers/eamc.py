@@ -72,7 +72,8 @@ job's energy is node_w × nodes × run time). Batsim must accept dynamic jobs (`
 
 **Frequency choices**: ``eamc`` (f_opt of eq. 4), ``min-runtime`` (the frequency of the least time, Min
 runtime, after Auweter et al.), ``min-energy`` (the least energy, Min energy); Base uses ``top``. Ties go to
-the highest frequency; a job without application runs at the top frequency.
+the highest frequency; a job without application runs at the top frequency. Behind any placement they slow
+jobs down, so they too need Batsim's dynamic jobs (a slowed job is re-registered with its longer walltime).
 """
 
 from __future__ import annotations
@@ -742,6 +743,24 @@ class PartitionPlacement(_EarPiece, Placement):
 # ---------------------------------------------------------------------------------------- frequency
 class _EarFrequency(_EarPiece, FrequencyChoice):
     rule: ClassVar[str] = "top"
+
+    def needs_dynamic_jobs(self) -> bool:
+        return self.rule != "top"  # a job below the top frequency runs longer than its workload walltime
+
+    def on_platform(self, view: ClusterView) -> None:
+        """The partitions; refuses a Batsim without dynamic jobs when a partition has an EAR model (a job slowed
+        down would keep its workload walltime and be killed at it, whatever the placement).
+
+        Raises:
+            OptionError: see :class:`EamcPlatform`, or dynamic jobs disabled.
+        """
+        super().on_platform(view)
+        if (self.needs_dynamic_jobs() and not view.dynamic_jobs
+                and any(p.module is not None for p in self.platform.partitions.values())):
+            raise OptionError(f"frequency '{self.name}' lowers jobs' frequencies (EAR model), so Batsim must accept "
+                              "dynamic jobs (a slowed job is re-registered with its longer walltime instead of being "
+                              "killed): run Batsim with --enable-dynamic-jobs --acknowledge-dynamic-jobs ('wattsched "
+                              "run' enables them itself)")
 
     def pstate_for(self, job: QueuedJob, hosts: ProcSet, view: ClusterView) -> int | None:
         platform = self.platform

@@ -74,7 +74,10 @@ threshold, no maximum of queued jobs and no minimum of nodes on.
 EASY's reservation as running until they could be on (asleep: the next pass plus a boot); an energy
 budget is asked (``can_prepare``) before a boot and told after (``on_prepare``), and plans idle nodes as
 kept on until the pass that would switch them off (:meth:`EnergySavingCluster.kept_hosts`; a node freed
-later is planned as switched off at once, which is optimistic by at most ``idle_s`` of idle power).
+later is planned as switched off at once, which is optimistic by at most ``idle_s`` of idle power). A
+placement that keeps jobs inside partitions (``partitions``) is refused: the nodes booted in hostname order
+may all be on another partition than the job's. A huge ``period_s``, ``idle_s`` or wait threshold means
+never: no pass is asked for beyond the times a simulation reaches (``WATTSCHED_LIMIT_TIME_S``).
 """
 
 from __future__ import annotations
@@ -90,6 +93,7 @@ from procset import ProcSet
 
 from wattsched.base.errors import OptionError
 from wattsched.base.hostsets import disjoint, from_sorted_ids, ids_array, inter, minus, plus, size
+from wattsched.base.limits import limit
 from wattsched.energy_models.taurus import TAURUS
 from wattsched.schedulers.admission import AdmissionConstraint
 from wattsched.schedulers.options import Option, _got
@@ -209,6 +213,7 @@ class EnergySavingCluster(PowerManager):
     name = "esc"
     description = "EnergySaving Cluster: periodic on/off of nodes by idle time and per-group wait thresholds"
     reference = "ESC paper §2.5"
+    follows_placement = False  # boots nodes in hostname order (§2.5.1), whatever partition a job needs
     options = (
         Option("period_s", float, 60.0, min=0.001, help="time between two energy-saving passes, s"),
         Option("idle_s", float, 1800.0, min=0.0,
@@ -258,6 +263,7 @@ class EnergySavingCluster(PowerManager):
         self.every_period = every_period
         self._refused = False  # the admission constraint refused the last pass's boot
         self._last_pass_s = -math.inf  # the last pass run (a multiple of period_s)
+        self._horizon_s = math.inf  # the latest pass asked for (the time bound, from on_platform)
         self._next_pass_s = 0.0  # the next pass time (a multiple of period_s)
         self._calls: set[float] = set()  # CALL_ME_LATER times requested and not yet past
         # the queue, incrementally: per group (count, Σ subtime), per user count, per width count
@@ -293,6 +299,7 @@ class EnergySavingCluster(PowerManager):
         self._off_cache = None
         self._last_pass_s = -math.inf
         self._next_pass_s = self._tick_at_or_after(view.now_s)
+        self._horizon_s = limit("time_s")  # a pass later than any simulated time never comes
 
     def group_of(self, job: QueuedJob) -> str:
         """The group of ``job``'s user (``default`` when unknown or not listed)."""
@@ -418,6 +425,8 @@ class EnergySavingCluster(PowerManager):
             self.plan_version += 1
         self._next_pass_s = tick if tick > self._last_pass_s else self._tick_at_or_after(now, 1)
         wake = self._next_useful_pass(queue, view, ctx)
+        if wake is not None and wake > self._horizon_s:
+            wake = None  # a huge period or threshold (idle_s, *_wait_s): that pass is never reached
         if wake is not None and not any(abs(t - wake) <= TIME_EPS_S for t in self._calls):
             self._calls.add(wake)
             decisions.append(CallMeLater(wake))

@@ -143,6 +143,9 @@ class PowerManager(Piece):
     sleep_pstate: int | None = None
     #: bumped whenever :meth:`kept_hosts` or :meth:`transitions` change (an energy budget caches its plan)
     plan_version: int = 0
+    #: boots the hosts the placement chooses for a job (False: hosts in id order, whatever partition a job
+    #: needs, so it cannot serve a partitioned placement: the core refuses the combination)
+    follows_placement: bool = True
 
     def decide(self, queue: Sequence[QueuedJob], view: ClusterView, ctx: PassContext) -> list[Decision]:
         """Decisions after a scheduling pass; ``queue`` is what still waits, in scheduling order."""

@@ -727,6 +727,8 @@ class Simulation:
             self._out.extend(subs)
             if self._submitter_done:
                 self._notify_initial = len(self._out)
+        elif not self._sub_groups:  # B11: the submitter of an empty workload says goodbye at once
+            self._out.append(self._event("NOTIFY", {"type": "no_more_static_job_to_submit"}))
         else:
             self._wait_next_submission()
         self._phase = "running"
