@@ -356,3 +356,19 @@ def test_beta_reads_its_workload_once(tmp_path, cli, monkeypatch):
     assert parsed == [workload]
     beta = json.loads(out.read_text())
     assert beta["nb_res"] == 1 and 0 < beta["jobs"][0]["beta"] <= 1 and beta["meta"]["upas"]["seed"] == 1
+
+
+# ------------------------------------------------------------------------------ powers whose energy overflows
+def test_wattages_whose_energy_cannot_be_a_double_are_refused_before_the_run(tmp_path, cli):
+    """A processor of 1e300 W (``platform --node upas --top-power 1e300``) ran the whole simulation and ended in
+    energies of inf, refused only when the outputs were checked."""
+    huge = ('<host id="h{k}" speed="1Gf"><prop id="wattage_per_state" value="95:1e300"/></host>\n')
+    xml = platform_xml(MASTER + "".join(huge.format(k=k) for k in range(4)))
+    run_refused(tmp_path, cli, xml, "wattage_per_state", "beyond the largest number a double holds",
+                "WATTSCHED_LIMIT_TIME_S")
+
+
+def test_large_but_finite_energies_are_taken(tmp_path):
+    ok = '<host id="h{k}" speed="1Gf"><prop id="wattage_per_state" value="95:1e9"/></host>\n'
+    path = write(tmp_path, "p.xml", platform_xml(MASTER + "".join(ok.format(k=k) for k in range(4))))
+    assert len(load_platform(path).hosts) == 4

@@ -28,6 +28,7 @@ Performance note: the hosts of one ``<cluster>`` share one
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 import xml.etree.ElementTree as ET
@@ -405,4 +406,23 @@ def load_platform(path: str | os.PathLike) -> Platform:
              for i, (name, props, zprops, model, pstate) in enumerate(compute)]
     # models are deduplicated by value while loading, so equal models are the same object
     models = list(dict.fromkeys(h.model for h in hosts))
+    _check_energy_fits(path, hosts)
     return Platform(path=path, hosts=hosts, master_name=master, models=models)
+
+
+def _check_energy_fits(path: str, hosts: list[Host]) -> None:
+    """The platform's energy over the longest simulated time (the ``time_s`` bound) is a finite double: a
+    ``wattage_per_state`` of 1e308 W would otherwise run the whole simulation and end in energies of ``inf``.
+
+    Raises:
+        InputError: naming the file and the property.
+    """
+    counts: dict[NodeModel, int] = {}
+    for host in hosts:
+        counts[host.model] = counts.get(host.model, 0) + 1
+    peak_w = sum(n * max(model.idle_w + model.full_w + (model.wattage_off_w or 0.0,)) for model, n in counts.items())
+    if not math.isfinite(peak_w * limit("time_s")):
+        raise InputError(path, "wattage_per_state", f"the hosts' highest powers add up to {peak_w:g} W: their "
+                                                    f"energy over {limit('time_s'):g} s of simulated time (the "
+                                                    "WATTSCHED_LIMIT_TIME_S bound) is beyond the largest number a "
+                                                    "double holds")
