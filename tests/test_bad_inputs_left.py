@@ -372,3 +372,20 @@ def test_large_but_finite_energies_are_taken(tmp_path):
     ok = '<host id="h{k}" speed="1Gf"><prop id="wattage_per_state" value="95:1e9"/></host>\n'
     path = write(tmp_path, "p.xml", platform_xml(MASTER + "".join(ok.format(k=k) for k in range(4))))
     assert len(load_platform(path).hosts) == 4
+
+
+# ------------------------------------------------------------------------------ a job's energy_factor
+@pytest.mark.parametrize("scheduler", ["efs", "easy-backfill"])
+@pytest.mark.parametrize("value", [0, -1.5, "2", True])
+def test_an_energy_factor_that_is_not_a_positive_number_is_refused_before_the_run(tmp_path, cli, scheduler, value):
+    """It was refused only when the job's energy was first charged (EFS orders), naming no file, or never."""
+    out = tmp_path / "out"
+    line = check(cli("run", str(PLATFORM), write(tmp_path, "w.json", one_job(energy_factor=value)), "-s", scheduler,
+                     "-e", str(out / "r"), "-q"), "w.json", "w0!1", ".energy_factor", "> 0")
+    assert not out.exists(), line
+
+
+def test_a_positive_energy_factor_is_taken(tmp_path, cli):
+    proc = cli("run", str(PLATFORM), write(tmp_path, "w.json", one_job(energy_factor=0.7)), "-s", "efs",
+               "-e", str(tmp_path / "out" / "r"), "-q")
+    assert proc.returncode == 0, proc.stderr

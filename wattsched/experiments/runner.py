@@ -37,8 +37,9 @@ WorkloadInput = Union[str, os.PathLike, Mapping[str, Any], Workload]
 logger = logging.getLogger(__name__)
 
 __all__ = ["PlatformInput", "WorkloadInput", "as_platform", "as_workload", "check_not_inputs", "check_options",
-           "check_prefix", "check_scheduler", "check_shares", "check_speed", "file_identity", "format_sim_time",
-           "prefix_folder_problem", "progress_bar", "progress_lines", "run_simulation", "shorten", "shown_path"]
+           "check_energy_factors", "check_prefix", "check_scheduler", "check_shares", "check_speed", "file_identity",
+           "format_sim_time", "prefix_folder_problem", "progress_bar", "progress_lines", "run_simulation", "shorten",
+           "shown_path"]
 
 #: At most this many characters of a user's value are quoted in an error message.
 SHOWN_CHARS = 60
@@ -390,6 +391,25 @@ def check_shares(workload: Workload, options: Mapping[str, Any], source: str | N
                        "has" if len(unknown) == 1 else "have", source or workload.path, known)
 
 
+def check_energy_factors(workload: Workload, source: str | None = None) -> None:
+    """Every job's ``energy_factor`` (the EFS paper's per-job factor, read by the energy fair-share orders) is a
+    finite number > 0 when given: refused before the run, naming the workload and the job, rather than when
+    the job's energy is first charged (or never, by a scheduler that does not read it).
+
+    Raises:
+        InputError: naming ``source`` (default: the workload's path), the job and the field.
+    """
+    from wattsched.energy_models.accounting import ENERGY_FACTOR_FIELD, parse_energy_factor
+
+    for job in workload.jobs:
+        value = job.entry.get(ENERGY_FACTOR_FIELD)
+        if value is not None:
+            try:
+                parse_energy_factor(value)
+            except ValueError as error:
+                raise InputError(source or workload.path, f"job {job.id}.{ENERGY_FACTOR_FIELD}", str(error)) from None
+
+
 def _handler(scheduler: str, options: dict[str, Any]) -> Any:
     """:func:`~wattsched.schedulers.protocol.scheduler_handler`, a long name shortened in its errors."""
     from wattsched.schedulers.protocol import scheduler_handler
@@ -447,6 +467,7 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
     source = "<workload object>" if isinstance(workload, Mapping) else None
     platform, workload = as_platform(platform), as_workload(workload)
     check_speed(platform, workload)
+    check_energy_factors(workload, source)
     if handler is not None:
         check_shares(workload, options or {}, source)
     sim = Simulation(platform, workload, dynamic_jobs=dynamic_jobs,
