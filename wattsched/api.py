@@ -53,6 +53,7 @@ from wattsched.experiments.runner import (
     check_options,
     check_prefix,
     check_scheduler,
+    kind_of,
     prefix_folder_problem,
     run_simulation,
     shorten,
@@ -94,12 +95,12 @@ def synthetic_workload(hosts: int, *, seed: int, days: float = 7.0, load: float 
     from wattsched.workloads.synthetic import synthetic_week
 
     if not _is_integer(seed) or seed < 0:
-        raise OptionError(f"seed must be an integer ≥ 0 (as 'wattsched synth --seed'), got {_kind(seed)}")
+        raise OptionError(f"seed must be an integer ≥ 0 (as 'wattsched synth --seed'), got {kind_of(seed)}")
     for name, value, integer in (("hosts", hosts, True), ("users", users, True), ("days", days, False),
                                  ("load", load, False)):
         if not (_is_integer(value) if integer else _is_real(value)) or not 0 < value < math.inf:
             raise OptionError(f"{name} must be a positive {'integer' if integer else 'finite number'}, "
-                              f"got {_kind(value)}")
+                              f"got {kind_of(value)}")
     return synthetic_week(int(hosts), seed=int(seed), duration_s=float(days) * 86400.0, target_load=float(load),
                           users=int(users))
 
@@ -114,16 +115,11 @@ def _is_real(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool) and type(value).__name__ != "bool_"
 
 
-def _kind(value: Any) -> str:
-    """``value`` for a type error: its type and a short repr (``str 'a'``, ``None``, ``float nan``)."""
-    return "None" if value is None else f"{type(value).__name__} {shorten(value)}"
-
-
 def _path_argument(value: Any, name: str, what: str) -> Path:
     """``value`` as a Path, or :class:`OptionError` naming the argument ``name`` (``"out (--out)"``)."""
     if isinstance(value, bytes) or not isinstance(value, (str, os.PathLike)) \
             or not isinstance(os.fspath(value), str):
-        raise OptionError(f"{name} must be {what} (a str or os.PathLike), got {_kind(value)}")
+        raise OptionError(f"{name} must be {what} (a str or os.PathLike), got {kind_of(value)}")
     return Path(value)
 
 
@@ -134,10 +130,10 @@ def _check_window(window: Any, name: str, from_zero: bool = True) -> tuple[float
         return None
     if isinstance(window, (str, bytes)) or not isinstance(window, Sequence) or len(window) != 2 \
             or not all(_is_real(x) for x in window):
-        raise OptionError(f"{name} must be (start_s, end_s), two numbers of seconds, got {_kind(window)}")
+        raise OptionError(f"{name} must be (start_s, end_s), two numbers of seconds, got {kind_of(window)}")
     start, end = float(window[0]), float(window[1])
     if not (math.isfinite(start) and math.isfinite(end)):
-        raise OptionError(f"{name} bounds must be finite numbers of seconds, got {_kind(window)}")
+        raise OptionError(f"{name} bounds must be finite numbers of seconds, got {kind_of(window)}")
     if from_zero and start < 0:
         raise OptionError(f"{name} start {start:g} is before 0 (the start of the run)")
     if end <= start:
@@ -157,7 +153,7 @@ def _positive(value: Any, name: str) -> float:
         OptionError: naming ``name``: not a number (None included), not positive, not finite.
     """
     if not _is_real(value) or not 0.0 < float(value) < math.inf:
-        raise OptionError(f"{name} must be a positive finite number, got {_kind(value)}")
+        raise OptionError(f"{name} must be a positive finite number, got {kind_of(value)}")
     return float(value)
 
 
@@ -396,7 +392,7 @@ def sweep(
     from wattsched.experiments.sweep import check_sweep_arguments, run_sweep
 
     if isinstance(grid, bytes) or not isinstance(grid, (str, os.PathLike, Mapping)):
-        raise OptionError(f"grid must be a grid file's path (YAML or JSON) or a mapping, got {_kind(grid)}")
+        raise OptionError(f"grid must be a grid file's path (YAML or JSON) or a mapping, got {kind_of(grid)}")
     _path_argument(out, "out (--out)", "the sweep's folder")
     check_sweep_arguments(workers, dask_scheduler)
     parsed = parse_grid(grid) if isinstance(grid, Mapping) else load_grid(grid)
@@ -413,11 +409,11 @@ def compare(results: Sequence[Result]) -> pd.DataFrame:
         OptionError: ``results`` is not a non-empty sequence of :class:`Result` (of :func:`simulate`).
     """
     if isinstance(results, (str, bytes, Mapping)) or not isinstance(results, Iterable):
-        raise OptionError(f"results must be a list of results of simulate(), got {_kind(results)}")
+        raise OptionError(f"results must be a list of results of simulate(), got {kind_of(results)}")
     results = list(results)
     if not results:
         raise OptionError("results is empty: give a list of results of simulate() to compare")
     for i, result in enumerate(results):
         if not isinstance(result, Result):
-            raise OptionError(f"results[{i}] must be a result of simulate(), got {_kind(result)}")
+            raise OptionError(f"results[{i}] must be a result of simulate(), got {kind_of(result)}")
     return pd.concat([r.metrics_table() for r in results], axis=1)

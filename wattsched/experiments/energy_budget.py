@@ -814,7 +814,7 @@ def plot_figures(frame: pd.DataFrame, out_dir: str | Path) -> list[Path]:
 def parse_swf_inputs(values: Sequence[str]) -> dict[str, str]:
     """``NAME=PATH[:START_S]`` values of ``--swf`` → ``{machine key: path[:start]}``."""
     keys = {m.key for m in MACHINES}
-    found = {}
+    found: dict[str, str] = {}
     for value in values:
         key, sep, path = value.partition("=")
         if not sep or key not in keys or not path:

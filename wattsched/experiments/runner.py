@@ -65,7 +65,7 @@ def shown_path(path: str | os.PathLike) -> str:
         else shorten(text, _SHOWN_PATH_CHARS)
 
 
-def _kind(value: Any) -> str:
+def kind_of(value: Any) -> str:
     """What ``value`` is, for a type error: ``None``, ``an int (3)``, ``the class int``, ``a function``."""
     if value is None:
         return "None"
@@ -104,7 +104,7 @@ def check_prefix(prefix: str | os.PathLike) -> dict[str, Path]:
     """
     if isinstance(prefix, bytes) or not isinstance(prefix, (str, os.PathLike)) \
             or not isinstance(os.fspath(prefix), str):
-        raise OutputError(f"output prefix (out, -e) must be a path (a str or os.PathLike), got {_kind(prefix)}")
+        raise OutputError(f"output prefix (out, -e) must be a path (a str or os.PathLike), got {kind_of(prefix)}")
     text = os.fspath(prefix)
     try:
         problem = prefix_folder_problem(text)
@@ -166,7 +166,7 @@ def check_scheduler(scheduler: Any) -> str:
     """
     if not isinstance(scheduler, str):
         raise OptionError("scheduler must be a preset name, 'module:Class' or 'file.py[:Class]' string, got "
-                          f"{_kind(scheduler)}")
+                          f"{kind_of(scheduler)}")
     if any(c in scheduler for c in "\n\r\0") or len(scheduler) > _PATH_MAX:
         raise OptionError(f"unknown scheduler {shorten(scheduler)}: a scheduler is a preset name, 'module:Class' or "
                           "'file.py[:Class]' (see 'wattsched schedulers')")
@@ -183,7 +183,7 @@ def check_options(options: Any) -> dict[str, Any]:
     if options is None:
         return {}
     if not isinstance(options, Mapping):
-        raise OptionError(f"options must be a mapping (a dict of option names to values), got {_kind(options)}")
+        raise OptionError(f"options must be a mapping (a dict of option names to values), got {kind_of(options)}")
 
     def walk(value: Any, where: str) -> None:
         if isinstance(value, float) and not math.isfinite(value):
@@ -197,7 +197,7 @@ def check_options(options: Any) -> dict[str, Any]:
 
     for key, value in options.items():
         if not isinstance(key, str):
-            raise OptionError(f"options: option names are strings, got {_kind(key)}")
+            raise OptionError(f"options: option names are strings, got {kind_of(key)}")
         walk(value, repr(key))
     return dict(options)
 
@@ -212,7 +212,7 @@ def as_platform(platform: PlatformInput) -> Platform:
         return platform
     if not isinstance(platform, (str, os.PathLike)) or not isinstance(os.fspath(platform), str):
         raise InputError("platform", "", "must be a SimGrid XML path, XML text or a loaded Platform, got "
-                         f"{_kind(platform)}")
+                         f"{kind_of(platform)}")
     text = os.fspath(platform)
     stripped = text.lstrip()
     if stripped.startswith("<"):  # XML text, not a path
@@ -258,7 +258,7 @@ def as_workload(workload: WorkloadInput) -> Workload:
         return _load_text(text, "workload.json", "<workload object>", load_workload)
     if not isinstance(workload, (str, os.PathLike)) or not isinstance(os.fspath(workload), str):
         raise InputError("workload", "", "must be a Batsim JSON path, JSON text, a workload dict or a loaded "
-                         f"Workload, got {_kind(workload)}")
+                         f"Workload, got {kind_of(workload)}")
     text = os.fspath(workload)
     if isinstance(workload, str) and text.lstrip().startswith(("{", "[")):  # JSON text, not a path
         return _load_text(text.lstrip(), "workload.json", "<workload JSON text>", load_workload)
