@@ -60,7 +60,7 @@ def test_bad_bound_values_are_refused_by_variable(monkeypatch, text):
 
 
 def test_limit_hint_names_the_variable():
-    assert limit_hint("profile_parts", "parts") == "at most 1e+06 parts (raise with WATTSCHED_LIMIT_PROFILE_PARTS)"
+    assert limit_hint("profile_parts", "parts") == "at most 1,000,000 parts (raise with WATTSCHED_LIMIT_PROFILE_PARTS)"
 
 
 @pytest.mark.parametrize(("value", "kwargs", "problem"), [
@@ -260,3 +260,14 @@ def test_load_json_walks_only_what_the_parse_could_not_clear(monkeypatch, text, 
     assert bool(calls) == walked
     if doc is not None:
         assert doc == json.loads(text)
+
+
+def test_a_count_just_over_its_bound_does_not_read_as_equal_to_it():
+    """``2e+06 hosts; at most 2e+06`` was the line for 2,000,001 hosts."""
+    from wattsched.base.errors import InputError
+    from wattsched.base.validate import check_count
+
+    with pytest.raises(InputError, match=r"2,000,001 hosts; at most 2,000,000 \(raise with WATTSCHED_LIMIT_HOSTS\)"):
+        check_count(2_000_001, "hosts", "p.xml", "cluster 'c'.radical", "hosts")
+    with pytest.raises(InputError, match=r"1e\+11 hosts; at most 2,000,000"):  # far beyond: short
+        check_count(1e11, "hosts", "p.xml", "cluster 'c'.radical", "hosts")

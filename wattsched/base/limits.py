@@ -40,7 +40,7 @@ from typing import Final
 
 from wattsched.base.errors import OptionError
 
-__all__ = ["DEFAULTS", "available_memory_bytes", "limit", "limit_hint"]
+__all__ = ["DEFAULTS", "available_memory_bytes", "format_count", "limit", "limit_hint"]
 
 #: The default of every bound (module docstring).
 DEFAULTS: Final[dict[str, float]] = {
@@ -88,7 +88,13 @@ def limit(name: str) -> float:
 def limit_hint(name: str, unit: str = "") -> str:
     """``"at most 64 levels (raise with WATTSCHED_LIMIT_NESTING)"``: the end of a message refusing an
     input (``unit``: ``"levels"``)."""
-    return f"at most {limit(name):g}{' ' + unit if unit else ''} (raise with {_variable(name)})"
+    return f"at most {format_count(limit(name))}{' ' + unit if unit else ''} (raise with {_variable(name)})"
+
+
+def format_count(value: float) -> str:
+    """A count as people read it (``2,000,000``, not ``2e+06``, which a count just over the bound would read as
+    too); other values, and those of 10^9 or more (``1e+10`` seconds), as ``%g``."""
+    return f"{int(value):,}" if float(value).is_integer() and abs(value) < 1e9 else f"{value:g}"
 
 
 def available_memory_bytes() -> int | None:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from wattsched.base.errors import InputError, OptionError, OutputError, WattschedError
-from wattsched.base.limits import available_memory_bytes, limit, limit_hint
+from wattsched.base.limits import available_memory_bytes, format_count, limit, limit_hint
 
 __all__ = [
     "DUPLICATE_KEY", "ErrorFactory", "check_count", "check_csv_name", "check_memory", "check_number",
@@ -506,6 +506,8 @@ def check_count(count: float, bound: str, source: str, field: str, what: str,
     """
     if count > limit(bound):
         shown = f"{count:.3g}" if count >= 1e6 else f"{count:g}"
+        if float(shown) <= limit(bound):  # rounded down to the bound's own digits: "2e+06 hosts; at most 2e+06"
+            shown = format_count(count) if float(count).is_integer() else f"{count:.12g}"
         raise error(source, field, f"{shown} {what}; {limit_hint(bound)}")
 
 
