@@ -358,3 +358,112 @@ def test_dask_scratch_space_is_inside_the_workspace(tmp_path, monkeypatch):
         done_run(client, workspace)
         assert (workspace / ".dask-scratch").is_dir()
     assert list(system_tmp.iterdir()) == []
+
+
+# ------------------------------------------------------------------ 9. user text inside the figures' JSON
+def small_workload() -> bytes:
+    """The first 30 jobs of the demo workload (tiny runs)."""
+    document = json.loads((ROOT / "workloads" / "demo_taurus16.json").read_text())
+    jobs = document["jobs"][:30]
+    used = {job["profile"] for job in jobs}
+    return json.dumps({"nb_res": 16, "jobs": jobs,
+                       "profiles": {k: v for k, v in document["profiles"].items() if k in used}}).encode()
+
+
+def test_run_names_cannot_end_the_script_that_holds_a_figure(client, tmp_path):
+    """A run's name is in the compare page's figures (their legends): inside <script type=application/json>,
+    '</script>' would end the element and '<!--<script>' would make the HTML parser read past its end."""
+    import time
+
+    names = ["<!--<script>", "x</script><img src=x onerror=alert(1)>&amp;"]
+    ids = []
+    for name in names:
+        response = client.post("/runs", data={**EASY, "name": name}, files={"workload_file": ("small.json",
+                                                                                            small_workload())},
+                               follow_redirects=False)
+        assert response.status_code == 303, errors_on(response.text)
+        ids.append(response.headers["location"].rsplit("/", 1)[1])
+    deadline = time.monotonic() + 60
+    for run_id in ids:
+        while json.loads((tmp_path / "ws" / "runs" / run_id / "status.json").read_text())["state"] != "done":
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+    page = client.get(f"/compare?run={ids[0]}&run={ids[1]}").text
+    scripts = re.findall(r'<script type="application/json" id="figure-(\w+)">(.*?)</script>', page, re.S)
+    assert [key for key, _ in scripts] == ["power", "utilization"]
+    for _, text in scripts:
+        assert "<" not in text and ">" not in text
+        legends = [trace["name"] for trace in json.loads(text)["data"]]
+        assert all(any(legend.startswith(name) for legend in legends) for name in names)
+
+
+# ------------------------------------------------------------------ 10. bodies and generated inputs too large
+def test_a_body_without_its_length_is_cut_at_the_upload_bound(tmp_path):
+    """A multipart body sent chunked (or with a false Content-Length) is read up to the bound of its uploads
+    only, not spooled to disk whole before it is refused."""
+    import anyio
+
+    app = create_app(tmp_path / "ws", processes=False, max_upload_bytes=100_000)
+    body = multipart([("kind", None, b"platform"), ("platform_file", "p.xml", b"x" * 5_000_000),
+                      ("file", "p.xml", b"x" * 5_000_000)])
+
+    async def post(url: str, headers: list[tuple[bytes, bytes]]) -> tuple[int, str, int]:
+        """Status, page and bytes the app asked for, the body given in chunks of 64 KiB."""
+        chunks = [body[i:i + 65536] for i in range(0, len(body), 65536)]
+        given, answer = [0], {"status": 0, "body": b""}
+
+        async def receive():
+            chunk = chunks.pop(0) if chunks else b""
+            given[0] += len(chunk)
+            return {"type": "http.request", "body": chunk, "more_body": bool(chunks)}
+
+        async def send(message):
+            answer["status"] = message.get("status", answer["status"])
+            answer["body"] += message.get("body", b"")
+
+        scope = {"type": "http", "method": "POST", "path": url, "raw_path": url.encode(), "query_string": b"",
+                 "headers": [(b"host", b"testserver"), (b"content-type", HEADERS["content-type"].encode())] + headers,
+                 "scheme": "http", "server": ("testserver", 80), "client": ("127.0.0.1", 1), "root_path": "",
+                 "http_version": "1.1", "asgi": {"version": "3.0"}}
+        await app(scope, receive, send)
+        return answer["status"], answer["body"].decode(), given[0]
+
+    for url, error_id in (("/inputs/upload", "upload"), ("/runs", "general")):
+        for headers in ([], [(b"content-length", b"100")]):
+            status, page, given = anyio.run(post, url, headers)
+            assert status == 413
+            assert "bytes accepted (raise with wattsched web --max-upload-mb" in field_error(page, error_id)
+            assert given < 1_000_000
+    assert files_under(tmp_path / "ws") == [tmp_path / "ws" / "index.json"]
+
+
+def test_a_generated_input_larger_than_an_upload_is_refused(tmp_path):
+    with TestClient(create_app(tmp_path / "ws", processes=False, max_upload_bytes=100_000),
+                    raise_server_exceptions=False) as client:
+        # a flat platform: refused from its size before it is generated
+        response = client.post("/inputs/platform", data={"hosts": "200", "flat": "on"})
+        assert response.status_code == 413
+        message = field_error(response.text, "platform-hosts")
+        assert message.startswith("platform of 200 hosts (about ") and "100000 bytes accepted" in message
+        # the generator's bound on hosts comes first, on the form
+        response = client.post("/inputs/platform", data={"hosts": "9" * 20, "flat": "on"})
+        assert response.status_code == 400
+        assert field_error(response.text, "platform-hosts") == cli_error("platform", "--hosts", "9" * 20)
+        response = client.post("/inputs/workload", data={"hosts": "64", "seed": "1", "days": "7"})
+        assert response.status_code == 413
+        assert "bytes accepted" in field_error(response.text, "workload-hosts")
+        # a cluster of as many hosts is a few lines
+        assert client.post("/inputs/platform", data={"hosts": "200"}, follow_redirects=False).status_code == 303
+    assert len(list((tmp_path / "ws" / "inputs").iterdir())) == 1
+
+
+# ------------------------------------------------------------------------------- 11. input choices
+@pytest.mark.parametrize("choice, expected", [
+    ("workspace:", "platform: no input 'workspace:' (choose a shipped one or one of the workspace's inputs)"),
+    ("workspace:.", "platform: no input 'workspace:.' (choose a shipped one or one of the workspace's inputs)"),
+    ("workspace:../index.json", "platform: '../index.json' is outside the workspace's inputs"),
+])
+def test_an_empty_workspace_choice_is_no_input_not_outside(client, tmp_path, choice, expected):
+    response = client.post("/runs", data={**EASY, "platform": choice})
+    assert response.status_code == 400 and field_error(response.text, "platform") == expected
+    no_run_made(tmp_path / "ws")

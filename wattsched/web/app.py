@@ -23,7 +23,9 @@ route                                      what
 Errors a user can cause are shown on the page as the CLI's one line (HTTP 400, 404, 409 or 413) and leave
 nothing behind; any other error is one line in the log and a one-line page (HTTP 500), never a traceback.
 Uploads are bounded by ``upload_bytes`` of :mod:`wattsched.base.limits` (``WATTSCHED_LIMIT_UPLOAD_BYTES``,
-or ``wattsched web --max-upload-mb``) and checked like ``wattsched run``'s inputs before anything is stored.
+or ``wattsched web --max-upload-mb``), whatever a body's ``Content-Length`` says (a longer body is not read
+further), and checked like ``wattsched run``'s inputs before anything is stored; a generated platform or
+workload larger than that bound is refused too (a flat platform before it is generated).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import os
 from collections.abc import Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncGenerator, AsyncIterator
 from urllib.parse import urlencode
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
@@ -78,12 +80,30 @@ class FormError(WattschedError):
     one sentence saying what was wrong, naming the field when it is known."""
 
 
-async def read_form(request: Request, *, max_files: int, max_fields: int = 1000) -> FormData:
+class BodyTooLarge(FormError):
+    """A multipart form whose body goes past its bound while it is read (sent without a ``Content-Length``,
+    or with a false one): reading stops there, before the rest is spooled to disk."""
+
+
+async def _bounded(stream: AsyncIterator[bytes], max_bytes: int) -> AsyncGenerator[bytes, None]:
+    """``stream``, raising :class:`BodyTooLarge` once more than ``max_bytes`` came through."""
+    total = 0
+    async for chunk in stream:
+        total += len(chunk)
+        if total > max_bytes:
+            raise BodyTooLarge(f"upload of more than {max_bytes} bytes")
+        yield chunk
+
+
+async def read_form(request: Request, *, max_files: int, max_fields: int = 1000,
+                    max_bytes: int | None = None) -> FormData:
     """The submitted form, read with Starlette's parsers and bounds (``max_files`` files, ``max_fields``
-    other fields of at most :data:`FIELD_BYTES`); what they refuse becomes a :class:`FormError` that says
-    what was wrong, instead of Starlette's plain-text 400.
+    other fields of at most :data:`FIELD_BYTES`, a multipart body of at most ``max_bytes`` whatever its
+    ``Content-Length`` says); what they refuse becomes a :class:`FormError` that says what was wrong,
+    instead of Starlette's plain-text 400.
 
     Raises:
+        BodyTooLarge: a multipart body longer than ``max_bytes``.
         FormError: the form cannot be read.
     """
     from starlette.formparsers import parse_options_header
@@ -94,7 +114,8 @@ async def read_form(request: Request, *, max_files: int, max_fields: int = 1000)
             return await request.form(max_files=max_files, max_fields=max_fields, max_part_size=FIELD_BYTES)
         except HTTPException as error:
             raise FormError(_form_problem(str(error.detail), "", max_files, max_fields)) from None
-    parser = MultiPartParser(request.headers, request.stream(), max_files=max_files, max_fields=max_fields,
+    stream = request.stream() if max_bytes is None else _bounded(request.stream(), max_bytes)
+    parser = MultiPartParser(request.headers, stream, max_files=max_files, max_fields=max_fields,
                              max_part_size=FIELD_BYTES)
     try:
         form = await parser.parse()
@@ -148,9 +169,15 @@ def format_time(t_s: Any) -> str:
     return format_sim_time(float(t_s or 0.0))
 
 
+#: Characters written as JSON escapes inside a ``<script>`` element: with ``<`` and ``>`` escaped, no text of a
+#: run (a name, a job id) can close the element (``</script>``) or make the HTML parser read past its end
+#: (``<!--<script>``); ``&`` as Django's ``json_script`` does.
+_SCRIPT_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"}
+
+
 def _figure_json(figure: Mapping[str, Any]) -> str:
     """A figure as JSON safe inside a ``<script type="application/json">`` element."""
-    return json.dumps(figure, allow_nan=False, default=float).replace("</", "<\\/")
+    return json.dumps(figure, allow_nan=False, default=float).translate(_SCRIPT_ESCAPES)
 
 
 class OneLineErrors:
@@ -350,10 +377,13 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
 
     async def launch(request: Request) -> Response:
         declared = request.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > 2 * max_upload_bytes + FORM_SLACK_BYTES:
+        max_bytes = 2 * max_upload_bytes + FORM_SLACK_BYTES
+        if declared.isdigit() and int(declared) > max_bytes:
             return new_run_page(request, {}, {GENERAL: too_big(f"upload of {int(declared)} bytes")}, status_code=413)
         try:
-            submitted = await read_form(request, max_files=2)
+            submitted = await read_form(request, max_files=2, max_bytes=max_bytes)
+        except BodyTooLarge as error:
+            return new_run_page(request, {}, {GENERAL: too_big(str(error))}, status_code=413)
         except FormError as error:
             return new_run_page(request, {}, {GENERAL: str(error)}, status_code=400)
         form = {k: v for k, v in submitted.items() if isinstance(v, str)}
@@ -466,10 +496,13 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
 
     async def upload(request: Request) -> Response:
         declared = request.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > max_upload_bytes + FORM_SLACK_BYTES:
+        max_bytes = max_upload_bytes + FORM_SLACK_BYTES
+        if declared.isdigit() and int(declared) > max_bytes:
             return inputs_page(request, 413, upload_error=too_big(f"upload of {int(declared)} bytes"))
         try:
-            form = await read_form(request, max_files=1, max_fields=10)
+            form = await read_form(request, max_files=1, max_fields=10, max_bytes=max_bytes)
+        except BodyTooLarge as error:
+            return inputs_page(request, 413, upload_error=too_big(str(error)))
         except FormError as error:
             return inputs_page(request, 400, upload_error=str(error))
         kind = str(form.get("kind", ""))
@@ -488,6 +521,7 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         return RedirectResponse(f"/inputs?stored={choice}", status_code=303)
 
     async def generate_platform(request: Request) -> Response:
+        from wattsched.base.validate import check_count, option_error
         from wattsched.platforms.generate import esc_platform_xml, taurus_platform_xml
 
         try:
@@ -503,8 +537,21 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
             return inputs_page(request, 400, platform_errors=errors)
         generate = esc_platform_xml if node == "esc" else taurus_platform_xml
         prefix = "node" if node == "esc" else "taurus-"
-        text = await run_in_threadpool(generate, hosts, prefix=prefix, cluster=form.get("flat") != "on")
-        choice = await run_in_threadpool(space.store_input, "platform", f"{node}_{hosts}.xml", text.encode())
+        cluster = form.get("flat") != "on"
+        try:  # the generator's bound on hosts (platform_xml's check), before anything is generated
+            check_count(hosts, "hosts", "platform", "hosts", "hosts", option_error)
+        except OptionError as error:
+            return inputs_page(request, 400, platform_errors={"hosts": str(error)})
+        # a flat platform grows with its hosts: the page stores no input larger than it takes as an upload,
+        # and refuses one before generating it (its size from those of 1 and 2 hosts: a host's elements)
+        one, two = (len(generate(n, prefix=prefix, cluster=cluster).encode()) for n in (1, 2))
+        if one + (hosts - 1) * (two - one) > max_upload_bytes:
+            return inputs_page(request, 413, platform_errors={"hosts": too_big(
+                f"platform of {hosts} hosts (about {one + (hosts - 1) * (two - one)} bytes)")})
+        data = (await run_in_threadpool(generate, hosts, prefix=prefix, cluster=cluster)).encode()
+        if len(data) > max_upload_bytes:
+            return inputs_page(request, 413, platform_errors={"hosts": too_big(f"platform of {hosts} hosts")})
+        choice = await run_in_threadpool(space.store_input, "platform", f"{node}_{hosts}.xml", data)
         return RedirectResponse(f"/inputs?stored={choice}", status_code=303)
 
     async def generate_workload(request: Request) -> Response:
@@ -551,8 +598,11 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         except MemoryError:
             return inputs_page(request, 413, workload_errors={"hosts": "out of memory while generating this workload: "
                                                                        "fewer hosts, days or users"})
-        choice = await run_in_threadpool(space.store_input, "workload", f"synth_{hosts}h_seed{seed}.json",
-                                         (json.dumps(workload, indent=1) + "\n").encode())
+        data = (json.dumps(workload, indent=1) + "\n").encode()
+        if len(data) > max_upload_bytes:  # the page stores no input larger than it takes as an upload
+            return inputs_page(request, 413, workload_errors={"hosts": too_big(
+                f"workload of {len(workload['jobs'])} jobs ({len(data)} bytes)")})
+        choice = await run_in_threadpool(space.store_input, "workload", f"synth_{hosts}h_seed{seed}.json", data)
         return RedirectResponse(f"/inputs?stored={choice}", status_code=303)
 
     # ---------------------------------------------------------------------------------- assets

@@ -229,7 +229,7 @@ class Workspace:
             if INPUT_NAME.match(name) and path.parent == self.inputs_dir and path.is_file() \
                     and name.startswith(f"{kind}-") and name.endswith(SUFFIX[kind]):
                 return path
-            if path.parent != self.inputs_dir:
+            if path != self.inputs_dir and self.inputs_dir not in path.parents:
                 raise WorkspaceError(f"{kind}: '{name}' is outside the workspace's inputs")
         raise WorkspaceError(f"{kind}: no input '{choice}' (choose a shipped one or one of the workspace's inputs)")
 
