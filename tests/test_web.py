@@ -641,3 +641,16 @@ def test_a_future_cancelled_at_shutdown_keeps_the_end_its_run_recorded(tmp_path)
         manager._finished(run_id, Cancelled())
     assert workspace.status(ended)["error"] == "option 'budget_fraction': too small"
     assert workspace.status(running)["state"] == "failed" and workspace.status(running)["error"] == "task cancelled"
+
+
+def test_the_page_generates_upas_processors_as_the_cli_does(tmp_path):
+    """The upas preset refuses Taurus nodes and says to generate UPAS processors: the page offers them too."""
+    with TestClient(create_app(tmp_path / "ws", processes=False)) as client:
+        assert 'value="upas"' in client.get("/inputs").text
+        assert client.post("/inputs/platform", data={"hosts": "4", "node": "upas"}).status_code == 200
+        response = client.post("/inputs/platform", data={"hosts": "4", "node": "eamc"})
+        assert response.status_code == 400 and "invalid choice: 'eamc'" in html.unescape(response.text)
+    (platform,) = (tmp_path / "ws" / "inputs").glob("platform-*.xml")
+    from wattsched.platforms.generate import upas_platform_xml
+
+    assert platform.read_text() == upas_platform_xml(4, prefix="cpu")

@@ -522,7 +522,7 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
 
     async def generate_platform(request: Request) -> Response:
         from wattsched.base.validate import check_count, option_error
-        from wattsched.platforms.generate import esc_platform_xml, taurus_platform_xml
+        from wattsched.platforms.generate import esc_platform_xml, taurus_platform_xml, upas_platform_xml
 
         try:
             form = await read_form(request, max_files=0, max_fields=10)
@@ -531,12 +531,14 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         errors: dict[str, str] = {}
         hosts = _positive_int(form.get("hosts"), "--hosts", errors)
         node = str(form.get("node", "taurus"))
-        if node not in ("taurus", "esc"):
-            errors["node"] = f"argument --node: invalid choice: '{node}' (choose from 'taurus', 'esc')"
+        # the node kinds of 'wattsched platform --node' that need no more options (eamc takes partitions)
+        generators = {"taurus": (taurus_platform_xml, "taurus-"), "esc": (esc_platform_xml, "node"),
+                      "upas": (upas_platform_xml, "cpu")}
+        if node not in generators:
+            errors["node"] = f"argument --node: invalid choice: '{node}' (choose from 'taurus', 'esc', 'upas')"
         if errors:
             return inputs_page(request, 400, platform_errors=errors)
-        generate = esc_platform_xml if node == "esc" else taurus_platform_xml
-        prefix = "node" if node == "esc" else "taurus-"
+        generate, prefix = generators[node]
         cluster = form.get("flat") != "on"
         try:  # the generator's bound on hosts (platform_xml's check), before anything is generated
             check_count(hosts, "hosts", "platform", "hosts", "hosts", option_error)
