@@ -79,10 +79,11 @@ class AdmissionConstraint(Piece):
         return None
 
     def may_prepare(self, res: np.ndarray, walltime_s: np.ndarray, start_s: float, view: ClusterView,
-                    groups: WallGroups | None = None) -> np.ndarray | None:
+                    groups: WallGroups | None = None, *, boots_all: bool = False) -> np.ndarray | None:
         """:meth:`may_start` for :meth:`can_prepare`: False only where a job of ``res`` hosts and walltime
         ``walltime_s`` that a power manager would boot hosts for, to start at ``start_s`` on free or asleep
-        hosts not kept for another job, will certainly be refused, now and later in the same pass."""
+        hosts not kept for another job, will certainly be refused, now and later in the same pass.
+        ``boots_all``: no such free host is left, so every host of the job would be booted."""
         return None
 
     def on_start(self, job: QueuedJob, assignment: Assignment, view: ClusterView) -> None:

@@ -423,8 +423,10 @@ class OpportunisticShutdown(PowerManager):
         keyed = ctx.partitioned
         key: object = None
         # an indexed queue gives only the jobs that fit in the pool and that the admission may admit
-        later = JobsBehind(queue, 0, pool_n,
-                           lambda res, wall, groups: admission.may_prepare(res, wall, start_s, view, groups))
+        # no free host left to keep (they are all kept for other jobs): every host a job gets is booted
+        boots_all = not minus(view.free, self._kept_set())
+        later = JobsBehind(queue, 0, pool_n, lambda res, wall, groups: admission.may_prepare(
+            res, wall, start_s, view, groups, boots_all=boots_all))
         dominated = visited = visited_at = 0  # jobs passed over as dominated, and visited, since the last narrow
 
         def not_dominated(res: np.ndarray, wall: np.ndarray) -> np.ndarray:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
 
@@ -200,7 +200,7 @@ def _check_may_start(budget, view, head, candidates, release_after) -> None:
 def test_may_prepare_never_rules_out_a_job_the_oracle_admits(scenario, data):
     """``may_prepare`` says False only for jobs that ``can_prepare`` refuses for every split of their hosts
     between asleep hosts to boot and free hosts (not kept for another job) to keep, for a start at
-    ``start_s``, from then on in the pass."""
+    ``start_s``, from then on in the pass; with ``boots_all`` when no such free host is left."""
     budget, view, head, candidates, _ = scenario
     budget.begin_pass([], view)
     if head is not None and data.draw(st.booleans()):
@@ -215,7 +215,9 @@ def test_may_prepare_never_rules_out_a_job_the_oracle_admits(scenario, data):
     off = list(view.off)
     free = [h for h in view.free if h not in kept]
     for job, _, book in candidates:
-        mask = budget.may_prepare(np.array([j.res for j in jobs]), np.array([_wall(j) for j in jobs]), start_s, view)
+        # with no free host left to keep, every host is booted: the filter may count the boots' power (reducePC)
+        mask = budget.may_prepare(np.array([j.res for j in jobs]), np.array([_wall(j) for j in jobs]), start_s, view,
+                                  boots_all=not free)
         if mask is not None:
             ruled_out |= {j.id for j, ok in zip(jobs, mask) if not ok}
         k = data.draw(st.integers(max(0, job.res - len(free)), min(job.res, len(off)))) if job.res <= len(off) + len(
@@ -229,6 +231,36 @@ def test_may_prepare_never_rules_out_a_job_the_oracle_admits(scenario, data):
         assert not (expected and job.id in ruled_out), (job, boot, keep, start_s)
         if expected and book:
             budget.on_prepare(job, boot, keep, start_s, assignment, view)
+
+
+@settings(max_examples=60, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(scenarios(), st.data())
+def test_may_prepare_counting_the_boots_power_never_rules_out_a_job_the_oracle_admits(scenario, data):
+    """reducePC behind a head, no free host left to keep: ``may_prepare(boots_all=True)`` also bounds the boots'
+    power under the lowered rate; it says False only where ``can_prepare`` refuses booting every host, for
+    every width that the hosts asleep allow, and a width from the cap's edge."""
+    budget, view, head, _, _ = scenario
+    assume(isinstance(budget, ReducePC) and budget.shutdown and head is not None)
+    budget.begin_pass([], view)
+    job, head_start_s, hosts = head
+    budget.reserve_head(job, head_start_s, at(job, hosts), view)
+    pm = budget.power_manager
+    kept = pm.kept_hosts(view) if pm is not None else {}
+    assume(budget._cut is not None and view.off and not [h for h in view.free if h not in kept])
+    off = list(view.off)
+    start_s = view.now_s + budget.power.switch_on_s
+    wall = data.draw(st.sampled_from([1.0, 100.0, 1000.0]))
+    checked = 0
+    for n in range(1, len(off) + 1):
+        candidate = QueuedJob(f"c{n}", n, wall, 0.0)
+        mask = budget.may_prepare(np.array([n]), np.array([wall]), start_s, view, boots_all=True)
+        boot = ProcSet(*off[:n])
+        expected = budget_oracle.can_prepare(budget, candidate, boot, ProcSet(), start_s, at(candidate, boot), view)
+        checked += 1
+        if mask is not None and not mask[0]:
+            assert not expected, (n, wall, start_s)
+    assert checked
 
 
 @settings(max_examples=150, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])

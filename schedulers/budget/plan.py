@@ -373,6 +373,11 @@ class Plan:
                     return False
         return True
 
+    def peak_power_w(self, until_s: float) -> float:
+        """The plan's highest power on ``[t0, until_s)`` (``until_s`` > ``t0``), read as :meth:`admits` reads
+        it for a candidate's power from ``t0``."""
+        return max(self.plan[:max(1, bisect_left(self.T, until_s))])
+
     def may_admit(self, res: np.ndarray, ends: np.ndarray, *, a: float, origin: float, slope: float,
                   offset: float, tail_s: float, total_offset: float, saving: tuple[float, float, float] | None = None,
                   cap: tuple[float, float] | None = None, groups: WallGroups | None = None) -> np.ndarray:

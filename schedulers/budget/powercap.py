@@ -134,7 +134,7 @@ class Powercap(BudgetWindow):
         return self._admits_many(self._comp, res, now + walltime_s)
 
     def may_prepare(self, res: np.ndarray, walltime_s: np.ndarray, start_s: float, view: ClusterView,
-                    groups: WallGroups | None = None) -> np.ndarray | None:
+                    groups: WallGroups | None = None, *, boots_all: bool = False) -> np.ndarray | None:
         """:meth:`can_prepare` for many jobs (False: refused for the rest of the pass)."""
         if self.unlimited or start_s >= self.te - TIME_EPS_S:
             return None
