@@ -110,11 +110,17 @@ class Option:
                               "with WATTSCHED_LIMIT_MIN_PERIOD_S)")
 
 
+def is_number(value: Any, *, integral: bool = False) -> bool:
+    """A real number (an integer with ``integral``) of Python's or numpy's types; never a bool (numpy's
+    ``bool_`` included), a string or None."""
+    return (isinstance(value, numbers.Integral if integral else numbers.Real) and not isinstance(value, bool)
+            and type(value).__name__ != "bool_")
+
+
 def _plain_number(value: Any) -> Any:
     """A number of another type than Python's (numpy's ``int64``, ``float32``...) as a Python ``int`` or
     ``float``; anything else (a bool, numpy's too, a string) as it is."""
-    if isinstance(value, (int, float)) or isinstance(value, bool) or not isinstance(value, numbers.Real) \
-            or type(value).__name__ == "bool_":
+    if isinstance(value, (int, float)) or not is_number(value):
         return value
     return int(value) if isinstance(value, numbers.Integral) else float(value)
 

@@ -59,6 +59,7 @@ from wattsched.experiments.runner import (
     shorten,
     shown_path,
 )
+from wattsched.schedulers.options import is_number
 from wattsched.simulator.drivers import RunStats
 
 __all__ = [
@@ -94,25 +95,15 @@ def synthetic_workload(hosts: int, *, seed: int, days: float = 7.0, load: float 
     """
     from wattsched.workloads.synthetic import synthetic_week
 
-    if not _is_integer(seed) or seed < 0:
+    if not is_number(seed, integral=True) or seed < 0:
         raise OptionError(f"seed must be an integer ≥ 0 (as 'wattsched synth --seed'), got {kind_of(seed)}")
     for name, value, integer in (("hosts", hosts, True), ("users", users, True), ("days", days, False),
                                  ("load", load, False)):
-        if not (_is_integer(value) if integer else _is_real(value)) or not 0 < value < math.inf:
+        if not is_number(value, integral=integer) or not 0 < value < math.inf:
             raise OptionError(f"{name} must be a positive {'integer' if integer else 'finite number'}, "
                               f"got {kind_of(value)}")
     return synthetic_week(int(hosts), seed=int(seed), duration_s=float(days) * 86400.0, target_load=float(load),
                           users=int(users))
-
-
-def _is_integer(value: Any) -> bool:
-    """An integer, numpy's too; not a bool."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, (bool,)) and type(value).__name__ != "bool_"
-
-
-def _is_real(value: Any) -> bool:
-    """A real number (int, float, numpy's); not a bool."""
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and type(value).__name__ != "bool_"
 
 
 def _path_argument(value: Any, name: str, what: str) -> Path:
@@ -129,7 +120,7 @@ def _check_window(window: Any, name: str, from_zero: bool = True) -> tuple[float
     if window is None:
         return None
     if isinstance(window, (str, bytes)) or not isinstance(window, Sequence) or len(window) != 2 \
-            or not all(_is_real(x) for x in window):
+            or not all(is_number(x) for x in window):
         raise OptionError(f"{name} must be (start_s, end_s), two numbers of seconds, got {kind_of(window)}")
     start, end = float(window[0]), float(window[1])
     if not (math.isfinite(start) and math.isfinite(end)):
@@ -152,7 +143,7 @@ def _positive(value: Any, name: str) -> float:
     Raises:
         OptionError: naming ``name``: not a number (None included), not positive, not finite.
     """
-    if not _is_real(value) or not 0.0 < float(value) < math.inf:
+    if not is_number(value) or not 0.0 < float(value) < math.inf:
         raise OptionError(f"{name} must be a positive finite number, got {kind_of(value)}")
     return float(value)
 
