@@ -391,14 +391,15 @@ def _scheduler_class(module: ModuleType, class_name: str | None, spec: str) -> t
     return (own or candidates)[0]
 
 
-def load_scheduler(name_or_module_path: str, options: Mapping[str, Any] | None = None) -> BatsimScheduler:
-    """A ready pybatsim scheduler from a name or a path.
+def load_scheduler(name_or_module_path: str | type[BatsimScheduler],
+                   options: Mapping[str, Any] | None = None) -> BatsimScheduler:
+    """A ready pybatsim scheduler from a name, a path or its class.
 
     Args:
         name_or_module_path: a preset name (``easy-backfill``); a name registered under the
             ``pybatsim.schedulers`` entry point (``backfill-easy``); ``package.module:Class``;
             ``package.module`` (its first BatsimScheduler subclass, preferring those defined there);
-            or a file ``path/to/sched.py[:Class]``.
+            a file ``path/to/sched.py[:Class]``; or a ``BatsimScheduler`` subclass.
         options: scheduler options (a JSON object), passed as ``cls(options)``.
 
     Raises:
@@ -406,8 +407,13 @@ def load_scheduler(name_or_module_path: str, options: Mapping[str, Any] | None =
             scheduler file or module, a class's ``__init__``) that raised or called ``sys.exit``: one line
             naming the file and the line (:func:`user_code_error`).
     """
-    spec = name_or_module_path.strip()
     opts = dict(options or {})
+    if isinstance(name_or_module_path, type):
+        cls = name_or_module_path
+        if not issubclass(cls, BatsimScheduler):
+            raise OptionError(f"scheduler class {cls.__qualname__} is not a subclass of pybatsim's BatsimScheduler")
+        return _instantiate(cls, opts, f"{cls.__module__}:{cls.__qualname__}")
+    spec = name_or_module_path.strip()
     if spec in PRESET_CLASSES:
         return PRESET_CLASSES[spec](opts)
     found = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == spec]

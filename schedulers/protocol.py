@@ -172,10 +172,10 @@ class BatsimTranslator:
         return self._ended
 
 
-def scheduler_handler(name_or_module_path: str, options: Mapping[str, Any] | None = None) -> Handler:
+def scheduler_handler(name_or_module_path: str | type, options: Mapping[str, Any] | None = None) -> Handler:
     """The message handler of a scheduler: our presets through :class:`BatsimTranslator` (pybatsim is not
-    imported), any other pybatsim scheduler (an entry-point name, ``package.module[:Class]`` or
-    ``file.py[:Class]``) through pybatsim's own client in memory
+    imported), any other pybatsim scheduler (an entry-point name, ``package.module[:Class]``,
+    ``file.py[:Class]`` or a ``BatsimScheduler`` subclass itself) through pybatsim's own client in memory
     (:func:`wattsched.schedulers.adapter.pybatsim_handler`).
 
     Raises:
@@ -183,15 +183,17 @@ def scheduler_handler(name_or_module_path: str, options: Mapping[str, Any] | Non
     """
     from wattsched.schedulers.presets import PRESETS, build, unknown_preset
 
-    spec = name_or_module_path.strip()
-    if spec in PRESETS:
+    spec = name_or_module_path.strip() if isinstance(name_or_module_path, str) else name_or_module_path
+    if isinstance(spec, str) and spec in PRESETS:
         return BatsimTranslator(build(spec, dict(options or {})))
     try:
         from wattsched.schedulers.adapter import load_scheduler, pybatsim_handler
     except ImportError:
-        raise OptionError(f"{unknown_preset(spec)}; other pybatsim schedulers need pybatsim "
+        what = unknown_preset(spec) if isinstance(spec, str) else f"scheduler class {spec.__qualname__}"
+        raise OptionError(f"{what}; other pybatsim schedulers need pybatsim "
                           "(pip install --no-deps pybatsim==4.0.0a0)") from None
-    return pybatsim_handler(load_scheduler(spec, options), spec)
+    name = spec if isinstance(spec, str) else f"{spec.__module__}:{spec.__qualname__}"
+    return pybatsim_handler(load_scheduler(spec, options), name)
 
 
 def needs_dynamic_jobs(handler: Handler) -> bool:

@@ -102,3 +102,35 @@ def test_the_example_notebook_runs():
     assert errors == []
     text = "".join(str(o.get("text", "")) for c in notebook.cells for o in c.get("outputs", []))
     assert "unknown option 'budget_fractoin'" in text
+
+
+def test_a_pybatsim_scheduler_class_runs_as_its_name_does(tmp_path):
+    """A class is built with ``cls(options)`` as pybatsim builds it: the same jobs as its entry-point name."""
+    from pybatsim.schedulers import easyBackfill as easy_backfill
+
+    by_name = api.simulate(PLATFORM, WORKLOAD, "backfill-easy", out=tmp_path / "name" / "out")
+    by_class = api.simulate(PLATFORM, WORKLOAD, easy_backfill.EasyBackfill, out=tmp_path / "class" / "out")
+    assert by_class.scheduler == "pybatsim.schedulers.easyBackfill:EasyBackfill"
+    columns = ["job_id", "starting_time", "allocated_resources"]
+    assert by_class.jobs[columns].equals(by_name.jobs[columns])
+
+
+def test_a_scheduler_class_of_ones_own_gets_its_options_and_its_errors_name_it(tmp_path):
+    from pybatsim.batsim.batsim import BatsimScheduler
+
+    seen = []
+
+    class Refuser(BatsimScheduler):
+        def __init__(self, options):
+            super().__init__(options)
+            seen.append(dict(options))
+
+        def onJobSubmission(self, job):
+            raise RuntimeError(f"no job {job.id} today")
+
+    with pytest.raises(api.OptionError) as error:
+        api.simulate(PLATFORM, WORKLOAD, Refuser, {"mood": "grumpy"}, out=tmp_path / "out")
+    assert seen == [{"mood": "grumpy"}]
+    text = str(error.value)
+    assert "\n" not in text and "test_api:test_a_scheduler_class_of_ones_own" in text and "RuntimeError: no job" in text
+    assert list(tmp_path.iterdir()) == []

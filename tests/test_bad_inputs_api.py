@@ -81,11 +81,21 @@ def test_a_sweep_refuses_a_run_whose_outputs_are_another_runs_input(inputs, tmp_
 
 
 # ------------------------------------------------------------------------------- C8, C9, E9: scheduler, options
-@pytest.mark.parametrize("scheduler", [None, 3, int, object(), lambda: None])
+@pytest.mark.parametrize("scheduler", [None, 3, object(), lambda: None])
 def test_a_scheduler_that_is_not_a_string_is_refused_by_name(inputs, scheduler):
     with pytest.raises(OptionError) as error:
         api.simulate(*inputs, scheduler)
-    one_line(error, "scheduler must be a preset name, 'module:Class' or 'file.py[:Class]' string, got")
+    one_line(error, "scheduler must be a preset name, 'module:Class' or 'file.py[:Class]' string or a pybatsim "
+             "BatsimScheduler class, got")
+
+
+@pytest.mark.parametrize("scheduler", [int, OptionError])
+def test_a_class_that_is_no_pybatsim_scheduler_is_refused_by_name(inputs, scheduler, tmp_path):
+    with pytest.raises(OptionError) as error:
+        api.simulate(*inputs, scheduler, out=tmp_path / "out")
+    one_line(error, f"scheduler {scheduler.__module__}:{scheduler.__qualname__}: a scheduler class must be a "
+             "subclass of pybatsim's BatsimScheduler")
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("scheduler", ["easy\nbackfill", "x" * 100_000, "nosuch." + "y" * 500])

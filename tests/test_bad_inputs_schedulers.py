@@ -98,3 +98,18 @@ def test_esc_huge_durations_mean_never(options: dict, tmp_path, capsys) -> None:
     prefix = tmp_path / "run"
     assert main(["run", TAURUS_16, DEMO, "-s", "esc", "-o", json.dumps(options), "-e", str(prefix), "-q"]) == 0
     assert "error" not in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ 5. a run that goes past the time bound
+def test_a_run_past_the_time_bound_is_named_as_the_simulations_not_the_schedulers(tmp_path, capsys) -> None:
+    """A powercap window ending at the bound (1e10 s) makes the wide job wait until then: the simulation then
+    reaches 1e10 + 100 s. The error said "the scheduler's reply ...: now 1e+10 s ... at most 1e+10 s"."""
+    workload = tmp_path / "w.json"
+    workload.write_text(json.dumps({"nb_res": 16, "profiles": {"p": {"type": "delay", "delay": 100}},
+                                    "jobs": [{"id": "1", "subtime": 0, "res": 16, "profile": "p"}]}))
+    prefix = tmp_path / "run"
+    options = {"window_start_s": 0, "window_end_s": 1e10, "budget_fraction": 0.5}
+    text = _fails(["run", TAURUS_16, str(workload), "-s", "powercap", "-o", json.dumps(options), "-e", str(prefix)],
+                  capsys, "the simulation reached t=10000000100 s", "JOB_COMPLETED", "WATTSCHED_LIMIT_TIME_S")
+    assert "reply" not in text and "1e+10," not in text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["w.json"]

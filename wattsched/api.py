@@ -49,6 +49,7 @@ from wattsched.base.batsim_files import output_paths
 from wattsched.base.errors import InputError, OptionError, OutputError, ProtocolError, WattschedError
 from wattsched.experiments.runner import (
     PlatformInput,
+    Scheduler,
     WorkloadInput,
     check_options,
     check_prefix,
@@ -56,6 +57,7 @@ from wattsched.experiments.runner import (
     kind_of,
     prefix_folder_problem,
     run_simulation,
+    scheduler_name,
     shorten,
     shown_path,
 )
@@ -280,7 +282,7 @@ class Result:
 def simulate(
     platform: PlatformInput,
     workload: WorkloadInput,
-    scheduler: str = "easy-backfill",
+    scheduler: Scheduler = "easy-backfill",
     options: Mapping[str, Any] | None = None,
     *,
     out: str | os.PathLike | None = None,
@@ -295,8 +297,9 @@ def simulate(
     Args:
         platform: a SimGrid XML path, XML text, or a loaded platform.
         workload: a Batsim JSON path, a workload dict, or a loaded workload.
-        scheduler: a preset (``wattsched schedulers`` lists them), a pybatsim entry point, ``module:Class`` or
-            ``file.py[:Class]``.
+        scheduler: a preset (``wattsched schedulers`` lists them), a pybatsim entry point, ``module:Class``,
+            ``file.py[:Class]``, or a subclass of pybatsim's ``BatsimScheduler`` (built with ``cls(options)``, as
+            pybatsim does; :attr:`Result.scheduler` names it ``module:Class``).
         options: the scheduler's options, checked before the simulation starts.
         out: output prefix (``results/run1/out`` writes ``results/run1/out_jobs.csv``...); default a temporary
             folder removed when the result is garbage-collected.
@@ -308,7 +311,7 @@ def simulate(
     Raises:
         WattschedError: bad input or option, one line naming the file and field (nothing is written).
     """
-    scheduler = check_scheduler(scheduler)
+    scheduler = check_scheduler(scheduler, classes=True)
     options = check_options(options)
     window = _check_window(window, "window", from_zero=False)
     tau_s = _positive(tau_s, "tau_s")
@@ -328,7 +331,7 @@ def simulate(
             shutil.rmtree(folder, ignore_errors=True)
         raise
     users = _users_source(workload)
-    result = Result(prefix, stats, scheduler, options, tau_s, window, max_power_w, users)
+    result = Result(prefix, stats, scheduler_name(scheduler), options, tau_s, window, max_power_w, users)
     if folder is not None:
         weakref.finalize(result, shutil.rmtree, folder, True)
     return result

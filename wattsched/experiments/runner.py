@@ -33,13 +33,15 @@ from wattsched.simulator.workload import Workload, load_workload
 
 PlatformInput = Union[str, os.PathLike, Platform]
 WorkloadInput = Union[str, os.PathLike, Mapping[str, Any], Workload]
+#: A scheduler's name (preset, entry point, ``module:Class``, ``file.py[:Class]``) or a pybatsim scheduler class.
+Scheduler = Union[str, type]
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["PlatformInput", "WorkloadInput", "as_platform", "as_workload", "check_not_inputs", "check_options",
-           "check_energy_factors", "check_prefix", "check_scheduler", "check_shares", "check_speed", "file_identity",
-           "format_sim_time", "prefix_folder_problem", "progress_bar", "progress_lines", "run_simulation", "shorten",
-           "shown_path"]
+__all__ = ["PlatformInput", "Scheduler", "WorkloadInput", "as_platform", "as_workload", "check_not_inputs",
+           "check_options", "check_energy_factors", "check_prefix", "check_scheduler", "check_shares", "check_speed", "file_identity",
+           "format_sim_time", "prefix_folder_problem", "progress_bar", "progress_lines", "run_simulation",
+           "scheduler_name", "shorten", "shown_path"]
 
 #: At most this many characters of a user's value are quoted in an error message.
 SHOWN_CHARS = 60
@@ -158,19 +160,36 @@ def check_not_inputs(outputs: Mapping[str, Path] | list[Path], inputs: Mapping[s
                               "input; give another prefix")
 
 
-def check_scheduler(scheduler: Any) -> str:
-    """``scheduler`` when it is a string that can name a scheduler.
+def check_scheduler(scheduler: Any, classes: bool = False) -> Scheduler:
+    """``scheduler`` when it is a string that can name a scheduler, or (``classes``: the Python API's
+    :func:`run_simulation` and ``api.simulate``) a subclass of pybatsim's ``BatsimScheduler``.
 
     Raises:
-        OptionError: not a string (None, a class, an instance), or one holding a line break or a NUL.
+        OptionError: not a string (None, an instance, another class), or one holding a line break or a NUL.
     """
+    if classes and isinstance(scheduler, type):
+        try:
+            from pybatsim.batsim.batsim import BatsimScheduler
+        except ImportError:
+            raise OptionError(f"scheduler {scheduler_name(scheduler)}: a scheduler class needs pybatsim "
+                              "(pip install --no-deps pybatsim==4.0.0a0)") from None
+        if issubclass(scheduler, BatsimScheduler):
+            return scheduler
+        raise OptionError(f"scheduler {scheduler_name(scheduler)}: a scheduler class must be a subclass of "
+                          "pybatsim's BatsimScheduler")
     if not isinstance(scheduler, str):
-        raise OptionError("scheduler must be a preset name, 'module:Class' or 'file.py[:Class]' string, got "
+        wanted = "string or a pybatsim BatsimScheduler class" if classes else "string"
+        raise OptionError(f"scheduler must be a preset name, 'module:Class' or 'file.py[:Class]' {wanted}, got "
                           f"{kind_of(scheduler)}")
     if any(c in scheduler for c in "\n\r\0") or len(scheduler) > _PATH_MAX:
         raise OptionError(f"unknown scheduler {shorten(scheduler)}: a scheduler is a preset name, 'module:Class' or "
                           "'file.py[:Class]' (see 'wattsched schedulers')")
     return scheduler
+
+
+def scheduler_name(scheduler: Scheduler) -> str:
+    """How results and messages name a scheduler: the string itself, or a class's ``module:Class``."""
+    return scheduler if isinstance(scheduler, str) else f"{scheduler.__module__}:{scheduler.__qualname__}"
 
 
 def check_options(options: Any) -> dict[str, Any]:
@@ -410,13 +429,15 @@ def check_energy_factors(workload: Workload, source: str | None = None) -> None:
                 raise InputError(source or workload.path, f"job {job.id}.{ENERGY_FACTOR_FIELD}", str(error)) from None
 
 
-def _handler(scheduler: str, options: dict[str, Any]) -> Any:
+def _handler(scheduler: Scheduler, options: dict[str, Any]) -> Any:
     """:func:`~wattsched.schedulers.protocol.scheduler_handler`, a long name shortened in its errors."""
     from wattsched.schedulers.protocol import scheduler_handler
 
     try:
         return scheduler_handler(scheduler, options)
     except OptionError as error:
+        if not isinstance(scheduler, str):
+            raise
         name = scheduler.strip()
         target = name.rpartition(":")[0] or name  # file.py[:Class]: a path is worth reading whole
         if len(name) <= SHOWN_CHARS or name not in str(error) or os.path.exists(name) or os.path.exists(target):
@@ -425,7 +446,7 @@ def _handler(scheduler: str, options: dict[str, Any]) -> Any:
 
 
 def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str | os.PathLike, *,
-                   scheduler: str = "easy-backfill", options: Mapping[str, Any] | None = None,
+                   scheduler: Scheduler = "easy-backfill", options: Mapping[str, Any] | None = None,
                    dynamic_jobs: bool = False, acknowledge_dynamic_jobs: bool | None = None,
                    connect: str | None = None, progress: ProgressCallback | None = None,
                    show_progress: bool = False, timeout_s: float | None = None) -> RunStats:
@@ -433,7 +454,8 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
     (atomically: a failed run writes nothing).
 
     Args:
-        scheduler: a preset, a pybatsim entry-point name, ``package.module:Class`` or ``file.py[:Class]``.
+        scheduler: a preset, a pybatsim entry-point name, ``package.module:Class`` or ``file.py[:Class]``, or a
+            subclass of pybatsim's ``BatsimScheduler`` (built with ``cls(options)``, as pybatsim does).
         options: the scheduler's options (validated before the simulation starts).
         dynamic_jobs: the simulator accepts dynamic job registration (``--enable-dynamic-jobs``); enabled
             anyway (with acknowledgements) for a preset that slows jobs down (UPAS).
@@ -453,7 +475,7 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
     """
     from wattsched.schedulers.protocol import needs_dynamic_jobs, scheduler_handler
 
-    check_scheduler(scheduler)
+    check_scheduler(scheduler, classes=True)
     options = check_options(options)
     paths = check_prefix(prefix)
     check_not_inputs(paths, {"platform": platform, "workload": workload}, f"output prefix {shown_path(prefix)}")
@@ -461,7 +483,8 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
     if handler is not None and needs_dynamic_jobs(handler) and not dynamic_jobs:
         # A preset that slows jobs down (UPAS) re-registers them with their longer walltime.
         logger.warning("%s lowers jobs' gears: dynamic jobs enabled (as Batsim's --enable-dynamic-jobs "
-                    "--acknowledge-dynamic-jobs) so that a slowed job runs with its longer walltime", scheduler)
+                    "--acknowledge-dynamic-jobs) so that a slowed job runs with its longer walltime",
+                       scheduler_name(scheduler))
         dynamic_jobs, acknowledge_dynamic_jobs = True, True
     # a workload given as a dict is read from a temporary file: warnings name it as its errors do
     source = "<workload object>" if isinstance(workload, Mapping) else None

@@ -57,7 +57,7 @@ def describe_message(number: int, msg: dict) -> str:
         job = data.get("job_id") if isinstance(data, dict) else None
         kinds.append(f"{ev.get('type')} {job}" if job else str(ev.get("type")))
     more = len(msg.get("events", [])) - len(kinds)
-    return f"Batsim message {number} (t={msg.get('now', 0):g}, {', '.join(kinds)}{f', +{more}' if more > 0 else ''})"
+    return f"Batsim message {number} (t={msg.get('now', 0):.12g}, {', '.join(kinds)}{f', +{more}' if more > 0 else ''})"
 
 
 def _apply(sim: Simulation, msg: dict, reply: object, *, parsed: bool = False) -> dict | None:
@@ -120,7 +120,12 @@ def _check_reply_times(reply: object, number: int, msg: dict) -> None:
                                             "double quotes, unescaped, in _jobs.csv)")
     for field, value in candidates:
         if isinstance(value, (int, float)) and not isinstance(value, bool) and bound < abs(value) < math.inf:
-            raise ProtocolError(f"the scheduler's reply to {describe_message(number, msg)}: {field} {value:.6g} s "
+            if field == "now" and value == msg.get("now"):  # the reply only echoes the time the simulation reached
+                raise ProtocolError(f"the simulation reached t={value:.12g} s at {describe_message(number, msg)}, "
+                                    f"beyond the times a simulation reaches; {limit_hint('time_s', 's')}: a job "
+                                    "started or ran past it (a scheduler waiting until then, e.g. for a window that "
+                                    "ends there)")
+            raise ProtocolError(f"the scheduler's reply to {describe_message(number, msg)}: {field} {value:.12g} s "
                                 f"is beyond the times a simulation reaches; {limit_hint('time_s', 's')}")
 
 
