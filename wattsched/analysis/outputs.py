@@ -33,6 +33,7 @@ import pandas as pd
 from wattsched.base import batsim_files
 from wattsched.base.batsim_files import OUTPUT_KINDS, REPLACEMENT_WORKLOAD
 from wattsched.base.errors import InputError
+from wattsched.base.limits import limit, limit_hint
 
 __all__ = [
     "OUTPUT_KINDS",
@@ -187,6 +188,29 @@ def _require_values(frame: pd.DataFrame, path: Path, columns: tuple[str, ...], r
             raise InputError(path, f"line {line}, column '{column}'", f"empty or not a finite number{why}")
 
 
+#: The time columns of the jobs file (seconds), each within the ``time_s`` bound.
+_JOBS_TIME_COLUMNS: Final[tuple[str, ...]] = (
+    "submission_time", "requested_time", "starting_time", "execution_time", "finish_time", "waiting_time",
+    "turnaround_time")
+
+
+def _require_times(frame: pd.DataFrame, path: Path, columns: tuple[str, ...]) -> None:
+    """The ``columns`` present (seconds) are within the ``time_s`` bound, as every time a simulation reaches:
+    a time of 1e308 s is finite, but the durations and energies computed from it are not (NaN is left to the
+    other checks)."""
+    bound = limit("time_s")
+    for column in columns:
+        if column not in frame.columns:
+            continue
+        values = frame[column].to_numpy(dtype=float)
+        bad = np.abs(values) > bound
+        if bad.any():
+            line = int(np.argmax(bad)) + 2  # the header is line 1
+            raise InputError(path, f"line {line}, column '{column}'",
+                             f"{values[line - 2]:g} s is beyond the times a simulation reaches; "
+                             f"{limit_hint('time_s', 's')}")
+
+
 def _to_float(frame: pd.DataFrame, path: Path, columns: tuple[str, ...]) -> None:
     """Convert the ``columns`` present in ``frame`` to floats in place (empty or ``NA`` → NaN)."""
     for column in columns:
@@ -234,6 +258,15 @@ def read_jobs(path: str | Path) -> pd.DataFrame:
         frame[column] = frame[column].replace({"": None, "NA": None})
     _to_float(frame, path, numeric)
     _require_values(frame, path, ("submission_time", "requested_number_of_resources"))
+    hosts = frame["requested_number_of_resources"].to_numpy(dtype=float)
+    bad_hosts = (hosts != np.round(hosts)) | (hosts < 0)  # a count weighing utilization (float kept for pandas)
+    if bad_hosts.any():
+        line = int(np.argmax(bad_hosts)) + 2
+        raise InputError(path, f"line {line}, column 'requested_number_of_resources'",
+                         f"{hosts[line - 2]:g} is not a count of hosts (a whole number >= 0)")
+    _first_bad(path, hosts > limit("hosts"), "requested_number_of_resources",
+               f"more hosts than a job may ask for; {limit_hint('hosts', 'hosts')}")
+    _require_times(frame, path, _JOBS_TIME_COLUMNS)
     ran = frame["final_state"] != "REJECTED"
     if (frame["final_state"] == "").any():
         line = int(np.argmax((frame["final_state"] == "").to_numpy())) + 2
@@ -245,6 +278,8 @@ def read_jobs(path: str | Path) -> pd.DataFrame:
                "starting_time", "before the job's submission_time")
     _first_bad(path, ran.to_numpy() & (frame["finish_time"] < frame["starting_time"]).to_numpy(),
                "finish_time", "before the job's starting_time")
+    for column in ("waiting_time", "execution_time"):  # read as they are by the metrics (means, stretches)
+        _first_bad(path, ran.to_numpy() & (frame[column] < 0).to_numpy(), column, "negative")
     keys = [c for c in ("workload_name", "job_id") if c in frame.columns]
     _first_bad(path, frame.duplicated(subset=keys).to_numpy(), "job_id", "the same job a second time")
     return frame
@@ -308,6 +343,7 @@ def read_machine_states(path: str | Path) -> pd.DataFrame:
     frame = _read_csv(path, _NEEDED_MACHINE_STATES)
     _to_float(frame, path, ("time",))
     _require_values(frame, path, ("time",))
+    _require_times(frame, path, ("time",))
     _non_decreasing(frame, path, "time", "time")
     _to_count(frame, path, _NEEDED_MACHINE_STATES[1:], 0, "a count of hosts (a whole number >= 0)")
     return frame
@@ -320,6 +356,7 @@ def read_consumed_energy(path: str | Path) -> pd.DataFrame:
     frame = _read_csv(path, _NEEDED_CONSUMED_ENERGY, dtype={"event_type": str})
     _to_float(frame, path, ("time", "energy", "wattmin", "epower"))
     _require_values(frame, path, ("time", "energy"))
+    _require_times(frame, path, ("time",))
     _non_decreasing(frame, path, "time", "time")
     _non_decreasing(frame, path, "energy", "the energy consumed so far")
     return frame
@@ -333,6 +370,8 @@ def read_pstate_changes(path: str | Path) -> pd.DataFrame:
     frame = _read_csv(path, _NEEDED_PSTATE_CHANGES, dtype={"machine_id": str})
     _to_float(frame, path, ("time",))
     _require_values(frame, path, ("time",))
+    _require_times(frame, path, ("time",))
+    _non_decreasing(frame, path, "time", "time")
     _to_count(frame, path, ("new_pstate",), -2,
               "a pstate (a whole number >= 0, or -1/-2 for a pending switch)")
     return frame

@@ -32,6 +32,7 @@ import sys
 from typing import Any, NoReturn, Sequence
 
 from wattsched.base.errors import WattschedError
+from wattsched.base.signals import terminate_as_interrupt
 from wattsched.cli import analyse, describe, inputs, simulate, studies, web
 
 __all__ = ["build_parser", "main"]
@@ -96,7 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     level = [logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)]
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     try:
-        return int(args.func(args))
+        with terminate_as_interrupt():  # SIGTERM (timeout, docker stop) cleans up as Ctrl-C does
+            return int(args.func(args))
     except WattschedError as exc:
         print(f"wattsched: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2

@@ -42,7 +42,7 @@ def scheduler_options(text: str) -> dict[str, Any]:
             raise OptionError("-o @: give the options file's name after @ (-o @options.json)")
         try:
             require_regular_file(source)
-            text = Path(source).read_text()
+            text = Path(source).read_text(encoding="utf-8-sig")  # a BOM read as the workload's is
         except (OSError, UnicodeDecodeError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise OptionError(f"-o {text}: cannot read {source}: {reason}") from None

@@ -467,7 +467,7 @@ def load_runs(path: str | os.PathLike) -> list[Run]:
     """
     try:
         require_regular_file(path)
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")  # a BOM read as the grid's is
     except (OSError, ValueError) as error:
         raise OptionError(f"{path}: cannot read the runs ({error})") from None
     content = load_json(text, str(path), option_error, unique_keys=True)

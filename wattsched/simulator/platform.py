@@ -6,7 +6,9 @@ pstate speeds, ``wattage_per_state`` / ``wattage_off`` / ``sleep_pstates`` prope
 ignored: the platforms we simulate have zero-cost networks (see docs/architecture.md §4 and behaviours 34-36 of
 ``tests/fixtures/batsim-reference/README.md``); a zone's ``routing`` must still be one SimGrid knows. What
 the simulator does not model is refused, not ignored: ``<cabinet>``, ``<peer>``, and the ``speed_file``,
-``availability_file`` and ``state_file`` attributes of a ``<host>`` (its speed or state changing over time).
+``availability_file`` and ``state_file`` attributes of a ``<host>`` (its speed or state changing over time), a
+``<trace_connect>`` of kind ``SPEED`` or ``HOST_AVAIL``, ``<include>`` (removed in SimGrid 3.18), and any element
+outside SimGrid's DTD (a misspelt ``<hots>`` would otherwise leave a host out).
 
 Rules reproduced from real Batsim (behaviours 1, 2, 34, 35):
 
@@ -127,6 +129,16 @@ _ALLOWED_ROLES = ("", "compute_node", "compute")
 _ROUTINGS = ("Full", "Floyd", "Dijkstra", "DijkstraCache", "None", "Vivaldi", "Cluster", "ClusterTorus",
              "ClusterFatTree", "ClusterDragonfly", "Wifi")
 _ROUTINGS_LOWER = frozenset(r.lower() for r in _ROUTINGS)
+#: The other elements of SimGrid's platform DTD (``simgrid.dtd``, version 4.1) that may appear among a zone's
+#: children: the network, configuration and deployment, ignored. A name outside the DTD (``<hots>``, ``<Host>``,
+#: a namespaced ``<x:host>``) is refused, as SimGrid's validating parser refuses it: ignored, a misspelt host
+#: would silently leave the platform smaller.
+_IGNORED_TAGS = frozenset((
+    "link", "backbone", "router", "route", "zoneRoute", "ASroute", "bypassRoute", "bypassZoneRoute",
+    "bypassASroute", "link_ctn", "host_link", "config", "prop", "model_prop", "random", "trace", "trace_connect",
+    "storage_type", "storage", "mount", "disk", "actor", "process", "argument"))
+#: The children a ``<host>`` may have in the DTD (a ``<cluster>``: ``<prop>`` only).
+_HOST_CHILD_TAGS = frozenset(("prop", "disk", "mount"))
 #: ``<host>`` attributes naming a SimGrid profile file that changes the host over time (its speed, or it fails
 #: and comes back): the embedded simulator keeps every host as the platform describes it.
 _UNSUPPORTED_HOST_ATTRIBUTES = ("speed_file", "availability_file", "state_file")
@@ -152,6 +164,13 @@ class _Loader:
         return InputError(self.path, where, problem)
 
     # -- helpers -----------------------------------------------------------------------------------
+    def check_children(self, elem: ET.Element, where: str, allowed: frozenset[str]) -> None:
+        """A ``<host>``'s or ``<cluster>``'s children are those of the DTD (a misspelt ``<porp>`` is no wattage)."""
+        for child in elem:
+            if child.tag not in allowed:
+                raise self.error(f"{where}.<{child.tag}>", f"unknown element inside <{elem.tag}> (SimGrid's DTD "
+                                                           f"allows {', '.join(f'<{t}>' for t in sorted(allowed))})")
+
     def own_props(self, elem: ET.Element, where: str) -> dict[str, str]:
         props: dict[str, str] = {}
         for child in elem:
@@ -248,6 +267,7 @@ class _Loader:
                 raise self.error(f"{where}.{attribute}", f"not supported: the embedded simulator does not change "
                                                          f"hosts over time (remove the {attribute} attribute)")
         self.add_name(name, where)
+        self.check_children(elem, where, _HOST_CHILD_TAGS)
         own = self.own_props(elem, where)
         role = self.role_of(own, where)
         if role == "master":
@@ -289,6 +309,7 @@ class _Loader:
             radical = parse_radical(elem.get("radical") or "")
         except ValueError as e:
             raise self.error(f"{where}.radical", str(e)) from None
+        self.check_children(elem, where, frozenset(("prop",)))
         own = self.own_props(elem, where)
         role = self.role_of(own, where)
         if role == "master":
@@ -346,7 +367,17 @@ class _Loader:
                 self.zone(child, zone_props)
             elif tag in _UNSUPPORTED_HOST_TAGS:
                 raise self.error(f"<{tag} id='{child.get('id')}'>", _UNSUPPORTED_HOST_TAGS[tag])
-            # everything else (link, route, router, backbone, zoneRoute, config, prop, ...) is ignored
+            elif tag == "include":
+                raise self.error(f"<include file='{child.get('file')}'>", "<include> was removed in SimGrid 3.18: "
+                                                                          "write the included elements here")
+            elif tag == "trace_connect" and child.get("kind", "HOST_AVAIL") in ("HOST_AVAIL", "SPEED"):
+                raise self.error(f"<trace_connect element='{child.get('element')}'>",
+                                 f"kind {child.get('kind', 'HOST_AVAIL')} is not supported: the embedded simulator "
+                                 "does not change hosts over time (remove the <trace_connect>)")
+            elif tag not in _IGNORED_TAGS:
+                raise self.error(f"<{tag}>", f"unknown element inside <{elem.tag}> (not in SimGrid's platform DTD; "
+                                             "a misspelt <host>, <cluster> or <zone>?)")
+            # the rest of the DTD (link, route, router, backbone, zoneRoute, config, prop, ...) is ignored
 
 
 def _check_version(path: str, root: ET.Element) -> None:
