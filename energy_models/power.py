@@ -54,12 +54,20 @@ for _prefix, _mult in (("", 1.0), ("k", 1e3), ("M", 1e6), ("G", 1e9), ("T", 1e12
     _SPEED_UNITS[_prefix + "f"] = _mult
     _SPEED_UNITS[_prefix + "flops"] = _mult
 
-_NUMBER_UNIT = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z]*)\s*$")
+#: A speed as SimGrid reads one pstate's (``xbt_parse_get_all_speeds`` trims it, ``strtod`` reads the number and
+#: the rest must be a unit): the unit follows the number with no space between them.
+_NUMBER_UNIT = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)([A-Za-z]*)\s*$")
+_SPACED_UNIT = re.compile(r"^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?(\s+[A-Za-z]+)\s*$")
 
 
 def _speed_value(text: str) -> float:
     match = _NUMBER_UNIT.match(text)
     if match is None:
+        spaced = _SPACED_UNIT.match(text)
+        if spaced is not None:  # SimGrid 3.32 (src/xbt/xbt_parse_units.cpp): "unknown unit:  Gf"
+            joined = "".join(text.split())
+            raise ValueError(f"{text.strip()!r}: a space between the number and its unit (SimGrid reads "
+                             f"{spaced.group(1)!r} as the unit and refuses it; write {joined!r})")
         raise ValueError(f"cannot read speed {text.strip()!r}")
     number, unit = match.groups()
     try:

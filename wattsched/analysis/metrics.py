@@ -61,7 +61,7 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from wattsched.base.errors import InputError, OptionError
+from wattsched.base.errors import InputError, OptionError, printable
 from wattsched.base.fileio import require_regular_file
 from wattsched.base.limits import limit
 from wattsched.base.validate import check_number, load_json, option_error
@@ -537,13 +537,13 @@ def format_table(metrics: Mapping[str, float | int], title: str = "wattsched met
     table = Table()
     table.add_column("metric", style="bold")
     table.add_column("value", justify="right")
-    for name, value in metrics.items():
-        table.add_row(name, _format_value(value))
+    for name, value in metrics.items():  # a user's name comes from the workload: its control characters escaped
+        table.add_row(printable(name), _format_value(value))
     buffer = StringIO()
     Console(file=buffer, width=80, color_system=None, force_terminal=False).print(table)
     # The title on a line of its own, as it is: as the table's title rich would wrap it to the table's width and
     # read '[...]' in a scheduler's name as markup.
-    return f"{title}\n{buffer.getvalue()}"
+    return f"{printable(title)}\n{buffer.getvalue()}"
 
 
 def metrics_to_json(metrics: Mapping[str, float | int]) -> str:

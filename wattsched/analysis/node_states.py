@@ -329,6 +329,48 @@ def _energy_to(outputs: BatsimOutputs, t: float) -> float:
     return energy_at_j(energy, t)
 
 
+def _job_keys(jobs: pd.DataFrame) -> list[str]:
+    """``workload!id`` of every job (``id`` alone when the file has no ``workload_name``)."""
+    if "workload_name" not in jobs.columns:
+        return jobs["job_id"].astype(str).tolist()
+    return (jobs["workload_name"].astype(str) + "!" + jobs["job_id"].astype(str)).tolist()
+
+
+def _check_same_jobs_and_hosts(outputs: BatsimOutputs, nb_hosts: int, base: BatsimOutputs) -> None:
+    """The baseline ran the same jobs on as many hosts: the time and energy ratios compare two schedules of
+    one workload on one platform (the energy to the makespan sums every host's; the makespan is the time to
+    process those jobs). Same host count, same jobs (workload and id), each submitted at the same time for
+    as many hosts.
+
+    Raises:
+        InputError: naming both runs and the first difference.
+    """
+    both = f"{outputs.prefix} and baseline {base.prefix}"
+    base_hosts = run_nb_hosts(base)
+    if base_hosts != nb_hosts:
+        raise InputError(both, "nb_computing_machines", f"{nb_hosts} compute hosts against {base_hosts} in the "
+                         "baseline: not the same platform, the time and energy ratios would compare nothing")
+    ours = dict(zip(_job_keys(outputs.jobs), outputs.jobs[["submission_time", "requested_number_of_resources"]]
+                    .itertuples(index=False, name=None)))
+    theirs = dict(zip(_job_keys(base.jobs), base.jobs[["submission_time", "requested_number_of_resources"]]
+                      .itertuples(index=False, name=None)))
+    if ours.keys() != theirs.keys():
+        only = sorted(ours.keys() - theirs.keys())
+        other = sorted(theirs.keys() - ours.keys())
+        where, key = ("the run", only[0]) if only else ("the baseline", other[0])
+        raise InputError(both, "jobs", f"not the same jobs ({len(ours)} against {len(theirs)} in the baseline; "
+                         f"job {key!r} only in {where}): not the same workload")
+    for key, (subtime, hosts) in ours.items():
+        base_subtime, base_hosts_asked = theirs[key]
+        if subtime != base_subtime or hosts != base_hosts_asked:
+            if subtime != base_subtime:
+                field, mine, yours = "submission_time", f"{subtime:.6f}", f"{base_subtime:.6f}"
+            else:
+                field, mine, yours = "requested_number_of_resources", f"{hosts:g}", f"{base_hosts_asked:g}"
+            raise InputError(both, f"job {key!r}.{field}", f"{mine} against {yours} in the baseline: not the same "
+                                                           "workload")
+
+
 def onoff_statistics(path: str | Path | BatsimOutputs, baseline: str | Path | BatsimOutputs | None = None,
                      states: NodeStates | None = None) -> OnOffStatistics:
     """Table 2 of the ESC paper for the run at ``path`` (module docstring), and its makespan and energy
@@ -336,7 +378,7 @@ def onoff_statistics(path: str | Path | BatsimOutputs, baseline: str | Path | Ba
     always-on run) when given.
 
     Raises:
-        InputError: see :func:`node_states`.
+        InputError: see :func:`node_states`; a baseline of other jobs or another number of hosts.
     """
     outputs = load_outputs(path)
     st = states if states is not None else node_states(outputs)
@@ -382,6 +424,7 @@ def onoff_statistics(path: str | Path | BatsimOutputs, baseline: str | Path | Ba
     base_span = base_energy = None
     if baseline is not None:
         base = load_outputs(baseline)
+        _check_same_jobs_and_hosts(outputs, n, base)
         base_span = makespan_s(base.jobs)
         base_energy = _energy_to(base, base_span)
     return OnOffStatistics(

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from wattsched.base.errors import InputError, OutputError
+from wattsched.base.errors import InputError, OutputError, printable
 from wattsched.base.fileio import atomic_paths, require_regular_file
 from wattsched.analysis.outputs import OUTPUT_KINDS, find_outputs, load_outputs
 
@@ -90,7 +90,9 @@ class Difference:
             parts.append(self.where)
         location = ": ".join(parts)
         column = f"{self.column} " if self.column else ""
-        return f"{location}: {column}{_show(self.golden)} (golden) → {_show(self.actual)} (run)"
+        # job ids and cells are a file's text: a control character in one (Batsim accepts ESC in a job id) is
+        # escaped, not sent to the terminal
+        return printable(f"{location}: {column}{_show(self.golden)} (golden) → {_show(self.actual)} (run)")
 
 
 def _show(value: str) -> str:

@@ -7,6 +7,19 @@ edge (the CLI, the Python API) catches it once and the CLI prints ``str(error)``
 
 from __future__ import annotations
 
+__all__ = ["WattschedError", "InputError", "OptionError", "OutputError", "ProtocolError", "printable"]
+
+
+def printable(text: str, keep: str = "") -> str:
+    """``text`` as a terminal may show it: every character ``str.isprintable`` refuses (control characters such
+    as ESC, NUL and the C1 ones, line and paragraph separators, format characters such as bidi overrides) written
+    as ``repr`` writes it (``\\x1b``, ``\\u2028``), except those of ``keep`` (``"\\n"`` for a multi-line report).
+    A job id, user name or file name read from a file can hold them (Batsim accepts them): printed raw, they
+    would drive the terminal (colours, cursor moves, a title) or hide text."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c in keep else repr(c)[1:-1] for c in text)
+
 
 class WattschedError(Exception):
     """Base of every error whose message is meant for the user as it is."""

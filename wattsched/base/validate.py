@@ -7,6 +7,8 @@ message names the file (or option, or message) and the field:
 * :func:`load_json`: JSON text with bounded nesting (``nesting``) whose numbers are all finite doubles
   (NaN, ±Infinity, ``1e400`` and integers beyond ±1.8e308 refused by name, with their JSON path); for a file
   or an option a user wrote (``unique_keys=True``), no object giving one key twice;
+* :func:`decode_utf8` (and :func:`load_json` given bytes): UTF-8 text, as Batsim reads its files (a UTF-8
+  byte-order mark is skipped); UTF-16 and UTF-32, which Python would decode, are refused by name;
 * :func:`load_yaml`: YAML text (safe tags only) whose aliases cannot expand beyond ``yaml_nodes`` nodes or
   ``nesting`` levels, nor refer to their own anchor, then the checks of :func:`load_json`, duplicate keys
   included when asked;
@@ -37,8 +39,8 @@ from wattsched.base.limits import available_memory_bytes, format_count, limit, l
 
 __all__ = [
     "DUPLICATE_KEY", "ErrorFactory", "check_count", "check_csv_name", "check_memory", "check_number",
-    "check_output_files", "BatsimMessageChecker", "check_endpoint", "input_error", "ipc_bind_path", "load_json",
-    "load_yaml", "option_error",
+    "check_output_files", "BatsimMessageChecker", "check_endpoint", "decode_utf8", "input_error", "ipc_bind_path",
+    "load_json", "load_yaml", "not_utf8_problem", "option_error",
 ]
 
 #: Builds the error of one reader from (source, field, problem).
@@ -162,6 +164,42 @@ def _key_of(container: dict | list, item: Any) -> str | int:
     return next(key for key, value in pairs if value is item)
 
 
+# ------------------------------------------------------------------------------------------ encodings
+def _wide_encoding(data: bytes) -> str | None:
+    """``"UTF-16"`` or ``"UTF-32"`` when ``data`` starts as text in one of them (a byte-order mark, or the zero
+    bytes of ASCII characters: the test of :func:`json.detect_encoding`, with which ``json.loads`` would have
+    decoded it), else None."""
+    encoding = json.detect_encoding(data[:4])
+    return None if encoding.startswith("utf-8") else encoding[:6].upper()
+
+
+def not_utf8_problem(data: bytes) -> str | None:
+    """None when ``data`` is UTF-8 text (after an optional UTF-8 byte-order mark), else why not, for an error
+    message: ``not UTF-8 text (it looks like UTF-16): ...``. Batsim 4.2.1 reads its workload as UTF-8 (rapidjson's
+    ``Document::Parse`` of the file's bytes as a C string, ``src/workload.cpp``): a UTF-16 file stops at its first
+    zero byte and is refused as JSON that "could not be parsed"."""
+    wide = _wide_encoding(data)
+    if wide is not None:
+        return f"not UTF-8 text (it looks like {wide}): save it as UTF-8, the encoding Batsim reads"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+    return None
+
+
+def decode_utf8(data: bytes, source: str, error: ErrorFactory = input_error) -> str:
+    """``data`` as text: UTF-8, a leading UTF-8 byte-order mark skipped.
+
+    Raises:
+        the ``error`` of the reader naming ``source``: :func:`not_utf8_problem`.
+    """
+    problem = not_utf8_problem(data)
+    if problem is not None:
+        raise error(source, "", problem)
+    return data.decode("utf-8-sig")
+
+
 def load_json(data: str | bytes, source: str, error: ErrorFactory = input_error, *,
               unique_keys: bool = False) -> Any:
     """Parse JSON ``data`` read from ``source`` and check it with :func:`check_json_tree`.
@@ -181,6 +219,8 @@ def load_json(data: str | bytes, source: str, error: ErrorFactory = input_error,
         integer of more than 4,300 digits, a number that is not a finite double, a duplicate key (when
         ``unique_keys``; naming its JSON path).
     """
+    if isinstance(data, bytes) and _wide_encoding(data) is not None:  # json.loads would decode it
+        raise error(source, "", not_utf8_problem(data) or "not UTF-8 text")
     if unique_keys:
         return _parse_and_walk(data, source, error, _FirstDuplicate())
     if isinstance(data, str) and data.count("[") + data.count("{") < limit("nesting"):
@@ -532,18 +572,27 @@ def check_memory(estimate_bytes: float, source: str, field: str, what: str,
 # ---------------------------------------------------------------------------------------------- names
 #: Characters Batsim's CSV files cannot carry in an id: it writes ``job_id``, ``workload_name`` and
 #: ``profile`` unquoted (behaviour 28: the recordings' ``out_jobs.csv``), so a comma or a line break splits
-#: the row and a double quote opens a quoted field.
-CSV_UNSAFE = frozenset(',"\n\r')
+#: the row and a double quote opens a quoted field. And NUL, which Batsim cannot read in one: it takes job ids
+#: and profile names with rapidjson's ``GetString()`` into a ``std::string`` (``Job::from_json`` in
+#: ``src/jobs.cpp``, ``Profiles::load_from_json`` in ``src/profiles.cpp``), which ends at the first NUL: ``"a\u0000b"``
+#: would be job ``a``. Other control characters (ESC, U+001C, U+2028) are accepted as Batsim does; whatever
+#: prints them escapes them (:func:`wattsched.base.errors.printable`).
+CSV_UNSAFE = frozenset(',"\n\r\0')
+
+_UNSAFE_NAMES = {",": "comma", '"': "double quote", "\n": "line break", "\r": "carriage return", "\0": "NUL"}
 
 
 def check_csv_name(name: str, source: str, field: str, what: str = "id",
                    error: ErrorFactory = input_error) -> str:
     """``name`` if Batsim's CSV files can carry it (no comma, double quote or line break: Batsim writes ids
-    unquoted), else the ``error`` of the reader."""
+    unquoted) and Batsim reads it whole (no NUL), else the ``error`` of the reader."""
     if not CSV_UNSAFE.isdisjoint(name):
+        if "\0" in name:
+            cut = name.split("\0")[0]
+            raise error(source, field, f"{_show(name)}: a {what} cannot contain a NUL character (Batsim reads "
+                                       f"{what}s as C strings: it would cut this one to {_show(cut)})")
         bad = sorted({c for c in name if c in CSV_UNSAFE})
-        shown = " ".join({",": "comma", '"': "double quote", "\n": "line break", "\r": "carriage return"}[c]
-                         for c in bad)
+        shown = " ".join(_UNSAFE_NAMES[c] for c in bad)
         raise error(source, field, f"{_show(name)}: a {what} cannot contain a {shown} (Batsim writes {what}s "
                                    "unquoted in its CSV files)")
     return name

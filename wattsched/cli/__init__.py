@@ -31,7 +31,7 @@ import os
 import sys
 from typing import Any, NoReturn, Sequence
 
-from wattsched.base.errors import WattschedError
+from wattsched.base.errors import WattschedError, printable
 from wattsched.base.signals import terminate_as_interrupt
 from wattsched.cli import analyse, describe, inputs, simulate, studies, web
 
@@ -72,8 +72,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _one_line(text: str) -> str:
-    """An error message on one line, whatever a file name or a value in it holds."""
-    return " ".join(text.split("\n")) if "\n" in text else text
+    """An error message on one line, whatever a file name or a value in it holds: line breaks as spaces, and any
+    other character a terminal would act on (ESC, NUL, ``\\r``, ``\\u2028``...) escaped (:func:`printable`)."""
+    return printable(" ".join(text.split("\n")) if "\n" in text else text)
+
+
+class _PrintableFormatter(logging.Formatter):
+    """Log lines (warnings naming a job, a user, a file) with a file's control characters escaped; the line
+    breaks of a multi-line record (a traceback at -vv) kept."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record), keep="\n\t")
 
 
 def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
@@ -95,7 +104,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:  # named by the command that does not know them, with a pointer to that command's --help
         _command_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     level = [logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)]
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    handler = logging.StreamHandler()
+    handler.setFormatter(_PrintableFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])  # as before, nothing when the root logger has handlers
     try:
         with terminate_as_interrupt():  # SIGTERM (timeout, docker stop) cleans up as Ctrl-C does
             return int(args.func(args))

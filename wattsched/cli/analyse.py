@@ -4,8 +4,11 @@ real Batsim's."""
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
+from wattsched.base.errors import OptionError, WattschedError, printable
+from wattsched.base.limits import limit, limit_hint
 from wattsched.cli.common import non_negative_int, positive_float, window
 
 
@@ -15,7 +18,25 @@ def run_window(text: str) -> tuple[float, float]:
     start, end = window(text)
     if start < 0:
         raise argparse.ArgumentTypeError(f"window start {start:g} is before 0 (the start of the run)")
+    try:
+        bound = limit("time_s")
+    except WattschedError as exc:  # a malformed WATTSCHED_LIMIT_TIME_S, said as a usage error
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if end > bound:  # no run ends there (README "Errors and limits": times within the time_s bound); a window
+        # energy would be inf and a plot's axis up to 1e308 s overflows matplotlib's transforms
+        raise argparse.ArgumentTypeError(f"window end {end:g} is beyond any simulated time; "
+                                         f"{limit_hint('time_s', 's')}")
     return start, end
+
+
+def _check_budget_power(power_w: float | None) -> None:
+    """``--budget-power`` whose energy over the longest simulated time (the ``time_s`` bound) is a finite double,
+    the bound a platform's highest powers are held to (:func:`wattsched.simulator.platform.load_platform`): a
+    budget beyond it is no budget any run could have, and an axis up to 1e308 W overflows matplotlib's ticks."""
+    if power_w is not None and not math.isfinite(power_w * max(limit("time_s"), 1.0)):
+        raise OptionError(f"--budget-power {power_w:g}: its energy over {limit('time_s'):g} s of simulated time (the "
+                          "WATTSCHED_LIMIT_TIME_S bound) is beyond the largest number a double holds; no platform "
+                          "draws that much")
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
@@ -33,6 +54,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
     from wattsched.base.validate import check_output_files
 
+    _check_budget_power(args.budget_power)
     out_dir = Path(args.out_dir) if args.out_dir else find_outputs(args.outputs)["jobs"].parent
     check_output_files([out_dir / name for name in ("gantt.png", "power.png", "machine_states.png")],
                        f"-d {out_dir}")
@@ -59,7 +81,6 @@ def cmd_regress(args: argparse.Namespace) -> int:
 def _host_names(platform: str | None, nb_hosts: int) -> list[str] | None:
     if platform is None:
         return None
-    from wattsched.base.errors import OptionError
     from wattsched.simulator.platform import load_platform
 
     names = [h.name for h in load_platform(platform).hosts]
@@ -92,7 +113,8 @@ def cmd_node_stats(args: argparse.Namespace) -> int:
         print(json.dumps({k: (None if isinstance(v, float) and v != v else v) for k, v in stats.as_dict().items()},
                          indent=2))
     else:
-        print(format_statistics(stats, title=f"{Path(args.outputs).name}: on/off statistics (ESC paper, table 2)"),
+        print(format_statistics(stats, title=f"{printable(Path(args.outputs).name)}: on/off statistics (ESC paper, "
+                                             "table 2)"),
               end="")
     return 0
 

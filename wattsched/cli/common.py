@@ -26,7 +26,7 @@ from typing import Any
 
 from wattsched.base.errors import OptionError
 from wattsched.base.fileio import require_regular_file
-from wattsched.base.validate import DUPLICATE_KEY, load_json
+from wattsched.base.validate import DUPLICATE_KEY, load_json, not_utf8_problem
 
 
 def scheduler_options(text: str) -> dict[str, Any]:
@@ -42,10 +42,13 @@ def scheduler_options(text: str) -> dict[str, Any]:
             raise OptionError("-o @: give the options file's name after @ (-o @options.json)")
         try:
             require_regular_file(source)
-            text = Path(source).read_text(encoding="utf-8-sig")  # a BOM read as the workload's is
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            raise OptionError(f"-o {text}: cannot read {source}: {reason}") from None
+            data = Path(source).read_bytes()
+        except OSError as exc:
+            raise OptionError(f"-o {text}: cannot read {source}: {exc.strerror or exc}") from None
+        problem = not_utf8_problem(data)  # UTF-8, as the workload; a BOM read as the workload's is
+        if problem is not None:
+            raise OptionError(f"-o {text}: {source}: {problem}")
+        text = data.decode("utf-8-sig")
     if not text.strip():  # `-o "$OPTIONS"` with the variable unset must not run with the defaults unnoticed
         raise OptionError(f"{source}: scheduler options are empty: give a JSON object such as '{{}}', or leave -o out")
     value = load_json(text, source, _options_json_error, unique_keys=True)

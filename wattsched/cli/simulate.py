@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from wattsched.base.errors import OptionError, ProtocolError
+from wattsched.base.errors import OptionError, ProtocolError, printable
 from wattsched.cli.common import (
     add_options_argument,
     add_progress_arguments,
@@ -91,7 +91,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     failed = 0
     for folder in args.folders:
         report = replay(folder, rel_tol=args.rel_tol, outputs_dir=args.keep_outputs)
-        print(report.format(limit=args.limit))
+        print(printable(report.format(limit=args.limit), keep="\n"))  # a recording's ids, escaped
         failed += not report.ok
     if len(args.folders) > 1:
         print(f"{len(args.folders)} scenarios: {len(args.folders) - failed} identical, {failed} with differences")

@@ -77,16 +77,15 @@ def load_grid(path: str | os.PathLike) -> Grid:
     Raises:
         InputError: unreadable or malformed file, naming the field.
     """
-    from wattsched.base.validate import load_yaml
+    from wattsched.base.validate import decode_utf8, load_yaml
 
     source = str(path)
     try:
         require_regular_file(path)
-        text = Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except OSError as error:
         raise InputError(source, "", f"cannot read the grid ({error.strerror or error})") from None
-    except UnicodeDecodeError as error:
-        raise InputError(source, "", f"not UTF-8 text ({error.reason})") from None
+    text = decode_utf8(data, source)  # UTF-8 (a byte-order mark skipped, as YAML does): not UTF-16
     data = load_yaml(text, source, unique_keys=True)
     return parse_grid(data, source)
 
