@@ -173,3 +173,22 @@ def test_progress_off_a_terminal_writes_lines_with_the_time_left() -> None:
     with progress_lines(4, interval_s=3600.0, stream=quiet) as show:
         show(5.0, 2, 4)
     assert len(quiet.getvalue().splitlines()) == 1  # within the interval: only the final line
+
+
+def test_progress_lines_estimate_the_time_left_from_the_recent_pace() -> None:
+    """A whole trace slows down as its backlog grows: 600 jobs in the first 10 minutes, 100 in the next 10. At
+    that recent pace the 300 left need 30 min; the whole run's average (700 in 20 min) would say 8 min 34 s."""
+    import io
+
+    from wattsched.experiments.runner import PROGRESS_PACE_WINDOW_S, progress_lines
+
+    assert PROGRESS_PACE_WINDOW_S == 600.0
+    times = iter([0.0, 600.0, 1200.0, 1200.0])
+    stream = io.StringIO()
+    with progress_lines(1000, interval_s=0.0, stream=stream, clock=lambda: next(times)) as show:
+        show(10.0, 600, 1000)
+        show(20.0, 700, 1000)
+    lines = stream.getvalue().splitlines()
+    assert lines[0].endswith("elapsed 0:10:00  left 0:06:40")  # young run: its own pace (400 at 1/s)
+    assert lines[1].endswith("elapsed 0:20:00  left 0:30:00")
+    assert lines[2].endswith("left 0:30:00")

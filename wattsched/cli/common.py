@@ -125,7 +125,8 @@ def add_progress_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--progress", action="store_true",
                         help="show progress even when not on a terminal: then a plain line a minute (jobs done, "
-                             "simulated time, time left), for a log file")
+                             "simulated time, and the time left at the pace of the last 10 minutes: a whole trace slows down as "
+                             "its backlog grows), for a log file")
 
 
 def output_file(text: str) -> Path:

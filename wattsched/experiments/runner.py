@@ -17,7 +17,8 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO, Union
@@ -295,6 +296,8 @@ def format_sim_time(t_s: float) -> str:
 
 #: Off a terminal, :func:`progress_bar` writes a line at most this often (wall-clock seconds).
 PROGRESS_LINE_INTERVAL_S = 60.0
+#: ... and estimates the time left from the pace over about this much wall-clock time (seconds).
+PROGRESS_PACE_WINDOW_S = 600.0
 
 
 def format_wall_time(t_s: float) -> str:
@@ -305,30 +308,43 @@ def format_wall_time(t_s: float) -> str:
 
 @contextmanager
 def progress_lines(nb_jobs: int, interval_s: float = PROGRESS_LINE_INTERVAL_S,
-                   stream: TextIO | None = None) -> Iterator[ProgressCallback]:
+                   stream: TextIO | None = None, clock: Callable[[], float] = time.monotonic
+                   ) -> Iterator[ProgressCallback]:
     """Progress for a log file: a plain line on stderr (``stream``) at most every ``interval_s`` of wall-clock
     time, and one at the end, each with the jobs done, the simulated time reached, the time elapsed and an
-    estimate of the time left (the elapsed time scaled by the jobs still to do: ``~`` while no job ended)."""
+    estimate of the time left: the jobs still to do at the pace of the last :data:`PROGRESS_PACE_WINDOW_S` (the
+    whole run's pace while the run is younger; ``~`` while no job ended). A whole trace slows down as its
+    backlog grows: the whole run's average pace would promise an end far too early. ``clock``: wall-clock
+    seconds (tests give their own)."""
     out = sys.stderr if stream is None else stream
-    t0_s = time.monotonic()
+    t0_s = clock()
     last = {"wall_s": t0_s, "now_s": 0.0, "done": 0, "total": nb_jobs}
+    #: (wall-clock time, jobs done) at each line written; the first is the newest at least a window old
+    samples: deque[tuple[float, int]] = deque([(t0_s, 0)])
 
-    def line() -> str:
-        elapsed_s = time.monotonic() - t0_s
+    def line(wall_s: float) -> str:
+        elapsed_s = wall_s - t0_s
         done, total = last["done"], last["total"]
-        left = format_wall_time(elapsed_s * (total - done) / done) if done else "~"
+        while len(samples) > 1 and wall_s - samples[1][0] >= PROGRESS_PACE_WINDOW_S:
+            samples.popleft()
+        since_s, done_then = samples[0]
+        if done > done_then and wall_s > since_s:
+            left = format_wall_time((wall_s - since_s) * (total - done) / (done - done_then))
+        else:
+            left = format_wall_time(elapsed_s * (total - done) / done) if done else "~"
+        samples.append((wall_s, done))
         return (f"simulating {done:,}/{total:,} jobs  t={format_sim_time(last['now_s'])}  "
                 f"elapsed {format_wall_time(elapsed_s)}  left {left}")
 
     def show(now_s: float, done: int, total: int) -> None:
         last.update(now_s=now_s, done=done, total=total)
-        wall_s = time.monotonic()
+        wall_s = clock()
         if wall_s - last["wall_s"] >= interval_s:
             last["wall_s"] = wall_s
-            print(line(), file=out, flush=True)
+            print(line(wall_s), file=out, flush=True)
 
     yield show
-    print(line(), file=out, flush=True)
+    print(line(clock()), file=out, flush=True)
 
 
 @contextmanager
