@@ -26,7 +26,7 @@ from typing import Any
 
 from wattsched.base.errors import OptionError
 from wattsched.base.fileio import require_regular_file
-from wattsched.base.validate import DUPLICATE_KEY, load_json, not_utf8_problem
+from wattsched.base.validate import DUPLICATE_KEY, decode_utf8, load_json
 
 
 def scheduler_options(text: str) -> dict[str, Any]:
@@ -45,10 +45,9 @@ def scheduler_options(text: str) -> dict[str, Any]:
             data = Path(source).read_bytes()
         except OSError as exc:
             raise OptionError(f"-o {text}: cannot read {source}: {exc.strerror or exc}") from None
-        problem = not_utf8_problem(data)  # UTF-8, as the workload; a BOM read as the workload's is
-        if problem is not None:
-            raise OptionError(f"-o {text}: {source}: {problem}")
-        text = data.decode("utf-8-sig")
+        given = text  # UTF-8, as the workload; a BOM read as the workload's is
+        text = decode_utf8(data, source,
+                           lambda _source, _field, problem: OptionError(f"-o {given}: {source}: {problem}"))
     if not text.strip():  # `-o "$OPTIONS"` with the variable unset must not run with the defaults unnoticed
         raise OptionError(f"{source}: scheduler options are empty: give a JSON object such as '{{}}', or leave -o out")
     value = load_json(text, source, _options_json_error, unique_keys=True)
@@ -125,8 +124,8 @@ def add_progress_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--progress", action="store_true",
                         help="show progress even when not on a terminal: then a plain line a minute (jobs done, "
-                             "simulated time, and the time left at the pace of the last 10 minutes: a whole trace slows down as "
-                             "its backlog grows), for a log file")
+                             "simulated time, and the time left at the pace of the last 10 minutes: a whole trace "
+                             "slows down as its backlog grows), for a log file")
 
 
 def output_file(text: str) -> Path:

@@ -40,9 +40,9 @@ Scheduler = Union[str, type]
 logger = logging.getLogger(__name__)
 
 __all__ = ["PlatformInput", "Scheduler", "WorkloadInput", "as_platform", "as_workload", "check_not_inputs",
-           "check_options", "check_energy_factors", "check_prefix", "check_scheduler", "check_shares", "check_speed", "file_identity",
-           "format_sim_time", "prefix_folder_problem", "progress_bar", "progress_lines", "run_simulation",
-           "scheduler_name", "shorten", "shown_path"]
+           "check_options", "check_energy_factors", "check_prefix", "check_scheduler", "check_shares", "check_speed",
+           "file_identity", "format_sim_time", "prefix_folder_problem", "progress_bar", "progress_lines",
+           "run_simulation", "scheduler_name", "shorten", "shown_path"]
 
 #: At most this many characters of a user's value are quoted in an error message.
 SHOWN_CHARS = 60
@@ -320,7 +320,7 @@ def progress_lines(nb_jobs: int, interval_s: float = PROGRESS_LINE_INTERVAL_S,
     t0_s = clock()
     last = {"wall_s": t0_s, "now_s": 0.0, "done": 0, "total": nb_jobs}
     #: (wall-clock time, jobs done) at each line written; the first is the newest at least a window old
-    samples: deque[tuple[float, int]] = deque([(t0_s, 0)])
+    samples: deque[tuple[float, float]] = deque([(t0_s, 0)])
 
     def line(wall_s: float) -> str:
         elapsed_s = wall_s - t0_s

@@ -51,7 +51,7 @@ import pandas as pd
 
 from wattsched.base.errors import OptionError, WattschedError
 from wattsched.base.fileio import require_regular_file
-from wattsched.base.validate import check_number, load_json, not_utf8_problem, option_error
+from wattsched.base.validate import check_number, decode_utf8, load_json, option_error
 
 __all__ = ["Run", "run_sweep", "execute_run", "outputs_exist", "failed_runs", "load_runs", "check_sweep_arguments"]
 
@@ -470,10 +470,9 @@ def load_runs(path: str | os.PathLike) -> list[Run]:
         data = Path(path).read_bytes()
     except (OSError, ValueError) as error:
         raise OptionError(f"{path}: cannot read the runs ({error})") from None
-    problem = not_utf8_problem(data)  # UTF-8, as the workload; a BOM read as the grid's is
-    if problem is not None:
-        raise OptionError(f"{path}: cannot read the runs: {problem}")
-    text = data.decode("utf-8-sig")
+    # UTF-8, as the workload; a BOM read as the grid's is
+    text = decode_utf8(data, str(path), lambda source, _field, problem: OptionError(
+        f"{source}: cannot read the runs: {problem}"))
     content = load_json(text, str(path), option_error, unique_keys=True)
     if not isinstance(content, list):
         raise OptionError(f"{path}: expected a JSON list of runs")
