@@ -206,7 +206,7 @@ def _compose() -> Preset:
                 "frequency": "top"}
     switches = tuple(slot_switch(slot, defaults[slot], f"{helps[slot]}: {', '.join(REGISTRY[slot])}") for slot in SLOTS)
     return Preset("compose", "any combination of pieces: one option per slot, plus the chosen pieces' options",
-                  "see 'wattsched schedulers --pieces'", fixed={}, switches=switches, defaults=defaults)
+                  "see PIECES in 'wattsched schedulers'", fixed={}, switches=switches, defaults=defaults)
 
 
 PRESETS: dict[str, Preset] = {p.name: p for p in (

@@ -164,8 +164,11 @@ def beta_workload(workload: Mapping[str, Any], *, seed: int, speed_flops: float 
         job["beta"] = beta
         jobs.append(job)
     meta = dict(workload.get("meta") or {})
+    meta["speed_flops"] = speed  # the compute parts are now written for the top gear: `wattsched run` checks it
     meta["upas"] = {"generator": "wattsched.workloads.upas", "seed": seed, "speed_flops": speed,
-                    "base_speed_flops": base, "beta_law": [[None if math.isinf(b[0]) else b[0], *b[1:]] for b in law.bands],  # null: no size limit "beta_clip": [law.low, law.high],
+                    "base_speed_flops": base,
+                    "beta_law": [[None if math.isinf(b[0]) else b[0], *b[1:]] for b in law.bands],  # null: no limit
+                    "beta_clip": [law.low, law.high],
                     "nb_estimated_walltimes": estimated, "nb_killed_at_walltime": killed}
     out = {key: value for key, value in workload.items() if key not in ("jobs", "profiles", "meta")}
     out.update({"jobs": jobs, "profiles": profiles, "meta": meta})

@@ -246,7 +246,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="jobs wider than the machine: drop (default), keep (the scheduler rejects them) or error")
     p.add_argument("--no-runtime", choices=("drop", "keep", "error"), default="drop",
                    help="jobs with a run time <= 0 (cancelled or not): drop (default), keep (zero work) or error")
-    p.add_argument("--mirror", metavar="DIR", help="folder of the archive's logs for a trace name (default $WATTSCHED_PWA)")
+    p.add_argument("--mirror", metavar="DIR", help="folder of the archive's logs for a trace name (default "
+                   "$WATTSCHED_PWA, else shared/data/pwa beside the repository)")
     p.set_defaults(func=cmd_swf)
 
     p = sub.add_parser("traces", help="the Parallel Workloads Archive logs the papers used: list, fetch (sha256 checked)",

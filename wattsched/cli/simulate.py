@@ -389,7 +389,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--enable-dynamic-jobs", action="store_true",
                    help="accept dynamic job registration from the scheduler (Batsim's flag of the same name); a "
                         "scheduler that slows a job down re-registers it with its longer walltime (on, with "
-                        "--acknowledge-dynamic-jobs, for the presets that need it: eamc-*, min-runtime, min-energy)")
+                        "--acknowledge-dynamic-jobs, for the presets and compositions that need it: upas, eamc-*, "
+                        "min-runtime, min-energy)")
     p.add_argument("--acknowledge-dynamic-jobs", action="store_true",
                    help="answer each registration with a JOB_SUBMITTED (Batsim's flag of the same name)")
     p.add_argument("--tau", type=positive_float, default=10.0,

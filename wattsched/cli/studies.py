@@ -92,7 +92,7 @@ def cmd_reproduce_energy_budget(args: argparse.Namespace) -> int:
                           f"{','.join(machine.key for machine, _ in machines)})")
     result = run_experiment(args.out, machines, seed=args.seed, load=args.load, swf=swf,
                             workers=args.workers, force=args.force, size_note=size_note, full=args.full,
-                            pwa=args.pwa, synthetic=args.synthetic)
+                            pwa=args.pwa, synthetic=args.synthetic, show_progress=False if args.quiet else None)
     for inp in result.inputs:
         print(f"{inp.machine.name}: {inp.source}", file=sys.stderr)
     for note in result.notes:
@@ -227,6 +227,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--load", type=positive_float, default=0.95, help="initial offered load of synthetic weeks")
     e.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")
     e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
+    e.add_argument("-q", "--quiet", action="store_true", help="no progress (a bar on a terminal, else a line per finished run)")
     e.set_defaults(func=cmd_reproduce_energy_budget)
 
     e = papers.add_parser("efs", help="EFS paper §IV: FairShare, EnergyFairShare, FS+EFS (Light-ESP, table I)",

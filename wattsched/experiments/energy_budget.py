@@ -411,8 +411,8 @@ class ExperimentResult:
 
 
 def calibrate_inputs(inputs: list[MachineInputs], out: Path, *, seed: int, workers: int | None, force: bool,
-                     max_load: float = 1.35, step: float = 0.1, simulated: set[str] | None = None
-                     ) -> tuple[list[MachineInputs], list[str]]:
+                     max_load: float = 1.35, step: float = 0.1, simulated: set[str] | None = None,
+                     show_progress: bool | None = None) -> tuple[list[MachineInputs], list[str]]:
     """Raise the offered load of synthetic weeks until EASY's week utilization exceeds 70 %.
 
     Returns the final inputs and one note per machine (EASY's utilization at each load tried); adds to
@@ -423,7 +423,7 @@ def calibrate_inputs(inputs: list[MachineInputs], out: Path, *, seed: int, worke
     todo = list(range(len(current)))
     while todo:
         runs = build_runs([current[i] for i in todo], out / "runs", algorithms=())
-        frame = run_sweep(runs, workers=workers, force=force)
+        frame = run_sweep(runs, workers=workers, force=force, show_progress=show_progress)
         if simulated is not None and "status" in frame:
             simulated.update(frame.loc[frame["status"] == "done", "name"])
         nxt = []
@@ -448,7 +448,7 @@ def run_experiment(out: str | Path, machines: Sequence[tuple[Machine, int]], *, 
                    swf: Mapping[str, str] | None = None, workers: int | None = None, force: bool = False,
                    algorithms: Sequence[Algorithm] = ALGORITHMS, budgets: Sequence[Budget] = BUDGETS,
                    size_note: str = "", full: bool = False, pwa: str | os.PathLike | None = None,
-                   synthetic: bool = False) -> ExperimentResult:
+                   synthetic: bool = False, show_progress: bool | None = None) -> ExperimentResult:
     """Prepare the inputs, run EASY (calibrating synthetic loads), run the matrix, write the report.
 
     Args:
@@ -463,6 +463,7 @@ def run_experiment(out: str | Path, machines: Sequence[tuple[Machine, int]], *, 
         workers: processes of the sweep (default CPU count).
         force: simulate again runs whose outputs exist.
         size_note: how the size was chosen, for the report.
+        show_progress: as :func:`run_sweep`'s (False: no progress bar nor progress lines, ``-q``).
     """
     t0 = time.perf_counter()
     out = Path(out)
@@ -473,10 +474,11 @@ def run_experiment(out: str | Path, machines: Sequence[tuple[Machine, int]], *, 
     if resized:
         size_note += (" A real week runs on the machine's full size: " + ", ".join(resized) + " hosts.")
     simulated: set[str] = set()
-    inputs, notes = calibrate_inputs(inputs, out, seed=seed, workers=workers, force=force, simulated=simulated)
+    inputs, notes = calibrate_inputs(inputs, out, seed=seed, workers=workers, force=force, simulated=simulated,
+                                     show_progress=show_progress)
     have, missing = available_algorithms(algorithms)
     runs = build_runs(inputs, out / "runs", have, budgets)
-    frame = run_sweep(runs, workers=workers, force=force)
+    frame = run_sweep(runs, workers=workers, force=force, show_progress=show_progress)
     if "status" in frame:  # EASY's runs, made by the calibration above, were simulated by this invocation too
         frame.loc[frame["name"].isin(simulated) & (frame["status"] == "skipped"), "status"] = "done"
     frame = add_derived_columns(frame)
