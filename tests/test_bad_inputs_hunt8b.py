@@ -162,7 +162,7 @@ def test_a_nul_in_a_job_id_or_profile_name_is_refused(tmp_path, capsys, job, pro
 @pytest.mark.parametrize("argv,needle", [
     (["--budget-power", "1e308"], "--budget-power 1e+308"),
     (["--budget-power", "1e299"], "--budget-power 1e+299"),
-    (["--window", "0,1e308"], "window end 1e+308 is beyond any simulated time"),
+    (["--window", "0,1e308"], "window 0,1e+308 is beyond any simulated time"),
 ])
 def test_plot_refuses_an_absurd_budget_and_writes_nothing(tmp_path, capsys, argv, needle):
     out = tmp_path / "plots"
@@ -184,6 +184,12 @@ def test_plot_draws_a_budget_within_the_bound_without_warning(tmp_path, capsys):
 def test_metrics_refuses_a_window_beyond_any_simulated_time(capsys):
     """was: ``window_energy_j`` inf."""
     usage_error(capsys, ["metrics", str(REFERENCE / "dvfs-energy"), "--window", "0,1e308"], "--window", "1e+10 s")
+
+
+@pytest.mark.parametrize("command", [["run", "p.xml", "w.json"], ["swf", "t.swf"]])
+def test_run_and_swf_refuse_a_window_beyond_any_simulated_time(capsys, command):
+    """``run --window`` (the metrics' window) and ``swf --window`` (an extract of the trace) took any end."""
+    usage_error(capsys, [*command, "--window=-1e300,5"], "--window", "beyond any simulated time", "1e+10 s")
 
 
 # ------------------------------------------------------------------------------------- 4. speed units

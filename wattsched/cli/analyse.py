@@ -7,8 +7,8 @@ import argparse
 import math
 from pathlib import Path
 
-from wattsched.base.errors import OptionError, WattschedError, printable
-from wattsched.base.limits import limit, limit_hint
+from wattsched.base.errors import OptionError, printable
+from wattsched.base.limits import limit
 from wattsched.cli.common import non_negative_int, positive_float, window
 
 
@@ -18,14 +18,6 @@ def run_window(text: str) -> tuple[float, float]:
     start, end = window(text)
     if start < 0:
         raise argparse.ArgumentTypeError(f"window start {start:g} is before 0 (the start of the run)")
-    try:
-        bound = limit("time_s")
-    except WattschedError as exc:  # a malformed WATTSCHED_LIMIT_TIME_S, said as a usage error
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    if end > bound:  # no run ends there (README "Errors and limits": times within the time_s bound); a window
-        # energy would be inf and a plot's axis up to 1e308 s overflows matplotlib's transforms
-        raise argparse.ArgumentTypeError(f"window end {end:g} is beyond any simulated time; "
-                                         f"{limit_hint('time_s', 's')}")
     return start, end
 
 

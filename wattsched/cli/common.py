@@ -24,8 +24,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from wattsched.base.errors import OptionError
+from wattsched.base.errors import OptionError, WattschedError
 from wattsched.base.fileio import require_regular_file
+from wattsched.base.limits import limit, limit_hint
 from wattsched.base.validate import DUPLICATE_KEY, decode_utf8, load_json
 
 
@@ -72,6 +73,14 @@ def window(text: str) -> tuple[float, float]:
         raise argparse.ArgumentTypeError(f"window bounds must be finite numbers of seconds, got {text!r}")
     if b <= a:
         raise argparse.ArgumentTypeError(f"window end {b:g} is not after its start {a:g}")
+    try:
+        bound = limit("time_s")
+    except WattschedError as exc:  # a malformed WATTSCHED_LIMIT_TIME_S, said as a usage error
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if max(abs(a), abs(b)) > bound:  # no run or trace reaches it (README "Errors and limits"): a window energy would
+        # be inf, a plot's axis up to 1e308 s overflows matplotlib's transforms
+        raise argparse.ArgumentTypeError(f"window {a:g},{b:g} is beyond any simulated time; "
+                                         f"{limit_hint('time_s', 's')}")
     return a, b
 
 
