@@ -255,3 +255,8 @@ def test_options_grid_and_runs_files_in_utf16_are_refused_in_one_line(tmp_path, 
     runs.write_bytes("[]".encode("utf-16"))
     refused(capsys, ["sweep", str(runs), "--out", str(tmp_path / "s")], str(runs), UTF16)
     assert not (tmp_path / "s").exists()
+
+
+def test_usage_errors_escape_the_command_lines_control_characters(capsys):
+    """argparse quotes unknown words as they are: an ESC in one drove the terminal."""
+    usage_error(capsys, ["run", "p.xml", "w.json", "\x1b[31mred"], "unrecognized arguments: \\x1b[31mred")
