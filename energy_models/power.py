@@ -22,12 +22,15 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 from procset import ProcSet
+
+from wattsched.base.hostsets import intervals
 
 __all__ = [
     "ModelTextError",
@@ -37,6 +40,11 @@ __all__ = [
     "parse_speed_list",
     "parse_wattage_per_state",
 ]
+
+#: :meth:`PlatformPower.model_counts` counts a host set by its intervals on a platform of at most this many runs of
+#: one model (a host array and ``np.unique`` above)
+MODEL_RUNS_BY_INTERVALS = 64
+
 
 # --------------------------------------------------------------------------------------------- text
 class ModelTextError(ValueError):
@@ -362,10 +370,34 @@ class PlatformPower:
         """The model of every host when all hosts share one, else None."""
         return self.models[0] if len(self.models) == 1 else None
 
+    @cached_property
+    def _model_runs(self) -> tuple[list[int], list[int], list[int]]:
+        """The hosts as maximal runs of one model: ``(first host of each run, last host, model index)``, by
+        host id (a partitioned platform has one run per partition)."""
+        m = self.model_of
+        if len(m) == 0:
+            return [], [], []
+        cuts = np.flatnonzero(m[1:] != m[:-1]) + 1
+        firsts = np.concatenate(([0], cuts))
+        lasts = np.concatenate((cuts - 1, [len(m) - 1]))
+        return firsts.tolist(), lasts.tolist(), m[firsts].tolist()
+
     def model_counts(self, hosts: Any) -> list[tuple[NodeModel, int]]:
-        """``(model, number of hosts)`` for the distinct models of ``hosts`` (a ProcSet or host ids)."""
+        """``(model, number of hosts)`` for the distinct models of ``hosts`` (a ProcSet or host ids), by
+        increasing model index. A ProcSet on a platform of few runs of one model (:attr:`_model_runs`) is
+        counted interval by interval against the runs, without a host array (issue 15: EAMC asks at every
+        placement)."""
         if len(self.models) == 1:
             return [(self.models[0], len(hosts))]
+        if isinstance(hosts, ProcSet) and len(self._model_runs[0]) <= MODEL_RUNS_BY_INTERVALS:
+            firsts, lasts, index = self._model_runs
+            per_model = [0] * len(self.models)
+            for lo, hi in intervals(hosts):
+                k = bisect_right(firsts, lo) - 1
+                while k < len(firsts) and firsts[k] <= hi:
+                    per_model[index[k]] += min(hi, lasts[k]) - max(lo, firsts[k]) + 1
+                    k += 1
+            return [(self.models[i], c) for i, c in enumerate(per_model) if c]
         if isinstance(hosts, ProcSet):
             hosts = np.concatenate([np.arange(a, b + 1) for a, b in hosts.intervals()]) if len(hosts) else []
         indexes, counts = np.unique(self.model_of[hosts], return_counts=True)

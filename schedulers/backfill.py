@@ -165,16 +165,14 @@ def head_reservation(head: QueuedJob, now_s: float, free: ProcSet, running: Iter
     # free intervals by first and by last host, merged as running jobs end (allocations are disjoint)
     by_inf: dict[int, int] = {}
     by_sup: dict[int, int] = {}
-    longest = 0
     for inf, sup in intervals(free):
         by_inf[inf], by_sup[sup] = sup, inf
-        if sup - inf >= longest:
-            longest = sup - inf + 1
     contiguous = placer.contiguous
     ending = iter(running)
     job = next(ending, None)
     while job is not None:
         end_s = job.expected_end_s
+        grown = 0  # the longest interval this end time made or lengthened
         while job is not None and job.expected_end_s == end_s:
             for lo, hi in intervals(job.alloc):
                 inf, sup = lo, hi
@@ -185,11 +183,14 @@ def head_reservation(head: QueuedJob, now_s: float, free: ProcSet, running: Iter
                     sup = by_inf.pop(sup + 1)
                     del by_sup[sup]
                 by_inf[inf], by_sup[sup] = sup, inf
-                if sup - inf >= longest:
-                    longest = sup - inf + 1
+                if sup - inf >= grown:
+                    grown = sup - inf + 1
                 count += hi - lo + 1
             job = next(ending, None)
-        if count < n or (contiguous and longest < n):
+        # contiguous: the head fits inside one interval; those this end time left alone were there when it
+        # last did not fit (free now: tried above, or all shorter than it), so only one it made or lengthened
+        # may hold it now (a partitioned placement clips an interval to each partition: the same holds there)
+        if count < n or (contiguous and grown < n):
             continue
         assignment = placer.reserve(head, free, sorted(by_inf.items()))
         if assignment is not None:

@@ -103,7 +103,8 @@ class Placement(Piece):
     partition: then :attr:`partitioned`, :meth:`fit_key` and possibly :meth:`complete`)."""
 
     slot = "placement"
-    #: whether allocations are single intervals
+    #: whether allocations are single intervals; then whether a job fits inside an interval of free hosts depends on
+    #: that interval alone (EASY's reservation asks again only when an interval grew: ``head_reservation``)
     contiguous: ClassVar[bool] = True
     #: whether a job runs inside one partition; the queue may then hold job-partition entries
     #: (:attr:`~wattsched.schedulers.state.QueuedJob.partition`, :mod:`wattsched.schedulers.backfill`)
