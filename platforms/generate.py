@@ -224,8 +224,10 @@ def platform_xml(
         raise OptionError(f"number of hosts must be a positive integer, got {nb_hosts!r}")
     check_count(nb_hosts, "hosts", "platform", "hosts", "hosts", option_error)
     for name, text in (("prefix", prefix), ("suffix", suffix)):
-        if any(c in text for c in "<>&\"' \t\n"):
-            raise OptionError(f"host name {name} {text!r} must not contain spaces, quotes or <>&")
+        # a control character (or a byte of the command line that is not UTF-8) cannot be written in XML at all
+        if any(c in text for c in "<>&\"' \t\n") or not text.isprintable():
+            raise OptionError(f"host name {name} {text!r} must not contain spaces, quotes, <>&, control "
+                              "characters or bytes that are not UTF-8")
     if f"{prefix}0{suffix}" == "master_host":
         raise OptionError("host names must differ from 'master_host'")
 

@@ -117,7 +117,7 @@ EAR_MODEL_PROPERTY = "ear_model"
 #: Where job-field errors come from, for the messages (a scheduler does not know the workload's file).
 _SOURCE = "JOB_SUBMITTED"
 
-T_WEIGHT = Option("t_weight", float, 1.0, max=1e6,
+T_WEIGHT = Option("t_weight", float, 1.0, min=0.0, min_exclusive=True, max=1e6,
                   help="weight of time against energy in EAMC eq. 4-5 (the paper's 1 and 1.5); must be > 0 "
                        "(at most 1e6: beyond, the squared time ratio times it overflows and every score ties)")
 EPM_FORM = Option("epm", str, "paper", choices=("paper", "plugin"),

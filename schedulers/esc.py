@@ -91,7 +91,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from procset import ProcSet
 
-from wattsched.base.errors import OptionError
+from wattsched.base.errors import OptionError, counted
 from wattsched.base.hostsets import disjoint, from_sorted_ids, ids_array, inter, minus, plus, size
 from wattsched.base.limits import limit
 from wattsched.energy_models.taurus import TAURUS
@@ -289,7 +289,7 @@ class EnergySavingCluster(PowerManager):
         """
         if self.min_on > view.nb_hosts:
             raise OptionError(f"option 'min_on' of esc: {self.min_on} nodes kept on, but the platform has "
-                              f"{view.nb_hosts} compute nodes")
+                              f"{counted(view.nb_hosts, 'compute node')}")
         model = platform_sleep_model(view, self._sleep_option, "scheduler 'esc'")
         self.sleep_pstate = model.sleep_pstate
         self.switch_on_s, self.switch_off_s = transition_times_s(model)
@@ -554,7 +554,8 @@ class EnergySavingCluster(PowerManager):
                     found = ctx.place(probe, plus(on_hosts, asleep))  # contiguity: the placement's choice
                     boot1 = inter(found.hosts, asleep) if found is not None else lowest_ids(asleep, widest)
                 job = next(j for j in queue if j.res == widest)
-                best = (size(boot1), f"rule 1: job {job.id} needs {widest} nodes, {on_n} are on", job)
+                best = (size(boot1), f"rule 1: job {job.id} needs {counted(widest, 'node')}, "
+                                         f"{on_n} {'is' if on_n == 1 else 'are'} on", job)
         if not self._no_group_rule:
             for need, why, job in self._threshold_needs(queue, at, available_n):
                 if need > best[0]:

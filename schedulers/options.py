@@ -34,6 +34,7 @@ class Option:
         default: value when absent (``None``: absent means "not set").
         choices: allowed values.
         min, max: inclusive range for numbers.
+        min_exclusive: ``min`` itself is refused (a weight or a share that must be > 0).
         help: one line for ``wattsched schedulers`` and the docs.
         nullable: JSON ``null`` is accepted and means "not set" (a rule the option enables is off).
     """
@@ -46,20 +47,36 @@ class Option:
     max: float | None = None
     help: str = ""
     nullable: bool = False
+    min_exclusive: bool = False
 
     def describe(self) -> str:
-        """Short form for error messages: ``placement (first-fit|best-fit|non-contiguous, default first-fit)``."""
+        """Short form for error messages: ``placement (first-fit|best-fit|non-contiguous, default first-fit)``,
+        ``t_weight (float in (0, 1e+06], default 1.0)``."""
         if self.choices is not None:
             allowed = "|".join(_show(c) for c in self.choices)
         elif self.min is not None or self.max is not None:
-            lo = "-inf" if self.min is None else f"{self.min:g}"
-            hi = "inf" if self.max is None else f"{self.max:g}"
-            allowed = f"{self.type.__name__} in [{lo}, {hi}]"
+            allowed = f"{self.type.__name__} in {self._accepted_range()}"
         else:
             allowed = "JSON object" if self.type is dict else self.type.__name__
         if self.nullable:
             allowed += " or null"
         return f"{self.name} ({allowed}, default {_show(self.default)})"
+
+    def _accepted_range(self) -> str:
+        """``[0, 1]``, ``(0, 1e+06]``, ``[1, inf)``: the values :meth:`check` accepts, the bounds every number option
+        has (:meth:`_check_bounds`) included; a parenthesis marks an end not accepted (an infinite one never is)."""
+        low, low_open, high = self.min, self.min_exclusive, self.max
+        period = limit("min_period_s")
+        if self.name.endswith("period_s") and low is not None and (low > 0 or low_open) and low < period:
+            low, low_open = period, False  # a period below min_period_s wakes the scheduler up too often
+        if self.name.endswith("_s"):  # a time: none beyond time_s before 0, nor after it for an instant
+            if low is None or low < -limit("time_s"):
+                low, low_open = -limit("time_s"), False
+            if self.name.startswith("window_") and (high is None or high > limit("time_s")):
+                high = limit("time_s")
+        left = "(-inf" if low is None else f"{'(' if low_open else '['}{low:g}"
+        right = "inf)" if high is None else f"{high:g}]"
+        return f"{left}, {right}"
 
     def check(self, value: Any, owner: str, valid: str) -> Any:
         """``value`` converted to the option's type, or :class:`OptionError` naming ``owner`` (the
@@ -85,7 +102,8 @@ class Option:
                 f"option '{self.name}' of {owner} must be one of {'|'.join(_show(c) for c in self.choices)}, "
                 f"got {_got(value)}; valid options: {valid}"
             )
-        if (self.min is not None and value < self.min) or (self.max is not None and value > self.max):
+        if ((self.min is not None and (value < self.min or (self.min_exclusive and value == self.min)))
+                or (self.max is not None and value > self.max)):
             raise OptionError(
                 f"option '{self.name}' of {owner} is out of range, got {_got(value)}; valid options: {valid}"
             )

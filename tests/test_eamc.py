@@ -93,8 +93,12 @@ def test_min_runtime_and_min_energy_frequencies() -> None:
 
 @pytest.mark.parametrize("value", [0, -1.5, 0.0])
 def test_t_weight_must_be_positive(value: float) -> None:
-    with pytest.raises(OptionError, match="'t_weight' must be a number > 0"):
+    """Refused with the range the options listing shows, (0, 1e6] (it showed [-inf, 1e+06] and took none <= 0)."""
+    with pytest.raises(OptionError, match=r"'t_weight' of eamc-priority-inc is out of range, got .*"
+                                          r"t_weight \(float in \(0, 1e\+06\], default 1.0\)"):
         build("eamc-priority-inc", {"t_weight": value})
+    with pytest.raises(OptionError, match="'t_weight' must be a number > 0"):
+        EnergyPrediction(value)
 
 
 def test_t_weight_is_bounded_above() -> None:
@@ -382,7 +386,7 @@ def test_bad_options_and_model_files_are_refused_before_the_run(tmp_path: Path, 
     out = tmp_path / "o" / "out"
     args = ("run", str(FIXTURES / "platform.xml"), str(FIXTURES / "workload.json"), "-e", str(out))
     assert cli(*args, "-s", "eamc-priority-inc", "-o", '{"t_weight": -1}') == 2
-    assert "option 't_weight' must be a number > 0" in capsys.readouterr().err
+    assert "option 't_weight' of eamc-priority-inc is out of range, got -1.0" in capsys.readouterr().err
     folder = tmp_path / "model"
     shutil.copytree(DATA_DIR, folder)
     lines = (folder / "normal2.energy").read_text().splitlines()

@@ -161,7 +161,7 @@ def test_rule1_a_job_that_needs_nodes_that_are_off_boots_them_at_the_next_pass()
     assert p.schedule() == [CallMeLater(120.0)]  # not a pass time
     # w needs 3 nodes, 1 is on: 2 asleep nodes are booted, in hostname (= id) order
     assert switches(at(p, 120.0, call=True)) == [SetPState(ProcSet((1, 2)), 0)]
-    assert p.power.log[-1][2:] == ("on", "rule 1: job w needs 3 nodes, 1 are on")
+    assert p.power.log[-1][2:] == ("on", "rule 1: job w needs 3 nodes, 1 is on")
     assert switches(at(p, 180.0, call=True)) == []  # booting nodes count as on
     p.set_time(675.0)
     p.on_hosts_changed(ProcSet((1, 2)), 0)

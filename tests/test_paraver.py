@@ -147,10 +147,10 @@ def test_contradicting_outputs_give_one_line_and_no_file(tmp_path, capsys):
     folder = tmp_path / "bad"
     shutil.copytree(RECORDING, folder)
     jobs = folder / "out_jobs.csv"
-    # job 1 submitted and started at 1000 (not 1465 and 2020), while its hosts are asleep
+    # job 1 submitted and started at 1000 (not 1465 and 2020, so waiting 0 s, not 555), while its hosts are asleep
     jobs.write_text(jobs.read_text().replace(",1465.000000,2,380.000000,1,COMPLETED_SUCCESSFULLY,2020.000000,190.000000,"
-                                             "2210.000000,", ",1000.000000,2,380.000000,1,COMPLETED_SUCCESSFULLY,"
-                                             "1000.000000,190.000000,1190.000000,", 1))
+                                             "2210.000000,555.000000,", ",1000.000000,2,380.000000,1,"
+                                             "COMPLETED_SUCCESSFULLY,1000.000000,190.000000,1190.000000,0.000000,", 1))
     assert main(["paraver", str(folder / "out")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "job 1" in err and "host 0" in err and "off" in err

@@ -114,7 +114,7 @@ def test_numeric_options_check_type_and_range(toy):
     assert toy.validate({"rate_w": 5})[1] == {"placement": "first-fit", "rate_w": 5.0, "every": 10}
     assert toy.build({"every": 3}).admission.every == 3
     valid = ("valid options: placement (first-fit|best-fit|non-contiguous, default first-fit), "
-             "rate_w (float in [0, 1e+06], default 100.0), every (int in [1, inf], default 10)")
+             "rate_w (float in [0, 1e+06], default 100.0), every (int in [1, inf), default 10)")
     with pytest.raises(OptionError) as error:
         toy.validate({"rate_w": -1.0})
     assert str(error.value) == f"option 'rate_w' of toy is out of range, got -1.0; {valid}"

@@ -47,6 +47,7 @@ from wattsched.analysis.outputs import BatsimOutputs, load_outputs
 from wattsched.analysis.paraver import write_paraver
 from wattsched.base.batsim_files import output_paths
 from wattsched.base.errors import InputError, OptionError, OutputError, ProtocolError, WattschedError
+from wattsched.base.validate import window_beyond_time
 from wattsched.experiments.runner import (
     PlatformInput,
     Scheduler,
@@ -131,12 +132,31 @@ def _check_window(window: Any, name: str, from_zero: bool = True) -> tuple[float
         raise OptionError(f"{name} start {start:g} is before 0 (the start of the run)")
     if end <= start:
         raise OptionError(f"{name} end {end:g} is not after its start {start:g}")
+    beyond = window_beyond_time(start, end)
+    if beyond:
+        raise OptionError(f"{name} {beyond}")
     return start, end
 
 
 def _check_positive(value: Any, name: str) -> float | None:
     """``value`` as a positive finite float (as ``plot --budget-power``), or None."""
     return None if value is None else _positive(value, name)
+
+
+def _flag(value: Any, name: str, *, or_none: bool = False) -> bool:
+    """``value`` of a yes/no argument: ``True`` or ``False`` (a numpy bool too); anything else refused
+    (``dynamic_jobs="false"`` is a non-empty string, which Python would take for true). ``or_none``: the
+    argument may also be None (the caller keeps None apart), which the message then lists.
+
+    Raises:
+        OptionError: naming ``name``.
+    """
+    import numpy as np
+
+    if not isinstance(value, (bool, np.bool_)):
+        also = " or None" if or_none else ""
+        raise OptionError(f"{name} must be True or False{also}, got {kind_of(value)}")
+    return bool(value)
 
 
 def _positive(value: Any, name: str) -> float:
@@ -313,6 +333,7 @@ def simulate(
     """
     scheduler = check_scheduler(scheduler, classes=True)
     options = check_options(options)
+    dynamic_jobs, progress = _flag(dynamic_jobs, "dynamic_jobs"), _flag(progress, "progress")
     window = _check_window(window, "window", from_zero=False)
     tau_s = _positive(tau_s, "tau_s")
     max_power_w = _check_positive(max_power_w, "max_power_w")
@@ -389,6 +410,8 @@ def sweep(
         raise OptionError(f"grid must be a grid file's path (YAML or JSON) or a mapping, got {kind_of(grid)}")
     _path_argument(out, "out (--out)", "the sweep's folder")
     check_sweep_arguments(workers, dask_scheduler)
+    force = _flag(force, "force")
+    progress = None if progress is None else _flag(progress, "progress", or_none=True)
     parsed = parse_grid(grid) if isinstance(grid, Mapping) else load_grid(grid)
     runs = grid_runs(parsed, out)
     frame = run_sweep(runs, workers=workers, force=force, dask_scheduler=dask_scheduler, show_progress=progress)

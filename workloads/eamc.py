@@ -39,7 +39,7 @@ from typing import Any, Collection, Iterable, Mapping
 
 import numpy as np
 
-from wattsched.base.errors import InputError, OptionError
+from wattsched.base.errors import InputError, OptionError, counted
 from wattsched.base.validate import check_count, option_error
 from wattsched.energy_models.ear import APP_FIELD, PARTITIONS_FIELD, check_job_fields
 from wattsched.workloads.swf import profile_name
@@ -127,7 +127,7 @@ def eamc_workload(*, seed: int, mix: str = "13", nb_jobs: int = 5000, mean_res: 
 
     if runtimes(_MAX_RUNTIME_BOUND_S).mean() < mean_runtime_s - 1.0:
         raise OptionError(f"mean_runtime_s {mean_runtime_s:g} (--mean-runtime-h {mean_runtime_s / 3600:g}) cannot be "
-                          f"reached with these {n} jobs (run times "
+                          f"reached with these {counted(n, 'job')} (run times "
                           f"log-uniform from {MIN_RUNTIME_S:g} s to at most {_MAX_RUNTIME_BOUND_S:g} s)")
     high = _bisect(lambda x: float(runtimes(x).mean()), MIN_RUNTIME_S, _MAX_RUNTIME_BOUND_S, mean_runtime_s, 1.0)
     runtime_s = runtimes(high)

@@ -86,7 +86,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from wattsched.base.errors import InputError, OptionError
+from wattsched.base.errors import InputError, OptionError, counted
 from wattsched.base.fileio import require_regular_file
 from wattsched.base.limits import limit, limit_hint
 from wattsched.base.validate import check_count, option_error
@@ -546,7 +546,8 @@ def summary_line(workload: dict[str, Any]) -> str:
     meta = workload["meta"]
     dropped = ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in meta["filtered"].items() if n)
     kept = ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in meta.get("kept", {}).items() if n)
-    parts = [f"{meta['nb_jobs']} jobs of {meta['nb_lines']} lines on {workload['nb_res']} hosts",
+    parts = [f"{counted(meta['nb_jobs'], 'job')} of {counted(meta['nb_lines'], 'line')} on "
+             f"{counted(workload['nb_res'], 'host')}",
              f"dropped: {dropped or 'none'}"]
     if kept:
         parts.append(f"kept: {kept}")

@@ -40,6 +40,7 @@ import numpy as np
 
 from wattsched.base.errors import InputError, OptionError
 from wattsched.base.fileio import require_regular_file
+from wattsched.base.limits import limit, limit_hint
 from wattsched.base.validate import load_json
 from wattsched.energy_models.upas import BETA_LAW, UPAS_NODE, BetaLaw
 
@@ -142,7 +143,12 @@ def beta_workload(workload: Mapping[str, Any], *, seed: int, speed_flops: float 
         runtime = runtimes[job_id]
         walltime = job.get("walltime")
         if walltime is None or float(walltime) < 0:
-            job["walltime"] = estimated_walltime_s(runtime)
+            wall = estimated_walltime_s(runtime) if math.isfinite(runtime) else math.inf
+            if wall > limit("time_s"):  # a walltime `wattsched run` refuses
+                raise OptionError(f"base_speed_flops (--base-speed) {base:g}: job {job_id!r}, without walltime, would "
+                                  f"run {runtime:g} s, a walltime beyond any simulated time; "
+                                  f"{limit_hint('time_s', 's')}")
+            job["walltime"] = wall
             estimated += 1
         elif runtime >= float(walltime):  # killed at its walltime, whatever the gear
             runtime = float(walltime) + KILLED_EXTRA_S
@@ -151,8 +157,12 @@ def beta_workload(workload: Mapping[str, Any], *, seed: int, speed_flops: float 
         name = f"b{job_id}"
         parts = []
         if beta > 0.0 and runtime > 0.0:
+            cpu = beta * runtime * speed
+            if not math.isfinite(cpu):  # written as Infinity, which `wattsched run` (and Batsim) refuse
+                raise OptionError(f"speed_flops (--speed) {speed:g}: job {job_id!r} of {runtime:g} s would need more "
+                                  "flops than a workload can hold")
             parts.append(f"{name}.c")
-            profiles[f"{name}.c"] = {"type": "parallel_homogeneous", "cpu": beta * runtime * speed, "com": 0}
+            profiles[f"{name}.c"] = {"type": "parallel_homogeneous", "cpu": cpu, "com": 0}
         if beta < 1.0 and runtime > 0.0:
             parts.append(f"{name}.d")
             profiles[f"{name}.d"] = {"type": "delay", "delay": (1.0 - beta) * runtime}

@@ -61,10 +61,10 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from wattsched.base.errors import InputError, OptionError, printable
+from wattsched.base.errors import InputError, OptionError, counted, printable
 from wattsched.base.fileio import require_regular_file
 from wattsched.base.limits import limit
-from wattsched.base.validate import check_number, load_json, option_error
+from wattsched.base.validate import check_number, load_json, option_error, window_beyond_time
 from wattsched.analysis.outputs import BatsimOutputs, load_outputs
 
 __all__ = [
@@ -220,7 +220,8 @@ def _require_run_jobs_in_workload(jobs: pd.DataFrame, source: str, listed: list[
     known = {str(job["id"]).split("!")[-1] for job in listed if isinstance(job, Mapping) and "id" in job}
     missing = [job_id for job_id in jobs["job_id"].astype(str) if job_id.split("!")[-1] not in known]
     if missing:
-        raise InputError(source, "jobs", f"{len(missing)} of the run's {len(jobs)} jobs are not in this workload "
+        raise InputError(source, "jobs", f"{len(missing)} of the run's {counted(len(jobs), 'job')} "
+                                         f"{'is' if len(missing) == 1 else 'are'} not in this workload "
                                          f"(first: job {missing[0]!r}): not the workload of this run")
 
 
@@ -448,6 +449,9 @@ def compute_metrics(
         end = check_number(window[1], "metrics", "window end", error=option_error)
         if not end > start:
             raise OptionError(f"metrics: window end {end:g} is not after its start {start:g}")
+        beyond = window_beyond_time(start, end)
+        if beyond:
+            raise OptionError(f"metrics: window {beyond}")
     if max_power_w is not None:
         check_number(max_power_w, "metrics", "max_power_w", min=0.0, min_open=True, error=option_error)
     if nb_hosts is not None:

@@ -25,14 +25,14 @@ import csv
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Callable, Final
 
 import numpy as np
 import pandas as pd
 
 from wattsched.base import batsim_files
 from wattsched.base.batsim_files import OUTPUT_KINDS, REPLACEMENT_WORKLOAD
-from wattsched.base.errors import InputError
+from wattsched.base.errors import InputError, counted
 from wattsched.base.limits import limit, limit_hint
 
 __all__ = [
@@ -152,7 +152,8 @@ def _check_row_lengths(path: Path) -> None:
             for number, row in enumerate(rows, start=2):
                 if len(row) != len(header) and row:
                     raise InputError(path, f"line {number}",
-                                     f"{len(row)} fields, the header has {len(header)}: a truncated or mangled row")
+                                     f"{counted(len(row), 'field')}, the header has {len(header)}: "
+                                     "a truncated or mangled row")
     except (OSError, UnicodeDecodeError, csv.Error):
         return  # pandas reports it below
 
@@ -179,13 +180,10 @@ def _require_values(frame: pd.DataFrame, path: Path, columns: tuple[str, ...], r
     """The ``columns`` hold finite numbers in every row (or the ``rows`` selected): NaN or ±inf there is a
     mangled file, refused with the first such line."""
     for column in columns:
-        values = frame[column]
-        bad = ~np.isfinite(values.to_numpy(dtype=float))
+        bad = ~np.isfinite(frame[column].to_numpy(dtype=float))
         if rows is not None:
             bad &= rows.to_numpy()
-        if bad.any():
-            line = int(np.argmax(bad)) + 2  # the header is line 1
-            raise InputError(path, f"line {line}, column '{column}'", f"empty or not a finite number{why}")
+        _first_bad(path, bad, column, f"empty or not a finite number{why}")
 
 
 #: The time columns of the jobs file (seconds), each within the ``time_s`` bound.
@@ -203,12 +201,9 @@ def _require_times(frame: pd.DataFrame, path: Path, columns: tuple[str, ...]) ->
         if column not in frame.columns:
             continue
         values = frame[column].to_numpy(dtype=float)
-        bad = np.abs(values) > bound
-        if bad.any():
-            line = int(np.argmax(bad)) + 2  # the header is line 1
-            raise InputError(path, f"line {line}, column '{column}'",
-                             f"{values[line - 2]:g} s is beyond the times a simulation reaches; "
-                             f"{limit_hint('time_s', 's')}")
+        _first_bad(path, np.abs(values) > bound, column,
+                   lambda row: f"{values[row]:g} s is beyond the times a simulation reaches; "
+                               f"{limit_hint('time_s', 's')}")
 
 
 def _to_float(frame: pd.DataFrame, path: Path, columns: tuple[str, ...]) -> None:
@@ -217,11 +212,9 @@ def _to_float(frame: pd.DataFrame, path: Path, columns: tuple[str, ...]) -> None
         if column not in frame.columns:
             continue
         values = pd.to_numeric(frame[column], errors="coerce")
-        bad = (values.isna() & frame[column].notna()).to_numpy()
-        if bad.any():
-            line = int(np.argmax(bad)) + 2  # the header is line 1
-            raise InputError(path, f"line {line}, column '{column}'",
-                             f"{frame[column].iloc[line - 2]!r} is not a number")
+        text = frame[column]
+        _first_bad(path, (values.isna() & text.notna()).to_numpy(), column,
+                   lambda row: f"{text.iloc[row]!r} is not a number")
         frame[column] = values.astype(float)
 
 
@@ -230,10 +223,8 @@ def _to_count(frame: pd.DataFrame, path: Path, columns: tuple[str, ...], low: in
     _to_float(frame, path, columns)
     for column in columns:
         values = frame[column].to_numpy(dtype=float)
-        bad = ~np.isfinite(values) | (values != np.round(values)) | (values < low)
-        if bad.any():
-            line = int(np.argmax(bad)) + 2
-            raise InputError(path, f"line {line}, column '{column}'", f"{values[line - 2]:g} is not {what}")
+        _first_bad(path, ~np.isfinite(values) | (values != np.round(values)) | (values < low), column,
+                   lambda row: f"{values[row]:g} is not {what}")
         frame[column] = values.astype(int)
 
 
@@ -245,7 +236,9 @@ def read_jobs(path: str | Path) -> pd.DataFrame:
     (their time/energy/allocation fields are empty, behaviour 18).
 
     Raises:
-        InputError: naming the file and the column when a required column is missing or not numeric.
+        InputError: naming the file and the column when a required column is missing or not numeric, or the line
+            and the column of a value no Batsim run writes (a job starting before its submission, a
+            ``waiting_time`` other than ``starting_time - submission_time``...).
     """
     path = Path(path)
     dtypes = {column: str for column in _JOBS_TEXT_COLUMNS}
@@ -259,18 +252,14 @@ def read_jobs(path: str | Path) -> pd.DataFrame:
     _to_float(frame, path, numeric)
     _require_values(frame, path, ("submission_time", "requested_number_of_resources"))
     hosts = frame["requested_number_of_resources"].to_numpy(dtype=float)
-    bad_hosts = (hosts != np.round(hosts)) | (hosts < 0)  # a count weighing utilization (float kept for pandas)
-    if bad_hosts.any():
-        line = int(np.argmax(bad_hosts)) + 2
-        raise InputError(path, f"line {line}, column 'requested_number_of_resources'",
-                         f"{hosts[line - 2]:g} is not a count of hosts (a whole number >= 0)")
+    # a count weighing utilization (float kept for pandas)
+    _first_bad(path, (hosts != np.round(hosts)) | (hosts < 0), "requested_number_of_resources",
+               lambda row: f"{hosts[row]:g} is not a count of hosts (a whole number >= 0)")
     _first_bad(path, hosts > limit("hosts"), "requested_number_of_resources",
                f"more hosts than a job may ask for; {limit_hint('hosts', 'hosts')}")
     _require_times(frame, path, _JOBS_TIME_COLUMNS)
     ran = frame["final_state"] != "REJECTED"
-    if (frame["final_state"] == "").any():
-        line = int(np.argmax((frame["final_state"] == "").to_numpy())) + 2
-        raise InputError(path, f"line {line}, column 'final_state'", "empty")
+    _first_bad(path, (frame["final_state"] == "").to_numpy(), "final_state", "empty")
     _require_values(frame, path, ("starting_time", "execution_time", "finish_time", "waiting_time"), ran,
                     " (the job was not rejected)")
     _first_bad(path, frame["submission_time"].to_numpy() < 0.0, "submission_time", "negative")
@@ -280,15 +269,43 @@ def read_jobs(path: str | Path) -> pd.DataFrame:
                "finish_time", "before the job's starting_time")
     for column in ("waiting_time", "execution_time"):  # read as they are by the metrics (means, stretches)
         _first_bad(path, ran.to_numpy() & (frame[column] < 0).to_numpy(), column, "negative")
+    _check_waiting_times(frame, path, ran.to_numpy())
     keys = [c for c in ("workload_name", "job_id") if c in frame.columns]
     _first_bad(path, frame.duplicated(subset=keys).to_numpy(), "job_id", "the same job a second time")
     return frame
 
 
-def _first_bad(path: Path, bad: np.ndarray, column: str, problem: str) -> None:
-    """Refuse the first row where ``bad`` holds (a file no Batsim run writes: its metrics would be wrong)."""
+def _first_bad(path: Path, bad: np.ndarray, column: str, problem: str | Callable[[int], str]) -> None:
+    """Refuse the first row where ``bad`` holds (a file no Batsim run writes: its metrics would be wrong).
+
+    Args:
+        problem: what is wrong with ``column`` there, or a function of the row's position (0 for the first data
+            row, line 2 of the file) giving it, to show the offending value.
+    """
     if bad.any():
-        raise InputError(path, f"line {int(np.argmax(bad)) + 2}, column '{column}'", problem)
+        row = int(np.argmax(bad))
+        raise InputError(path, f"line {row + 2}, column '{column}'",  # the header is line 1
+                         problem(row) if callable(problem) else problem)
+
+
+#: How far a jobs file's ``waiting_time`` may be from ``starting_time - submission_time``: Batsim computes it as
+#: that difference and prints the three times with ``%f`` (each rounded by up to 5e-7 s), and a time near the
+#: ``time_s`` bound (1e10 s) holds only about 2e-6 s of precision as a double.
+_WAITING_ABS_TOL_S: Final[float] = 1e-5
+_WAITING_REL_TOL: Final[float] = 1e-12
+
+
+def _check_waiting_times(frame: pd.DataFrame, path: Path, ran: np.ndarray) -> None:
+    """Every job that ran waited ``starting_time - submission_time`` (Batsim writes that difference): a hand-edited
+    start or waiting time that disagrees gave waiting-time metrics that no schedule had."""
+    submitted = frame["submission_time"].to_numpy(dtype=float)
+    started = frame["starting_time"].to_numpy(dtype=float)
+    waited = frame["waiting_time"].to_numpy(dtype=float)
+    difference = started - submitted
+    tolerance = _WAITING_ABS_TOL_S + _WAITING_REL_TOL * np.maximum(np.abs(started), np.abs(submitted))
+    _first_bad(path, ran & (np.abs(waited - difference) > tolerance), "waiting_time",
+               lambda row: f"{waited[row]:f} s, while starting_time - submission_time is {difference[row]:f} s "
+                           "(Batsim writes their difference)")
 
 
 def _non_decreasing(frame: pd.DataFrame, path: Path, column: str, what: str) -> None:
@@ -387,7 +404,7 @@ def _refuse_empty_jobs(outputs: "BatsimOutputs") -> None:
     except ValueError:
         nb_jobs = 0.0
     if nb_jobs > 0:
-        raise InputError(where, "row 2", f"missing: a header but no rows, while {nb_jobs:g} jobs ran "
+        raise InputError(where, "row 2", f"missing: a header but no rows, while {counted(nb_jobs, 'job', 'g')} ran "
                          f"({outputs.paths['schedule'].name}: nb_jobs); a truncated file?")
     states = outputs.machine_states
     if states is not None and "nb_computing" in states.columns and (states["nb_computing"] > 0).any():
@@ -450,6 +467,6 @@ def load_outputs(path: str | Path | BatsimOutputs, prefix: str | None = None) ->
         _refuse_empty_jobs(outputs)
     for kind, frame in (("consumed_energy", outputs.consumed_energy), ("machine_states", outputs.machine_states)):
         if frame is not None and frame.empty and started:
-            raise InputError(paths[kind], "row 2", f"missing: a header but no rows, while {started} jobs ran "
-                             f"({paths['jobs'].name}); a truncated file?")
+            raise InputError(paths[kind], "row 2", f"missing: a header but no rows, while "
+                             f"{counted(started, 'job')} ran ({paths['jobs'].name}); a truncated file?")
     return outputs

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Sequence
 
 from wattsched.analysis.node_states import STATES, NodeStates
-from wattsched.base.errors import OptionError
+from wattsched.base.errors import OptionError, counted
 from wattsched.base.fileio import atomic_paths
 
 __all__ = ["JOB_EVENT", "PSTATE_EVENT", "STATE_COLOURS", "paraver_text", "write_paraver"]
@@ -71,7 +71,7 @@ def paraver_text(states: NodeStates, names: Sequence[str] | None = None) -> tupl
     """The ``.prv``, ``.pcf`` and ``.row`` texts of ``states`` (module docstring)."""
     n = states.nb_hosts
     if names is not None and len(names) != n:
-        raise OptionError(f"{len(names)} host names for {n} hosts")
+        raise OptionError(f"{counted(len(names), 'host name')} for {counted(n, 'host')}")
     end = _us(states.end_s)
     header = (f"#Paraver ({DATE}):{end}:{n}({','.join('1' * n)}):1:"
               f"{n}({','.join(f'1:{i}' for i in range(1, n + 1))})")

@@ -24,7 +24,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
-from wattsched.base.errors import InputError
+from wattsched.base.errors import InputError, counted
 from wattsched.base.fileio import atomic_path
 from wattsched.analysis.node_states import parse_host_set, run_nb_hosts
 from wattsched.analysis.outputs import BatsimOutputs, load_outputs
@@ -110,7 +110,7 @@ def gantt_figure(outputs: str | Path | BatsimOutputs) -> Figure:
     axes.set_xlabel("time (s)")
     axes.set_ylabel("host id")
     axes.yaxis.set_major_locator(MaxNLocator(integer=True))
-    axes.set_title(f"Gantt chart: {len(ran)} jobs ran, hatched = not successful")
+    axes.set_title(f"Gantt chart: {counted(len(ran), 'job')} ran, hatched = not successful")
     return figure
 
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from wattsched.base.errors import InputError, OutputError, printable
+from wattsched.base.errors import InputError, OutputError, counted, printable
 from wattsched.base.fileio import atomic_paths, require_regular_file
 from wattsched.analysis.outputs import OUTPUT_KINDS, find_outputs, load_outputs
 
@@ -118,7 +118,7 @@ def _read_rows(path: Path) -> tuple[list[str], list[list[str]]]:
         raise InputError(path, f"column '{twice}'", "twice in the header")
     for number, row in enumerate(body, start=2):
         if len(row) != len(header):
-            raise InputError(path, f"line {number}", f"{len(row)} fields for {len(header)} columns")
+            raise InputError(path, f"line {number}", f"{counted(len(row), 'field')} for {counted(len(header), 'column')}")
     return header, body
 
 
@@ -372,5 +372,5 @@ def update_golden(run: str | Path, golden: str | Path, *, prefix: str | None = N
     for target in stale:
         target.unlink()
         logger.info("removed %s: the run wrote no %s output", target, target.name)
-    logger.info("golden %s updated from %s (%d files)", folder, run, len(written))
+    logger.info("golden %s updated from %s (%s)", folder, run, counted(len(written), "file"))
     return written

@@ -7,7 +7,13 @@ edge (the CLI, the Python API) catches it once and the CLI prints ``str(error)``
 
 from __future__ import annotations
 
-__all__ = ["WattschedError", "InputError", "OptionError", "OutputError", "ProtocolError", "printable"]
+__all__ = ["WattschedError", "InputError", "OptionError", "OutputError", "ProtocolError", "counted", "printable"]
+
+
+def counted(count: float, noun: str, spec: str = "") -> str:
+    """``count`` and ``noun`` as a message reads them: ``"1 job"``, ``"0 jobs"``, ``"3 jobs"`` (``noun`` singular,
+    its plural made with an ``s``; ``spec`` formats the count: ``","`` writes ``"2,000 jobs"``)."""
+    return f"{count:{spec}} {noun}{'' if count == 1 else 's'}"
 
 
 def printable(text: str, keep: str = "") -> str:

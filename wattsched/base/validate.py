@@ -34,13 +34,13 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from wattsched.base.errors import InputError, OptionError, OutputError, WattschedError
+from wattsched.base.errors import InputError, OptionError, OutputError, WattschedError, counted
 from wattsched.base.limits import available_memory_bytes, format_count, limit, limit_hint
 
 __all__ = [
     "DUPLICATE_KEY", "ErrorFactory", "check_count", "check_csv_name", "check_memory", "check_number",
     "check_output_files", "BatsimMessageChecker", "check_endpoint", "decode_utf8", "input_error", "ipc_bind_path",
-    "load_json", "load_yaml", "not_utf8_problem", "option_error",
+    "load_json", "load_yaml", "not_utf8_problem", "option_error", "window_beyond_time",
 ]
 
 #: Builds the error of one reader from (source, field, problem).
@@ -177,7 +177,8 @@ def not_utf8_problem(data: bytes) -> str | None:
     """None when ``data`` is UTF-8 text (after an optional UTF-8 byte-order mark), else why not, for an error
     message: ``not UTF-8 text (it looks like UTF-16): ...``. Batsim 4.2.1 reads its workload as UTF-8 (rapidjson's
     ``Document::Parse`` of the file's bytes as a C string, ``src/workload.cpp``): a UTF-16 file stops at its first
-    zero byte and is refused as JSON that "could not be parsed"."""
+    zero byte and is refused as JSON that "could not be parsed". SimGrid reads its platform as bytes too (a
+    flex-generated lexer), refusing the XML of a UTF-16 file that Python's parser would decode."""
     wide = _wide_encoding(data)
     if wide is not None:
         return f"not UTF-8 text (it looks like {wide}): save it as UTF-8, the encoding Batsim reads"
@@ -537,6 +538,16 @@ def _show(value: Any) -> str:
     return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
 
 
+def window_beyond_time(start_s: float, end_s: float) -> str | None:
+    """Why the window ``start_s,end_s`` (finite seconds) cannot be measured, or None: no run or trace reaches beyond
+    the ``time_s`` bound (README "Errors and limits"), and a window's energy up to 1e308 s would be inf, a plot's
+    axis overflow matplotlib's transforms. Every reader of a window (``--window``, a grid's or a runs file's
+    ``window``, :func:`wattsched.api.simulate`, :func:`wattsched.analysis.metrics.compute_metrics`) asks it."""
+    if max(abs(start_s), abs(end_s)) > limit("time_s"):
+        return f"{start_s:g},{end_s:g} is beyond any simulated time; {limit_hint('time_s', 's')}"
+    return None
+
+
 def check_count(count: float, bound: str, source: str, field: str, what: str,
                 error: ErrorFactory = input_error) -> None:
     """``count`` (of ``what``, e.g. "hosts") within the bound ``bound`` of :mod:`.limits`.
@@ -805,7 +816,7 @@ class BatsimMessageChecker:
         pstates: list[int] | None = None
         if resources:  # none: the schedulers take every host for a Taurus node (PolicyScheduler.start)
             if len(resources) != nb:
-                raise ValueError(f"field 'compute_resources' lists {len(resources)} hosts, "
+                raise ValueError(f"field 'compute_resources' lists {counted(len(resources), 'host')}, "
                                  f"'nb_compute_resources' says {nb}")
             pstates = [0] * nb
             seen = [False] * nb

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from wattsched.base.errors import OptionError, printable
 from wattsched.base.limits import limit
-from wattsched.cli.common import non_negative_int, positive_float, window
+from wattsched.cli.common import add_output_dir_argument, non_negative_int, positive_float, window
 
 
 def run_window(text: str) -> tuple[float, float]:
@@ -47,7 +47,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from wattsched.base.validate import check_output_files
 
     _check_budget_power(args.budget_power)
-    out_dir = Path(args.out_dir) if args.out_dir else find_outputs(args.outputs)["jobs"].parent
+    out_dir = Path(args.output_dir) if args.output_dir else find_outputs(args.outputs)["jobs"].parent
     check_output_files([out_dir / name for name in ("gantt.png", "power.png", "machine_states.png")],
                        f"-d {out_dir}")
     paths = plot_all(args.outputs, out_dir)
@@ -129,7 +129,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("plot", help="Gantt chart, power over time and host states as PNG",
                        description="Write gantt.png, power.png and machine_states.png for a run.")
     p.add_argument("outputs", help="output folder (holding one run), or prefix such as results/out")
-    p.add_argument("-d", "--out-dir", default=None, help="where to write the PNGs (default: next to the outputs)")
+    add_output_dir_argument(p, "the PNGs")
     p.add_argument("--window", type=run_window, metavar="START,END",
                    help="an energy-budget window to shade, in seconds")
     p.add_argument("--budget-power", type=positive_float, metavar="W", help="budget power in W, drawn as a line")
@@ -142,7 +142,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "<prefix>.prv, <prefix>.pcf (state names and colours, event names) and "
                                    "<prefix>.row (host names). Times in microseconds from the start.")
     p.add_argument("outputs", help="output folder (holding one run), or prefix such as results/out")
-    p.add_argument("-d", "--output-dir", default=None, help="where to write the three files (default: next to the outputs)")
+    add_output_dir_argument(p, "the three files")
     p.add_argument("--platform", help="the run's platform XML, to name the rows after its hosts (default: 'host <id>')")
     p.set_defaults(func=cmd_paraver)
 

@@ -7,6 +7,7 @@ scheduler                  ``-s/--scheduler NAME`` (preset, pybatsim entry point
 scheduler options          ``-o/--options JSON`` or ``-o @file.json``
 simulation outputs         ``-e/--export PREFIX`` (Batsim's five ``PREFIX_*.csv``)
 a generated file           ``--output FILE`` (standard output when absent)
+generated files' folder    ``-d/--output-dir DIR`` (next to the outputs read when absent; ``--out-dir`` too)
 a time window              ``--window START,END`` in seconds
 machine size, seed         ``--hosts N``, ``--seed S``
 parallel runs              ``-j/--workers N``; ``--force`` runs again what is already done
@@ -27,7 +28,7 @@ from typing import Any
 from wattsched.base.errors import OptionError, WattschedError
 from wattsched.base.fileio import require_regular_file
 from wattsched.base.limits import limit, limit_hint
-from wattsched.base.validate import DUPLICATE_KEY, decode_utf8, load_json
+from wattsched.base.validate import DUPLICATE_KEY, decode_utf8, load_json, window_beyond_time
 
 
 def scheduler_options(text: str) -> dict[str, Any]:
@@ -74,13 +75,11 @@ def window(text: str) -> tuple[float, float]:
     if b <= a:
         raise argparse.ArgumentTypeError(f"window end {b:g} is not after its start {a:g}")
     try:
-        bound = limit("time_s")
+        beyond = window_beyond_time(a, b)
     except WattschedError as exc:  # a malformed WATTSCHED_LIMIT_TIME_S, said as a usage error
         raise argparse.ArgumentTypeError(str(exc)) from None
-    if max(abs(a), abs(b)) > bound:  # no run or trace reaches it (README "Errors and limits"): a window energy would
-        # be inf, a plot's axis up to 1e308 s overflows matplotlib's transforms
-        raise argparse.ArgumentTypeError(f"window {a:g},{b:g} is beyond any simulated time; "
-                                         f"{limit_hint('time_s', 's')}")
+    if beyond:
+        raise argparse.ArgumentTypeError(f"window {beyond}")
     return a, b
 
 
@@ -111,6 +110,19 @@ def positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text[:40]!r}") from None
     if not 0.0 < value < math.inf:
         raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
+    return value
+
+
+def timeout_seconds(text: str) -> float:
+    """``--timeout S``: a positive number of seconds within the ``time_s`` bound (a wait of 1e308 s cannot be
+    counted in the milliseconds ZeroMQ waits by)."""
+    value = positive_float(text)
+    try:
+        bound = limit("time_s")
+    except WattschedError as exc:  # a malformed WATTSCHED_LIMIT_TIME_S, said as a usage error
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if value > bound:
+        raise argparse.ArgumentTypeError(f"{value:g} s is longer than any wait; {limit_hint('time_s', 's')}")
     return value
 
 
@@ -146,6 +158,14 @@ def output_file(text: str) -> Path:
 
 def add_output_argument(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--output", type=output_file, metavar="FILE", help=f"{what} (default: standard output)")
+
+
+def add_output_dir_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    """``-d/--output-dir DIR`` (``args.output_dir``, None when absent), and ``--out-dir`` as an alias kept out of
+    the help: ``plot`` spelled it so, ``paraver`` the other way."""
+    parser.add_argument("-d", "--output-dir", metavar="DIR", help=f"where to write {what} (default: next to the "
+                                                                   "outputs)")
+    parser.add_argument("--out-dir", dest="output_dir", help=argparse.SUPPRESS)
 
 
 def progress_enabled(args: argparse.Namespace) -> bool:

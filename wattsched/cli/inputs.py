@@ -147,9 +147,13 @@ def efficiencies(text: str) -> tuple[float, float, float]:
 
 
 def cmd_lightesp(args: argparse.Namespace) -> int:
-    from wattsched.workloads.lightesp import light_esp
+    from wattsched.workloads.lightesp import DEFAULT_EFFICIENCIES, light_esp
 
-    workload = light_esp(copies=args.copies, users=args.users, efficiencies=args.efficiencies, seed=args.seed,
+    if args.efficiencies is not None and args.users != "same-workload":  # it would be silently ignored
+        raise OptionError("--efficiencies: only with --users same-workload (with different-workloads every user's "
+                          "energy factor is 1)")
+    efficiencies = DEFAULT_EFFICIENCIES if args.efficiencies is None else args.efficiencies
+    workload = light_esp(copies=args.copies, users=args.users, efficiencies=efficiencies, seed=args.seed,
                          hosts_per_node=args.hosts_per_node, period_s=args.period,
                          walltime_factor=args.walltime_factor, speed_flops=args.speed)
     emit_text(json.dumps(workload, indent=1) + "\n", args.output)
@@ -165,17 +169,35 @@ def cmd_platform(args: argparse.Namespace) -> int:
         if args.flat or args.prefix is not None or args.suffix:
             raise OptionError("--node eamc writes one <cluster> per partition (hosts p1-0 ..., p2-0 ...): "
                               "--flat, --prefix and --suffix do not apply")
-        emit_text(eamc_platform_xml((args.hosts, args.hosts)), args.output)
-        return 0
-    prefix = args.prefix if args.prefix is not None else {"esc": "node", "upas": "cpu"}.get(args.node, "taurus-")
-    if args.node == "upas":
+        text = eamc_platform_xml((args.hosts, args.hosts))
+    elif args.node == "upas":
+        prefix = "cpu" if args.prefix is None else args.prefix
         text = upas_platform_xml(args.hosts, top_power_w=args.top_power or 100.0, prefix=prefix, suffix=args.suffix,
                                  cluster=not args.flat)
     else:
+        prefix = args.prefix if args.prefix is not None else {"esc": "node"}.get(args.node, "taurus-")
         generate = esc_platform_xml if args.node == "esc" else taurus_platform_xml
         text = generate(args.hosts, prefix=prefix, suffix=args.suffix, cluster=not args.flat)
+    _check_generated_platform(text, args)
     emit_text(text, args.output)
     return 0
+
+
+def _check_generated_platform(text: str, args: argparse.Namespace) -> None:
+    """The platform ``wattsched platform`` is about to write is one ``wattsched run`` reads (the options can still
+    ask for what the loader's limits refuse, e.g. ``--top-power 1e300``: an energy beyond a double).
+
+    Raises:
+        OptionError: the loader's error, said of the command's options.
+    """
+    from wattsched.simulator.platform import parse_platform
+
+    try:
+        parse_platform(text.encode("utf-8"), "the generated platform")
+    except InputError as exc:
+        options = f"--node {args.node} --hosts {args.hosts}" + (
+            f" --top-power {args.top_power:g}" if args.top_power is not None else "")
+        raise OptionError(f"{options}: {exc}") from None
 
 
 def cmd_eamc_workload(args: argparse.Namespace) -> int:
@@ -284,7 +306,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="same-workload: 3 users with the same jobs and energy factors --efficiencies (paper "
                         "§IV-B.1); different-workloads: 3 users with 1/6, 2/6, 3/6 of the jobs, factor 1 "
                         "(§IV-B.2) (default same-workload)")
-    p.add_argument("--efficiencies", type=efficiencies, default=(0.7, 1.0, 1.3), metavar="G,N,L",
+    p.add_argument("--efficiencies", type=efficiencies, metavar="G,N,L",
                    help="energy factors of users 1, 2, 3 with same-workload (default 0.7,1.0,1.3)")
     p.add_argument("--seed", type=non_negative_int, default=1,
                    help="seed of the submission order (an integer ≥ 0, default 1)")

@@ -9,13 +9,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from wattsched.base.errors import OptionError, ProtocolError, printable
+from wattsched.base.errors import OptionError, ProtocolError, counted, printable
 from wattsched.cli.common import (
     add_options_argument,
     add_progress_arguments,
     non_negative_int,
     positive_float,
     progress_enabled,
+    timeout_seconds,
     window,
     scheduler_options,
 )
@@ -71,9 +72,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     rejected = int(metrics.get("nb_jobs_rejected", 0))
     if rejected:
         wide = sum(job.res > platform.nb_hosts for job in workload.jobs)
-        print(f"warning: {rejected} jobs rejected by the scheduler"
-              + (f", {wide} of them wider than the platform's {platform.nb_hosts} hosts (Batsim submits such jobs; "
-                 "the presets reject them, as pybatsim's EASY does)" if wide else ""), file=sys.stderr)
+        print(f"warning: {counted(rejected, 'job')} rejected by the scheduler"
+              + (f", {wide} of them wider than the platform's {counted(platform.nb_hosts, 'host')} (Batsim submits "
+                 "such jobs; the presets reject them, as pybatsim's EASY does)" if wide else ""), file=sys.stderr)
     if args.json:
         print(metrics_to_json(metrics))
     else:
@@ -383,7 +384,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--connect", metavar="ENDPOINT",
                    help="do not load a scheduler: act as Batsim and connect (REQ) to a scheduler already "
                         "listening on ENDPOINT, e.g. tcp://127.0.0.1:28000")
-    p.add_argument("--timeout", type=positive_float, default=None, metavar="S",
+    p.add_argument("--timeout", type=timeout_seconds, default=None, metavar="S",
                    help=f"with --connect: give up when the scheduler does not answer a message within S seconds "
                         f"(default {DEFAULT_TIMEOUT_S:g})")
     p.add_argument("--enable-dynamic-jobs", action="store_true",
@@ -424,6 +425,6 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     add_options_argument(p)
     p.add_argument("--bind", default="tcp://127.0.0.1:28000", metavar="ENDPOINT",
                    help="endpoint to bind (default tcp://127.0.0.1:28000; use tcp://*:28000 in a container)")
-    p.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT_S, metavar="S",
+    p.add_argument("--timeout", type=timeout_seconds, default=DEFAULT_TIMEOUT_S, metavar="S",
                    help=f"give up when Batsim sends nothing for S seconds (default {DEFAULT_TIMEOUT_S:g})")
     p.set_defaults(func=cmd_serve)

@@ -7,7 +7,7 @@ import logging
 import sys
 from pathlib import Path
 
-from wattsched.base.errors import OptionError
+from wattsched.base.errors import OptionError, counted
 from wattsched.cli.common import non_negative_int, positive_float, positive_int
 
 
@@ -46,15 +46,19 @@ def _holds_a_json_object(path: str) -> bool:
 
 
 def _name_list(text: str) -> list[str]:
-    """``--machines A,B`` (and ``--traces``): a non-empty comma-separated list of names; an empty value (an unset
-    ``$MACHINES``) or an empty name must not silently mean "all of them". The names themselves are checked
-    against the study's own list before any work."""
+    """``--machines A,B`` (and ``--traces``, ``--parts``): a non-empty comma-separated list of names; an
+    empty value (an unset ``$MACHINES``) or an empty name must not silently mean "all of them", and a name given
+    twice would make two runs of one name. The names themselves are checked against the study's own list before
+    any work."""
     names = [name.strip() for name in text.split(",")]
     if not any(names):
         raise argparse.ArgumentTypeError("expected a comma-separated list of names, got an empty value "
                                          "(leave the option out for all of them)")
     if not all(names):
         raise argparse.ArgumentTypeError(f"expected a comma-separated list of names, got an empty name in {text!r}")
+    twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
+    if twice is not None:
+        raise argparse.ArgumentTypeError(f"{twice!r} is given twice in {text!r}")
     return names
 
 
@@ -115,7 +119,7 @@ def cmd_reproduce_efs(args: argparse.Namespace) -> int:
     pwa = find_pwa(args.pwa)
     print(f"Parallel Workloads Archive logs: {pwa if pwa is not None else 'not found, synthetic traces'}",
           file=sys.stderr)
-    result = run_experiment(args.out, parts=args.parts.split(","),
+    result = run_experiment(args.out, parts=args.parts,
                             traces=args.traces, full=args.full,
                             weeks=args.weeks, pwa=args.pwa, nb_users=args.users, seeds=args.seeds, seed=args.seed,
                             workers=args.workers, force=args.force,
@@ -177,7 +181,7 @@ def cmd_reproduce_eamc(args: argparse.Namespace) -> int:
                             show_progress=False if args.quiet else None)
     inputs = result.inputs
     print(f"{len(result.frame)} runs ({inputs.hosts_per_partition} + {inputs.hosts_per_partition} nodes, "
-          f"{inputs.nb_jobs} jobs per workload) in {result.wall_s:.0f} s; report: {result.report}")
+          f"{counted(inputs.nb_jobs, 'job')} per workload) in {result.wall_s:.0f} s; report: {result.report}")
     return 1 if report_failures(result.frame) else 0
 
 
@@ -243,7 +247,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--pwa", metavar="DIR",
                    help="folder of Parallel Workloads Archive logs (default: $WATTSCHED_PWA, else ../shared/data/pwa "
                         "beside the repository)")
-    e.add_argument("--parts", default="lightesp,table1", help="lightesp and/or table1 (default both)")
+    e.add_argument("--parts", type=_name_list, default="lightesp,table1", help="lightesp and/or table1 (default both)")
     e.add_argument("--traces", type=_name_list, help="comma-separated subset of sdsc,pik,curie (default all)")
     e.add_argument("--full", action="store_true", help="whole logs (hours for Curie); synthetic PIK-IPLEX of 52 weeks")
     e.add_argument("--weeks", type=positive_int, help="weeks of every trace (default: 8 SDSC-SP2, 4 PIK-IPLEX, 1 Curie)")
@@ -311,7 +315,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e = papers.add_parser("eamc", help="EAMC paper §5: EAMC's variants, Base, Min runtime and Min energy on p1/p2",
                           description="The EAMC paper's §5 on its p1/p2 system (p1: Platinum 8168 nodes at 1.2-2.7 "
                                       "GHz, p2: Gold 6254 nodes at 1.2-3.1 GHz, the EAR model of the authors' data): "
-                                      "workloads of 13, 33 and 50 %% jobs favouring p2, EAMC-Reorder, -PriorityInc and "
+                                      "workloads of 13, 33 and 50 % jobs favouring p2, EAMC-Reorder, -PriorityInc and "
                                       "-PriorityInc-V at t_weight 1 and 1.5 (and PriorityInc-V with the published "
                                       "plugin's scores), Base Slurm, Min runtime and Min energy, each on several seeds. "
                                       "Reduced size unless --full (512 + 512 nodes, 5,000 jobs). Writes results.csv, "

@@ -42,7 +42,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from wattsched.base.errors import OptionError
+from wattsched.base.errors import OptionError, counted
 from wattsched.base.fileio import write_if_changed
 from wattsched.experiments.sweep import Run, failed_runs, run_sweep
 
@@ -138,7 +138,7 @@ def prepare_inputs(out: Path, *, full: bool = False, scale: float | None = None,
     except OptionError as exc:
         if full or scale is None:
             raise
-        raise OptionError(f"--scale {scale:g} ({hosts} + {hosts} nodes, {jobs} jobs): {exc}") from None
+        raise OptionError(f"--scale {scale:g} ({hosts} + {hosts} nodes, {counted(jobs, 'job')}): {exc}") from None
     platform = folder / f"eamc_p1p2_{hosts}.xml"
     write_if_changed(platform, eamc_platform_xml((hosts, hosts)))
     workloads: dict[tuple[str, int], Path] = {}
@@ -510,7 +510,7 @@ def write_report(frame: pd.DataFrame, summary: pd.DataFrame, path: Path, *, inpu
     metas = list(inputs.meta.values())
     lines += ["## Inputs", "",
               f"{size.capitalize()}: {inputs.hosts_per_partition} + {inputs.hosts_per_partition} nodes, "
-              f"{inputs.nb_jobs} jobs per workload (the paper: 512 + 512 nodes, 5,000 jobs), seeds "
+              f"{counted(inputs.nb_jobs, 'job')} per workload (the paper: 512 + 512 nodes, 5,000 jobs), seeds "
               f"{', '.join(map(str, seeds))}, arrivals over 10 days (`wattsched eamc-workload`, "
               "`workloads/eamc.py`: the paper's stated means; its Cirne model with the ANL arrival pattern is not "
               "at hand).", "",

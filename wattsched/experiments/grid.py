@@ -43,7 +43,7 @@ import pandas as pd
 
 from wattsched.base.errors import InputError, OptionError
 from wattsched.base.fileio import atomic_path, require_regular_file, write_if_changed
-from wattsched.base.validate import check_number
+from wattsched.base.validate import check_number, window_beyond_time
 from wattsched.experiments.sweep import Run
 
 __all__ = ["Grid", "grid_runs", "load_grid", "parse_grid", "write_results", "COMPARED_METRICS"]
@@ -129,6 +129,8 @@ def parse_grid(data: Any, source: str = "<grid>") -> Grid:
     for i, seed in enumerate(seeds):
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise InputError(source, f"seeds[{i}]", f"must be an integer ≥ 0, got {seed!r}")
+        if seed in seeds[:i]:  # the same synthetic workloads twice: two runs of one name
+            raise InputError(source, f"seeds[{i}]", f"the same seed as seeds[{seeds.index(seed)}], {seed}")
     for key in ("platforms", "workloads"):
         for i, entry in enumerate(items(key)):
             if not isinstance(entry, (str, Mapping)):
@@ -139,6 +141,9 @@ def parse_grid(data: Any, source: str = "<grid>") -> Grid:
                 and window[1] > window[0] >= 0):
             raise InputError(source, "window", "must be [start, end] in seconds, 0 ≤ start < end")
         window = (float(window[0]), float(window[1]))
+        beyond = window_beyond_time(*window)
+        if beyond:
+            raise InputError(source, "window", beyond)
     for key in ("tau_s", "max_power_w"):
         if data.get(key) is not None and not (_finite(data[key]) and data[key] > 0):
             raise InputError(source, key, f"must be a positive number, got {data[key]!r}")

@@ -51,7 +51,7 @@ import pandas as pd
 
 from wattsched.base.errors import OptionError, WattschedError
 from wattsched.base.fileio import require_regular_file
-from wattsched.base.validate import check_number, decode_utf8, load_json, option_error
+from wattsched.base.validate import check_number, decode_utf8, load_json, option_error, window_beyond_time
 
 __all__ = ["Run", "run_sweep", "execute_run", "outputs_exist", "failed_runs", "load_runs", "check_sweep_arguments"]
 
@@ -517,6 +517,9 @@ def _window_of(value: Any, source: str, field: str) -> Window:
     end = check_number(value[1], source, f"{field} end", error=option_error)
     if not end > start:
         raise option_error(source, field, f"end {end:g} is not after start {start:g}")
+    beyond = window_beyond_time(start, end)
+    if beyond:
+        raise option_error(source, field, beyond)
     return start, end
 
 

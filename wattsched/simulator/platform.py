@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from wattsched.base.errors import InputError
 from wattsched.base.fileio import require_regular_file
 from wattsched.base.limits import limit, limit_hint
-from wattsched.base.validate import check_count, check_memory
+from wattsched.base.validate import check_count, check_memory, not_utf8_problem
 from wattsched.energy_models.power import ModelTextError, NodeModel, parse_speed_list
 from wattsched.energy_models.upas import FREQUENCY_PROPERTY, parse_frequencies
 
@@ -399,13 +399,26 @@ def load_platform(path: str | os.PathLike) -> Platform:
     path = os.fspath(path)
     try:
         require_regular_file(path)
-        tree = ET.parse(path)
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as e:
+        raise InputError(path, "", f"cannot read platform file ({e.strerror or e})") from None
+    return parse_platform(data, path)
+
+
+def parse_platform(data: bytes, path: str) -> Platform:
+    """A SimGrid platform from the bytes of its file (``path`` names it in errors: a file, or what wrote the
+    text, e.g. ``wattsched platform``); raise :class:`InputError` on anything Batsim would refuse."""
+    # SimGrid's platform parser is a flex lexer over the file's bytes: UTF-8 (or ASCII) only, while Python's
+    # XML parser would decode a UTF-16 file by its byte-order mark
+    problem = not_utf8_problem(data)
+    if problem is not None:
+        raise InputError(path, "", problem)
+    try:
+        root = ET.fromstring(data)
     except ET.ParseError as e:
         line, col = e.position
         raise InputError(path, f"line {line}", f"malformed XML ({e})") from None
-    except OSError as e:
-        raise InputError(path, "", f"cannot read platform file ({e.strerror or e})") from None
-    root = tree.getroot()
     _check_version(path, root)
 
     loader = _Loader(path)

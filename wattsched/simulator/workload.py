@@ -26,10 +26,11 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections import ChainMap
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, Mapping, MutableMapping, Union
 
-from wattsched.base.errors import InputError
+from wattsched.base.errors import InputError, counted
 from wattsched.base.fileio import require_regular_file
 from wattsched.base.limits import limit, limit_hint
 from wattsched.base.validate import CSV_UNSAFE, check_count, check_csv_name, check_memory, check_number, load_json
@@ -76,8 +77,8 @@ class ParallelProfile:
         if nb_hosts != len(cpu):  # Batsim fails the same way when the task starts (generate_parallel_task)
             where = f"{self.source}: " if self.source else ""
             raise ValueError(
-                f"{where}profile '{self.name}' (parallel) has {len(cpu)} cpu values: it runs on exactly "
-                f"{len(cpu)} hosts, not on the {nb_hosts} of the job's res (real Batsim stops there too)"
+                f"{where}profile '{self.name}' (parallel) has {counted(len(cpu), 'cpu value')}: it runs on exactly "
+                f"{counted(len(cpu), 'host')}, not on the {nb_hosts} of the job's res (real Batsim stops there too)"
             )
         return cpu
 
@@ -134,10 +135,10 @@ def _is_int(value: object) -> bool:
 
 
 class _ProfileReader:
-    def __init__(self, path: str, raw: dict) -> None:
+    def __init__(self, path: str, raw: Mapping[str, object]) -> None:
         self.path = path
         self.raw = raw
-        self.done: dict[str, Profile] = {}
+        self.done: MutableMapping[str, Profile] = {}
         self.in_progress: list[str] = []
         self.parts: dict[str, int] = {}  # atomic parts a job with this profile runs
         self.depths: dict[str, int] = {}  # composed levels above its atomic parts
@@ -389,8 +390,9 @@ def parse_profile(source: str, name: str, desc: object, profiles: dict[str, Prof
                   raw_profiles: dict[str, object]) -> Profile:
     """One more profile ``name`` for a workload that already has ``profiles`` (parsed) and
     ``raw_profiles`` (as read): a REGISTER_PROFILE (B44). A composed profile may name any of them.
-    Raises :class:`InputError` naming ``source`` and the field."""
-    reader = _ProfileReader(source, {**raw_profiles, name: desc})
-    reader.done.update(profiles)
+    Raises :class:`InputError` naming ``source`` and the field. Neither mapping is copied (each dynamic job
+    registers one: copies made a run quadratic in its jobs); the reader's new entries go to maps of its own."""
+    reader = _ProfileReader(source, ChainMap({name: desc}, raw_profiles))
+    reader.done = ChainMap({}, profiles)
     return reader.get(name)
 

@@ -23,6 +23,7 @@ from typing import Any, Final
 import numpy as np
 from procset import ProcSet
 
+from wattsched.base.errors import counted
 from wattsched.analysis.outputs import BatsimOutputs
 from wattsched.analysis.plots import MACHINE_STATES, power_steps
 
@@ -77,7 +78,7 @@ def gantt(outputs: BatsimOutputs) -> Figure:
                "line": {"width": 0.5, "color": "black", "dash": "dot" if killed else "solid"},
                "name": "not successful" if killed else "completed", "showlegend": False}
               for (colour, killed), g in sorted(groups.items())]
-    title = f"Gantt chart: {len(ran)} jobs ran, dotted = not successful"
+    title = f"Gantt chart: {counted(len(ran), 'job')} ran, dotted = not successful"
     if len(ran) > len(shown):
         title += f" (first {len(shown)} drawn)"
     return {"data": traces, "layout": _layout(title, "time (s)", "host id")}
@@ -145,7 +146,7 @@ def host_states(outputs: BatsimOutputs) -> Figure:
         data.append({"type": "scatter", "mode": "lines", "x": xs, "y": ys, "stackgroup": "hosts",
                      "line": {"shape": "hv", "width": 0.5, "color": TAB[colour]},
                      "name": name.removeprefix("nb_").replace("_", " ")})
-    return {"data": data, "layout": _layout(f"Host states ({nb_hosts} hosts)", "time (s)", "hosts")}
+    return {"data": data, "layout": _layout(f"Host states ({counted(nb_hosts, 'host')})", "time (s)", "hosts")}
 
 
 def compare_power(runs: Sequence[tuple[str, BatsimOutputs]]) -> Figure:
