@@ -21,13 +21,17 @@ accept or a half-made output folder.
   the wait counted in milliseconds).
 * ``wattsched platform --node upas --top-power 1e300`` wrote a platform ``wattsched run`` refuses (its energy over
   the time bound is beyond a double).
+* SIGTERM during ``api.simulate`` killed the process at once, its temporary outputs (or temporary folder) left
+  behind; now they are removed first, then the process ends by SIGTERM (a handler of the caller's own is kept).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import textwrap
 import warnings
 from pathlib import Path
 
@@ -35,6 +39,7 @@ import pytest
 
 from wattsched.cli import build_parser, main
 
+ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = Path(__file__).parent / "fixtures" / "batsim-reference"
 
 MASTER = '<host id="master_host" speed="100Mf"/>'
@@ -254,3 +259,59 @@ def test_a_generated_platform_that_run_refuses_is_not_written(capsys, tmp_path):
     assert not out.exists()
     assert main(["platform", "--node", "upas", "--hosts", "4", "--top-power", "150", "--output", str(out)]) == 0
     assert out.exists()
+
+
+SIGTERM_IN_API = textwrap.dedent("""
+    import os, signal, sys, time
+    import wattsched.simulator.outputs as outputs
+    first = outputs.consumed_energy_lines
+    def stopped(sim):  # the fourth of the five files: three are written, the run is then stopped
+        yield from first(sim)
+        os.kill(os.getpid(), signal.SIGTERM)
+        if sys.argv[1] == "default":
+            time.sleep(5)
+    outputs.consumed_energy_lines = stopped
+    from wattsched import api
+    if sys.argv[1] == "handled":  # the caller's own handler is left alone
+        signal.signal(signal.SIGTERM, lambda signum, frame: print("caller's handler"))
+    api.simulate(sys.argv[2], sys.argv[3], "fcfs", out=sys.argv[4] if len(sys.argv) > 4 else None)
+    print("ended")
+""")
+
+
+@pytest.mark.parametrize("out", [True, False])
+def test_sigterm_in_api_simulate_cleans_up_then_terminates(tmp_path, out):
+    """was: killed at once, the temporary ``.out_*.csv.XXXX`` files (or the temporary folder) left behind."""
+    import signal
+    import subprocess
+    import sys
+
+    platform, workload = tmp_path / "p.xml", tmp_path / "w.json"
+    platform.write_text(f'<?xml version="1.0"?><platform version="4.1"><zone id="z" routing="Full">{MASTER}'
+                        + "".join(HOST.format(i=i) for i in range(2)) + "</zone></platform>")
+    workload.write_text(json.dumps(WORKLOAD))
+    folder = tmp_path / "out"
+    folder.mkdir()
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    argv = ["default", str(platform), str(workload)] + ([str(folder / "run")] if out else [])
+    done = subprocess.run([sys.executable, "-c", SIGTERM_IN_API, *argv], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(scratch)})
+    assert done.returncode == -signal.SIGTERM, done.stderr
+    assert "ended" not in done.stdout
+    assert list(folder.iterdir()) == [] and list(scratch.iterdir()) == []  # no temporary file, no temporary folder
+
+
+def test_sigterm_with_a_handler_of_the_caller_is_left_to_it(tmp_path):
+    import subprocess
+    import sys
+
+    platform, workload = tmp_path / "p.xml", tmp_path / "w.json"
+    platform.write_text(f'<?xml version="1.0"?><platform version="4.1"><zone id="z" routing="Full">{MASTER}'
+                        + "".join(HOST.format(i=i) for i in range(2)) + "</zone></platform>")
+    workload.write_text(json.dumps(WORKLOAD))
+    done = subprocess.run([sys.executable, "-c", SIGTERM_IN_API, "handled", str(platform), str(workload),
+                           str(tmp_path / "run")], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["caller's", "handler", "ended"]

@@ -47,6 +47,7 @@ from wattsched.analysis.outputs import BatsimOutputs, load_outputs
 from wattsched.analysis.paraver import write_paraver
 from wattsched.base.batsim_files import output_paths
 from wattsched.base.errors import InputError, OptionError, OutputError, ProtocolError, WattschedError
+from wattsched.base.signals import clean_up_on_terminate
 from wattsched.base.validate import window_beyond_time
 from wattsched.experiments.runner import (
     PlatformInput,
@@ -344,13 +345,14 @@ def simulate(
         folder = None
         prefix = _path_argument(out, "out", "an output prefix path")
         check_prefix(out)  # before Path() drops a trailing slash (a folder); inputs checked by run_simulation
-    try:
-        stats = run_simulation(platform, workload, prefix, scheduler=scheduler, options=options,
-                               dynamic_jobs=dynamic_jobs, show_progress=progress)
-    except BaseException:
-        if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
-        raise
+    with clean_up_on_terminate():  # SIGTERM: the temporary outputs (and folder) removed, then the process ends
+        try:
+            stats = run_simulation(platform, workload, prefix, scheduler=scheduler, options=options,
+                                   dynamic_jobs=dynamic_jobs, show_progress=progress)
+        except BaseException:
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+            raise
     users = _users_source(workload)
     result = Result(prefix, stats, scheduler_name(scheduler), options, tau_s, window, max_power_w, users)
     if folder is not None:
