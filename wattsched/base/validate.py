@@ -116,13 +116,15 @@ def _number_problem(value: Any) -> str | None:
     return None
 
 
-def check_json_tree(doc: Any, source: str, error: ErrorFactory = input_error) -> None:
-    """Nesting within ``nesting`` and every number a finite double, without recursion.
+def check_json_tree(doc: Any, source: str, error: ErrorFactory = input_error, *, max_depth: int | None = None) -> None:
+    """Nesting within ``nesting`` (or ``max_depth``, the bound a caller read already) and every number a finite
+    double, without recursion.
 
     Raises:
         the ``error`` of the reader, naming the JSON path of the first bad value.
     """
-    max_depth = limit("nesting")
+    if max_depth is None:
+        max_depth = int(limit("nesting"))
     lo, hi = -MAX_DOUBLE, MAX_DOUBLE
     stack: list[tuple[Any, int, tuple | None]] = [(doc, 0, None)]
     while stack:

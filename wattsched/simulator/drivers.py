@@ -60,15 +60,29 @@ def describe_message(number: int, msg: dict) -> str:
     return f"Batsim message {number} (t={msg.get('now', 0):.12g}, {', '.join(kinds)}{f', +{more}' if more > 0 else ''})"
 
 
-def _apply(sim: Simulation, msg: dict, reply: object, *, parsed: bool = False) -> dict | None:
+@dataclass(frozen=True)
+class _Bounds:
+    """The bounds a reply is checked against (:mod:`wattsched.base.limits`), read once per run: the environment
+    is not read again at each of a run's messages."""
+
+    nesting: int
+    time_s: float
+
+    @classmethod
+    def now(cls) -> "_Bounds":
+        return cls(int(limit("nesting")), limit("time_s"))
+
+
+def _apply(sim: Simulation, msg: dict, reply: object, bounds: _Bounds, *, parsed: bool = False) -> dict | None:
     """``sim.step(reply)``; a reply Batsim would refuse raises :class:`ProtocolError` naming the message it
     answers and the event at fault. ``parsed``: ``reply`` comes from :func:`load_json`, which checked its
     numbers and nesting already (over ZeroMQ)."""
     number = sim.nb_messages
 
     if not parsed:
-        check_json_tree(_never_calls_dropped(reply, msg.get("now")), "", _describing_error(number, msg))
-    _check_reply_times(reply, number, msg)
+        check_json_tree(_never_calls_dropped(reply, msg.get("now")), "", _describing_error(number, msg),
+                        max_depth=bounds.nesting)
+    _check_reply_times(reply, number, msg, bounds.time_s)
     try:
         return sim.step(reply)  # type: ignore[arg-type]
     except ProtocolError as exc:
@@ -95,13 +109,12 @@ def _never_calls_dropped(reply: object, now: object) -> object:
     return reply if events == reply["events"] else {**reply, "events": events}
 
 
-def _check_reply_times(reply: object, number: int, msg: dict) -> None:
-    """Times in a reply (``now``, each event's ``timestamp``, CALL_ME_LATER's) within the ``time_s`` bound: a
-    scheduler asking to be woken up in 10^300 s is refused, not simulated. Job metadata must be something
-    ``_jobs.csv`` can carry."""
+def _check_reply_times(reply: object, number: int, msg: dict, bound: float) -> None:
+    """Times in a reply (``now``, each event's ``timestamp``, CALL_ME_LATER's) within the ``time_s`` bound
+    (``bound``): a scheduler asking to be woken up in 10^300 s is refused, not simulated. Job metadata must be
+    something ``_jobs.csv`` can carry."""
     if not isinstance(reply, dict):
         return
-    bound = limit("time_s")
     events = reply.get("events")
     candidates = [("now", reply.get("now"))]
     if isinstance(events, list):
@@ -160,6 +173,7 @@ def run_inprocess(sim: Simulation, handler: Handler, *, progress: ProgressCallba
     t0 = time.perf_counter()
     sched_s = 0.0
     total = len(sim.jobs)  # static jobs, and the registered ones as they come
+    bounds = _Bounds.now()
     msg: dict | None = sim.start()
     while msg is not None:
         t = time.perf_counter()
@@ -167,7 +181,7 @@ def run_inprocess(sim: Simulation, handler: Handler, *, progress: ProgressCallba
         sched_s += time.perf_counter() - t
         if not isinstance(reply, dict):
             raise ProtocolError(f"the scheduler did not reply to {describe_message(sim.nb_messages, msg)}")
-        msg = _apply(sim, msg, reply)
+        msg = _apply(sim, msg, reply, bounds)
         if msg is not None and max_messages is not None and sim.nb_messages >= max_messages:
             break
         if progress is not None and msg is not None:
@@ -197,6 +211,7 @@ def run_zmq(sim: Simulation, endpoint: str, *, progress: ProgressCallback | None
 
     check_endpoint(endpoint, "--connect")
     timeout = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
+    bounds = _Bounds.now()
     ctx = zmq.Context()
     sock = ctx.socket(zmq.REQ)
     sock.setsockopt(zmq.LINGER, 0)
@@ -241,7 +256,7 @@ def run_zmq(sim: Simulation, endpoint: str, *, progress: ProgressCallback | None
                                         f"to {describe_message(number, msg)}; --timeout S waits longer")
             sched_s += time.perf_counter() - t
             reply = load_json(raw, "", _describing_error(number, msg))
-            msg = _apply(sim, msg, reply, parsed=True)
+            msg = _apply(sim, msg, reply, bounds, parsed=True)
             if progress is not None and msg is not None:
                 progress(sim.now_s, _progress_done(sim), max(total, len(sim.jobs)))
     finally:
