@@ -50,7 +50,7 @@ from procset import ProcSet
 from sortedcontainers import SortedList
 
 from wattsched.base.batsim_files import REPLACEMENT_WORKLOAD
-from wattsched.base.errors import OptionError, ProtocolError
+from wattsched.base.errors import OptionError, ProtocolError, counted
 from wattsched.base.hostsets import disjoint, from_sorted_ids, inter, intervals, minus, plus
 from wattsched.energy_models.power import PlatformPower
 from wattsched.energy_models.taurus import TAURUS
@@ -212,7 +212,7 @@ class PolicyScheduler:
         if job.id in self._registered:  # the acknowledgement of a replacement we registered (running already)
             return
         if job.res <= 0 or job.res > view.nb_hosts:
-            logger.info("rejecting %s: asks for %d hosts, the machine has %d", job.id, job.res, view.nb_hosts)
+            logger.info("rejecting %s: asks for %s, the machine has %d", job.id, counted(job.res, "host"), view.nb_hosts)
             self._waiting_rejects.append(RejectJob(job.id))
             return
         if job.id in self._queue or job.id in view.running:

@@ -87,7 +87,7 @@ def test_allocating_a_switching_host_is_an_error(tmp_path) -> None:
 
 def test_wrong_allocation_size_is_an_error(tmp_path) -> None:
     sim = _submitted(tmp_path, [job(1, res=2)])
-    with pytest.raises(ProtocolError, match="field 'alloc' has 1 hosts but the job requests 2"):
+    with pytest.raises(ProtocolError, match="field 'alloc' has 1 host but the job requests 2"):
         sim.step(reply(0, ("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "1"})))
 
 
@@ -146,7 +146,7 @@ def test_virtual_pstate_request_is_an_error(tmp_path) -> None:
 
 def test_deadlock_names_the_forgotten_jobs(tmp_path) -> None:
     sim = _submitted(tmp_path, [job(1), job(2)])
-    with pytest.raises(ProtocolError, match=r"deadlock .* 1 job\(s\) were never started nor rejected by the scheduler \(w0!2\)"):
+    with pytest.raises(ProtocolError, match=r"deadlock .* 1 job was never started nor rejected by the scheduler \(w0!2\)"):
         msg = sim.step(reply(0, ("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0"})))
         while msg is not None:
             msg = sim.step(reply(msg["now"]))

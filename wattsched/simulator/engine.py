@@ -46,7 +46,7 @@ from wattsched.simulator.rows import Rows
 from wattsched.simulator.workload import (
     ComposedProfile, DelayProfile, Job, ParallelProfile, Profile, Workload, parse_job, parse_profile,
 )
-from wattsched.base.errors import InputError, ProtocolError
+from wattsched.base.errors import InputError, ProtocolError, counted
 from wattsched.base.limits import limit, limit_hint
 from wattsched.base.hostsets import from_sorted_ids, ids_array, parse_canonical as parse_hosts
 
@@ -459,8 +459,8 @@ class Simulation:
         if waiting:
             shown = ", ".join(waiting[:5]) + (f" and {len(waiting) - 5} more" if len(waiting) > 5 else "")
             raise ProtocolError(
-                f"deadlock at t={self.now_s:.6f}: nothing is left to happen but {len(waiting)} job(s) "
-                f"were never started nor rejected by the scheduler ({shown})"
+                f"deadlock at t={self.now_s:.6f}: nothing is left to happen but {counted(len(waiting), 'job')} "
+                f"{'was' if len(waiting) == 1 else 'were'} never started nor rejected by the scheduler ({shown})"
             )
         if self._registration_open:  # B44: Batsim's is_simulation_finished waits for it forever
             raise ProtocolError(
@@ -773,7 +773,8 @@ class Simulation:
             raise ProtocolError(f"EXECUTE_JOB {rj.job.id}: field 'alloc' is not an interval set: {exc}") from None
         if len(alloc) != rj.job.res:
             raise ProtocolError(
-                f"EXECUTE_JOB {rj.job.id}: field 'alloc' has {len(alloc)} hosts but the job requests {rj.job.res}"
+                f"EXECUTE_JOB {rj.job.id}: field 'alloc' has {counted(len(alloc), 'host')} but the job requests "
+                f"{rj.job.res}"
             )
         if alloc.max >= self.nb_hosts or alloc.min < 0:
             raise ProtocolError(f"EXECUTE_JOB {rj.job.id}: field 'alloc' names hosts beyond 0-{self.nb_hosts - 1}")
