@@ -63,7 +63,7 @@ import pandas as pd
 
 from wattsched.base.errors import InputError, OptionError, counted, printable
 from wattsched.base.fileio import require_regular_file
-from wattsched.base.limits import limit
+from wattsched.base.limits import limit, limit_hint
 from wattsched.base.validate import check_number, load_json, option_error, window_beyond_time
 from wattsched.analysis.outputs import BatsimOutputs, load_outputs
 
@@ -81,6 +81,7 @@ __all__ = [
     "mean_bounded_slowdown",
     "mean_waiting_time_s",
     "metrics_to_json",
+    "nb_hosts_of_run",
     "per_user_mean_stretch",
     "per_user_normalized_stretch",
     "stretches",
@@ -375,9 +376,14 @@ def relative_window_energy(energy: pd.DataFrame, window: Window, max_power_w: fl
 
 
 # ------------------------------------------------------------------------------------- all of them
-def _nb_hosts_from_schedule(outputs: BatsimOutputs) -> int:
+def nb_hosts_of_run(outputs: BatsimOutputs) -> int:
     """The run's compute hosts: ``nb_computing_machines`` of the schedule output, else the hosts counted in the
-    first row of the machine states (as ``node-stats``, ``paraver`` and ``plot`` count them)."""
+    first row of the machine states; a whole number from 1 to the ``hosts`` bound (``node-stats``, ``paraver``
+    and ``plot`` count them so too).
+
+    Raises:
+        InputError: neither output gives it, or what they give is not such a number.
+    """
     if outputs.schedule is None or "nb_computing_machines" not in outputs.schedule:
         states = outputs.machine_states
         if states is not None and len(states):
@@ -396,7 +402,8 @@ def _nb_hosts_from_schedule(outputs: BatsimOutputs) -> int:
         raise InputError(outputs.source("schedule"), "nb_computing_machines", f"{text!r} is not a number") from error
     if not (value >= 1 and value.is_integer() and value <= limit("hosts")):
         raise InputError(outputs.source("schedule"), "nb_computing_machines",
-                         f"{text!r} is not a number of hosts (a platform has at least one compute host)")
+                         f"{text!r} is not a number of hosts (a whole number >= 1, a platform has at least one "
+                         f"compute host; {limit_hint('hosts', 'hosts')})")
     return int(value)
 
 
@@ -458,7 +465,7 @@ def compute_metrics(
         check_number(nb_hosts, "metrics", "nb_hosts", min=1, integer=True, error=option_error)
     outputs = load_outputs(outputs_path)
     jobs = outputs.jobs
-    hosts = nb_hosts if nb_hosts is not None else _nb_hosts_from_schedule(outputs)
+    hosts = nb_hosts if nb_hosts is not None else nb_hosts_of_run(outputs)
     win = window if window is not None else default_window(jobs)
     ran = jobs_that_ran(jobs)
     counts = final_state_counts(jobs)

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 from procset import ProcSet
 
-from wattsched.analysis.metrics import energy_at_j, jobs_that_ran, makespan_s
+from wattsched.analysis.metrics import energy_at_j, jobs_that_ran, makespan_s, nb_hosts_of_run
 from wattsched.analysis.outputs import BatsimOutputs, load_outputs
 from wattsched.base.errors import InputError
 
@@ -108,20 +108,13 @@ class NodeStates:
 
 def run_nb_hosts(outputs: BatsimOutputs) -> int:
     """The number of compute hosts of a run: the schedule's ``nb_computing_machines``, else the hosts counted in
-    the first row of the machine states.
+    the first row of the machine states (the rule of ``wattsched metrics``: a whole number from 1 to the
+    ``hosts`` bound).
 
     Raises:
-        InputError: neither output, or a count that is not a number.
+        InputError: neither output, or a count that is not a number of hosts.
     """
-    if outputs.schedule is not None and "nb_computing_machines" in outputs.schedule:
-        try:
-            return int(float(outputs.schedule["nb_computing_machines"]))
-        except ValueError:
-            raise InputError(outputs.source("schedule"), "nb_computing_machines", "not a number") from None
-    if outputs.machine_states is not None and len(outputs.machine_states):
-        return int(outputs.machine_states.iloc[0, 1:].sum())
-    raise InputError(outputs.source("schedule"), "nb_computing_machines",
-                     "unknown number of hosts: no schedule or machine-states output")
+    return nb_hosts_of_run(outputs)
 
 
 def parse_host_set(text: str, source: str, where: str, nb_hosts: int | None = None) -> ProcSet:
@@ -217,16 +210,24 @@ def node_states(path: str | Path | BatsimOutputs, prefix: str | None = None) -> 
             if h >= n:
                 raise InputError(src_jobs, f"job {job_id}.allocated_resources", f"host {h} beyond 0-{n - 1}")
             per_host_jobs[h].append((float(start), float(finish), str(job_id)))
-    intervals = [_host_intervals(h, power[h], per_host_jobs[h], end, src_jobs) for h in range(n)]
+    intervals = [_host_intervals(h, power[h], per_host_jobs[h], end, src_jobs, exact) for h in range(n)]
     for h in range(n):
         per_host_jobs[h].sort()
     final = [power[h][-1][1] for h in range(n)]  # no job runs after the last time the files mention
     return NodeStates(n, end, intervals, per_host_jobs, pstates, final, exact)
 
 
+def _printed_error_s(time_s: float) -> float:
+    """How far a time printed with ``%g`` (6 significant digits, ``_pstate_changes.csv``) may be from the exact
+    one: half a unit of its sixth digit."""
+    return 0.5 * 10.0 ** (math.floor(math.log10(abs(time_s))) - 5) if time_s else 0.0
+
+
 def _host_intervals(host: int, power: list[tuple[float, int]], jobs: list[tuple[float, float, str]], end: float,
-                    source: str) -> list[tuple[float, float, int]]:
-    """One host's intervals: its power states, with the time it runs a job cut out of its "on" time."""
+                    source: str, exact: bool = True) -> list[tuple[float, float, int]]:
+    """One host's intervals: its power states, with the time it runs a job cut out of its "on" time. With
+    ``exact`` false, the power states' times are the ``%g`` ones of ``_pstate_changes.csv``: a job (its times
+    printed with 6 decimals) overlapping a state by no more than their rounding does not contradict it."""
     out: list[tuple[float, float, int]] = []
 
     def add(a: float, b: float, state: int) -> None:
@@ -241,8 +242,9 @@ def _host_intervals(host: int, power: list[tuple[float, int]], jobs: list[tuple[
     bounds = power + [(end, -1)]
     for (a, state), (b, _) in zip(bounds, bounds[1:]):
         if state != IDLE:
+            slack_a, slack_b = (0.0, 0.0) if exact else (_printed_error_s(a), _printed_error_s(b))
             for start, finish, job_id in runs[j:]:
-                if start < b and finish > a and finish > start:
+                if start < b - slack_b and finish > a + slack_a and finish > start:
                     raise InputError(source, f"job {job_id}", f"runs on host {host} during [{start:g}, {finish:g}] "
                                      f"while the host is {STATES[state]} from {a:g} to {b:g}")
                 if start >= b:

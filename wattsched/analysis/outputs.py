@@ -33,7 +33,8 @@ import pandas as pd
 from wattsched.base import batsim_files
 from wattsched.base.batsim_files import OUTPUT_KINDS, REPLACEMENT_WORKLOAD
 from wattsched.base.errors import InputError, counted
-from wattsched.base.limits import limit, limit_hint
+from wattsched.base.limits import format_count, limit, limit_hint
+from wattsched.base.validate import number_problem
 
 __all__ = [
     "OUTPUT_KINDS",
@@ -89,6 +90,8 @@ _JOBS_TEXT_COLUMNS: Final[tuple[str, ...]] = (
 )
 
 _SUFFIX: Final[str] = "_jobs.csv"
+#: The largest pstate number: Batsim and SimGrid hold a pstate in a C ``int``.
+MAX_PSTATE: Final[int] = 2**31 - 1
 
 
 def find_outputs(path: str | Path, prefix: str | None = None) -> dict[str, Path]:
@@ -211,20 +214,27 @@ def _to_float(frame: pd.DataFrame, path: Path, columns: tuple[str, ...]) -> None
     for column in columns:
         if column not in frame.columns:
             continue
-        values = pd.to_numeric(frame[column], errors="coerce")
         text = frame[column]
+        try:
+            values = pd.to_numeric(text, errors="coerce")
+        except OverflowError:  # pandas keeps an integer beyond the range of a double as a Python int
+            problems = [number_problem(value) if isinstance(value, int) else None for value in text]
+            _first_bad(path, np.array([problem is not None for problem in problems]), column,
+                       lambda row: str(problems[row]))
+            raise
         _first_bad(path, (values.isna() & text.notna()).to_numpy(), column,
                    lambda row: f"{text.iloc[row]!r} is not a number")
         frame[column] = values.astype(float)
 
 
-def _to_count(frame: pd.DataFrame, path: Path, columns: tuple[str, ...], low: int, what: str) -> None:
-    """Convert the ``columns`` to integers in place, each a whole number >= ``low`` (``what`` says what it is)."""
+def _to_count(frame: pd.DataFrame, path: Path, columns: tuple[str, ...], low: int, high: float, what: str) -> None:
+    """Convert the ``columns`` to integers in place, each a whole number from ``low`` to ``high`` (``what`` says
+    what it is)."""
     _to_float(frame, path, columns)
     for column in columns:
         values = frame[column].to_numpy(dtype=float)
-        _first_bad(path, ~np.isfinite(values) | (values != np.round(values)) | (values < low), column,
-                   lambda row: f"{values[row]:g} is not {what}")
+        _first_bad(path, ~np.isfinite(values) | (values != np.round(values)) | (values < low) | (values > high),
+                   column, lambda row: f"{format_count(values[row])} is not {what}")
         frame[column] = values.astype(int)
 
 
@@ -362,7 +372,14 @@ def read_machine_states(path: str | Path) -> pd.DataFrame:
     _require_values(frame, path, ("time",))
     _require_times(frame, path, ("time",))
     _non_decreasing(frame, path, "time", "time")
-    _to_count(frame, path, _NEEDED_MACHINE_STATES[1:], 0, "a count of hosts (a whole number >= 0)")
+    _to_count(frame, path, _NEEDED_MACHINE_STATES[1:], 0, limit("hosts"),
+              f"a count of hosts (a whole number >= 0; {limit_hint('hosts', 'hosts')})")
+    hosts = frame[list(_NEEDED_MACHINE_STATES[1:])].to_numpy().sum(axis=1)
+    differs = hosts != (hosts[0] if len(hosts) else 0)
+    if differs.any():  # Batsim counts every compute host in every row
+        row = int(np.argmax(differs))
+        raise InputError(path, f"line {row + 2}", f"the counts add up to {counted(hosts[row], 'host')}, those of "
+                         f"line 2 to {hosts[0]} (every row counts every compute host once)")
     return frame
 
 
@@ -389,8 +406,8 @@ def read_pstate_changes(path: str | Path) -> pd.DataFrame:
     _require_values(frame, path, ("time",))
     _require_times(frame, path, ("time",))
     _non_decreasing(frame, path, "time", "time")
-    _to_count(frame, path, ("new_pstate",), -2,
-              "a pstate (a whole number >= 0, or -1/-2 for a pending switch)")
+    _to_count(frame, path, ("new_pstate",), -2, MAX_PSTATE,
+              f"a pstate (a whole number from 0 to {MAX_PSTATE}, or -1/-2 for a pending switch)")
     return frame
 
 
@@ -469,4 +486,9 @@ def load_outputs(path: str | Path | BatsimOutputs, prefix: str | None = None) ->
         if frame is not None and frame.empty and started:
             raise InputError(paths[kind], "row 2", f"missing: a header but no rows, while "
                              f"{counted(started, 'job')} ran ({paths['jobs'].name}); a truncated file?")
+    states, changes = outputs.machine_states, outputs.pstate_changes
+    if changes is not None and changes.empty and states is not None and len(states) \
+            and (states[list(_NEEDED_MACHINE_STATES[1:4])].to_numpy() > 0).any():
+        raise InputError(paths["pstate_changes"], "row 2", "missing: a header but no rows, while hosts were switched "
+                         f"off or on ({paths['machine_states'].name}); a truncated file?")
     return outputs

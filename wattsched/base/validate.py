@@ -40,7 +40,7 @@ from wattsched.base.limits import available_memory_bytes, format_count, limit, l
 __all__ = [
     "DUPLICATE_KEY", "ErrorFactory", "check_count", "check_csv_name", "check_memory", "check_number",
     "check_output_files", "BatsimMessageChecker", "check_endpoint", "decode_utf8", "input_error", "ipc_bind_path",
-    "load_json", "load_yaml", "not_utf8_problem", "option_error", "window_beyond_time",
+    "load_json", "load_yaml", "not_utf8_problem", "number_problem", "option_error", "window_beyond_time",
 ]
 
 #: Builds the error of one reader from (source, field, problem).
@@ -100,7 +100,9 @@ def _path(entry: tuple | None) -> str:
     return "".join(reversed(keys)).lstrip(".") or "(top level)"
 
 
-def _number_problem(value: Any) -> str | None:
+def number_problem(value: Any) -> str | None:
+    """Why ``value`` (a number read from JSON or a CSV file) is not a finite double, or None when it is one:
+    NaN, ±Infinity, an integer beyond ±1.8e308."""
     if isinstance(value, float):
         if math.isnan(value):
             return "NaN is not a number"
@@ -135,7 +137,7 @@ def check_json_tree(doc: Any, source: str, error: ErrorFactory = input_error, *,
         elif kind is list:
             values = value
         else:
-            problem = _number_problem(value)
+            problem = number_problem(value)
             if problem is not None:
                 raise error(source, _path(where), problem)
             continue
@@ -157,7 +159,7 @@ def check_json_tree(doc: Any, source: str, error: ErrorFactory = input_error, *,
                 continue
             elif kind is not _Constant and kind is not _LongInteger:
                 continue
-            raise error(source, _path((where, value, item)), _number_problem(item) or "not a finite number")
+            raise error(source, _path((where, value, item)), number_problem(item) or "not a finite number")
 
 
 def _key_of(container: dict | list, item: Any) -> str | int:
@@ -913,14 +915,19 @@ class BatsimMessageChecker:
 
 
 def check_endpoint(endpoint: str, option: str) -> str:
-    """A ZeroMQ endpoint: ``tcp://HOST:PORT`` (PORT 1-65535, or ``*`` to bind any), ``ipc://PATH`` or
-    ``inproc://NAME``.
+    """A ZeroMQ endpoint another process can reach: ``tcp://HOST:PORT`` (PORT 1-65535, or ``*`` to bind any)
+    or ``ipc://PATH``. Not ``inproc://NAME``: only sockets of this process reach it, so a server bound there
+    (or a run connecting there) would wait its whole ``--timeout`` for a peer that cannot come.
 
     Raises:
         OptionError: naming ``option`` (``--bind`` or ``--connect``) and what is wrong.
     """
     scheme, sep, rest = endpoint.partition("://")
-    if not sep or scheme not in ("tcp", "ipc", "inproc") or not rest:
+    if scheme == "inproc" and sep:
+        raise OptionError(f"{option} {endpoint}: an inproc:// endpoint is reachable only inside this process, "
+                          "never by Batsim or a scheduler process; use tcp://HOST:PORT (e.g. tcp://127.0.0.1:28000) "
+                          "or ipc://PATH")
+    if not sep or scheme not in ("tcp", "ipc") or not rest:
         raise OptionError(f"{option} {endpoint}: not a ZeroMQ endpoint (expected tcp://HOST:PORT, e.g. "
                           "tcp://127.0.0.1:28000)")
     if scheme == "tcp":

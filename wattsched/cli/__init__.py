@@ -98,10 +98,25 @@ def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         current = action.choices[name]
 
 
+def _late_positionals(command: argparse.ArgumentParser, args: argparse.Namespace, unknown: list[str]) -> list[str]:
+    """``unknown`` without the words that belong to the command's ``NAME ...`` positional (``nargs="*"``) but
+    came after an option: argparse fills such a positional, empty, with the words before the first option
+    (``traces fetch -q sdsc-blue`` left ``sdsc-blue`` unrecognized); they are added to it here."""
+    lists = [a for a in command._actions
+             if not a.option_strings and a.nargs == "*" and getattr(args, a.dest, None) == []]
+    words = [w for w in unknown if not w.startswith("-")]
+    if len(lists) != 1 or not words or any(w.startswith("-") for w in unknown):
+        return unknown
+    setattr(args, lists[0].dest, words)
+    return []
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
     parser = build_parser()
     args, unknown = parser.parse_known_args(list(sys.argv[1:] if argv is None else argv))
+    if unknown:
+        unknown = _late_positionals(_command_parser(parser, args), args, unknown)
     if unknown:  # named by the command that does not know them, with a pointer to that command's --help
         _command_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     level = [logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)]

@@ -89,6 +89,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from wattsched.simulator.replay import replay
 
+    if args.keep_outputs is not None:
+        for folder in args.folders:
+            _check_kept_outputs(Path(folder), Path(args.keep_outputs))
     failed = 0
     for folder in args.folders:
         report = replay(folder, rel_tol=args.rel_tol, outputs_dir=args.keep_outputs)
@@ -97,6 +100,23 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if len(args.folders) > 1:
         print(f"{len(args.folders)} scenarios: {len(args.folders) - failed} identical, {failed} with differences")
     return 1 if failed else 0
+
+
+def _check_kept_outputs(folder: Path, keep: Path) -> None:
+    """Refuse, before any replay, a ``--keep-outputs`` folder where our CSVs would replace a file of the
+    recording ``folder`` (its recorded CSVs when ``keep`` is the recording itself, also through a link): the
+    replay would then compare our files with themselves and report them identical."""
+    from wattsched.base.batsim_files import OUTPUT_KINDS
+    from wattsched.experiments.runner import check_not_inputs
+    from wattsched.simulator.replay import parse_args_file
+
+    args_file = folder / "batsim-args.txt"
+    if not (folder.is_dir() and args_file.is_file()):
+        return  # the replay says what is missing
+    prefix = parse_args_file(args_file)[0].get("e", "out")
+    recorded = {f"recorded {path.name}": path for path in sorted(folder.iterdir()) if path.is_file()}
+    check_not_inputs([keep / f"{prefix}_{kind}.csv" for kind in OUTPUT_KINDS], recorded, f"--keep-outputs {keep}",
+                     "give a folder outside the recording")
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -134,7 +134,8 @@ def file_identity(path: str | os.PathLike) -> tuple[int, int] | str:
         return os.path.realpath(path)
 
 
-def check_not_inputs(outputs: Mapping[str, Path] | list[Path], inputs: Mapping[str, Any], option: str) -> None:
+def check_not_inputs(outputs: Mapping[str, Path] | list[Path], inputs: Mapping[str, Any], option: str,
+                     instead: str = "give another prefix") -> None:
     """Refuse, before a run, output files that are one of its input files (``wattsched run run_schedule.csv
     run_jobs.csv -e run`` would replace both inputs by its outputs), also through a symbolic or hard link.
 
@@ -143,6 +144,7 @@ def check_not_inputs(outputs: Mapping[str, Path] | list[Path], inputs: Mapping[s
         inputs: ``{what: input}`` (``{"platform": ..., "workload": ...}``); inputs that are not paths (XML or
             JSON text, dicts) are skipped, loaded platforms and workloads are compared by their ``path``.
         option: names the outputs in the message (``"output prefix run"``).
+        instead: what the message asks for (``"give another prefix"``).
 
     Raises:
         OutputError: naming ``option``, the output file and the input.
@@ -158,7 +160,7 @@ def check_not_inputs(outputs: Mapping[str, Path] | list[Path], inputs: Mapping[s
         found = files.get(file_identity(out))
         if found is not None:
             raise OutputError(f"{option}: {out} is the {found[0]} file {found[1]}: the run would overwrite its "
-                              "input; give another prefix")
+                              f"input; {instead}")
 
 
 def check_scheduler(scheduler: Any, classes: bool = False) -> Scheduler:

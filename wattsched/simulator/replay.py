@@ -221,7 +221,7 @@ VALUE_FLAGS = frozenset({"-p", "--platform", "-w", "--workload", "-e", "--export
 PLAIN_FLAGS = frozenset({"-E", "--energy", "--disable-schedule-tracing", "-q", "--quiet"})
 
 
-def _parse_args_file(path: Path) -> tuple[dict[str, str], set[str]]:
+def parse_args_file(path: Path) -> tuple[dict[str, str], set[str]]:
     """Input files (``p``, ``w``, ``e``) and :class:`Simulation` options of a Batsim command line.
 
     Raises:
@@ -268,7 +268,7 @@ def replay(folder: str | os.PathLike, *, rel_tol: float = ENERGY_REL_TOL, output
     args_file = folder / "batsim-args.txt"
     if not args_file.is_file():
         raise InputError(folder, args_file.name, "missing from the recording folder")
-    opts, flags = _parse_args_file(args_file)
+    opts, flags = parse_args_file(args_file)
     platform_path = folder / opts.get("p", "platform.xml")
     workload_path = folder / opts.get("w", "workload.json")
     prefix = opts.get("e", "out")

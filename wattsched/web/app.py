@@ -21,7 +21,9 @@ route                                      what
 =========================================  ====================================================================
 
 Errors a user can cause are shown on the page as the CLI's one line (HTTP 400, 404, 409 or 413) and leave
-nothing behind; any other error is one line in the log and a one-line page (HTTP 500), never a traceback.
+nothing behind (a run whose ``run.json`` or outputs were edited into something the page does not write is a
+409 naming the file, its ``status.json`` a failed run saying why); any other error is one line in the log
+and a one-line page (HTTP 500), never a traceback.
 Uploads are bounded by ``upload_bytes`` of :mod:`wattsched.base.limits` (``WATTSCHED_LIMIT_UPLOAD_BYTES``,
 or ``wattsched web --max-upload-mb``), whatever a body's ``Content-Length`` says (a longer body is not read
 further), and checked like ``wattsched run``'s inputs before anything is stored; a generated platform or
@@ -59,8 +61,8 @@ from wattsched.base.limits import limit
 from wattsched.web import charts
 from wattsched.web.forms import GENERAL, option_fields, options_from_form, preset_names, unknown_preset
 from wattsched.web.runs import RunManager, check_run, output_files
-from wattsched.web.workspace import (ACTIVE, SUFFIX, RunActiveError, Workspace, WorkspaceError, check_run_name,
-                                     upload_name)
+from wattsched.web.workspace import (ACTIVE, SUFFIX, RunActiveError, RunDamagedError, Workspace, WorkspaceError,
+                                     check_run_name, upload_name)
 
 __all__ = ["create_app"]
 
@@ -246,8 +248,8 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         renamed away under the request), else ``error`` without the workspace's absolute path."""
         if not (space.runs_dir / run_id / "run.json").is_file():
             return WorkspaceError(f"run {run_id} no longer exists (it was deleted)")
-        if isinstance(error, WattschedError):
-            return type(error)(str(error).replace(str(space.root), "workspace"))
+        if isinstance(error, WattschedError):  # its outputs no longer read as the run wrote them (edited by hand)
+            return RunDamagedError(f"run {run_id}: {str(error).replace(str(space.root), 'workspace')}")
         return error
 
     def run_or_404(request: Request) -> tuple[str, dict[str, Any]]:
@@ -619,7 +621,7 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
                             media_type="text/javascript")
 
     async def user_error(request: Request, exc: Exception) -> Response:
-        status = 404 if isinstance(exc, WorkspaceError) else 400
+        status = 404 if isinstance(exc, WorkspaceError) else 409 if isinstance(exc, RunDamagedError) else 400
         return refused(request, str(exc).replace(str(space.root), "workspace"), status)
 
     @asynccontextmanager

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import shutil
 import tempfile
@@ -72,6 +73,11 @@ class WorkspaceError(OptionError):
 
 class RunActiveError(OptionError):
     """A run that cannot be deleted while it is queued or running (one line)."""
+
+
+class RunDamagedError(OptionError):
+    """A run whose ``run.json`` is not one this page writes (edited by hand, written by another version of
+    wattsched): one line naming the file and what is wrong with it."""
 
 
 #: Prefix of a run folder being deleted (not a run: :data:`RUN_ID` does not match it).
@@ -324,8 +330,25 @@ class Workspace:
         return spec
 
     def spec(self, run_id: str) -> RunSpec:
-        data = json.loads((self.run_dir(run_id) / "run.json").read_text(encoding="utf-8"))
-        return RunSpec(**data)
+        """What run ``run_id`` simulates (``run.json``).
+
+        Raises:
+            WorkspaceError: not a run of the workspace.
+            RunDamagedError: its ``run.json`` is not one the page writes.
+            OSError: the run was deleted while it was read.
+        """
+        path = self.run_dir(run_id) / "run.json"
+        raw = path.read_bytes()
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except ValueError as error:  # not UTF-8 or not JSON
+            problem: str | None = f"not JSON ({error})"
+        else:
+            problem = _spec_problem(data, run_id)
+        if problem is not None:
+            raise RunDamagedError(f"run {run_id}: runs/{run_id}/run.json: {problem}; the page cannot show this run "
+                                  "(remove its folder from the workspace)")
+        return RunSpec(**{name: data[name] for name in _SPEC_FIELDS})
 
     def delete_run(self, run_id: str) -> RunSpec:
         """Delete run ``run_id``: its folder, outputs and index entry (module docstring); returns what it was.
@@ -348,11 +371,16 @@ class Workspace:
         return spec
 
     def status(self, run_id: str) -> dict[str, Any]:
-        """``status.json`` of a run (``state`` ``failed`` when unreadable)."""
+        """``status.json`` of a run (``state`` ``failed`` with an error saying why when it cannot be read, or is
+        not one the page writes)."""
         try:
-            return dict(json.loads((self.run_dir(run_id) / "status.json").read_text(encoding="utf-8")))
+            data = json.loads((self.run_dir(run_id) / "status.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {"state": "failed", "error": "status.json of this run cannot be read"}
+        problem = _status_problem(data)
+        if problem is not None:
+            return {"state": "failed", "error": f"status.json of this run cannot be read ({problem})"}
+        return dict(data)
 
     def set_status(self, run_id: str, **fields: Any) -> dict[str, Any]:
         """Update some fields of a run's status (atomically)."""
@@ -402,6 +430,65 @@ class Workspace:
         rebuilt.sort(key=lambda r: r["created"])
         _write_json(path, {"runs": rebuilt})
         return rebuilt
+
+
+#: The fields of ``run.json`` (:class:`RunSpec`), each with the types it may hold.
+_SPEC_FIELDS: Final[dict[str, tuple[type, ...]]] = {
+    "id": (str,), "name": (str,), "scheduler": (str,), "options": (dict,), "platform": (str,), "workload": (str,),
+    "created": (int, float)}
+#: How a value read from JSON is named in messages.
+_JSON_KINDS: Final[dict[type, str]] = {dict: "an object", list: "a list", str: "a text", int: "a number",
+                                       float: "a number", bool: "a boolean", type(None): "null"}
+#: The numbers of ``status.json`` the pages show (progress, wall-clock time, events).
+_STATUS_NUMBERS: Final = ("sim_time_s", "jobs_done", "jobs", "wall_s", "events")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _spec_problem(data: Any, run_id: str) -> str | None:
+    """What makes ``data`` (a ``run.json`` read as JSON) no :class:`RunSpec` of run ``run_id``, or None (fields
+    it does not know, from another version, are left out)."""
+    from wattsched.schedulers.presets import PRESETS
+
+    if not isinstance(data, dict):
+        return f"{_JSON_KINDS.get(type(data), 'a JSON value')}, not an object"
+    for name, types in _SPEC_FIELDS.items():
+        if name not in data:
+            return f"no '{name}'"
+        value = data[name]
+        if not isinstance(value, types) or isinstance(value, bool) or (types == (int, float) and not _is_number(value)):
+            return f"'{name}' is {json.dumps(value)[:40]}, not {_JSON_KINDS[types[0]]}"
+    if data["id"] != run_id:
+        return f"'id' is {json.dumps(data['id'])[:40]}, not the folder's name"
+    if data["scheduler"] not in PRESETS:
+        return f"'scheduler' is {json.dumps(data['scheduler'])[:40]}, not a preset"
+    return None
+
+
+def _status_problem(data: Any) -> str | None:
+    """What makes ``data`` (a ``status.json`` read as JSON) not a status the page writes, or None."""
+    if not isinstance(data, dict):
+        return f"{_JSON_KINDS.get(type(data), 'a JSON value')}, not an object"
+    if data.get("state") not in STATES:
+        return f"state {json.dumps(data.get('state'))[:40]} is not one of {', '.join(STATES)}"
+    for name in _STATUS_NUMBERS:
+        if name in data and data[name] is not None and not _is_number(data[name]):
+            return f"'{name}' is {json.dumps(data[name])[:40]}, not a number"
+    if not isinstance(data.get("error", ""), str):
+        return "'error' is not a text"
+    if data["state"] == "done":
+        metrics = data.get("metrics")
+        if not isinstance(metrics, dict):
+            return "a finished run without its metrics"
+        for name, value in metrics.items():
+            if value is not None and not isinstance(value, (int, float)):  # inf shows as inf, None as n/a
+                return f"metric '{name}' is {json.dumps(value)[:40]}, not a number"
+        hosts = metrics.get("nb_hosts")
+        if not (isinstance(hosts, int) and not isinstance(hosts, bool) and hosts >= 1):
+            return "metric 'nb_hosts' is not a number of hosts"
+    return None
 
 
 def _write_json(path: Path, value: Any) -> None:
