@@ -267,3 +267,38 @@ def test_a_status_json_the_page_did_not_write_shows_a_failed_run_saying_why(page
         assert response.status_code == 200, url
         assert f"status.json of this run cannot be read ({problem}" in shown(response), shown(response)
     assert client.get(f"/compare?run={run_id}&run={run_id}").status_code == 400
+
+
+# ------------------------------------------------------------------------------ left by the hunt, fixed after it
+@pytest.mark.parametrize("argv, option", [
+    (["synth", "--hosts", "4", "--seed", "1", "--days", "1e308"], "--days"),
+    (["eamc-workload", "--days", "1e6"], "--days"),
+    (["eamc-workload", "--mean-runtime-h", "1e308"], "--mean-runtime-h"),
+])
+def test_a_duration_beyond_the_time_bound_names_its_option(capsys, argv, option):
+    """was: "duration_s must be a positive number, got inf", neither the option nor the value typed."""
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    err = capsys.readouterr().err.strip()
+    assert stop.value.code == 2 and len(err.splitlines()) == 1, err
+    assert f"argument {option}: " in err and "beyond any simulated time" in err and "WATTSCHED_LIMIT_TIME_S" in err
+
+
+def test_an_empty_url_is_not_the_archive(capsys, monkeypatch):
+    """was: ``traces fetch NAME --url ''`` downloaded from the real archive (an empty URL read as none)."""
+    import wattsched.workloads.traces as traces
+
+    monkeypatch.setattr(traces, "fetch_trace", lambda *a, **k: pytest.fail("nothing may be fetched"))
+    assert main(["traces", "fetch", "sdsc-blue", "--url", ""]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "wattsched: error: --url '': an empty URL; give the folder URL to download from, or leave --url out"
+
+
+def test_an_infinite_budget_fraction_is_refused():
+    """was: ``budget_fraction: 1e308`` gave an infinite budget, silently the same schedule as EASY."""
+    from wattsched.base.errors import OptionError
+    from wattsched.schedulers.presets import build
+
+    scheduler = build("energy-bud", {"budget_fraction": 1e308, "window_end_s": 1000.0})
+    with pytest.raises(OptionError, match="option 'budget_fraction' 1e\\+308: a budget of inf J .* beyond the largest"):
+        scheduler.start(4)

@@ -110,6 +110,11 @@ class BudgetWindow(AdmissionConstraint):
         window = self.te - self.ts
         if self.budget_fraction is not None:
             self.B = self.budget_fraction * nb_hosts * self.power.est_comp_w * window
+            if not math.isfinite(self.B):  # (1e308: an infinite budget is no budget; leave the option out)
+                raise OptionError(
+                    f"option 'budget_fraction' {self.budget_fraction:g}: a budget of {self.B:g} J over the window "
+                    f"({nb_hosts} hosts × estimated_comp_w {self.power.est_comp_w:g} W × {window:g} s) is beyond "
+                    "the largest number a double holds (for no budget, leave the budget options out)")
         idle_j = nb_hosts * self.power.est_idle_w * window
         if not self.shutdown and self.B < idle_j * (1 - 1e-12):
             name = "budget_fraction" if self.budget_fraction is not None else "budget_j"

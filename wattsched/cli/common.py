@@ -23,7 +23,7 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from wattsched.base.errors import OptionError, WattschedError
 from wattsched.base.fileio import require_regular_file
@@ -111,6 +111,24 @@ def positive_float(text: str) -> float:
     if not 0.0 < value < math.inf:
         raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
     return value
+
+
+def time_in(unit_s: float, unit: str) -> Callable[[str], float]:
+    """The ``type`` of an option giving a duration in ``unit`` (``unit_s`` seconds each, e.g. days): a positive
+    number whose duration stays within the ``time_s`` bound (``--days 1e308`` would be an infinite time)."""
+
+    def duration(text: str) -> float:
+        value = positive_float(text)
+        try:
+            bound = limit("time_s")
+        except WattschedError as exc:  # a malformed WATTSCHED_LIMIT_TIME_S, said as a usage error
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        if value * unit_s > bound:
+            raise argparse.ArgumentTypeError(f"{value:g} {unit} is more than {bound / unit_s:g} {unit}, beyond any "
+                                             f"simulated time; {limit_hint('time_s', 's')}")
+        return value
+
+    return duration
 
 
 def timeout_seconds(text: str) -> float:
