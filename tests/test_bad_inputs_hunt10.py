@@ -302,3 +302,12 @@ def test_an_infinite_budget_fraction_is_refused():
     scheduler = build("energy-bud", {"budget_fraction": 1e308, "window_end_s": 1000.0})
     with pytest.raises(OptionError, match="option 'budget_fraction' 1e\\+308: a budget of inf J .* beyond the largest"):
         scheduler.start(4)
+
+
+@pytest.mark.parametrize("argv, option", [(["traces", "list", "--mirror", "/etc/passwd"], "--mirror"),
+                                          (["traces", "-q"], "--quiet")])
+def test_fetch_options_with_the_list_are_refused(capsys, argv, option):
+    """was: accepted and ignored (the list reads no mirror and shows no progress)."""
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == (f"wattsched: error: {option} applies to 'wattsched traces fetch' only "
+                                               "(the list reads no file)")

@@ -108,6 +108,9 @@ def cmd_traces(args: argparse.Namespace) -> int:
     if args.action == "list":
         if args.names:
             raise OptionError("'wattsched traces' lists every trace; 'wattsched traces fetch NAME' fetches one")
+        if args.mirror is not None or args.quiet:  # they would be ignored: say so rather than list
+            option = "--mirror" if args.mirror is not None else "--quiet"
+            raise OptionError(f"{option} applies to 'wattsched traces fetch' only (the list reads no file)")
         from rich.console import Console
         from rich.table import Table
 
