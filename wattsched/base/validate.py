@@ -206,7 +206,7 @@ def decode_utf8(data: bytes, source: str, error: ErrorFactory = input_error) -> 
 
 
 def load_json(data: str | bytes, source: str, error: ErrorFactory = input_error, *,
-              unique_keys: bool = False) -> Any:
+              unique_keys: bool = False, max_depth: int | None = None) -> Any:
     """Parse JSON ``data`` read from ``source`` and check it with :func:`check_json_tree`.
 
     Text with fewer brackets than the nesting bound is parsed with hooks that give up at the first number that may
@@ -218,6 +218,7 @@ def load_json(data: str | bytes, source: str, error: ErrorFactory = input_error,
         unique_keys: refuse an object that gives a key twice (Python keeps the last value, Batsim's rapidjson
             ``FindMember`` the first: the two would read different files). For the files and options a user
             writes; off for protocol messages, whose parsing it would slow down (a hook per object).
+        max_depth: the ``nesting`` bound, when the caller read it already (once per run, not per message).
 
     Raises:
         the ``error`` of the reader: malformed JSON (line and column), not UTF-8, nested too deep, an
@@ -226,9 +227,11 @@ def load_json(data: str | bytes, source: str, error: ErrorFactory = input_error,
     """
     if isinstance(data, bytes) and _wide_encoding(data) is not None:  # json.loads would decode it
         raise error(source, "", not_utf8_problem(data) or "not UTF-8 text")
+    if max_depth is None:
+        max_depth = int(limit("nesting"))
     if unique_keys:
-        return _parse_and_walk(data, source, error, _FirstDuplicate())
-    if isinstance(data, str) and data.count("[") + data.count("{") < limit("nesting"):
+        return _parse_and_walk(data, source, error, _FirstDuplicate(), max_depth)
+    if isinstance(data, str) and data.count("[") + data.count("{") < max_depth:
         try:
             doc = _CHECKING_DECODER.decode(data)
             if _SURROGATE_ESCAPE.search(data):
@@ -240,10 +243,11 @@ def load_json(data: str | bytes, source: str, error: ErrorFactory = input_error,
             raise error(source, f"line {exc.lineno}, column {exc.colno}", f"malformed JSON ({exc.msg})") from None
         except RecursionError:  # pragma: no cover - fewer brackets than the bound
             raise error(source, "", f"JSON nested too deeply; {limit_hint('nesting', 'levels')}") from None
-    return _parse_and_walk(data, source, error, None)
+    return _parse_and_walk(data, source, error, None, max_depth)
 
 
-def _parse_and_walk(data: str | bytes, source: str, error: ErrorFactory, duplicates: _FirstDuplicate | None) -> Any:
+def _parse_and_walk(data: str | bytes, source: str, error: ErrorFactory, duplicates: _FirstDuplicate | None,
+                    max_depth: int) -> Any:
     """:func:`load_json`'s parse of any text, walked by :func:`check_json_tree`; with ``duplicates``, its hook
     built every object and the first one giving a key twice is refused."""
     try:
@@ -258,7 +262,7 @@ def _parse_and_walk(data: str | bytes, source: str, error: ErrorFactory, duplica
         if duplicates is not None:
             duplicates = _FirstDuplicate()
         doc = json.loads(data, parse_constant=_Constant, parse_int=_int_or_long, object_pairs_hook=duplicates)
-    check_json_tree(doc, source, error)
+    check_json_tree(doc, source, error, max_depth=max_depth)
     if _SURROGATE_ESCAPE.search(data) if isinstance(data, str) else _SURROGATE_ESCAPE_BYTES.search(data):
         _check_text(doc, source, error)
     if duplicates is not None and duplicates.found is not None:

@@ -113,6 +113,19 @@ def positive_float(text: str) -> float:
     return value
 
 
+def days(text: str) -> float:
+    """``--days D`` of a generated workload: a positive number of days within the ``days`` bound (the generators'
+    own; ``--days 1e308`` is an infinite time)."""
+    value = positive_float(text)
+    try:
+        bound = limit("days")
+    except WattschedError as exc:  # a malformed WATTSCHED_LIMIT_DAYS, said as a usage error
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if value > bound:
+        raise argparse.ArgumentTypeError(f"{value:g} days; {limit_hint('days', 'days')}")
+    return value
+
+
 def time_in(unit_s: float, unit: str) -> Callable[[str], float]:
     """The ``type`` of an option giving a duration in ``unit`` (``unit_s`` seconds each, e.g. days): a positive
     number whose duration stays within the ``time_s`` bound (``--days 1e308`` would be an infinite time)."""

@@ -10,7 +10,7 @@ import json
 from wattsched.base.errors import InputError, OptionError
 from wattsched.base.fileio import emit_text
 from wattsched.base.validate import check_count, option_error
-from wattsched.cli.common import add_output_argument, non_negative_int, positive_float, positive_int, time_in, window
+from wattsched.cli.common import add_output_argument, days, non_negative_int, positive_float, positive_int, time_in, window
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
@@ -232,7 +232,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--hosts", type=positive_int, required=True, help="machine size")
     p.add_argument("--seed", type=non_negative_int, required=True, help="random seed (an integer ≥ 0)")
     add_output_argument(p, "output .json")
-    p.add_argument("--days", type=time_in(86400.0, "days"), default=7.0, help="submission period in days (default 7)")
+    p.add_argument("--days", type=days, default=7.0, help="submission period in days (default 7)")
     p.add_argument("--load", type=positive_float, default=0.85, help="target offered load (default 0.85)")
     p.add_argument("--speed", type=positive_float, default=100e6, help="host speed in flop/s (default 100e6)")
     p.add_argument("--users", type=positive_int, default=50, help="number of users (default 50)")
@@ -341,7 +341,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--jobs", type=positive_int, default=5000, help="number of jobs (default 5000, the paper's)")
     p.add_argument("--max-res", type=positive_int, default=512,
                    help="largest job, the size of a partition (default 512)")
-    p.add_argument("--days", type=time_in(86400.0, "days"), default=10.0, help="submission span in days (default 10)")
+    p.add_argument("--days", type=days, default=10.0, help="submission span in days (default 10)")
     p.add_argument("--mean-res", type=positive_float, default=18.29, help="mean requested nodes (default 18.29)")
     p.add_argument("--mean-runtime-h", type=time_in(3600.0, "hours"), default=3.65,
                    help="mean run time at the top frequency of p1, hours (default 3.65)")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from wattsched.base.errors import OptionError, ProtocolError, counted, printable
+from wattsched.base.limits import limit
 from wattsched.cli.common import (
     add_options_argument,
     add_progress_arguments,
@@ -235,6 +236,7 @@ def _guarded_network_class(timeout_s: float) -> Any:
         return ProtocolError(f"{source}{' at ' + field if field else ''}: {problem}")
 
     slice_ms = _slice_ms(timeout_s)
+    max_depth = int(limit("nesting"))  # read once, not at every message
 
     class GuardedNetwork(NetworkHandler):
         created: list["GuardedNetwork"] = []
@@ -267,7 +269,7 @@ def _guarded_network_class(timeout_s: float) -> Any:
                 raw = self.connection.recv()
             except zmq.Again:
                 raw = _wait_longer(self.connection, self.monitor, number, self.socket_endpoint, timeout_s, slice_ms)
-            msg = load_json(_text(raw, number + 1), f"Batsim message {number + 1}", error)
+            msg = load_json(_text(raw, number + 1), f"Batsim message {number + 1}", error, max_depth=max_depth)
             self.checker.check(msg)
             return msg
 
@@ -336,6 +338,7 @@ def _serve_translator(handler: Any, bind: str, timeout_s: float) -> None:
     monitor = None
     checker = BatsimMessageChecker(sees_replies=True)
     slice_ms = _slice_ms(timeout_s)
+    max_depth = int(limit("nesting"))  # read once, not at every message
     try:
         try:
             sock.bind(bind)
@@ -350,7 +353,8 @@ def _serve_translator(handler: Any, bind: str, timeout_s: float) -> None:
                 raw = receive()
             except zmq.Again:
                 raw = _wait_longer(sock, monitor, checker.number, bind, timeout_s, slice_ms)
-            message = load_json(_text(raw, checker.number + 1), f"Batsim message {checker.number + 1}", error)
+            message = load_json(_text(raw, checker.number + 1), f"Batsim message {checker.number + 1}", error,
+                                max_depth=max_depth)
             check(message)
             try:
                 reply = handler(message)

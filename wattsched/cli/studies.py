@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from wattsched.base.errors import OptionError, counted
-from wattsched.cli.common import non_negative_int, positive_float, positive_int, time_in
+from wattsched.cli.common import days, non_negative_int, positive_float, positive_int
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -277,7 +277,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         "beside the repository)")
     e.add_argument("--full", action="store_true", help="also the synthetic NASA-like log when the real one is found")
     e.add_argument("--no-grid", action="store_true", help="only always-on and ESC with its defaults")
-    e.add_argument("--days", type=time_in(86400.0, "days"), help="shorten every log to this many days (a quick look)")
+    e.add_argument("--days", type=days, help="shorten every log to this many days (a quick look)")
     e.add_argument("--seed", type=non_negative_int, default=1, help="seed of the synthetic logs (default 1)")
     e.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")
     e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")

@@ -255,7 +255,7 @@ def run_zmq(sim: Simulation, endpoint: str, *, progress: ProgressCallback | None
                     raise ProtocolError(f"the scheduler at {endpoint} did not {why} within {timeout:g} s "
                                         f"to {describe_message(number, msg)}; --timeout S waits longer")
             sched_s += time.perf_counter() - t
-            reply = load_json(raw, "", _describing_error(number, msg))
+            reply = load_json(raw, "", _describing_error(number, msg), max_depth=bounds.nesting)
             msg = _apply(sim, msg, reply, bounds, parsed=True)
             if progress is not None and msg is not None:
                 progress(sim.now_s, _progress_done(sim), max(total, len(sim.jobs)))
