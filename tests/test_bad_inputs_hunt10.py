@@ -32,38 +32,16 @@ from pathlib import Path
 
 import pytest
 
-from wattsched.base.errors import InputError
+from tests.bad_inputs_checks import recording_outputs, refused, set_line
 from wattsched.cli import main
 
 REFERENCE = Path(__file__).parent / "fixtures" / "batsim-reference"
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def refused(capsys, argv: list[str], *needles: str) -> str:
-    """``wattsched ARGV`` exits 2 with one line holding every needle."""
-    status = main(argv)
-    err = capsys.readouterr().err.strip()
-    assert status == 2, err
-    assert len(err.splitlines()) == 1 and err.startswith("wattsched: error:"), err
-    for needle in needles:
-        assert needle in err, (needle, err)
-    return err
-
-
 def recording(tmp_path: Path, name: str = "shutdown-boot", without: tuple[str, ...] = ()) -> Path:
     """A copy of a recording's five outputs (a real Batsim run), some left out."""
-    folder = tmp_path / name
-    folder.mkdir()
-    for path in (REFERENCE / name).glob("out_*.csv"):
-        if path.name not in without:
-            shutil.copy(path, folder / path.name)
-    return folder
-
-
-def edit_row(path: Path, line: int, text: str) -> None:
-    lines = path.read_text().splitlines()
-    lines[line - 1] = text
-    path.write_text("\n".join(lines) + "\n")
+    return recording_outputs(tmp_path / name, name, without)
 
 
 def set_schedule(folder: Path, key: str, value: str) -> None:
@@ -86,7 +64,7 @@ def set_schedule(folder: Path, key: str, value: str) -> None:
 ])
 def test_numbers_of_a_result_file_beyond_their_bounds_are_refused(tmp_path, capsys, kind, line, text, message):
     folder = recording(tmp_path)
-    edit_row(folder / f"out_{kind}.csv", line, text)
+    set_line(folder / f"out_{kind}.csv", line, text)
     for command in ("metrics", "node-stats"):
         refused(capsys, [command, str(folder)], f"out_{kind}.csv: {message}")
 
@@ -132,7 +110,7 @@ def test_node_stats_without_consumed_energy_takes_the_rounded_pstate_times(tmp_p
     stats = json.loads(capsys.readouterr().out)
     assert stats["nb_shutdowns"] == 1 and stats["time_running_s"] == pytest.approx(1234.56, abs=0.01)
     # a job that overlaps a switch-off by more than the rounding still contradicts it
-    edit_row(folder / "out_jobs.csv", 2, "1,w0,p,0.000000,1,2000.000000,1,COMPLETED_SUCCESSFULLY,0.000000,"
+    set_line(folder / "out_jobs.csv", 2, "1,w0,p,0.000000,1,2000.000000,1,COMPLETED_SUCCESSFULLY,0.000000,"
                                          '1234.600000,1234.600000,0.000000,1234.600000,1.000000,0,100.000000,""')
     refused(capsys, ["node-stats", str(folder)], "job 1: runs on host 0", "while the host is switching off")
 

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -22,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.bad_inputs_checks import recording_outputs, refused
 from wattsched.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = Path(__file__).parent / "fixtures" / "batsim-reference"
 
 MASTER = '<host id="master_host" speed="100Mf"/>'
 HOST = ('<host id="{name}" speed="100Mf"><prop id="wattage_per_state" value="95:190"/>'
@@ -37,18 +36,6 @@ WORKLOAD = ('{"nb_res": 2, "jobs": [{"id": 1, "subtime": 0, "res": 2, "profile":
 def platform_xml(body: str) -> str:
     return ("<?xml version='1.0'?>\n<platform version=\"4.1\">\n"
             f"<zone id=\"AS0\" routing=\"Full\">\n{body}\n</zone>\n</platform>\n")
-
-
-def refused(capsys, argv: list[str], *needles: str) -> str:
-    """``wattsched ARGV`` exits 2 with one line holding every needle."""
-    status = main(argv)
-    err = capsys.readouterr().err.strip()
-    assert status == 2, err
-    assert len(err.splitlines()) == 1 and err.startswith("wattsched: error:"), err
-    assert "Traceback" not in err
-    for needle in needles:
-        assert needle in err, (needle, err)
-    return err
 
 
 @pytest.fixture
@@ -140,11 +127,7 @@ def test_the_rest_of_simgrids_dtd_is_still_ignored(inputs, tmp_path, capsys):
 @pytest.fixture
 def run(tmp_path) -> Path:
     """The five outputs of a recorded Batsim run with shutdowns and boots."""
-    folder = tmp_path / "run"
-    folder.mkdir()
-    for path in (REFERENCE / "shutdown-boot").glob("out_*.csv"):
-        shutil.copy(path, folder / path.name)
-    return folder
+    return recording_outputs(tmp_path / "run", "shutdown-boot")
 
 
 def set_cell(path: Path, line: int, column: str, value: str) -> None:

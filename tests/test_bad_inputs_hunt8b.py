@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.bad_inputs_checks import refused, usage_error
 from wattsched.cli import main
 
 REFERENCE = Path(__file__).parent / "fixtures" / "batsim-reference"
@@ -39,28 +40,6 @@ def workload(ids: list, subtime: float = 0.0, res: int = 1, nb_res: int = 2) -> 
     return json.dumps({"nb_res": nb_res, "profiles": {"a": {"type": "delay", "delay": 10}},
                        "jobs": [{"id": i, "subtime": subtime, "res": res, "profile": "a", "walltime": 100}
                                 for i in ids]})
-
-
-def refused(capsys, argv: list[str], *needles: str) -> str:
-    """``wattsched ARGV`` exits 2 with one line holding every needle."""
-    status = main(argv)
-    err = capsys.readouterr().err.strip()
-    assert status == 2, err
-    assert len(err.splitlines()) == 1 and "error:" in err, err
-    assert "Traceback" not in err
-    for needle in needles:
-        assert needle in err, (needle, err)
-    return err
-
-
-def usage_error(capsys, argv: list[str], *needles: str) -> None:
-    """``wattsched ARGV`` is an argparse usage error: one line, exit status 2."""
-    with pytest.raises(SystemExit) as stop:
-        main(argv)
-    err = capsys.readouterr().err.strip()
-    assert stop.value.code == 2 and len(err.splitlines()) == 1, err
-    for needle in needles:
-        assert needle in err, (needle, err)
 
 
 def simulate(tmp_path: Path, name: str, text: str, hosts: int = 2) -> Path:

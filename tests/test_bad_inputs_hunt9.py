@@ -37,6 +37,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.bad_inputs_checks import refused, usage_error
 from wattsched.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,27 +47,6 @@ MASTER = '<host id="master_host" speed="100Mf"/>'
 HOST = '<host id="h{i}" speed="100Mf"><prop id="wattage_per_state" value="95:190"/></host>'
 WORKLOAD = {"nb_res": 2, "profiles": {"a": {"type": "delay", "delay": 10}},
             "jobs": [{"id": 1, "subtime": 0, "res": 2, "profile": "a", "walltime": 100}]}
-
-
-def refused(capsys, argv: list[str], *needles: str) -> str:
-    """``wattsched ARGV`` exits 2 with one line holding every needle."""
-    status = main(argv)
-    err = capsys.readouterr().err.strip()
-    assert status == 2, err
-    assert len(err.splitlines()) == 1 and err.startswith("wattsched: error:"), err
-    for needle in needles:
-        assert needle in err, (needle, err)
-    return err
-
-
-def usage_error(capsys, argv: list[str], *needles: str) -> None:
-    """``wattsched ARGV`` is an argparse usage error: one line, exit status 2."""
-    with pytest.raises(SystemExit) as stop:
-        main(argv)
-    err = capsys.readouterr().err.strip()
-    assert stop.value.code == 2 and len(err.splitlines()) == 1, err
-    for needle in needles:
-        assert needle in err, (needle, err)
 
 
 @pytest.fixture

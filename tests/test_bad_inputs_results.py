@@ -20,6 +20,7 @@ from wattsched.analysis.metrics import compute_metrics
 from wattsched.analysis.outputs import load_outputs
 from wattsched.analysis.regress import compare_outputs, update_golden
 from wattsched.base.errors import InputError, OptionError, OutputError
+from tests.bad_inputs_checks import recording_outputs, set_line
 from wattsched.cli import main
 from wattsched.workloads.traces import Trace, fetch_trace
 
@@ -237,17 +238,7 @@ def test_no_mirror_is_looked_for_beside_the_current_folder(tmp_path, monkeypatch
 @pytest.fixture
 def run(tmp_path) -> Path:
     """The five outputs of a recorded Batsim run (DVFS: pstate changes with -1 rows)."""
-    folder = tmp_path / "run"
-    folder.mkdir()
-    for path in (REFERENCE / "dvfs-energy").glob("out_*.csv"):
-        shutil.copy(path, folder / path.name)
-    return folder
-
-
-def _set_line(path: Path, number: int, text: str) -> None:
-    lines = path.read_text().splitlines()
-    lines[number - 1] = text
-    path.write_text("\n".join(lines) + "\n")
+    return recording_outputs(tmp_path / "run", "dvfs-energy")
 
 
 def test_update_golden_is_all_or_nothing(run, tmp_path):  # A3
@@ -268,7 +259,7 @@ def test_update_golden_refuses_a_run_metrics_refuses(run, tmp_path, mangle):  # 
         lines = (run / "out_consumed_energy.csv").read_text().splitlines()
         cells = lines[2].split(",")
         cells[1] = "nan"
-        _set_line(run / "out_consumed_energy.csv", 3, ",".join(cells))
+        set_line(run / "out_consumed_energy.csv", 3, ",".join(cells))
     else:
         header = (run / "out_jobs.csv").read_text().splitlines()[0]
         (run / "out_jobs.csv").write_text(header + "\n")
@@ -280,7 +271,7 @@ def test_update_golden_refuses_a_run_metrics_refuses(run, tmp_path, mangle):  # 
 
 
 def test_a_non_numeric_pstate_is_one_line(run, capsys):  # C7
-    _set_line(run / "out_pstate_changes.csv", 3, "0,0-1,abc")
+    set_line(run / "out_pstate_changes.csv", 3, "0,0-1,abc")
     for command in (["metrics"], ["node-stats"], ["paraver"]):
         assert main([*command, str(run)]) == 2
         err = capsys.readouterr().err
@@ -301,11 +292,11 @@ def test_a_header_only_jobs_file_is_refused_when_jobs_ran(run):  # D2
 def test_negative_counts_and_pstates_batsim_never_writes_are_refused(run):  # D3
     load_outputs(run)  # -1 rows of pending switches are Batsim's
     good = (run / "out_machine_states.csv").read_text()
-    _set_line(run / "out_machine_states.csv", 2, "0,-5,0,0,9,0")
+    set_line(run / "out_machine_states.csv", 2, "0,-5,0,0,9,0")
     with pytest.raises(InputError, match=r"out_machine_states.csv: line 2, column 'nb_sleeping': -5 is not a count"):
         load_outputs(run)
     (run / "out_machine_states.csv").write_text(good)
-    _set_line(run / "out_pstate_changes.csv", 3, "0,0-1,-5")
+    set_line(run / "out_pstate_changes.csv", 3, "0,0-1,-5")
     with pytest.raises(InputError, match=r"out_pstate_changes.csv: line 3, column 'new_pstate': -5 is not a pstate"):
         load_outputs(run)
 

@@ -1,0 +1,53 @@
+"""Checks shared by the bad-input tests: a command refused in one line, an argparse usage error, a copy of a
+recording's outputs to edit by hand, a line of a file replaced."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from wattsched.cli import main
+
+REFERENCE = Path(__file__).parent / "fixtures" / "batsim-reference"
+
+
+def refused(capsys: pytest.CaptureFixture[str], argv: list[str], *needles: str) -> str:
+    """``wattsched ARGV`` exits 2 with one line ``wattsched: error: ...`` holding every needle (no traceback)."""
+    status = main(argv)
+    err = capsys.readouterr().err.strip()
+    assert status == 2, err
+    assert len(err.splitlines()) == 1 and err.startswith("wattsched: error:"), err
+    assert "Traceback" not in err
+    for needle in needles:
+        assert needle in err, (needle, err)
+    return err
+
+
+def usage_error(capsys: pytest.CaptureFixture[str], argv: list[str], *needles: str) -> str:
+    """``wattsched ARGV`` is an argparse usage error: one line, exit status 2."""
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    err = capsys.readouterr().err.strip()
+    assert stop.value.code == 2 and len(err.splitlines()) == 1, err
+    for needle in needles:
+        assert needle in err, (needle, err)
+    return err
+
+
+def recording_outputs(folder: Path, name: str, without: tuple[str, ...] = ()) -> Path:
+    """``folder`` (made) holding the ``out_*.csv`` files of the recording ``name`` of real Batsim, but those named in
+    ``without``."""
+    folder.mkdir()
+    for path in (REFERENCE / name).glob("out_*.csv"):
+        if path.name not in without:
+            shutil.copy(path, folder / path.name)
+    return folder
+
+
+def set_line(path: Path, number: int, text: str) -> None:
+    """Line ``number`` (1: the first) of ``path`` replaced by ``text``."""
+    lines = path.read_text().splitlines()
+    lines[number - 1] = text
+    path.write_text("\n".join(lines) + "\n")
