@@ -94,9 +94,10 @@ from procset import ProcSet
 from wattsched.base.errors import OptionError, counted
 from wattsched.base.hostsets import disjoint, from_sorted_ids, ids_array, inter, minus, plus, size
 from wattsched.base.limits import limit
+from wattsched.base.validate import MAX_DOUBLE
 from wattsched.energy_models.taurus import TAURUS
 from wattsched.schedulers.admission import AdmissionConstraint
-from wattsched.schedulers.options import Option, _got
+from wattsched.schedulers.options import Option, _got, is_number
 from wattsched.schedulers.pieces import register
 from wattsched.schedulers.placement import lowest_ids
 from wattsched.schedulers.power import (
@@ -143,7 +144,7 @@ def _threshold(group: str, key: str, value: Any) -> float | int | None:
     if value is None:
         return None
     where = f"option 'groups': group '{group}': '{key}'"
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if not is_number(value) or not -MAX_DOUBLE <= value <= MAX_DOUBLE:  # (an int beyond a double: not finite)
         raise OptionError(f"{where} must be a finite number or null, got {_got(value)}")
     if value < 0:
         raise OptionError(f"{where} must not be negative, got {_got(value)}")

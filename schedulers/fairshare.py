@@ -68,7 +68,7 @@ from wattsched.energy_models.accounting import (
     job_power_w,
     parse_energy_factor,
 )
-from wattsched.schedulers.options import Option, _got
+from wattsched.schedulers.options import Option, _got, is_number
 from wattsched.schedulers.order import QueueOrder
 from wattsched.schedulers.pieces import register
 from wattsched.schedulers.state import ClusterView, JobState, QueuedJob, RunningJob
@@ -83,10 +83,13 @@ CPU = "cpu"
 ENERGY = "energy"
 
 SHARES = Option("shares", dict, None,
-                help='target share s_u of each user, a JSON object {"user": share > 0} (eq. 1); users it does '
-                     "not name get default_share")
-DEFAULT_SHARE = Option("default_share", float, 1.0, help="share of every user not named in shares (> 0; "
-                                                         "equal shares by default)")
+                help='target share s_u of each user, a JSON object {"user": share > 0} (eq. 1, at most 1e100); users '
+                     "it does not name get default_share")
+#: the largest share (``shares``' values and ``default_share``): the shares of every user are summed (eq. 1), and
+#: a sum beyond a double made every factor 0 or NaN (a silently wrong order)
+MAX_SHARE = 1e100
+DEFAULT_SHARE = Option("default_share", float, 1.0, help="share of every user not named in shares (> 0, at most "
+                                                         "1e100; equal shares by default)")
 HALF_LIFE = Option("half_life_s", float, DEFAULT_HALF_LIFE_S,
                    help="half-life of past usage in seconds (> 0; SLURM's PriorityDecayHalfLife, 7 days)")
 DAMPING = Option("damping", float, 1.0, help="d in F = 2^(-U/S/d) (> 0; SLURM's FairShareDampeningFactor)")
@@ -132,6 +135,9 @@ class FairShareOrder(QueueOrder):
                  normalization: str = "capacity", age_weight: float = 0.0, max_age_s: float = 7 * 86400.0) -> None:
         owner = f"order '{self.name}'"
         self.default_share = _positive(owner, "default_share", default_share)
+        if self.default_share > MAX_SHARE:
+            raise OptionError(f"option 'default_share' of {owner} must be at most {MAX_SHARE:g} (the shares are "
+                              f"summed), got {_got(default_share)}")
         self.half_life_s = _positive(owner, "half_life_s", half_life_s)
         self.damping = _positive(owner, "damping", damping)
         if not 0 <= age_weight <= MAX_AGE_WEIGHT:
@@ -150,9 +156,12 @@ class FairShareOrder(QueueOrder):
         self.normalization = normalization
         self.shares: dict[str, float] = {}
         for user, share in (shares or {}).items():
-            if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < math.inf:
+            if not is_number(share) or not 0 < share < math.inf:
                 raise OptionError(f"option 'shares' of {owner}: the share of user '{user}' must be a number "
                                   f"> 0, got {_got(share)}")
+            if share > MAX_SHARE:
+                raise OptionError(f"option 'shares' of {owner}: the share of user '{user}' must be at most "
+                                  f"{MAX_SHARE:g} (the shares are summed), got {_got(share)}")
             self.shares[str(user)] = float(share)
         self._reset(0.0)
 
@@ -256,7 +265,9 @@ class FairShareOrder(QueueOrder):
         scale = total / (norm * self.damping)
         shares, default = self.shares, self.default_share
         raw = self.usage[measure].usages(users, now_s)
-        return [r * scale / (shares.get(u, default) if u is not None else default) for u, r in zip(users, raw)]
+        # r == 0: no usage, exponent 0 (0 × an infinite scale, a tiny damping's, would be NaN)
+        return [r * scale / (shares.get(u, default) if u is not None else default) if r else 0.0
+                for u, r in zip(users, raw)]
 
     def user_keys(self, users: Iterable[User], now_s: float) -> dict[User, float]:
         """Sort key of each user's jobs (smaller first): the decayed usage per share of the order's single
@@ -331,5 +342,5 @@ class FairSharePlusEnergy(FairShareOrder):
         for m in self.measures:
             x = self.exponents(users, m, now_s)
             lowest = min(x)  # the user of the largest factor: F / max F = 2^-(x - min x)
-            total = [t + 2.0 ** (lowest - e) for t, e in zip(total, x)]
+            total = [t + (1.0 if e == lowest else 2.0 ** (lowest - e)) for t, e in zip(total, x)]  # inf - inf
         return dict(zip(users, total))

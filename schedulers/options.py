@@ -84,6 +84,8 @@ class Option:
         if value is None and self.nullable:
             return None
         value = _plain_number(value) if self.type in (int, float) else value
+        if self.type is bool and type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_"):
+            value = bool(value)  # numpy's bool (bool_ before numpy 2), a flag as the API's keywords take it
         ok = isinstance(value, self.type) and not (self.type is not bool and isinstance(value, bool))
         if self.type is float and isinstance(value, int) and not isinstance(value, bool):
             try:

@@ -43,6 +43,7 @@ import math
 from procset import ProcSet
 
 from wattsched.base.errors import OptionError
+from wattsched.base.limits import limit
 from wattsched.energy_models.dvfs import CPU_BOUND, BetaModel
 from wattsched.energy_models.upas import FREQUENCY_PROPERTY, parse_frequencies
 from wattsched.schedulers.frequency import FrequencyChoice
@@ -122,6 +123,9 @@ class Upas(FrequencyChoice):
                  beta_at_start: str = "known") -> None:
         if not interval_s > 0:
             raise OptionError(f"option 'interval_s' of upas must be positive, got {interval_s:g}")
+        if not math.isfinite(limit("time_s") / interval_s):  # interval indices must stay within a double
+            raise OptionError(f"option 'interval_s' of upas: an interval of {interval_s:g} s is too short: the "
+                              f"simulated times would count more intervals than a double holds")
         if u_lower > u_upper:
             raise OptionError(f"options 'u_lower' ({u_lower:g}) and 'u_upper' ({u_upper:g}) of upas are reversed: "
                               "U_lower must not exceed U_upper")

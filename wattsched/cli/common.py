@@ -23,7 +23,8 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 from wattsched.base.errors import OptionError, WattschedError
 from wattsched.base.fileio import require_regular_file
@@ -56,6 +57,19 @@ def scheduler_options(text: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise OptionError(f"{source}: scheduler options must be a JSON object like '{{\"placement\": \"best-fit\"}}'")
     return value
+
+
+@contextmanager
+def naming_options_file(text: str | None) -> Iterator[None]:
+    """Inside, an :class:`OptionError` (a bad value, an option the platform cannot serve) of options given as
+    ``-o @file`` names the file first, as every error of a file does: ``FILE: option 'x' of ...``."""
+    try:
+        yield
+    except OptionError as exc:
+        source = text[1:] if text is not None and text.startswith("@") else None
+        if source is None or str(exc).startswith(f"{source}: "):
+            raise
+        raise OptionError(f"{source}: {exc}") from None
 
 
 def _options_json_error(source: str, field: str, problem: str) -> OptionError:
@@ -113,29 +127,31 @@ def positive_float(text: str) -> float:
     return value
 
 
+def _bound(name: str) -> float:
+    """The bound ``name`` (:mod:`wattsched.base.limits`) for an option's type: a malformed
+    ``WATTSCHED_LIMIT_<NAME>`` is said as a usage error."""
+    try:
+        return limit(name)
+    except WattschedError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def days(text: str) -> float:
     """``--days D`` of a generated workload: a positive number of days within the ``days`` bound (the generators'
     own; ``--days 1e308`` is an infinite time)."""
     value = positive_float(text)
-    try:
-        bound = limit("days")
-    except WattschedError as exc:  # a malformed WATTSCHED_LIMIT_DAYS, said as a usage error
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    if value > bound:
+    if value > _bound("days"):
         raise argparse.ArgumentTypeError(f"{value:g} days; {limit_hint('days', 'days')}")
     return value
 
 
 def time_in(unit_s: float, unit: str) -> Callable[[str], float]:
-    """The ``type`` of an option giving a duration in ``unit`` (``unit_s`` seconds each, e.g. days): a positive
-    number whose duration stays within the ``time_s`` bound (``--days 1e308`` would be an infinite time)."""
+    """The ``type`` of an option giving a duration in ``unit`` (``unit_s`` seconds each, e.g. hours): a positive
+    number whose duration stays within the ``time_s`` bound (``1e308`` hours would be an infinite time)."""
 
     def duration(text: str) -> float:
         value = positive_float(text)
-        try:
-            bound = limit("time_s")
-        except WattschedError as exc:  # a malformed WATTSCHED_LIMIT_TIME_S, said as a usage error
-            raise argparse.ArgumentTypeError(str(exc)) from None
+        bound = _bound("time_s")
         if value * unit_s > bound:
             raise argparse.ArgumentTypeError(f"{value:g} {unit} is more than {bound / unit_s:g} {unit}, beyond any "
                                              f"simulated time; {limit_hint('time_s', 's')}")
@@ -148,11 +164,7 @@ def timeout_seconds(text: str) -> float:
     """``--timeout S``: a positive number of seconds within the ``time_s`` bound (a wait of 1e308 s cannot be
     counted in the milliseconds ZeroMQ waits by)."""
     value = positive_float(text)
-    try:
-        bound = limit("time_s")
-    except WattschedError as exc:  # a malformed WATTSCHED_LIMIT_TIME_S, said as a usage error
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    if value > bound:
+    if value > _bound("time_s"):
         raise argparse.ArgumentTypeError(f"{value:g} s is longer than any wait; {limit_hint('time_s', 's')}")
     return value
 

@@ -14,6 +14,7 @@ from wattsched.base.limits import limit
 from wattsched.cli.common import (
     add_options_argument,
     add_progress_arguments,
+    naming_options_file,
     non_negative_int,
     positive_float,
     progress_enabled,
@@ -61,10 +62,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     ear_model = options.get("ear_model") if isinstance(options.get("ear_model"), str) else None
     check_eamc_inputs((host.properties for host in platform.hosts), (job.entry for job in workload.jobs),
                       args.workload, ear_model)
-    stats = run_simulation(platform, workload, args.export, scheduler=args.scheduler, options=options,
-                           dynamic_jobs=args.enable_dynamic_jobs, acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs,
-                           connect=args.connect, show_progress=progress_enabled(args),
-                           timeout_s=DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout)
+    with naming_options_file(args.options):
+        stats = run_simulation(platform, workload, args.export, scheduler=args.scheduler, options=options,
+                               dynamic_jobs=args.enable_dynamic_jobs,
+                               acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs,
+                               connect=args.connect, show_progress=progress_enabled(args),
+                               timeout_s=DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout)
     paths = output_paths(args.export)
     budget = ({"budget_window": (float(options.get("window_start_s", 0.0)), float(options["window_end_s"]))}
               if isinstance(options.get("window_end_s"), (int, float)) else None)  # an energy budget's window
@@ -131,7 +134,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     ipc_path = ipc_bind_path(args.bind, "--bind")  # no file, folder or live socket replaced by the bind
     before = _file_identity(ipc_path)
     try:
-        with terminate_as_interrupt():  # the socket file removed on SIGTERM too
+        with terminate_as_interrupt(), naming_options_file(args.options):  # the socket file removed on SIGTERM too
             if args.scheduler.strip() in PRESETS:
                 # our presets answer through the translator (a JSON string in, one out: no pybatsim objects)
                 _serve_translator(scheduler_handler(args.scheduler, options), args.bind, args.timeout)

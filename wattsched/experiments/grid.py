@@ -247,6 +247,30 @@ def _check_schedulers(grid: Grid) -> None:
                 raise InputError(grid.source, field, str(error)) from None
 
 
+def _check_on_platforms(grid: Grid, platforms: list[tuple[Path, str, str | None]]) -> None:
+    """Every preset of ``grid`` with its options (and each options entry) started on every platform, as its run
+    starts it: an option the platform cannot serve (a sleep pstate it lacks, UPAS without gears, ``min_on`` beyond
+    its hosts) is refused before the sweep starts, not reported as a failed run after the others.
+
+    Raises:
+        InputError: naming the grid field (as :func:`_check_schedulers`) and the platform.
+    """
+    from wattsched.experiments.runner import as_platform, check_run_scheduler
+    from wattsched.schedulers.presets import PRESETS
+
+    presets = [(i, scheduler, own) for i, (scheduler, own) in enumerate(grid.schedulers)
+               if scheduler.strip() in PRESETS]  # (another scheduler is not started here)
+    for path, label, text in platforms if presets else []:
+        platform = as_platform(path if text is None else text)
+        for i, scheduler, own in presets:
+            for field, options in [(f"schedulers[{i}]", own)] + [(f"options[{j}]", {**own, **extra})
+                                                                for j, extra in enumerate(grid.options) if extra]:
+                try:
+                    check_run_scheduler(scheduler, options, platform, dynamic_jobs=grid.dynamic_jobs)
+                except OptionError as error:
+                    raise InputError(grid.source, field, f"on platform {label}: {error}") from None
+
+
 def _check_names(grid: Grid, names: dict[str, tuple[int, int, int, int]], name: str,
                  indexes: tuple[int, int, int, int]) -> None:
     """Two runs of ``grid`` with one name (the same scheduler and options twice, two inputs of one label) are
@@ -304,6 +328,7 @@ def grid_runs(grid: Grid, out: str | os.PathLike) -> list[Run]:
         OutputError: ``out`` cannot be a folder written to (a file, a parent that is a file, read-only).
     """
     from wattsched.base.validate import check_output_files
+    from wattsched.experiments.runner import check_options
 
     out = Path(out)
     check_output_files([out / "results.csv", out / "inputs" / "x", out / "runs" / "x"], f"out (--out) {out}")
@@ -313,6 +338,7 @@ def grid_runs(grid: Grid, out: str | os.PathLike) -> list[Run]:
     workloads = [(i, w) for i, spec in enumerate(grid.workloads) for w in _workload_files(spec, grid, i, inputs)]
     generated = [(p[0], p[2]) for p in platforms] + [(w[0], w[3]) for _, w in workloads]
     _check_file_inputs(grid, out, generated)
+    _check_on_platforms(grid, platforms)
     names: dict[str, tuple[int, int, int, int]] = {}
     for (pi, (_, plabel, _)), (wi, (_, wlabel, seed, _)), (si, (scheduler, own)), (oi, extra) in itertools.product(
             enumerate(platforms), workloads, enumerate(grid.schedulers), enumerate(grid.options)):
@@ -326,7 +352,7 @@ def grid_runs(grid: Grid, out: str | os.PathLike) -> list[Run]:
     runs: list[Run] = []
     for (ppath, plabel, _), (_, (wpath, wlabel, seed, _)), (scheduler, own), extra in itertools.product(
             platforms, workloads, grid.schedulers, grid.options):
-        options = {**own, **extra}
+        options = check_options({**own, **extra})  # numpy's numbers as Python's (checked above: no error)
         options_text = json.dumps(options, sort_keys=True)
         key = _digest(ppath.read_bytes(), wpath.read_bytes(), scheduler, options_text, str(grid.dynamic_jobs))
         label = scheduler + ("" if not options else " " + ",".join(f"{k}={options[k]}" for k in sorted(options)))

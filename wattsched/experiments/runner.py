@@ -207,21 +207,27 @@ def check_options(options: Any) -> dict[str, Any]:
     if not isinstance(options, Mapping):
         raise OptionError(f"options must be a mapping (a dict of option names to values), got {kind_of(options)}")
 
-    def walk(value: Any, where: str) -> None:
+    from wattsched.schedulers.options import _plain_number
+
+    def walk(value: Any, where: str) -> Any:
+        """``value`` with numpy's numbers and bools as Python's (JSON holds them: a sweep's run key, its table)."""
+        if type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_"):
+            return bool(value)
+        value = _plain_number(value)
         if isinstance(value, float) and not math.isfinite(value):
             raise OptionError(f"option {where}: {value!r} is not a finite number (options are JSON values)")
         if isinstance(value, Mapping):
-            for key, item in value.items():
-                walk(item, f"{where}.{key}")
-        elif isinstance(value, (list, tuple)):
-            for i, item in enumerate(value):
-                walk(item, f"{where}[{i}]")
+            return {key: walk(item, f"{where}.{key}") for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(walk(item, f"{where}[{i}]") for i, item in enumerate(value))
+        return value
 
+    out = {}
     for key, value in options.items():
         if not isinstance(key, str):
             raise OptionError(f"options: option names are strings, got {kind_of(key)}")
-        walk(value, repr(key))
-    return dict(options)
+        out[key] = walk(value, repr(key))
+    return out
 
 
 def as_platform(platform: PlatformInput) -> Platform:
@@ -414,18 +420,20 @@ def _names(users: list[str]) -> str:
 def check_shares(workload: Workload, options: Mapping[str, Any], source: str | None = None) -> None:
     """Warn (one line) when the fair-share orders' option ``shares`` (:mod:`wattsched.schedulers.fairshare`)
     names users that no job of the workload has: a misspelt user name would silently change the order (the
-    user's jobs get the default share, and the unknown name's share weighs in eq. 1's sum). Not an error:
+    user's jobs get the default share, and the unknown name's share weighs in eq. 1's sum); ESC's
+    ``user_groups`` likewise (the misspelt user's jobs stay in the default group). Not an error:
     shares may list accounts that submitted nothing in this extract of a trace. ``source`` names the workload
     (default: its path)."""
-    shares = options.get("shares")
-    if not isinstance(shares, Mapping) or not shares:
-        return
-    users = {str(job.entry["user"]) for job in workload.jobs if job.entry.get("user") is not None}
-    unknown = sorted(str(user) for user in shares if str(user) not in users)
-    if unknown:
-        known = f"its users: {_names(sorted(users))}" if users else "its jobs have no 'user' field"
-        logger.warning("option 'shares': %s %s no job in %s (%s)", _names(unknown),
-                       "has" if len(unknown) == 1 else "have", source or workload.path, known)
+    for name in ("shares", "user_groups"):  # ESC's user_groups likewise: a misspelt user stays in the default group
+        named = options.get(name)
+        if not isinstance(named, Mapping) or not named:
+            continue
+        users = {str(job.entry["user"]) for job in workload.jobs if job.entry.get("user") is not None}
+        unknown = sorted(str(user) for user in named if str(user) not in users)
+        if unknown:
+            known = f"its users: {_names(sorted(users))}" if users else "its jobs have no 'user' field"
+            logger.warning("option '%s': %s %s no job in %s (%s)", name, _names(unknown),
+                           "has" if len(unknown) == 1 else "have", source or workload.path, known)
 
 
 def check_energy_factors(workload: Workload, source: str | None = None) -> None:
@@ -445,6 +453,25 @@ def check_energy_factors(workload: Workload, source: str | None = None) -> None:
                 parse_energy_factor(value)
             except ValueError as error:
                 raise InputError(source or workload.path, f"job {job.id}.{ENERGY_FACTOR_FIELD}", str(error)) from None
+
+
+def check_run_scheduler(scheduler: Any, options: Any, platform: Platform | None = None, *,
+                        dynamic_jobs: bool = False) -> None:
+    """``scheduler`` built with ``options`` as a run builds it and, one of our presets, started on ``platform``'s
+    hosts as SIMULATION_BEGINS starts it: what the run would refuse at once (an unknown scheduler, a bad option, an
+    option the platform cannot serve: a sleep pstate it lacks, UPAS without gears) is refused before a sweep starts,
+    not reported as a failed run after the other runs.
+
+    Raises:
+        OptionError: as the run would.
+    """
+    from wattsched.schedulers.core import PolicyScheduler
+
+    handler = _handler(check_scheduler(scheduler), check_options(options))
+    policy = getattr(handler, "policy", None)
+    if platform is not None and isinstance(policy, PolicyScheduler):
+        properties = [dict(host.properties) for host in platform.hosts]
+        policy.start(len(properties), properties=properties, dynamic_jobs=dynamic_jobs or policy.needs_dynamic_jobs)
 
 
 def _handler(scheduler: Scheduler, options: dict[str, Any]) -> Any:
