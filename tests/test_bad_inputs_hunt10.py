@@ -291,3 +291,22 @@ def test_fetch_options_with_the_list_are_refused(capsys, argv, option):
     assert main(argv) == 2
     assert capsys.readouterr().err.strip() == (f"wattsched: error: {option} applies to 'wattsched traces fetch' only "
                                                "(the list reads no file)")
+
+
+@pytest.mark.parametrize("argv", [["sweep", "grid.yaml", "-j", "300", "--out", "o"], ["web", "-j", "10000"],
+                                  ["reproduce", "esc", "-j", "999", "--out", "o"]])
+def test_workers_beyond_the_bound_are_a_usage_error(capsys, argv):
+    """was: accepted, a sweep or the page starting that many processes."""
+    from tests.bad_inputs_checks import usage_error
+
+    usage_error(capsys, argv, "argument -j/--workers:", "processes at once", "WATTSCHED_LIMIT_WORKERS")
+
+
+def test_api_sweep_workers_beyond_the_bound(tmp_path, monkeypatch):
+    from wattsched import api
+    from wattsched.base.errors import OptionError
+
+    monkeypatch.setenv("WATTSCHED_LIMIT_WORKERS", "8")
+    with pytest.raises(OptionError, match=r"^workers \(-j\) 9: at most 8 processes at once"):
+        api.sweep({"platforms": ["p.xml"], "workloads": ["w.json"], "schedulers": ["fcfs"]}, tmp_path / "o", workers=9)
+    assert not (tmp_path / "o").exists()

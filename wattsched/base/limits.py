@@ -29,6 +29,8 @@ download_min_rate       1024         bytes per second a trace download must brin
 download_rate_window_s  60           that window, in seconds
 download_bytes          1073741824   a trace download whose size the catalogue does not give (1 GiB: a server
                                      streaming an endless body)
+workers                 256          simulations at once in processes of this machine (``sweep``, ``reproduce``,
+                                     ``web`` ``-j``; a typo of ``-j 10000`` would start ten thousand processes)
 ======================  ===========  ==============================================================================
 """
 
@@ -59,6 +61,7 @@ DEFAULTS: Final[dict[str, float]] = {
     "download_min_rate": 1024,
     "download_rate_window_s": 60,
     "download_bytes": 1 << 30,
+    "workers": 256,
 }
 
 

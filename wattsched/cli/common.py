@@ -136,6 +136,15 @@ def _bound(name: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def workers(text: str) -> int:
+    """``-j N``: simulations at once in local processes, from 1 to the ``workers`` bound (``-j 10000`` would start
+    ten thousand processes)."""
+    value = positive_int(text)
+    if value > _bound("workers"):
+        raise argparse.ArgumentTypeError(f"{value}: {limit_hint('workers', 'processes at once')}")
+    return value
+
+
 def days(text: str) -> float:
     """``--days D`` of a generated workload: a positive number of days within the ``days`` bound (the generators'
     own; ``--days 1e308`` is an infinite time)."""

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from wattsched.base.errors import OptionError, counted
-from wattsched.cli.common import days, non_negative_int, positive_float, positive_int
+from wattsched.cli.common import days, non_negative_int, positive_float, positive_int, workers
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -198,7 +198,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("runs", metavar="GRID", help="a YAML grid (.yaml/.yml) or a JSON list of runs (.json)")
     p.add_argument("--out", default="results/sweep", metavar="DIR",
                    help="folder of the runs, the table and the plots (default results/sweep)")
-    p.add_argument("-j", "--workers", type=positive_int, help="processes of the local Dask cluster (default: CPU count)")
+    p.add_argument("-j", "--workers", type=workers, help="processes of the local Dask cluster (default: CPU count)")
     p.add_argument("--dask-scheduler", metavar="ADDRESS",
                    help="run on this Dask scheduler (tcp://host:8786) instead of a local cluster; its workers must "
                         "see the same files")
@@ -229,7 +229,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--synthetic", action="store_true", help="synthetic weeks even when the logs are found")
     e.add_argument("--seed", type=non_negative_int, default=1, help="seed of the synthetic weeks (default 1)")
     e.add_argument("--load", type=positive_float, default=0.95, help="initial offered load of synthetic weeks")
-    e.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")
+    e.add_argument("-j", "--workers", type=workers, help="parallel processes (default: CPU count)")
     e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
     e.add_argument("-q", "--quiet", action="store_true", help="no progress (a bar on a terminal, else a line per finished run)")
     e.set_defaults(func=cmd_reproduce_energy_budget)
@@ -257,7 +257,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--charge", choices=("end", "running"), default="end",
                    help="when FS, EFS and FS+EFS charge usage: when a job ends (the paper's, default) or while it "
                         "runs (a sensitivity study)")
-    e.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")
+    e.add_argument("-j", "--workers", type=workers, help="parallel processes (default: CPU count)")
     e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
     e.add_argument("-q", "--quiet", action="store_true", help="no progress (a bar on a terminal, else a line per finished run)")
     e.set_defaults(func=cmd_reproduce_efs)
@@ -279,7 +279,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--no-grid", action="store_true", help="only always-on and ESC with its defaults")
     e.add_argument("--days", type=days, help="shorten every log to this many days (a quick look)")
     e.add_argument("--seed", type=non_negative_int, default=1, help="seed of the synthetic logs (default 1)")
-    e.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")
+    e.add_argument("-j", "--workers", type=workers, help="parallel processes (default: CPU count)")
     e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
     e.add_argument("-q", "--quiet", action="store_true", help="no progress (a bar on a terminal, else a line per finished run)")
     e.set_defaults(func=cmd_reproduce_esc)
@@ -308,7 +308,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--jobs", type=positive_int, default=5000, help="jobs per trace (default 5000, the paper's)")
     e.add_argument("--seed", type=non_negative_int, default=1,
                    help="seed of the betas and of synthetic traces (default 1)")
-    e.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")
+    e.add_argument("-j", "--workers", type=workers, help="parallel processes (default: CPU count)")
     e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
     e.add_argument("-q", "--quiet", action="store_true", help="no progress bar nor progress lines")
     e.set_defaults(func=cmd_reproduce_upas)
@@ -330,7 +330,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--seeds", type=positive_int, default=3, help="workloads per mix (default 3)")
     e.add_argument("--seed", type=non_negative_int, default=1, help="first seed (default 1)")
     e.add_argument("--mixes", default="13,33,50", help="comma-separated subset of 13,33,50 (default all)")
-    e.add_argument("-j", "--workers", type=positive_int, help="parallel processes (default: CPU count)")
+    e.add_argument("-j", "--workers", type=workers, help="parallel processes (default: CPU count)")
     e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
     e.add_argument("-q", "--quiet", action="store_true", help="no progress (a bar on a terminal, else a line per finished run)")
     e.set_defaults(func=cmd_reproduce_eamc)

@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 
 from wattsched.base.errors import OptionError
-from wattsched.cli.common import positive_int
+from wattsched.cli.common import positive_int, workers
 
 
 def cmd_web(args: argparse.Namespace) -> int:
@@ -63,7 +63,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=port_number, default=8000, help="port (default 8000)")
     p.add_argument("--workspace", type=Path, default=Path("wattsched-web"), metavar="DIR",
                    help="folder of the page's inputs and runs (default ./wattsched-web; created when missing)")
-    p.add_argument("-j", "--workers", type=positive_int, default=2, help="simulations at once (default 2)")
+    p.add_argument("-j", "--workers", type=workers, default=2, help="simulations at once (default 2)")
     p.add_argument("--max-upload-mb", type=positive_int, default=None, metavar="MB",
                    help="largest platform or workload upload in MiB (default: the bound upload_bytes, 50 MiB, "
                         "raised with WATTSCHED_LIMIT_UPLOAD_BYTES)")

@@ -51,6 +51,7 @@ import pandas as pd
 
 from wattsched.base.errors import OptionError, WattschedError
 from wattsched.base.fileio import require_regular_file
+from wattsched.base.limits import limit, limit_hint
 from wattsched.base.validate import check_number, decode_utf8, load_json, option_error, window_beyond_time
 
 __all__ = ["Run", "run_sweep", "execute_run", "outputs_exist", "failed_runs", "load_runs", "check_sweep_arguments"]
@@ -218,14 +219,16 @@ def check_sweep_arguments(workers: Any, dask_scheduler: Any) -> None:
     """``workers`` and ``dask_scheduler`` of :func:`run_sweep`, before anything is made.
 
     Raises:
-        OptionError: ``workers`` not an integer ≥ 1, ``dask_scheduler`` not an address string, or both given
-            (as the CLI's ``-j`` with ``--dask-scheduler``).
+        OptionError: ``workers`` not an integer from 1 to the ``workers`` bound, ``dask_scheduler`` not an address
+            string, or both given (as the CLI's ``-j`` with ``--dask-scheduler``).
     """
     import numbers
 
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, numbers.Integral)
                                 or workers < 1):
         raise OptionError(f"workers (-j) must be an integer ≥ 1, got {type(workers).__name__} {workers!r:.40}")
+    if workers is not None and int(workers) > limit("workers"):
+        raise OptionError(f"workers (-j) {workers}: {limit_hint('workers', 'processes at once')}")
     if dask_scheduler is not None and (not isinstance(dask_scheduler, str) or not dask_scheduler.strip()):
         raise OptionError("dask_scheduler (--dask-scheduler) must be a Dask scheduler's address such as "
                           f"'tcp://host:8786', got {type(dask_scheduler).__name__} {dask_scheduler!r:.40}")
