@@ -62,17 +62,23 @@ class Option:
             allowed += " or null"
         return f"{self.name} ({allowed}, default {_show(self.default)})"
 
+    def _kind(self) -> tuple[bool, bool, bool]:
+        """What the option's name says its number is, for the bounds every such option has (checked by
+        :meth:`_check_bounds`, shown by :meth:`_accepted_range`): a time in seconds (``*_s``), an instant of
+        simulated time rather than a duration (``window_*``), a period (``*period_s``)."""
+        return self.name.endswith("_s"), self.name.startswith("window_"), self.name.endswith("period_s")
+
     def _accepted_range(self) -> str:
         """``[0, 1]``, ``(0, 1e+06]``, ``[1, inf)``: the values :meth:`check` accepts, the bounds every number option
         has (:meth:`_check_bounds`) included; a parenthesis marks an end not accepted (an infinite one never is)."""
         low, low_open, high = self.min, self.min_exclusive, self.max
-        period = limit("min_period_s")
-        if self.name.endswith("period_s") and low is not None and (low > 0 or low_open) and low < period:
-            low, low_open = period, False  # a period below min_period_s wakes the scheduler up too often
-        if self.name.endswith("_s"):  # a time: none beyond time_s before 0, nor after it for an instant
+        is_time, instant, period = self._kind()
+        if period and low is not None and (low > 0 or low_open) and low < limit("min_period_s"):
+            low, low_open = limit("min_period_s"), False  # a period below min_period_s wakes the scheduler too often
+        if is_time:  # none beyond time_s before 0, nor after it for an instant
             if low is None or low < -limit("time_s"):
                 low, low_open = -limit("time_s"), False
-            if self.name.startswith("window_") and (high is None or high > limit("time_s")):
+            if instant and (high is None or high > limit("time_s")):
                 high = limit("time_s")
         left = "(-inf" if low is None else f"{'(' if low_open else '['}{low:g}"
         right = "inf)" if high is None else f"{high:g}]"
@@ -120,11 +126,11 @@ class Option:
         if not -MAX_DOUBLE <= value <= MAX_DOUBLE:
             raise OptionError(f"option '{self.name}' of {owner} must be a finite number, got {_got(value)}; "
                               f"valid options: {valid}")
-        instant = self.name.startswith("window_")  # a point in simulated time, not a duration
-        if self.name.endswith("_s") and (value < -limit("time_s") or (instant and value > limit("time_s"))):
+        is_time, instant, period = self._kind()
+        if is_time and (value < -limit("time_s") or (instant and value > limit("time_s"))):
             raise OptionError(f"option '{self.name}' of {owner}: {_got(value)} s is beyond the times a simulation "
                               f"can reach; {limit_hint('time_s', 's')}")
-        if self.name.endswith("period_s") and 0 < value < limit("min_period_s"):
+        if period and 0 < value < limit("min_period_s"):
             raise OptionError(f"option '{self.name}' of {owner}: a period of {_got(value)} s would wake the "
                               f"scheduler up too often; at least {limit('min_period_s'):g} s (lower the bound "
                               "with WATTSCHED_LIMIT_MIN_PERIOD_S)")
