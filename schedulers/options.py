@@ -90,8 +90,8 @@ class Option:
         if value is None and self.nullable:
             return None
         value = _plain_number(value) if self.type in (int, float) else value
-        if self.type is bool and type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_"):
-            value = bool(value)  # numpy's bool (bool_ before numpy 2), a flag as the API's keywords take it
+        if self.type is bool and is_numpy_bool(value):
+            value = bool(value)  # a flag as the API's keywords take it
         ok = isinstance(value, self.type) and not (self.type is not bool and isinstance(value, bool))
         if self.type is float and isinstance(value, int) and not isinstance(value, bool):
             try:
@@ -134,6 +134,11 @@ class Option:
             raise OptionError(f"option '{self.name}' of {owner}: a period of {_got(value)} s would wake the "
                               f"scheduler up too often; at least {limit('min_period_s'):g} s (lower the bound "
                               "with WATTSCHED_LIMIT_MIN_PERIOD_S)")
+
+
+def is_numpy_bool(value: Any) -> bool:
+    """Whether ``value`` is numpy's bool (``bool`` since numpy 2, ``bool_`` before), told without importing numpy."""
+    return type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_")
 
 
 def is_number(value: Any, *, integral: bool = False) -> bool:

@@ -152,9 +152,9 @@ def _flag(value: Any, name: str, *, or_none: bool = False) -> bool:
     Raises:
         OptionError: naming ``name``.
     """
-    import numpy as np
+    from wattsched.schedulers.options import is_numpy_bool
 
-    if not isinstance(value, (bool, np.bool_)):
+    if not (isinstance(value, bool) or is_numpy_bool(value)):
         also = " or None" if or_none else ""
         raise OptionError(f"{name} must be True or False{also}, got {kind_of(value)}")
     return bool(value)

@@ -285,17 +285,18 @@ def read_jobs(path: str | Path) -> pd.DataFrame:
     return frame
 
 
-def _first_bad(path: Path, bad: np.ndarray, column: str, problem: str | Callable[[int], str]) -> None:
+def _first_bad(path: Path, bad: np.ndarray, column: str | None, problem: str | Callable[[int], str]) -> None:
     """Refuse the first row where ``bad`` holds (a file no Batsim run writes: its metrics would be wrong).
 
     Args:
-        problem: what is wrong with ``column`` there, or a function of the row's position (0 for the first data
-            row, line 2 of the file) giving it, to show the offending value.
+        column: the column at fault, or None when the row as a whole is.
+        problem: what is wrong there, or a function of the row's position (0 for the first data row, line 2 of
+            the file) giving it, to show the offending value.
     """
     if bad.any():
         row = int(np.argmax(bad))
-        raise InputError(path, f"line {row + 2}, column '{column}'",  # the header is line 1
-                         problem(row) if callable(problem) else problem)
+        where = f"line {row + 2}" + ("" if column is None else f", column '{column}'")  # the header is line 1
+        raise InputError(path, where, problem(row) if callable(problem) else problem)
 
 
 #: How far a jobs file's ``waiting_time`` may be from ``starting_time - submission_time``: Batsim computes it as
@@ -375,11 +376,9 @@ def read_machine_states(path: str | Path) -> pd.DataFrame:
     _to_count(frame, path, _NEEDED_MACHINE_STATES[1:], 0, limit("hosts"),
               f"a count of hosts (a whole number >= 0; {limit_hint('hosts', 'hosts')})")
     hosts = frame[list(_NEEDED_MACHINE_STATES[1:])].to_numpy().sum(axis=1)
-    differs = hosts != (hosts[0] if len(hosts) else 0)
-    if differs.any():  # Batsim counts every compute host in every row
-        row = int(np.argmax(differs))
-        raise InputError(path, f"line {row + 2}", f"the counts add up to {counted(hosts[row], 'host')}, those of "
-                         f"line 2 to {hosts[0]} (every row counts every compute host once)")
+    _first_bad(path, hosts != (hosts[0] if len(hosts) else 0), None,  # Batsim counts every compute host in every row
+               lambda row: f"the counts add up to {counted(hosts[row], 'host')}, those of line 2 to {hosts[0]} "
+                           "(every row counts every compute host once)")
     return frame
 
 

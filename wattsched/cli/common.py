@@ -22,8 +22,8 @@ import argparse
 import json
 import math
 import os
-from pathlib import Path
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from wattsched.base.errors import OptionError, WattschedError

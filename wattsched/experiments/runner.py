@@ -207,11 +207,11 @@ def check_options(options: Any) -> dict[str, Any]:
     if not isinstance(options, Mapping):
         raise OptionError(f"options must be a mapping (a dict of option names to values), got {kind_of(options)}")
 
-    from wattsched.schedulers.options import _plain_number
+    from wattsched.schedulers.options import _plain_number, is_numpy_bool
 
     def walk(value: Any, where: str) -> Any:
         """``value`` with numpy's numbers and bools as Python's (JSON holds them: a sweep's run key, its table)."""
-        if type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_"):
+        if is_numpy_bool(value):
             return bool(value)
         value = _plain_number(value)
         if isinstance(value, float) and not math.isfinite(value):
@@ -424,11 +424,12 @@ def check_shares(workload: Workload, options: Mapping[str, Any], source: str | N
     ``user_groups`` likewise (the misspelt user's jobs stay in the default group). Not an error:
     shares may list accounts that submitted nothing in this extract of a trace. ``source`` names the workload
     (default: its path)."""
-    for name in ("shares", "user_groups"):  # ESC's user_groups likewise: a misspelt user stays in the default group
-        named = options.get(name)
-        if not isinstance(named, Mapping) or not named:
-            continue
-        users = {str(job.entry["user"]) for job in workload.jobs if job.entry.get("user") is not None}
+    naming = [(name, options[name]) for name in ("shares", "user_groups")
+              if isinstance(options.get(name), Mapping) and options[name]]
+    if not naming:
+        return
+    users = {str(job.entry["user"]) for job in workload.jobs if job.entry.get("user") is not None}
+    for name, named in naming:
         unknown = sorted(str(user) for user in named if str(user) not in users)
         if unknown:
             known = f"its users: {_names(sorted(users))}" if users else "its jobs have no 'user' field"
