@@ -98,8 +98,12 @@ def parse_speed_list(text: str) -> tuple[float, ...]:
     return tuple(_speed_value(p) for p in parts)
 
 
-def parse_wattage_per_state(text: str, nb_pstates: int | None = None) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """``"95:190.738, 9.75:9.75"`` (or SimGrid 3.32's ``idle:one_core:full``) → (idle, full) watts per pstate.
+def parse_wattage_per_state(text: str, nb_pstates: int | None = None
+                            ) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]:
+    """``"95:190.738, 9.75:9.75"`` (or SimGrid 3.32's ``idle:epsilon:full``) → (idle, epsilon, full) watts per
+    pstate. SimGrid's energy plugin (``host_energy.cpp``, ``HostEnergy::get_current_watts_value``) draws
+    ``idle`` at load 0 and ``epsilon + load × (full − epsilon)`` at any load above 0; with two values, epsilon
+    is the idle value.
 
     Raises:
         ValueError: a malformed entry, a negative or infinite value, or not ``nb_pstates`` entries.
@@ -108,6 +112,7 @@ def parse_wattage_per_state(text: str, nb_pstates: int | None = None) -> tuple[t
     if nb_pstates is not None and len(entries) != nb_pstates:
         raise ValueError(f"{len(entries)} entries for {nb_pstates} pstates (one 'idle:full' per pstate)")
     idle: list[float] = []
+    epsilon: list[float] = []
     full: list[float] = []
     for i, entry in enumerate(entries):
         values = entry.split(":")
@@ -120,8 +125,9 @@ def parse_wattage_per_state(text: str, nb_pstates: int | None = None) -> tuple[t
         if any(not 0.0 <= n < math.inf for n in numbers):
             raise ValueError(f"entry {i} {entry.strip()!r} must hold finite non-negative watts")
         idle.append(numbers[0])
+        epsilon.append(numbers[-2] if len(numbers) == 3 else numbers[0])
         full.append(numbers[-1])
-    return tuple(idle), tuple(full)
+    return tuple(idle), tuple(epsilon), tuple(full)
 
 
 def parse_sleep_pstates(text: str, nb_pstates: int) -> tuple[int, int, int]:
@@ -154,6 +160,10 @@ class NodeModel:
         wattage_off_w: the ``wattage_off`` property (Batsim does not use it: a sleeping host draws its
             sleep pstate's wattage, behaviour 23).
         sleep_pstate, switch_off_pstate, switch_on_pstate: ``sleep_pstates``, or None.
+        epsilon_w: the middle values of a three-value ``wattage_per_state`` (``idle:epsilon:full``): the power
+            at a load just above 0, from which a partial load rises to ``full_w``, and Batsim's ``wattmin``; None
+            when they are the idle values (two values per pstate). :meth:`power_w` is the schedulers' model and
+            ignores them; the embedded simulator bills them.
     """
 
     speeds_flops: tuple[float, ...]
@@ -163,6 +173,7 @@ class NodeModel:
     sleep_pstate: int | None = None
     switch_off_pstate: int | None = None
     switch_on_pstate: int | None = None
+    epsilon_w: tuple[float, ...] | None = None
 
     @classmethod
     def from_pstates(cls, pstates: Sequence[Any], wattage_off_w: float | None, sleep_pstate: int | None,
@@ -194,10 +205,10 @@ class NodeModel:
         if wattage_per_state is None:
             if nb_pstates is None:
                 raise ModelTextError("wattage_per_state", "missing (the number of pstates is unknown)")
-            idle = full = (0.0,) * nb_pstates
+            idle = epsilon = full = (0.0,) * nb_pstates
         else:
             try:
-                idle, full = parse_wattage_per_state(wattage_per_state, nb_pstates)
+                idle, epsilon, full = parse_wattage_per_state(wattage_per_state, nb_pstates)
             except ValueError as exc:
                 raise ModelTextError("wattage_per_state", str(exc)) from None
         n = len(idle)
@@ -215,7 +226,8 @@ class NodeModel:
                 sleep, off, on = parse_sleep_pstates(sleep_pstates, n)
             except ValueError as exc:
                 raise ModelTextError("sleep_pstates", str(exc)) from None
-        return cls(speeds if speeds is not None else (math.nan,) * n, idle, full, off_w, sleep, off, on)
+        return cls(speeds if speeds is not None else (math.nan,) * n, idle, full, off_w, sleep, off, on,
+                   None if epsilon == idle else epsilon)
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, Any]) -> "NodeModel":

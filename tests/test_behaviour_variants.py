@@ -537,16 +537,16 @@ def _b15_script() -> Script:
 
 
 def test_b16_a_failing_part_ends_the_job_and_the_rest_never_runs(tmp_path) -> None:
-    """B16: a profile with ret k != 0 ends the job with COMPLETED_FAILED and return_code k, at the
-    end of that part; the following parts of the sequence never run (here ret -3 on the second
+    """B16: a profile with ret k > 0 ends the job with COMPLETED_FAILED and return_code k, at the
+    end of that part; the following parts of the sequence never run (here ret 3 on the second
     part of three, and ret 2 on a whole parallel job)."""
-    profiles = {"d": delay(1.5), "cf": compute(4e6, ret=-3), "c": compute(4e6), "seq": composed(["d", "cf", "c"]),
+    profiles = {"d": delay(1.5), "cf": compute(4e6, ret=3), "c": compute(4e6), "seq": composed(["d", "cf", "c"]),
                 "f": compute(1e6, ret=2)}
     r = run(tmp_path, toy_platform(2), profiles, [jb(1, profile="seq"), jb(2, profile="f")],
             on_event({("JOB_SUBMITTED", "w0!1"): [execute("w0!1", "0"), execute("w0!2", "1")]}))
     i1, e1 = r.completion("w0!1")
     i2, e2 = r.completion("w0!2")
-    assert (r.msgs[i1]["now"], e1["data"]["job_state"], e1["data"]["return_code"]) == (3.5, "COMPLETED_FAILED", -3)
+    assert (r.msgs[i1]["now"], e1["data"]["job_state"], e1["data"]["return_code"]) == (3.5, "COMPLETED_FAILED", 3)
     assert (r.msgs[i2]["now"], e2["data"]["job_state"], e2["data"]["return_code"]) == (0.5, "COMPLETED_FAILED", 2)
     assert r.job_row("1")["success"] == "0" and r.job_row("1")["execution_time"] == "3.500000"
 

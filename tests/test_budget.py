@@ -78,7 +78,8 @@ def test_min_balance_is_exact_at_breakpoints():
     assert min_balance(5.0, 10.0, 0.0, 10.0, [(2.0, 4.0, 30.0)]) == pytest.approx(-15.0)
     assert min_balance(0.0, 10.0, 0.0, 10.0, [(0.0, math.inf, 15.0)]) == pytest.approx(-50.0)
     assert min_balance(3.0, 10.0, 5.0, 5.0, []) == 3.0
-    assert parse_wattage_per_state("95.0:190.738, 9.75:9.75") == ((95.0, 9.75), (190.738, 9.75))
+    assert parse_wattage_per_state("95.0:190.738, 9.75:9.75") == ((95.0, 9.75), (95.0, 9.75), (190.738, 9.75))
+    assert parse_wattage_per_state("100:93.3:200") == ((100.0,), (93.3,), (200.0,))
 
 
 def test_rate_and_budget_fraction():

@@ -62,7 +62,7 @@ def workload(path: Path, specs) -> Path:
     for k, (gap, res, kind, runtime, factor) in enumerate(specs, start=1):
         t += gap
         name = f"p{k}"
-        if kind == "compute":
+        if kind == "compute" or runtime == 0:  # Batsim refuses a delay of 0 s: a zero-length job computes nothing
             profiles[name] = {"type": "parallel_homogeneous", "cpu": runtime * 100e6, "com": 0}
         elif kind == "delay":
             profiles[name] = {"type": "delay", "delay": runtime}

@@ -108,6 +108,21 @@ def _keyed_order(item: tuple[Entry, dict]) -> tuple[int, int, int]:
     entry = item[0]
     return entry[1], entry[2], entry[3]
 
+
+def _switch_job_order(unread: int) -> Any:
+    """The order of a step's events when switches and jobs end together (see
+    :meth:`Simulation._unread_hosts`): timers first (B37); a switch's message reaches Batsim's server
+    in sub-round 2, a job's in sub-round 1 + the hosts it reads (0, 1, 2 or more); one sub-round
+    keeps the start order."""
+    job_round = 1 + min(unread, 2)
+
+    def key(item: tuple[Entry, dict]) -> tuple[int, int, int, int]:
+        entry = item[0]
+        sub_round = 2 if entry[_ACTION].kind == _SWITCH else job_round
+        return entry[1], sub_round, entry[2], entry[3]
+    return key
+
+
 #: What :meth:`Simulation._job_part_ended` says when the job's next part starts (compared by identity).
 _GOES_ON: tuple[str, int] = ("", 0)
 #: Solver steps in a row that neither move the clock nor produce an event after which the engine
@@ -198,7 +213,7 @@ class _RunJob:
     work: bool = False  # the parallel task has work (else it ends at its start, B17)
     flops: float | np.ndarray = 0.0  # per host: one value (homogeneous) or one per host
     delay_s: float = 0.0
-    dyn_w: float = 0.0  # (full - idle) x load summed over the job's hosts
+    dyn_w: float = 0.0  # power above idle summed over the job's hosts: (full - idle) x load (with an epsilon: see _eps)
     first_dyn_w: float = 0.0  # the part of dyn_w of the job's first host
     idle_w: float = 0.0  # idle power of the job's hosts at their pstates
     energy_j: float = 0.0
@@ -214,6 +229,8 @@ class _RunJob:
     return_code: int = 0
     metadata: str | None = None
     zero_work: bool = False
+    kill_requested: bool = False  # Batsim's Job::kill_requested: a later KILL_JOB of it is discarded (C)
+    reported: bool = False  # its JOB_COMPLETED was sent: Batsim has deleted the job (jobs.cpp Jobs::delete_job)
 
 
 @dataclass(eq=False)
@@ -260,11 +277,23 @@ class Simulation:
         self._speed = np.full((len(models), nps), np.nan)
         self._idle = np.zeros((len(models), nps))
         self._full = np.zeros((len(models), nps))
+        # SimGrid's epsilon of a three-value wattage_per_state ('idle:epsilon:full', NodeModel.epsilon_w): a busy
+        # host draws epsilon + load x (full - epsilon), and Batsim's wattmin is the sum of the epsilons; None
+        # when every host's epsilon is its idle value (then wattmin_w is both the idle power and the wattmin)
+        self._eps: np.ndarray | None = None
         for i, m in enumerate(models):
             k = m.nb_pstates
             self._speed[i, :k] = m.speeds_flops
             self._idle[i, :k] = m.idle_w
             self._full[i, :k] = m.full_w
+            if m.epsilon_w is not None:
+                if self._eps is None:
+                    self._eps = self._idle.copy()
+                self._eps[i, :k] = m.epsilon_w
+        if self._eps is not None:
+            for i, m in enumerate(models):  # (the models before the first with an epsilon: copied above)
+                if m.epsilon_w is None:
+                    self._eps[i, :m.nb_pstates] = m.idle_w
         self._models = models
         self.model_of = np.array([model_pos[id(h.model)] for h in platform.hosts], dtype=np.int32)
         self._single_model = len(models) == 1
@@ -283,7 +312,8 @@ class Simulation:
 
         self.now_s = 0.0
         self.energy_j = 0.0
-        self.wattmin_w = float(self._idle[self.model_of, self.pstate].sum())
+        self.wattmin_w = float(self._idle[self.model_of, self.pstate].sum())  # the hosts' idle power
+        self._epsilon_sum_w = None if self._eps is None else float(self._eps[self.model_of, self.pstate].sum())
         self.dyn_w = 0.0
         # time of the last energy reading of every host (a CSV row or a QUERY), and the running jobs
         # whose hosts but the first have changed power unread since then (B42, see _start_leaf)
@@ -312,6 +342,10 @@ class Simulation:
         self._phase = "init"  # init -> first-reply -> running -> ending -> ended
         self._first_submission_energy_j: float | None = None
         self._last_completion: tuple[float, float] | None = None
+        self._unreported: list[_RunJob] = []  # ended jobs whose JOB_COMPLETED is not in a message yet (no row yet)
+        # Batsim's makespan: the latest start + execution time of a finished job, the 1e-5 s of a
+        # job that ended at its start included (B17, B29; export.cpp JobsTracer::write_job)
+        self._makespan_s = 0.0
         self.nb_grouped_switches = 0
         self.nb_machine_switches = 0
         # output rows
@@ -388,10 +422,24 @@ class Simulation:
     def _event(self, type_: str, data: dict) -> dict:
         return {"timestamp": r6(self.now_s), "type": type_, "data": data}
 
-    def _message(self, events: list[dict]) -> dict:
-        now = r6(self.now_s)
+    def _report_ends(self, events: list[dict]) -> None:
+        """The jobs whose JOB_COMPLETED is in ``events`` are reported: their ``_jobs.csv`` rows are added in the
+        order of these events (Batsim's server writes a job's row as it appends its JOB_COMPLETED,
+        ``server.cpp`` ``server_on_job_completed``; the order of the actors that ended jobs in one step may differ),
+        and Batsim deletes them once the message is sent (a later KILL_JOB of one makes it abort)."""
+        ended = {rj.job.id: rj for rj in self._unreported}
         for e in events:
-            e["timestamp"] = now
+            if e["type"] == "JOB_COMPLETED":
+                rj = ended.pop(e["data"]["job_id"], None)
+                if rj is not None:
+                    rj.reported = True
+                    self.jobs_rows.append(rj)
+        self._unreported = list(ended.values())  # (none: every end is in the next message)
+
+    def _message(self, events: list[dict]) -> dict:
+        now = r6(self.now_s)  # (each event keeps the time it happened: Batsim stamps it with its clock then)
+        if self._unreported:
+            self._report_ends(events)
         at, count = self._at_once
         count = count + 1 if now == at else 1
         self._at_once = (now, count)
@@ -487,6 +535,8 @@ class Simulation:
         last_submission: Entry | None = None
         round_ = ended
         clock = self._clock
+        # (a) a switch ending with a job: how many hosts the job's actor must read first
+        unread = self._unread_hosts(ended) if len(ended) > 1 else None
         clock.zero_round = []  # parts started now with nothing to do end in this step (B17, B22)
         while round_:  # one round of actors per pass
             if len(round_) > 1:
@@ -534,7 +584,7 @@ class Simulation:
         if len(keyed) == 1:
             events = [keyed[0][1]]
         else:
-            keyed.sort(key=_keyed_order)
+            keyed.sort(key=_keyed_order if unread is None else _switch_job_order(unread))
             events = [ev for _, ev in keyed]
         if last_submission is not None:  # B11
             if keyed[-1][0] is not last_submission:
@@ -542,6 +592,33 @@ class Simulation:
             else:
                 self._notify_deferred = True
         return events
+
+    def _unread_hosts(self, ended: list[Entry]) -> int | None:
+        """The number of compute hosts not read yet at this clock when the actors woken by
+        ``ended`` run, or None when no switch and no job part end together (nothing to order).
+
+        Batsim 4.2.1 and SimGrid 3.32: each actor woken now sends its message to the server after
+        its simcalls, one per scheduling sub-round: a switch actor after one (``set_pstate``, then
+        SWITCHED_ON/OFF), a job's actor after one per host it reads that was not updated at this
+        clock (``consumed_energy_on_machines`` on its allocation, then every host for the 'e' row),
+        then JOB_COMPLETED. Updated now: the hosts of an execution that ends, the host of an actor
+        whose sleep ends (a job's first host), every host when a row or QUERY read them at this clock.
+        """
+        kinds = {entry[_ACTION].kind for entry in ended}
+        if _SWITCH not in kinds or not kinds & {_EXEC, _SLEEP}:
+            return None
+        if self._last_reading_s == self.now_s:
+            return 0
+        fresh = np.zeros(self.nb_hosts, dtype=bool)
+        for entry in ended:
+            act = entry[_ACTION]
+            if act.kind == _EXEC:
+                fresh[act.owner.hosts] = True
+            elif act.kind == _SLEEP:
+                fresh[act.owner.alloc.min] = True
+            elif act.kind == _SWITCH:
+                fresh[act.owner[1]] = True
+        return self.nb_hosts - int(np.count_nonzero(fresh))
 
     # ------------------------------------------------------------------ submissions
 
@@ -661,6 +738,7 @@ class Simulation:
     def _set_pstate(self, hosts: slice | np.ndarray, pstate: int) -> None:
         counts = np.bincount(self.pstate[hosts])  # (pstates are small non-negative ints: no sort, unlike unique)
         before = self._host_sum(self._idle, hosts)
+        eps_before = 0.0 if self._eps is None else self._host_sum(self._eps, hosts)
         olds = np.flatnonzero(counts).tolist()
         for p, c in zip(olds, counts[olds].tolist()):
             left = self._pstate_hosts[p] - c
@@ -671,12 +749,16 @@ class Simulation:
         self._pstate_hosts[pstate] = self._pstate_hosts.get(pstate, 0) + int(counts.sum())
         self.pstate[hosts] = pstate
         self.wattmin_w += self._host_sum(self._idle, hosts) - before
+        if self._epsilon_sum_w is not None:
+            assert self._eps is not None
+            self._epsilon_sum_w += self._host_sum(self._eps, hosts) - eps_before
 
     def _energy_row(self, kind: str) -> None:
         if self._lagging:  # B42: the row reads every host
             self._read_all()
         self._last_reading_s = self.now_s
-        self.energy_rows.append((self.now_s, self.energy_j, kind, self.wattmin_w))
+        wattmin = self.wattmin_w if self._epsilon_sum_w is None else self._epsilon_sum_w
+        self.energy_rows.append((self.now_s, self.energy_j, kind, wattmin))
 
     def _machine_row(self) -> None:
         c = self.state_counts
@@ -817,20 +899,36 @@ class Simulation:
         self.jobs_rows.append(rj)
 
     def _on_kill(self, data: dict) -> None:
+        """KILL_JOB (B15; Batsim 4.2.1 ``protocol.cpp`` handle_kill_job, ``server.cpp`` server_on_kill_jobs,
+        ``jobs_execution.cpp`` killer_process): a job whose kill was already requested is discarded (one
+        JOB_KILLED per new kill, none when nothing is left); a job that has ended but whose JOB_COMPLETED
+        is not sent yet is listed in JOB_KILLED without progress; Batsim aborts on an empty list, on a
+        job not started or rejected, and on a job whose JOB_COMPLETED was already sent (deleted)."""
         ids = data.get("job_ids")
         if not isinstance(ids, list):
             raise ProtocolError("KILL_JOB: field 'job_ids' must be a list of job ids")
+        if not ids:
+            raise ProtocolError("KILL_JOB: field 'job_ids' is empty (Batsim aborts: it must be non-empty)")
         progress: dict[str, Any] = {}
+        killed: list[str] = []
         for jid in ids:
             rj = self._get_job({"job_id": jid}, "KILL_JOB")
-            if rj.status in (JobStatus.PENDING, JobStatus.SUBMITTED):
+            if rj.status in (JobStatus.PENDING, JobStatus.SUBMITTED, JobStatus.REJECTED):
                 raise ProtocolError(f"KILL_JOB: job {jid} cannot be killed: it has not started")
+            if rj.reported:
+                raise ProtocolError(f"KILL_JOB: job {jid} has already completed (its JOB_COMPLETED was sent; "
+                                    "Batsim aborts: the job no longer exists)")
+            if rj.kill_requested:
+                continue
+            rj.kill_requested = True
+            killed.append(jid)
             if rj.status != JobStatus.RUNNING:
-                continue  # already finished: nothing to kill
+                continue  # ended, not reported yet: nothing to kill, no progress
             progress[jid] = self._progress_tree(rj)
             rc = -2 if rj.is_parallel else -1  # B15
             self._out.append(self._end_job(rj, "COMPLETED_KILLED", rc))
-        self._out.append(self._event("JOB_KILLED", {"job_ids": list(ids), "job_progress": progress}))
+        if killed:
+            self._out.append(self._event("JOB_KILLED", {"job_ids": killed, "job_progress": progress}))
 
     def _on_call_me_later(self, data: dict) -> None:
         try:
@@ -1080,7 +1178,13 @@ class Simulation:
             rj.rate, rj.work, rj.dyn_w, rj.first_dyn_w = 1.0, False, 0.0, 0.0
         else:
             rj.rate, rj.work = float(np.min(rates)), True
-            per_host = (self._full[models, ps] - self._idle[models, ps]) * (times / t_max)
+            load = times / t_max
+            if self._eps is None:
+                per_host = (self._full[models, ps] - self._idle[models, ps]) * load
+            else:  # a loaded host draws epsilon + load x (full - epsilon) (SimGrid's get_current_watts_value)
+                eps = self._eps[models, ps]
+                per_host = np.where(load > 0.0, (eps - self._idle[models, ps]) + (self._full[models, ps] - eps) * load,
+                                    0.0)
             per_host = np.broadcast_to(per_host, (rj.nb_hosts,))
             rj.dyn_w = float(per_host.sum())
             rj.first_dyn_w = float(per_host[0])
@@ -1211,8 +1315,8 @@ class Simulation:
         else:
             return None
         ret = rj.leaves[rj.leaf_idx].ret
-        if ret:
-            return "COMPLETED_FAILED", ret
+        if ret:  # Batsim's execute_job_process: > 0 failed, -1 walltime reached (B16; -2 and below refused)
+            return ("COMPLETED_WALLTIME_REACHED", -1) if ret == -1 else ("COMPLETED_FAILED", ret)
         if rj.leaf_idx + 1 == len(rj.leaves):
             return "COMPLETED_SUCCESSFULLY", 0
         return _GOES_ON
@@ -1235,6 +1339,10 @@ class Simulation:
         rj.return_code = rc
         rj.end_s = self.now_s
         rj.zero_work = rj.end_s == rj.start_s
+        self._unreported.append(rj)
+        finish = rj.start_s + ZERO_JOB_EXECUTION_S if rj.zero_work else rj.end_s
+        if finish > self._makespan_s:
+            self._makespan_s = finish
         for act in (rj.execution, rj.sleep):  # B41: a killed or cut task leaves nothing behind
             if act is not None:
                 self._clock.cancel(act)
@@ -1246,7 +1354,6 @@ class Simulation:
         rj.hosts = _NO_HOSTS  # (rj.alloc and rj.alloc_str keep them)
         self._energy_row("e")
         self._machine_row()
-        self.jobs_rows.append(rj)
         self._last_completion = (self.now_s, self.energy_j)
         ev = self._event(
             "JOB_COMPLETED",
@@ -1295,7 +1402,7 @@ class Simulation:
 
     @property
     def makespan_s(self) -> float:
-        return self._last_completion[0] if self._last_completion else 0.0
+        return self._makespan_s
 
     def iter_jobs(self) -> Iterator[_RunJob]:
         return iter(self.jobs_rows)

@@ -172,6 +172,14 @@ class _ProfileReader:
         ret = desc.get("ret", 0)
         if not _is_int(ret):
             raise self.error(name, "ret", f"{ret!r} is not an integer")
+        if ret <= -2:
+            # Batsim 4.2.1 (jobs_execution.cpp, execute_job_process) maps a job's return code to its
+            # state: 0 success, > 0 failed, -1 walltime reached, -2 killed (then no JOB_COMPLETED is
+            # ever sent: the simulation cannot end), anything else aborts ("unknown return code")
+            raise self.error(name, "ret", f"{ret} is not supported (Batsim: -1 means walltime reached, -2 and "
+                                          "below make it hang or abort); use 0, a positive code or -1")
+        if ret > 2**31 - 1:  # profiles.cpp reads it with rapidjson's GetInt (a 32-bit int: an assertion fails)
+            raise self.error(name, "ret", f"{ret} is above 2147483647 (Batsim reads a 32-bit integer)")
         return ret
 
     def measure(self, profile: Profile) -> tuple[int, int]:
@@ -203,7 +211,10 @@ class _ProfileReader:
             raise self.error(name, "type", "missing 'type' field")
         ret = self.ret(name, desc)
         if ptype == "delay":
-            profile = DelayProfile(name, self.non_negative(name, desc, "delay"), ret)
+            delay_s = self.non_negative(name, desc, "delay")
+            if delay_s == 0.0:  # Batsim 4.2.1 aborts (profiles.cpp): "non-strictly-positive 'delay' field"
+                raise self.error(name, "delay", "0 must be positive (Batsim refuses a delay of 0 s)")
+            profile = DelayProfile(name, delay_s, ret)
         elif ptype in ("parallel_homogeneous", "parallel_homogeneous_total"):
             cpu = self.non_negative(name, desc, "cpu")
             self.check_no_com(name, desc, None)
