@@ -64,7 +64,8 @@ for it now, where switching nodes off is what lets it run).
 its thresholds (``upper_wait_s``, ``lower_wait_s``, ``max_queued``; a missing key takes the top-level
 option of that name, ``null`` disables the rule for the group), ``user_groups`` maps a user (the
 workload's ``user`` field) to a group; everyone else is in the group ``default``, whose thresholds are the
-top-level options (or ``groups["default"]``).
+top-level options (or ``groups["default"]``: a threshold given in both places with two values is refused, as
+neither overrides the other; the same value twice is accepted).
 
 The paper gives no value for the period, the idle time or the thresholds; our defaults are
 ``period_s`` 60 s, ``idle_s`` 1800 s (PBS Pro's ``node_idle_limit``), ``upper_wait_s`` 3600 s, no lower
@@ -86,7 +87,7 @@ import logging
 import math
 from collections import Counter, deque
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import AbstractSet, Any, Mapping, Sequence
 
 import numpy as np
 from procset import ProcSet
@@ -189,6 +190,30 @@ def parse_groups(defaults: GroupThresholds, groups: Mapping[str, Any] | None,
     return out, members
 
 
+def check_default_group(top: Mapping[str, Any], groups: Any) -> None:
+    """Refuse a threshold of the group ``default`` given both at top level (``top``: the thresholds the user gave
+    there, by name) and in ``groups["default"]`` with another value: both set the default group's threshold and
+    neither overrides the other. A malformed ``groups`` is left to :func:`parse_groups` to name.
+
+    Raises:
+        OptionError: ``option 'groups.default.upper_wait_s' and top-level 'upper_wait_s' both given: ...``.
+    """
+    spec = groups.get(DEFAULT_GROUP) if isinstance(groups, Mapping) else None
+    if not isinstance(spec, Mapping):
+        return
+    for key in _THRESHOLD_KEYS:
+        if key not in top or key not in spec:
+            continue
+        try:
+            in_group = _threshold(DEFAULT_GROUP, key, spec[key])
+        except OptionError:
+            continue  # a bad value: parse_groups says so
+        if in_group != top[key]:  # 600 and 600.0 agree; null and a number do not
+            raise OptionError(f"option 'groups.default.{key}' and top-level '{key}' both given: "
+                              f"{_got(spec[key])} and {_got(top[key])}; both set the threshold of the group "
+                              f"'default' (users in no other group): give it once")
+
+
 _SLEEP_PSTATE: Option = OpportunisticShutdown.options[0]  # one option, one meaning, whatever the power piece
 
 
@@ -208,7 +233,8 @@ class EnergySavingCluster(PowerManager):
 
     Raises:
         OptionError: a period that is not positive, a lower threshold above the upper one, a user in an
-            unknown group, or a malformed group.
+            unknown group, a malformed group, or a threshold given other than its default and, with another
+            value, in ``groups["default"]`` (from options, :meth:`check_given` tells a given default too).
     """
 
     name = "esc"
@@ -244,8 +270,13 @@ class EnergySavingCluster(PowerManager):
             raise OptionError(f"option 'idle_s' of esc must not be negative, got {_got(idle_s)}")
         if min_on < 0:
             raise OptionError(f"option 'min_on' of esc must not be negative, got {min_on}")
+        top = dict(zip(_THRESHOLD_KEYS, (upper_wait_s, lower_wait_s, max_queued)))
         default = GroupThresholds(*(None if v is None else _threshold(DEFAULT_GROUP, k, v)  # type: ignore[arg-type]
-                                    for k, v in zip(_THRESHOLD_KEYS, (upper_wait_s, lower_wait_s, max_queued))))
+                                    for k, v in top.items()))
+        # Built directly (the Python API), a top-level threshold other than its default was given; from options,
+        # check_given has already compared every threshold the user gave, its default value included.
+        defaults = {o.name: o.default for o in self.options}
+        check_default_group({k: v for k, v in top.items() if v != defaults[k]}, groups)
         self.groups, self.user_groups = parse_groups(default, groups, user_groups)
         self.period_s = float(period_s)
         self.idle_s = float(idle_s)
@@ -281,6 +312,13 @@ class EnergySavingCluster(PowerManager):
         self.log: deque[tuple[float, ProcSet, str, str]] = deque(maxlen=LOG_SWITCHES)
 
     # ------------------------------------------------------------------ events
+    @classmethod
+    def check_given(cls, values: Mapping[str, Any], given: AbstractSet[str]) -> None:
+        """A threshold given both at top level and in ``groups["default"]``, with two values, is refused
+        (:func:`check_default_group`); only here, where options are validated, is a top-level value the user
+        gave told apart from its default filled in (``upper_wait_s`` 3600 given is given)."""
+        check_default_group({k: values[k] for k in _THRESHOLD_KEYS if k in given}, values.get("groups"))
+
     def on_platform(self, view: ClusterView) -> None:
         """The sleep pstate and transition times from the platform; every node idle since now.
 

@@ -24,7 +24,7 @@ to presets, to ``-s compose`` and to ``wattsched schedulers``: registering a new
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping, TypeVar
+from typing import TYPE_CHECKING, AbstractSet, Any, ClassVar, Mapping, TypeVar
 
 from procset import ProcSet
 
@@ -60,6 +60,17 @@ class Piece:
         """A fresh piece from validated option values (every option of the scheduler; the piece takes its
         own). Pieces with state are built fresh for every run."""
         return cls(**{o.name: values[o.name] for o in cls.options if o.name in values})
+
+    @classmethod
+    def check_given(cls, values: Options, given: AbstractSet[str]) -> None:
+        """Checks that need to know which options the user gave (``given``, their names), not only the values
+        (``values``: validated, defaults filled in, as :meth:`from_options` takes them): two options that say one
+        thing in two places (ESC's ``upper_wait_s`` and ``groups.default.upper_wait_s``). Called when the options
+        are validated, before any piece is built; none by default.
+
+        Raises:
+            OptionError: options the piece refuses together.
+        """
 
     def needs_dynamic_jobs(self) -> bool:
         """True when, with these options, the piece may start jobs with another walltime or profile than their

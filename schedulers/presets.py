@@ -140,7 +140,8 @@ class Preset:
         """The chosen piece of every slot and every option with its value (defaults filled in).
 
         Raises:
-            OptionError: not an object, an unknown option, a bad value, or an option of a piece not chosen.
+            OptionError: not an object, an unknown option, a bad value, an option of a piece not chosen, or
+                options a chosen piece refuses together (:meth:`~.pieces.Piece.check_given`).
         """
         if options is None:
             options = {}
@@ -165,6 +166,8 @@ class Preset:
         values = dict(switch_values)
         for opt in declared:
             values[opt.name] = opt.check(options[opt.name], self.name, valid) if opt.name in options else opt.default
+        for slot in SLOTS:  # here only is it known which values the user gave and which are defaults
+            REGISTRY[slot][chosen[slot]].check_given(values, set(options))
         return chosen, values
 
     def build(self, options: Options | None = None) -> PolicyScheduler:

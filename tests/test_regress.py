@@ -159,6 +159,7 @@ def test_cli_exit_codes(golden_and_run: tuple[Path, Path], capsys: pytest.Captur
     assert main(["regress", str(run), str(golden)]) == 0
     edit_cell(run / "out_jobs.csv", "3,", "starting_time", "1.000000")
     edit_cell(run / "out_jobs.csv", "3,", "waiting_time", "1.000000")  # as Batsim writes it: start - submission
+    edit_cell(run / "out_jobs.csv", "3,", "finish_time", "143.340426")  # and start + execution
     assert main(["regress", str(run), str(golden)]) == 1
     assert "job 3: starting_time" in capsys.readouterr().out
     assert main(["regress", str(run), str(golden), "--update"]) == 0

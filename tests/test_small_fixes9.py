@@ -85,7 +85,7 @@ def test_printing_rounding_is_tolerated_and_rejected_jobs_are_left_out(tmp_path)
     path = write_jobs(tmp_path, 3, submission_time="0.0000004", starting_time="49.9999996", waiting_time="50.000000")
     assert read_jobs(path).loc[3, "waiting_time"] == 50.0
     path = write_jobs(tmp_path, 3, submission_time="9999999000.000000", starting_time="9999999050.000002",
-                      finish_time="9999999200.000002", waiting_time="50.000000")
+                      finish_time="9999999250.000002", waiting_time="50.000000")
     read_jobs(path)
     frame = read_jobs(FCFS / "out_jobs.csv")
     assert (frame["final_state"] == "REJECTED").any()  # its empty times are no disagreement

@@ -54,8 +54,8 @@ counted; ``"keep"``; ``"error"``: the conversion stops on the first one, naming 
 
 The bounds ``wattsched run`` applies (:mod:`wattsched.base.limits`) are applied here, before anything is
 written: the machine size (``nb_hosts``, or the header's) and every kept job's ``res`` within ``hosts``; every
-walltime (requested, or given by the rule: ``limit:S`` with S beyond it is refused as an option) and every
-``subtime`` within ``time_s``.
+walltime (requested, or given by the rule: ``limit:S`` with S beyond it is refused as an option), every
+``subtime`` and every run time of a job without walltime (rule ``none``) within ``time_s``.
 
 Always dropped and counted: ``no_processors`` (neither field 5 nor 8 positive), ``no_submit_time``
 (submit time < 0), ``outside_window`` and ``outside_job_numbers``. The result is a dict
@@ -152,8 +152,8 @@ def _shown(text: str) -> str:
 
 
 def _parse_number(text: str, source: Path, line_no: int, name: str) -> float:
-    try:
-        value = float(text)
+    try:  # float() also reads '1_000' and digits of other scripts ('١٠'): no SWF writer does, so not a number
+        value = float(text) if text.isascii() and "_" not in text else math.nan
     except ValueError:
         value = math.nan
     if not math.isfinite(value):
@@ -165,7 +165,7 @@ def _parse_number(text: str, source: Path, line_no: int, name: str) -> float:
 def _leading_int(text: str) -> int | None:
     """The whole number a header value starts with (``338 (batch partition; 512 total)`` → 338), or None when
     it does not start with one: ``8.5``, ``1e3`` or ``0x10`` are not read as 8, 1 or 0."""
-    match = re.match(r"\s*(-?\d+)(?![\w.,])", text)
+    match = re.match(r"\s*(-?\d+)(?![\w.,])", text, re.ASCII)  # not the digits of other scripts
     return int(match.group(1)) if match else None
 
 
@@ -490,6 +490,10 @@ def swf_to_batsim(
         if walltime_s is not None and run_s > walltime_s:
             run_s = walltime_s
             counts["clamped_to_walltime"] += 1
+        if run_s > max_time_s:  # no walltime cuts it (rule 'none'): `wattsched run` stops at the bound
+            raise InputError(source, f"line {line}, field 'run_time'",
+                             f"a run time of {run_s:g} s and no walltime (rule {walltime_rule!r}); "
+                             f"{limit_hint('time_s', 's')}")
         kept.append(_Kept(submit_s, number, res, walltime_s, _whole(r, "user_id", source), _whole(r, "group_id", source),
                           run_s, line))
 
@@ -587,16 +591,26 @@ def busiest_window(swf_path: str | Path, *, nb_hosts: int, duration_s: float, st
         last = max(last, step)
     width = max(1, math.ceil(duration_s / step_s))
     best_start, best_area = 0, -1.0
+    # Only the starts where an extract's area can rise are tried (0, and the first start that takes in a job's
+    # step or submission), in increasing order: the earliest best start of a scan of every step, without
+    # scanning up to a submit time of 1e15 s (billions of steps) or summing `width` steps per start.
     if width * step_s == duration_s:  # whole steps: the areas of the steps each extract covers
-        for first in range(0, max(1, last - width + 2)):
-            area = sum(area_by_step.get(first + i, 0.0) for i in range(min(width, last + 1 - first)))
+        steps = sorted(area_by_step)
+        cumulative = [0.0, *itertools.accumulate(area_by_step[s] for s in steps)]
+        highest = max(0, last - width + 1)
+        for first in sorted({0, *(min(highest, max(0, s - width + 1)) for s in steps)}):
+            area = cumulative[bisect.bisect_left(steps, first + width)] - cumulative[bisect.bisect_left(steps, first)]
             if area > best_area:
                 best_start, best_area = first, area
     else:  # a part of a step (--busiest 0.5): the jobs submitted in [start, start + duration_s) exactly
         submitted.sort(key=lambda job: job[0])
         times = [t for t, _ in submitted]
         cumulative = [0.0, *itertools.accumulate(a for _, a in submitted)]
-        for first in range(0, last + 1):
+        candidates = {0}
+        for t in times:  # the first start whose extract reaches t, and its neighbours (rounding of the division)
+            first = math.floor((t - duration_s) / step_s) + 1
+            candidates.update(min(last, max(0, first + d)) for d in (-1, 0, 1))
+        for first in sorted(candidates):
             lo = bisect.bisect_left(times, first * step_s)
             area = cumulative[bisect.bisect_left(times, first * step_s + duration_s)] - cumulative[lo]
             if area > best_area:

@@ -82,18 +82,18 @@ def profile_runtime_s(profiles: Mapping[str, Any], name: str, speed_flops: float
         return float(profile["cpu"]) / speed_flops
     if kind == "delay":
         return float(profile["delay"])
-    if kind == "composed" and _depth < 32:
+    if kind == "composed" and _depth < limit("profile_depth"):  # the nesting `wattsched run` takes
         once = sum(profile_runtime_s(profiles, part, speed_flops, _depth + 1) for part in profile.get("seq", []))
         return once * int(profile.get("repeat", 1))
     raise ValueError(f"profile '{name}' of type {kind!r} has no run time of its own (parallel_homogeneous, delay "
                      "or composed of them)")
 
 
-def job_runtimes_s(workload: Mapping[str, Any], speed_flops: float) -> dict[str, float]:
+def job_runtimes_s(workload: Mapping[str, Any], speed_flops: float, source: str = "workload") -> dict[str, float]:
     """Run time of every job (by bare id, as in ``_jobs.csv``) on hosts of ``speed_flops``.
 
     Raises:
-        InputError: a job whose profile has no run time of its own.
+        InputError: a job whose profile has no run time of its own, naming ``source`` (the workload's file).
     """
     profiles = workload.get("profiles", {})
     out: dict[str, float] = {}
@@ -101,7 +101,7 @@ def job_runtimes_s(workload: Mapping[str, Any], speed_flops: float) -> dict[str,
         try:
             out[str(job["id"])] = profile_runtime_s(profiles, str(job["profile"]), speed_flops)
         except (KeyError, TypeError, ValueError) as exc:
-            raise InputError("workload", f"job {job.get('id')!r}", str(exc)) from None
+            raise InputError(source, f"job {job.get('id')!r}", str(exc)) from None
     return out
 
 
@@ -111,7 +111,8 @@ def estimated_walltime_s(runtime_s: float) -> float:
 
 
 def beta_workload(workload: Mapping[str, Any], *, seed: int, speed_flops: float | None = None,
-                  base_speed_flops: float | None = None, law: BetaLaw = BETA_LAW) -> dict[str, Any]:
+                  base_speed_flops: float | None = None, law: BetaLaw = BETA_LAW, source: str = "workload"
+                  ) -> dict[str, Any]:
     """The workload with a β per job and its β profiles (module docstring).
 
     Args:
@@ -122,6 +123,7 @@ def beta_workload(workload: Mapping[str, Any], *, seed: int, speed_flops: float 
         base_speed_flops: the speed the input's flops were written for (default ``speed_flops``): a job's run
             time at the top gear is its profile's run time at that speed.
         law: the β law (the paper's by default).
+        source: what errors name the workload by (its file).
 
     Raises:
         OptionError: a non-positive speed. InputError: a job without a run time.
@@ -132,7 +134,7 @@ def beta_workload(workload: Mapping[str, Any], *, seed: int, speed_flops: float 
         if not (math.isfinite(value) and value > 0):
             raise OptionError(f"{label} must be a positive number of flop/s, got {value!r}")
     jobs_in = list(workload.get("jobs", []))
-    runtimes = job_runtimes_s(workload, base)
+    runtimes = job_runtimes_s(workload, base, source)
     betas = law.draw([int(job["res"]) for job in jobs_in], np.random.default_rng(seed))
     jobs: list[dict[str, Any]] = []
     profiles: dict[str, dict[str, Any]] = {}

@@ -64,7 +64,7 @@ import pandas as pd
 from wattsched.base.errors import InputError, OptionError, counted, printable
 from wattsched.base.fileio import require_regular_file
 from wattsched.base.limits import limit, limit_hint
-from wattsched.base.validate import check_number, load_json, option_error, window_beyond_time
+from wattsched.base.validate import check_number, load_json, option_error, plain_int, window_beyond_time
 from wattsched.analysis.outputs import BatsimOutputs, load_outputs
 
 __all__ = [
@@ -520,6 +520,10 @@ def compute_metrics(
     if workload is not None:
         source, listed = _workload_jobs(workload)  # read once
         _require_run_jobs_in_workload(jobs, source, listed)
+        from wattsched.workloads.users import check_job_fields
+
+        # users as `wattsched run` takes them: a list, an object or true is no account (not "[1, 2]")
+        check_job_fields([job for job in listed if isinstance(job, Mapping)], source)
         users = load_workload_users({"jobs": listed})
     per_user = per_user_mean_stretch(jobs, users)
     if workload is not None and not per_user:
@@ -570,11 +574,21 @@ def metrics_to_json(metrics: Mapping[str, float | int]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m wattsched.analysis.metrics OUTPUTS [--json] [--window T0 T1] ...``: print the metrics."""
+    def positive_int(text: str) -> int:
+        """``--nb-hosts``: ASCII digits (:func:`plain_int`, as the command line reads its integers), at least 1."""
+        try:
+            value = plain_int(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(f"expected a positive integer, got {text[:40]!r} ({error})") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+        return value
+
     parser = argparse.ArgumentParser(prog="python -m wattsched.analysis.metrics", description=main.__doc__)
     parser.add_argument("outputs", help="output folder or prefix, e.g. results/out")
     parser.add_argument("--tau", type=float, default=DEFAULT_TAU_S, help="τ of the bounded slowdown, s")
     parser.add_argument("--window", type=float, nargs=2, metavar=("T0", "T1"), help="window, s")
-    parser.add_argument("--nb-hosts", type=int, help="compute hosts (default: from schedule.csv)")
+    parser.add_argument("--nb-hosts", type=positive_int, help="compute hosts (default: from schedule.csv)")
     parser.add_argument("--workload", help="workload JSON with job users, for per-user stretch")
     parser.add_argument("--max-power", type=float, help="all-computing platform power, W")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")

@@ -280,6 +280,7 @@ def read_jobs(path: str | Path) -> pd.DataFrame:
     for column in ("waiting_time", "execution_time"):  # read as they are by the metrics (means, stretches)
         _first_bad(path, ran.to_numpy() & (frame[column] < 0).to_numpy(), column, "negative")
     _check_waiting_times(frame, path, ran.to_numpy())
+    _check_finish_times(frame, path, ran.to_numpy())
     keys = [c for c in ("workload_name", "job_id") if c in frame.columns]
     _first_bad(path, frame.duplicated(subset=keys).to_numpy(), "job_id", "the same job a second time")
     return frame
@@ -317,6 +318,20 @@ def _check_waiting_times(frame: pd.DataFrame, path: Path, ran: np.ndarray) -> No
     _first_bad(path, ran & (np.abs(waited - difference) > tolerance), "waiting_time",
                lambda row: f"{waited[row]:f} s, while starting_time - submission_time is {difference[row]:f} s "
                            "(Batsim writes their difference)")
+
+
+def _check_finish_times(frame: pd.DataFrame, path: Path, ran: np.ndarray) -> None:
+    """Every job that ran finished at ``starting_time + execution_time`` (Batsim writes ``execution_time`` as
+    their difference): the metrics read both (slowdowns the execution time, makespan and utilization the finish
+    time), so a hand-edited one that disagrees gave metrics of two different schedules."""
+    started = frame["starting_time"].to_numpy(dtype=float)
+    executed = frame["execution_time"].to_numpy(dtype=float)
+    finished = frame["finish_time"].to_numpy(dtype=float)
+    total = started + executed
+    tolerance = _WAITING_ABS_TOL_S + _WAITING_REL_TOL * np.maximum(np.abs(total), np.abs(finished))
+    _first_bad(path, ran & (np.abs(finished - total) > tolerance), "finish_time",
+               lambda row: f"{finished[row]:f} s, while starting_time + execution_time is {total[row]:f} s "
+                           "(Batsim writes execution_time as their difference)")
 
 
 def _non_decreasing(frame: pd.DataFrame, path: Path, column: str, what: str) -> None:
@@ -428,6 +443,26 @@ def _refuse_empty_jobs(outputs: "BatsimOutputs") -> None:
                          f"({outputs.paths['machine_states'].name}: nb_computing); a truncated file?")
 
 
+def _check_schedule_hosts(outputs: "BatsimOutputs") -> None:
+    """The schedule's ``nb_computing_machines`` is the number of hosts every row of the machine states counts
+    (Batsim writes both from its compute hosts): a hand-edited one gave a utilization of another machine. A value
+    that is not a number of hosts is left to :func:`wattsched.analysis.metrics.nb_hosts_of_run`, which names it."""
+    states, schedule = outputs.machine_states, outputs.schedule or {}
+    if states is None or not len(states) or "nb_computing_machines" not in schedule:
+        return
+    try:
+        value = float(schedule["nb_computing_machines"])
+    except ValueError:
+        return
+    if not (np.isfinite(value) and value.is_integer() and 1 <= value <= limit("hosts")):
+        return
+    counted_hosts = int(states[list(_NEEDED_MACHINE_STATES[1:])].to_numpy()[0].sum())
+    if value != counted_hosts:
+        raise InputError(outputs.paths["schedule"], "nb_computing_machines",
+                         f"{schedule['nb_computing_machines']!r} hosts, while every row of "
+                         f"{outputs.paths['machine_states'].name} counts {counted_hosts}")
+
+
 @dataclass(frozen=True)
 class BatsimOutputs:
     """The files of one run, loaded. Missing optional files are ``None``.
@@ -486,6 +521,7 @@ def load_outputs(path: str | Path | BatsimOutputs, prefix: str | None = None) ->
             raise InputError(paths[kind], "row 2", f"missing: a header but no rows, while "
                              f"{counted(started, 'job')} ran ({paths['jobs'].name}); a truncated file?")
     states, changes = outputs.machine_states, outputs.pstate_changes
+    _check_schedule_hosts(outputs)
     if changes is not None and changes.empty and states is not None and len(states) \
             and (states[list(_NEEDED_MACHINE_STATES[1:4])].to_numpy() > 0).any():
         raise InputError(paths["pstate_changes"], "row 2", "missing: a header but no rows, while hosts were switched "

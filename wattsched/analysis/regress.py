@@ -164,11 +164,18 @@ def _job_keys(header: list[str], rows: list[list[str]], path: Path) -> list[str]
     if "job_id" not in header:
         raise InputError(path, "column 'job_id'", "missing from the header")
     job = header.index("job_id")
+    keys = [row[job] for row in rows]
     if "workload_name" in header:
         workload = header.index("workload_name")
         if len({row[workload] for row in rows}) > 1:
-            return [f"{row[workload]}!{row[job]}" for row in rows]
-    return [row[job] for row in rows]
+            keys = [f"{row[workload]}!{row[job]}" for row in rows]
+    first: dict[str, int] = {}
+    for number, key in enumerate(keys, start=2):  # a job twice: its rows would hide each other (metrics refuse it)
+        if key in first:
+            raise InputError(path, f"line {number}, column 'job_id'",
+                             printable(f"job {key} a second time (first on line {first[key]})"))
+        first[key] = number
+    return keys
 
 
 def _compare_jobs(name: str, golden_path: Path, run_path: Path, tol: _Tolerance) -> list[Difference]:

@@ -13,6 +13,8 @@ message names the file (or option, or message) and the field:
   ``nesting`` levels, nor refer to their own anchor, then the checks of :func:`load_json`, duplicate keys
   included when asked;
 * :func:`check_number`: one number finite and within its declared range;
+* :func:`plain_int`: an integer of a command line, written in ASCII digits (``int()`` takes ``'+16'``,
+  ``'1_6'``, ``' 16 '`` and other scripts' digits too);
 * :func:`check_count`: a size (hosts, jobs, parts, depth) within a bound of :mod:`.limits`;
 * :func:`check_memory`: an estimated footprint within the memory available;
 * :func:`check_csv_name`: an id Batsim's CSV files can carry (Batsim writes ids unquoted);
@@ -40,7 +42,8 @@ from wattsched.base.limits import available_memory_bytes, format_count, limit, l
 __all__ = [
     "DUPLICATE_KEY", "ErrorFactory", "check_count", "check_csv_name", "check_memory", "check_number",
     "check_output_files", "BatsimMessageChecker", "check_endpoint", "decode_utf8", "input_error", "ipc_bind_path",
-    "load_json", "load_yaml", "not_utf8_problem", "number_problem", "option_error", "window_beyond_time",
+    "load_json", "load_yaml", "not_utf8_problem", "number_problem", "option_error", "plain_int",
+    "window_beyond_time",
 ]
 
 #: Builds the error of one reader from (source, field, problem).
@@ -544,6 +547,33 @@ def check_number(value: Any, source: str, field: str, *, min: float | None = Non
 def _show(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
+
+
+#: An integer as a command line writes it: ASCII digits, at most a leading minus sign.
+_PLAIN_INT = re.compile(r"-?[0-9]+")
+#: Why :func:`plain_int` refused a text :func:`int` would have read (a sign, a space, ``_``, other digits).
+NOT_PLAIN_DIGITS = "write it with the ASCII digits 0-9 alone"
+
+
+def plain_int(text: str) -> int:
+    """``text`` as an integer when written plainly: ASCII digits 0-9 after at most a leading ``-`` (a reader
+    refuses a negative value itself when it makes no sense, with its own words).
+
+    :func:`int` also reads ``'+16'``, ``'1_6'``, ``' 16 '``, ``'16\\n'`` and other scripts' digits (``'١٦'``,
+    ``'１６'``): on a command line or in a form these are typos or pastes from elsewhere, not numbers a user meant
+    to give. Integers of JSON files need no such check: JSON's grammar has only ASCII digits.
+
+    Raises:
+        ValueError: not so written (its message is :data:`NOT_PLAIN_DIGITS` when :func:`int` would have read the
+            text, so that ``'+16'`` is not called "not an integer"), or more digits than Python converts.
+    """
+    if _PLAIN_INT.fullmatch(text):
+        return int(text)  # ValueError beyond sys.get_int_max_str_digits() digits
+    try:
+        int(text)
+    except ValueError:
+        raise ValueError("not an integer") from None
+    raise ValueError(NOT_PLAIN_DIGITS)
 
 
 def window_beyond_time(start_s: float, end_s: float) -> str | None:

@@ -10,7 +10,8 @@ import json
 from wattsched.base.errors import InputError, OptionError
 from wattsched.base.fileio import emit_text
 from wattsched.base.validate import check_count, option_error
-from wattsched.cli.common import add_output_argument, days, non_negative_int, positive_float, positive_int, time_in, window
+from wattsched.cli.common import (add_output_argument, days, integer, non_negative_int, positive_float, positive_int,
+                                  time_in, window)
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
@@ -75,10 +76,10 @@ def cmd_swf(args: argparse.Namespace) -> int:
 
 def job_range(text: str) -> tuple[int, int]:
     """``--job-numbers FIRST,LAST``: two job numbers, LAST not before FIRST."""
-    try:
-        first, last = (int(x) for x in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected FIRST,LAST job numbers, got {text!r}") from None
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(f"expected FIRST,LAST job numbers, got {text[:40]!r}")
+    first, last = (integer(part, "FIRST,LAST job numbers", text) for part in parts)
     if last < first:
         raise argparse.ArgumentTypeError(f"last job number {last} is before the first {first}")
     return first, last
@@ -220,7 +221,8 @@ def cmd_beta(args: argparse.Namespace) -> int:
 
     # read once: the checks of `wattsched run` (what Batsim refuses) before any beta is drawn, then the document
     _, document = load_workload_document(args.workload)
-    workload = beta_workload(document, seed=args.seed, speed_flops=args.speed, base_speed_flops=args.base_speed)
+    workload = beta_workload(document, seed=args.seed, speed_flops=args.speed, base_speed_flops=args.base_speed,
+                             source=args.workload)
     emit_text(json.dumps(workload, indent=1) + "\n", args.output)
     return 0
 

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from wattsched.base.errors import OptionError, ProtocolError, counted, printable
+from wattsched.base.errors import InputError, OptionError, ProtocolError, counted, printable
 from wattsched.base.limits import limit
 from wattsched.cli.common import (
     add_options_argument,
@@ -93,6 +93,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from wattsched.simulator.replay import replay
 
+    for folder in args.folders:
+        _check_messages_recorded(Path(folder))
     if args.keep_outputs is not None:
         for folder in args.folders:
             _check_kept_outputs(Path(folder), Path(args.keep_outputs))
@@ -104,6 +106,28 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if len(args.folders) > 1:
         print(f"{len(args.folders)} scenarios: {len(args.folders) - failed} identical, {failed} with differences")
     return 1 if failed else 0
+
+
+def _check_messages_recorded(folder: Path) -> None:
+    """Refuse, before any replay, a recording whose ``messages.jsonl`` holds no message (0 bytes, or blank lines
+    only: a recording cut short, a copy that failed): the replay reads past its blank lines and, with nothing to
+    compare, said the simulation "differs" (``the recording ends but the simulation goes on``), as if our
+    simulator were wrong, when the recording is.
+
+    Raises:
+        InputError: ``FOLDER/messages.jsonl: empty (no message recorded)``.
+    """
+    from wattsched.base.fileio import require_regular_file
+
+    path = folder / "messages.jsonl"
+    try:  # a missing file, one that cannot be read or is no regular file: the replay says so, as before
+        require_regular_file(path)  # a FIFO or a device is not read here
+        with open(path, "rb") as fh:
+            if any(line.strip() for line in fh):  # blank as the replay skips it; stops at the first message
+                return
+    except OSError:
+        return
+    raise InputError(path, "", "empty (no message recorded)")
 
 
 def _check_kept_outputs(folder: Path, keep: Path) -> None:

@@ -291,6 +291,8 @@ def replay(folder: str | os.PathLike, *, rel_tol: float = ENERGY_REL_TOL, output
                 raise InputError(messages_path, f"line {n}", "not a recorded message "
                                  "({\"from\": \"batsim\" or \"scheduler\", \"message\": {...}})")
             recorded.append((obj["from"], obj["message"], n))
+    if not recorded:  # (the command line checks every folder first: wattsched.cli.simulate._check_messages_recorded)
+        raise InputError(messages_path, "", "empty (no message recorded)")
     report = ReplayReport(folder.name)
     sim = Simulation(load_platform(platform_path), load_workload(workload_path),
                      dynamic_jobs="dynamic_jobs" in flags, acknowledge_dynamic_jobs="acknowledge_dynamic_jobs" in flags)
