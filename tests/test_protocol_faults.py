@@ -303,10 +303,10 @@ def test_a_fault_of_the_simulator_is_not_blamed_on_the_reply(monkeypatch):
 
 
 def test_a_scheduler_that_keeps_the_clock_at_one_time_is_stopped(monkeypatch):
-    """A scheduler answering every message with a CALL_ME_LATER at the current time gets a REQUESTED_CALL at that
-    time again (B12), for ever: real Batsim would never end. After ``messages_at_one_time`` messages in a row at
-    one time the run ends with a ProtocolError naming the time and the bound; a run of the same workload
-    whose clock moves is not stopped by the same bound."""
+    """A scheduler answering every message with a QUERY gets an ANSWER at that time again (B26), for ever: real
+    Batsim would never end (a CALL_ME_LATER at the current time is refused: Batsim aborts on it). After
+    ``messages_at_one_time`` messages in a row at one time the run ends with a ProtocolError naming the time and
+    the bound; a run of the same workload whose clock moves is not stopped by the same bound."""
     from wattsched.base.errors import ProtocolError
     from wattsched.schedulers.protocol import scheduler_handler
     from wattsched.simulator.drivers import run_inprocess
@@ -318,7 +318,7 @@ def test_a_scheduler_that_keeps_the_clock_at_one_time_is_stopped(monkeypatch):
 
     def stuck(message: dict) -> dict:
         now = message["now"]
-        return {"now": now, "events": [{"timestamp": now, "type": "CALL_ME_LATER", "data": {"timestamp": now}}]}
+        return {"now": now, "events": [{"timestamp": now, "type": "QUERY", "data": {"requests": {"consumed_energy": {}}}}]}
 
     sim = Simulation(load_platform(PLATFORM), load_workload(WORKLOAD))
     with pytest.raises(ProtocolError, match=r"kept the simulation at t=0\.0 for 200 messages.*"

@@ -33,6 +33,7 @@ import logging
 import math
 import operator
 import os
+import re
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Final, Iterator
@@ -84,6 +85,27 @@ class MachineState(IntEnum):
     SWITCHING_ON = 3
     SWITCHING_OFF = 4
     UNAVAILABLE = 5
+
+
+def _is_number(x: Any) -> bool:
+    """A JSON number (rapidjson ``IsNumber``): not a bool, not a numeric string."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+_STOI = re.compile(r"\s*[+-]?\d+")
+
+
+def _stoi(x: Any) -> int | None:
+    """``std::stoi``: the leading integer of a string (``"1abc"`` is 1), None when there is none."""
+    m = _STOI.match(x) if isinstance(x, str) else None
+    return int(m.group()) if m else None
+
+
+def _check_size(data: dict, etype: str, sizes: tuple[int, ...]) -> None:
+    """Batsim's ``data_object.MemberCount()`` checks (``protocol.cpp`` handle_*): extra fields abort."""
+    if len(data) not in sizes:
+        raise ProtocolError(f"{etype}: field 'data' must have {' or '.join(map(str, sizes))} members, got "
+                            f"{sorted(data)} (Batsim aborts)")
 
 
 class JobStatus(IntEnum):
@@ -336,6 +358,7 @@ class Simulation:
         self._seq = itertools.count()
         self._order = itertools.count()
         self._out: list[dict] = []
+        self._rejected_in_reply: set[str] = set()  # REJECT_JOB of the reply being applied (still not deleted)
         self._notify_deferred = False  # NOTIFY opens the next message (B11)
         self._notify_initial: int | None = None  # t=0: NOTIFY follows the reply's results, see B7/B11
         self._submitter_done = not self._sub_groups
@@ -358,8 +381,8 @@ class Simulation:
             self.pstate_rows.append((0.0, str(from_sorted_ids(np.flatnonzero(self.pstate == p).tolist())), p))
         self.nb_messages = 0
         self.nb_events = 0
-        # messages in a row at one simulated time, and the bound (a scheduler answering every REQUESTED_CALL
-        # with a CALL_ME_LATER at or before now keeps Batsim at one time for ever)
+        # messages in a row at one simulated time, and the bound (a scheduler answering every ANSWER with
+        # another QUERY keeps Batsim at one time for ever)
         self._at_once = (-1.0, 0)
         self._max_at_once = limit("messages_at_one_time")
 
@@ -446,7 +469,7 @@ class Simulation:
         if count > self._max_at_once:
             raise ProtocolError(
                 f"the scheduler has kept the simulation at t={now!r} for {count - 1:,} messages in a row (for "
-                "instance by answering each REQUESTED_CALL with a CALL_ME_LATER at or before that time; real "
+                "instance by answering each ANSWER with another QUERY; real "
                 f"Batsim would never end); {limit_hint('messages_at_one_time', 'messages')}")
         self.nb_messages += 1
         self.nb_events += len(events)
@@ -778,18 +801,18 @@ class Simulation:
     def _apply_reply(self, reply: dict) -> None:
         if not isinstance(reply, dict) or "now" not in reply or "events" not in reply:
             raise ProtocolError("the scheduler's reply must be an object with 'now' and 'events'")
-        try:
-            reply_now = float(reply["now"])
-        except (TypeError, ValueError):
-            raise ProtocolError(f"reply field 'now' is not a number: {reply['now']!r}") from None
+        if not _is_number(reply["now"]):
+            raise ProtocolError(f"reply field 'now' is not a number: {reply['now']!r}")
+        reply_now = float(reply["now"])
         events = reply["events"]
         if not isinstance(events, list):
             raise ProtocolError("reply field 'events' must be a list")
         first = self._phase == "first-reply"
+        self._rejected_in_reply = set()
         for i, ev in enumerate(events):
             if first and i == 1:
                 self._initial_submissions()
-            self._apply_event(ev)
+            self._apply_event(ev, reply_now)
         if first:
             if len(events) <= 1:
                 self._initial_submissions()
@@ -815,20 +838,24 @@ class Simulation:
             self._wait_next_submission()
         self._phase = "running"
 
-    def _apply_event(self, ev: Any) -> None:
+    def _apply_event(self, ev: Any, reply_now: float = math.inf) -> None:
         if not isinstance(ev, dict) or "type" not in ev:
             raise ProtocolError(f"malformed event in the scheduler's reply: {ev!r}")
-        ts = ev.get("timestamp", self.now_s)
-        try:
-            ts = float(ts)
-        except (TypeError, ValueError):
-            raise ProtocolError(f"{ev['type']}: field 'timestamp' is not a number: {ts!r}") from None
+        if "timestamp" not in ev:
+            raise ProtocolError(f"{ev['type']}: the event has no field 'timestamp' (Batsim aborts)")
+        ts = ev["timestamp"]
+        if not _is_number(ts):
+            raise ProtocolError(f"{ev['type']}: field 'timestamp' is not a number: {ts!r}")
+        ts = float(ts)
+        if ts > reply_now:  # protocol.cpp parse_and_apply_event
+            raise ProtocolError(f"{ev['type']}: field 'timestamp' {ts!r} is after the reply's now {reply_now!r} "
+                                "(Batsim aborts)")
         if ts > self.now_s:  # B5: applied at its timestamp, never in the past
             self._reach(ts)
-        data = ev.get("data")
-        if data is None:
-            data = {}
-        elif not isinstance(data, dict):
+        if "data" not in ev:
+            raise ProtocolError(f"{ev['type']}: the event has no field 'data' (Batsim aborts)")
+        data = ev["data"]
+        if not isinstance(data, dict):
             raise ProtocolError(f"{ev['type']}: field 'data' must be an object, got {data!r}")
         handler = self._HANDLERS.get(ev["type"])
         if handler is None:
@@ -846,14 +873,20 @@ class Simulation:
         return rj
 
     def _on_execute(self, data: dict) -> None:
+        _check_size(data, "EXECUTE_JOB", (2, 3))
         rj = self._get_job(data, "EXECUTE_JOB")
         if rj.status != JobStatus.SUBMITTED:
             raise ProtocolError(f"EXECUTE_JOB: job {rj.job.id} cannot start: it is {rj.status.name.lower()}")
+        if not isinstance(data.get("alloc"), str):
+            raise ProtocolError(f"EXECUTE_JOB {rj.job.id}: field 'alloc' must be a string, got {data.get('alloc')!r}")
         try:
-            alloc, alloc_str = parse_hosts(str(data["alloc"]))
-        except (KeyError, ValueError) as exc:
+            alloc, alloc_str = parse_hosts(data["alloc"])
+        except ValueError as exc:
             raise ProtocolError(f"EXECUTE_JOB {rj.job.id}: field 'alloc' is not an interval set: {exc}") from None
-        if len(alloc) != rj.job.res:
+        self._check_execute_options(rj, data, len(alloc))
+        # Batsim's server_on_execute_job: only a parallel_homogeneous_total profile, or a sequence of them,
+        # may run on another number of hosts than the job's res
+        if len(alloc) != rj.job.res and not self._any_size(self._profiles[rj.workload][rj.job.profile]):
             raise ProtocolError(
                 f"EXECUTE_JOB {rj.job.id}: field 'alloc' has {counted(len(alloc), 'host')} but the job requests "
                 f"{rj.job.res}"
@@ -861,7 +894,7 @@ class Simulation:
         if alloc.max >= self.nb_hosts or alloc.min < 0:
             raise ProtocolError(f"EXECUTE_JOB {rj.job.id}: field 'alloc' names hosts beyond 0-{self.nb_hosts - 1}")
         hosts = host_index(alloc)
-        n = rj.job.res
+        n = len(alloc)
         states = self.mstate[hosts]
         if states.any():  # MachineState.IDLE == 0
             h = int(ids_array(alloc)[np.flatnonzero(states)[0]])
@@ -889,11 +922,56 @@ class Simulation:
         self._machine_row()
         self._start_leaf(rj)
 
+    @staticmethod
+    def _any_size(profile: Any) -> bool:
+        def pht(p: Any) -> bool:
+            return isinstance(p, ParallelProfile) and p.kind == "parallel_homogeneous_total"
+        return pht(profile) or (isinstance(profile, ComposedProfile) and all(pht(p) for p in profile.seq))
+
+    def _check_execute_options(self, rj: _RunJob, data: dict, nb_alloc: int) -> None:
+        """EXECUTE_JOB's optional fields (``protocol.cpp`` handle_execute_job): ``mapping`` and
+        ``storage_mapping`` are checked as Batsim does; a mapping other than the default one (executor i on
+        the i-th allocated host) and ``additional_io_job`` change the execution and are not simulated here."""
+        jid = rj.job.id
+        if "mapping" in data:
+            m = data["mapping"]
+            if not isinstance(m, dict) or not m:
+                raise ProtocolError(f"EXECUTE_JOB {jid}: field 'mapping' must be a non-empty object, got {m!r}")
+            pairs = {}
+            for k, v in m.items():
+                ek = _stoi(k)
+                ev = v if isinstance(v, int) and not isinstance(v, bool) else _stoi(v)
+                if ek is None or ev is None:
+                    raise ProtocolError(f"EXECUTE_JOB {jid}: field 'mapping': {k!r}: {v!r} is not executor: host "
+                                        "index (integers)")
+                pairs[ek] = ev
+            for i, (ek, ev) in enumerate(sorted(pairs.items())):
+                if ek != i:
+                    raise ProtocolError(f"EXECUTE_JOB {jid}: field 'mapping' has no host for executor {i}")
+                if not 0 <= ev < nb_alloc:
+                    raise ProtocolError(f"EXECUTE_JOB {jid}: field 'mapping' puts executor {ek} on host index {ev} "
+                                        f"of an allocation of {nb_alloc}")
+            if pairs != {i: i for i in range(nb_alloc)}:
+                raise ProtocolError(f"EXECUTE_JOB {jid}: field 'mapping' {m!r} is not supported by the embedded "
+                                    "simulator (only the default mapping, executor i on the i-th allocated host)")
+        if "storage_mapping" in data:
+            sm = data["storage_mapping"]
+            if (not isinstance(sm, dict) or not sm
+                    or not all(isinstance(v, int) and not isinstance(v, bool) for v in sm.values())):
+                raise ProtocolError(f"EXECUTE_JOB {jid}: field 'storage_mapping' must be a non-empty object of "
+                                    f"integers, got {sm!r}")
+            # (read by storage profiles only, which the embedded simulator does not run)
+        if "additional_io_job" in data:
+            raise ProtocolError(f"EXECUTE_JOB {jid}: field 'additional_io_job' is not supported by the embedded "
+                                "simulator (Batsim would run an extra IO profile with the job)")
+
     def _on_reject(self, data: dict) -> None:
+        _check_size(data, "REJECT_JOB", (1,))
         rj = self._get_job(data, "REJECT_JOB")
         if rj.status != JobStatus.SUBMITTED:
             raise ProtocolError(f"REJECT_JOB: job {rj.job.id} cannot be rejected: it is {rj.status.name.lower()}")
         rj.status = JobStatus.REJECTED
+        self._rejected_in_reply.add(rj.job.id)
         rj.final_state = "REJECTED"
         rj.end_s = self.now_s
         self.jobs_rows.append(rj)
@@ -904,6 +982,7 @@ class Simulation:
         JOB_KILLED per new kill, none when nothing is left); a job that has ended but whose JOB_COMPLETED
         is not sent yet is listed in JOB_KILLED without progress; Batsim aborts on an empty list, on a
         job not started or rejected, and on a job whose JOB_COMPLETED was already sent (deleted)."""
+        _check_size(data, "KILL_JOB", (1,))
         ids = data.get("job_ids")
         if not isinstance(ids, list):
             raise ProtocolError("KILL_JOB: field 'job_ids' must be a list of job ids")
@@ -931,29 +1010,38 @@ class Simulation:
             self._out.append(self._event("JOB_KILLED", {"job_ids": killed, "job_progress": progress}))
 
     def _on_call_me_later(self, data: dict) -> None:
-        try:
-            t = float(data["timestamp"])
-        except (KeyError, TypeError, ValueError):
-            raise ProtocolError("CALL_ME_LATER: field 'timestamp' must be a number") from None
-        # B12: one REQUESTED_CALL per call, at its timestamp; Batsim's waiter sleeps at least 1e-5 s,
-        # and a timestamp already reached gives the call in the next step (with delta 0)
-        wait = t - self.now_s
-        if wait > 0.0:
-            wait = max(wait, WAITER_MIN_SLEEP)
-        else:
-            wait = 0.0
+        _check_size(data, "CALL_ME_LATER", (1,))
+        if not _is_number(data.get("timestamp")):
+            raise ProtocolError("CALL_ME_LATER: field 'timestamp' must be a number")
+        t = float(data["timestamp"])
+        if not t > self.now_s:  # server.cpp server_on_call_me_later
+            raise ProtocolError(f"CALL_ME_LATER: field 'timestamp' {t!r} is not after the current time "
+                                f"{self.now_s!r} (Batsim aborts: 'You asked to be awaken in the past!')")
+        # B12: one REQUESTED_CALL per call, at its timestamp; Batsim's waiter sleeps at least 1e-5 s
+        wait = max(t - self.now_s, WAITER_MIN_SLEEP)
         self._clock.start_sleep(wait, _CALL, None, _TIMER, next(self._seq))
 
     def _on_query(self, data: dict) -> None:
+        _check_size(data, "QUERY", (1,))
         requests = data.get("requests")
-        if not isinstance(requests, dict) or set(requests) - {"consumed_energy"} or not requests:
+        if (not isinstance(requests, dict) or set(requests) - {"consumed_energy"} or not requests
+                or requests["consumed_energy"] != {}):
             raise ProtocolError(f"QUERY: field 'requests' must be {{'consumed_energy': {{}}}}, got {requests!r}")
         self._read_all()  # B42
         self._out.append(self._event("ANSWER", {"consumed_energy": r6(self.energy_j)}))  # B26
 
     def _on_metadata(self, data: dict) -> None:
+        _check_size(data, "SET_JOB_METADATA", (2,))
         rj = self._get_job(data, "SET_JOB_METADATA")
-        rj.metadata = str(data.get("metadata", ""))
+        meta = data.get("metadata")
+        if not isinstance(meta, str):
+            raise ProtocolError(f"SET_JOB_METADATA {rj.job.id}: field 'metadata' must be a string, got {meta!r}")
+        if rj.reported or (rj.status == JobStatus.REJECTED and rj.job.id not in self._rejected_in_reply):
+            raise ProtocolError(f"SET_JOB_METADATA: job {rj.job.id} no longer exists (its end was sent; Batsim "
+                                "aborts)")
+        if rj.status >= JobStatus.DONE and not rj.kill_requested:
+            return  # Batsim wrote the job's _jobs.csv row when it ended (JobsTracer::write_job): too late
+        rj.metadata = meta
 
     def _on_notify(self, data: dict) -> None:
         kind = data.get("type")
@@ -963,6 +1051,27 @@ class Simulation:
             self._registration_open = self.dynamic_jobs
         else:
             raise ProtocolError(f"NOTIFY: field 'type': unsupported value {kind!r}")
+
+    def _on_answer(self, data: dict) -> None:
+        """ANSWER ``estimate_waiting_time``: checked, then ignored (Batsim logs a warning)."""
+        if not data:
+            raise ProtocolError("ANSWER: field 'data' must be a non-empty object")
+        for key, value in data.items():
+            if key != "estimate_waiting_time":
+                raise ProtocolError(f"ANSWER: unknown answer type {key!r} (Batsim aborts)")
+            if (not isinstance(value, dict) or not isinstance(value.get("job_id"), str)
+                    or not _is_number(value.get("estimated_waiting_time"))):
+                raise ProtocolError(f"ANSWER: field 'estimate_waiting_time' must be {{'job_id': str, "
+                                    f"'estimated_waiting_time': number}}, got {value!r}")
+
+    def _on_to_job_msg(self, data: dict) -> None:
+        """TO_JOB_MSG: queued for the job in Batsim, read only by profiles that receive messages (not run
+        here): checked, then without effect."""
+        rj = self._get_job(data, "TO_JOB_MSG")
+        if not isinstance(data.get("msg"), str):
+            raise ProtocolError(f"TO_JOB_MSG {rj.job.id}: field 'msg' must be a string, got {data.get('msg')!r}")
+        if rj.reported or (rj.status == JobStatus.REJECTED and rj.job.id not in self._rejected_in_reply):
+            raise ProtocolError(f"TO_JOB_MSG: job {rj.job.id} no longer exists (its end was sent; Batsim aborts)")
 
     # ------------------------------------------------------------------ dynamic registration (B44)
 
@@ -1031,9 +1140,14 @@ class Simulation:
             self._out.append(self._event("JOB_SUBMITTED", {"job_id": jid, "job": job.entry}))
 
     def _on_set_state(self, data: dict) -> None:
+        _check_size(data, "SET_RESOURCE_STATE", (2,))
         try:
-            res, resources = parse_hosts(str(data["resources"]))
-            target = int(data["state"])
+            if not isinstance(data["resources"], str):
+                raise TypeError
+            res, resources = parse_hosts(data["resources"])
+            target = _stoi(data["state"])  # Batsim: std::stoi of a string
+            if target is None:
+                raise ValueError
         except (KeyError, ValueError, TypeError):
             raise ProtocolError(
                 f"SET_RESOURCE_STATE: fields 'resources' (interval set) and 'state' (pstate) are required, got {data!r}"
@@ -1388,6 +1502,8 @@ class Simulation:
         "NOTIFY": _on_notify,
         "REGISTER_PROFILE": _on_register_profile,
         "REGISTER_JOB": _on_register_job,
+        "ANSWER": _on_answer,
+        "TO_JOB_MSG": _on_to_job_msg,
     }
 
     # ------------------------------------------------------------------ summaries for outputs
