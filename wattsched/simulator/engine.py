@@ -302,20 +302,14 @@ class Simulation:
         # SimGrid's epsilon of a three-value wattage_per_state ('idle:epsilon:full', NodeModel.epsilon_w): a busy
         # host draws epsilon + load x (full - epsilon), and Batsim's wattmin is the sum of the epsilons; None
         # when every host's epsilon is its idle value (then wattmin_w is both the idle power and the wattmin)
-        self._eps: np.ndarray | None = None
+        eps = np.zeros((len(models), nps))
         for i, m in enumerate(models):
             k = m.nb_pstates
             self._speed[i, :k] = m.speeds_flops
             self._idle[i, :k] = m.idle_w
             self._full[i, :k] = m.full_w
-            if m.epsilon_w is not None:
-                if self._eps is None:
-                    self._eps = self._idle.copy()
-                self._eps[i, :k] = m.epsilon_w
-        if self._eps is not None:
-            for i, m in enumerate(models):  # (the models before the first with an epsilon: copied above)
-                if m.epsilon_w is None:
-                    self._eps[i, :m.nb_pstates] = m.idle_w
+            eps[i, :k] = m.idle_w if m.epsilon_w is None else m.epsilon_w
+        self._eps: np.ndarray | None = eps if any(m.epsilon_w is not None for m in models) else None
         self._models = models
         self.model_of = np.array([model_pos[id(h.model)] for h in platform.hosts], dtype=np.int32)
         self._single_model = len(models) == 1
