@@ -30,7 +30,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from procset import ProcSet
 
+from wattsched.base.errors import quoted_cut
 from wattsched.base.hostsets import intervals
+from wattsched.base.validate import plain_int
 
 __all__ = [
     "ModelTextError",
@@ -64,8 +66,26 @@ for _prefix, _mult in (("", 1.0), ("k", 1e3), ("M", 1e6), ("G", 1e9), ("T", 1e12
 
 #: A speed as SimGrid reads one pstate's (``xbt_parse_get_all_speeds`` trims it, ``strtod`` reads the number and
 #: the rest must be a unit): the unit follows the number with no space between them.
-_NUMBER_UNIT = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)([A-Za-z]*)\s*$")
-_SPACED_UNIT = re.compile(r"^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?(\s+[A-Za-z]+)\s*$")
+#: ``re.ASCII``: ``\d`` alone would take other scripts' digits (``'١Gf'``, ``'１Gf'``), which ``strtod`` does not read.
+_NUMBER_UNIT = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)([A-Za-z]*)\s*$", re.ASCII)
+_SPACED_UNIT = re.compile(r"^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?(\s+[A-Za-z]+)\s*$", re.ASCII)
+#: A number of watts as SimGrid's ``xbt_str_parse_double`` (``strtod``) reads it: ASCII digits, no ``_`` (Python's
+#: :func:`float` would read ``'1_0'`` as 10 and ``'١'`` as 1, values SimGrid refuses); NaN and the infinities are
+#: read, to be refused as no finite watts.
+_PLAIN_FLOAT = re.compile(r"\s*[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|nan|inf|infinity)\s*",
+                          re.ASCII | re.IGNORECASE)
+
+
+def _shown(text: str) -> str:
+    """``text`` stripped, quoted and cut for a message (:func:`~wattsched.base.errors.quoted_cut`)."""
+    return quoted_cut(text.strip())
+
+
+def _plain_float(text: str) -> float:
+    """``text`` as ``strtod`` reads a whole field (ASCII digits, an exponent; no ``_``). ValueError."""
+    if _PLAIN_FLOAT.fullmatch(text) is None:
+        raise ValueError(f"{_shown(text)} is not a number")
+    return float(text)
 
 
 def _speed_value(text: str) -> float:
@@ -74,19 +94,19 @@ def _speed_value(text: str) -> float:
         spaced = _SPACED_UNIT.match(text)
         if spaced is not None:  # SimGrid 3.32 (src/xbt/xbt_parse_units.cpp): "unknown unit:  Gf"
             joined = "".join(text.split())
-            raise ValueError(f"{text.strip()!r}: a space between the number and its unit (SimGrid reads "
+            raise ValueError(f"{_shown(text)}: a space between the number and its unit (SimGrid reads "
                              f"{spaced.group(1)!r} as the unit and refuses it; write {joined!r})")
-        raise ValueError(f"cannot read speed {text.strip()!r}")
+        raise ValueError(f"cannot read speed {_shown(text)}")
     number, unit = match.groups()
     try:
         mult = _SPEED_UNITS[unit]
     except KeyError:
         raise ValueError(
-            f"unknown speed unit {unit!r} in {text.strip()!r} (use f, kf, Mf, Gf, Tf, Pf, Ef, Zf, Yf)"
+            f"unknown speed unit {_shown(unit)} in {_shown(text)} (use f, kf, Mf, Gf, Tf, Pf, Ef, Zf, Yf)"
         ) from None
     value = float(number) * mult
     if not 0.0 < value < math.inf:
-        raise ValueError(f"speed {text.strip()!r} must be a positive number of flop/s")
+        raise ValueError(f"speed {_shown(text)} must be a positive number of flop/s")
     return value
 
 
@@ -94,7 +114,7 @@ def parse_speed_list(text: str) -> tuple[float, ...]:
     """``"100Mf, 50Mf, 1e-9Mf"`` → speeds in flop/s, one per pstate (SimGrid's ``speed``). ValueError."""
     parts = text.split(",")
     if not text.strip() or any(not p.strip() for p in parts):
-        raise ValueError(f"empty speed in {text!r}")
+        raise ValueError(f"empty speed in {_shown(text)}")
     return tuple(_speed_value(p) for p in parts)
 
 
@@ -117,13 +137,13 @@ def parse_wattage_per_state(text: str, nb_pstates: int | None = None
     for i, entry in enumerate(entries):
         values = entry.split(":")
         if len(values) not in (2, 3):
-            raise ValueError(f"entry {i} {entry.strip()!r} is not 'idle:full'")
+            raise ValueError(f"entry {i} {_shown(entry)} is not 'idle:full'")
         try:
-            numbers = [float(v) for v in values]
+            numbers = [_plain_float(v) for v in values]
         except ValueError:
-            raise ValueError(f"entry {i} {entry.strip()!r} is not numeric") from None
+            raise ValueError(f"entry {i} {_shown(entry)} is not numeric") from None
         if any(not 0.0 <= n < math.inf for n in numbers):
-            raise ValueError(f"entry {i} {entry.strip()!r} must hold finite non-negative watts")
+            raise ValueError(f"entry {i} {_shown(entry)} must hold finite non-negative watts")
         idle.append(numbers[0])
         epsilon.append(numbers[-2] if len(numbers) == 3 else numbers[0])
         full.append(numbers[-1])
@@ -136,9 +156,9 @@ def parse_sleep_pstates(text: str, nb_pstates: int) -> tuple[int, int, int]:
     try:
         if len(parts) != 3:
             raise ValueError
-        sleep, off, on = (int(p) for p in parts)
+        sleep, off, on = (plain_int(p.strip()) for p in parts)  # int() would read '1_0' as 10, '١' as 1
     except ValueError:
-        raise ValueError(f"{text!r} is not 'sleep:switch_off:switch_on' (3 integers)") from None
+        raise ValueError(f"{_shown(text)} is not 'sleep:switch_off:switch_on' (3 integers)") from None
     for label, p in (("sleep", sleep), ("switch_off", off), ("switch_on", on)):
         if not 0 <= p < nb_pstates:
             raise ValueError(f"{label} pstate {p} does not exist (host has {nb_pstates} pstates)")
@@ -215,11 +235,11 @@ class NodeModel:
         off_w: float | None = None
         if wattage_off is not None:
             try:
-                off_w = float(wattage_off)
+                off_w = _plain_float(wattage_off)
             except ValueError:
-                raise ModelTextError("wattage_off", f"{wattage_off!r} is not a number") from None
+                raise ModelTextError("wattage_off", f"{_shown(wattage_off)} is not a number") from None
             if not 0.0 <= off_w < math.inf:
-                raise ModelTextError("wattage_off", f"{wattage_off!r} must be non-negative")
+                raise ModelTextError("wattage_off", f"{_shown(wattage_off)} must be non-negative")
         sleep = off = on = None
         if sleep_pstates is not None:
             try:

@@ -36,6 +36,7 @@ property names the gear of each computation pstate, so that a scheduler can find
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -260,14 +261,21 @@ def upas_node(top_power_w: float = 100.0, *, transition_s: float = 1.0,
 UPAS_NODE = upas_node()
 
 
+#: A frequency as a platform writes it: ASCII digits (``re.ASCII``), an optional fraction and exponent (NaN and the
+#: infinities are read, to be refused as no positive frequency).
+_PLAIN_NUMBER = re.compile(r"\s*[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|nan|inf|infinity)\s*",
+                           re.ASCII | re.IGNORECASE)
+
+
 def parse_frequencies(text: str) -> tuple[float, ...]:
     """``"2.3, 2, 1.7"`` (the :data:`FREQUENCY_PROPERTY`) → GHz per computation pstate. ValueError."""
-    try:
-        values = tuple(float(part) for part in text.split(","))
-    except ValueError:
-        raise ValueError(f"{text!r} is not a comma-separated list of frequencies in GHz") from None
+    shown = repr(text) if len(text) <= 60 else f"{text[:40]!r}... ({len(text)} characters)"
+    parts = text.split(",")
+    if not all(_PLAIN_NUMBER.fullmatch(part) for part in parts):  # float() would read '2_3' as 23, '٢' as 2
+        raise ValueError(f"{shown} is not a comma-separated list of frequencies in GHz")
+    values = tuple(float(part) for part in parts)
     if not values or any(not (math.isfinite(v) and v > 0) for v in values):
-        raise ValueError(f"{text!r}: every frequency must be a positive number of GHz")
+        raise ValueError(f"{shown}: every frequency must be a positive number of GHz")
     return values
 
 

@@ -7,7 +7,8 @@ edge (the CLI, the Python API) catches it once and the CLI prints ``str(error)``
 
 from __future__ import annotations
 
-__all__ = ["WattschedError", "InputError", "OptionError", "OutputError", "ProtocolError", "counted", "printable"]
+__all__ = ["WattschedError", "InputError", "OptionError", "OutputError", "ProtocolError", "counted", "printable",
+           "quoted_cut"]
 
 
 def counted(count: float, noun: str, spec: str = "") -> str:
@@ -25,6 +26,12 @@ def printable(text: str, keep: str = "") -> str:
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() or c in keep else repr(c)[1:-1] for c in text)
+
+
+def quoted_cut(text: str, max_chars: int = 60) -> str:
+    """``text`` quoted for an error line (``repr``), cut when longer than ``max_chars``: ``'1Gf...'... (5000001
+    characters)`` (a value of megabytes read from a file is no error line)."""
+    return repr(text) if len(text) <= max_chars else f"{text[:max_chars * 2 // 3]!r}... ({len(text)} characters)"
 
 
 class WattschedError(Exception):

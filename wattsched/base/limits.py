@@ -22,8 +22,8 @@ days                    3660         days of a generated workload (``synth --day
 time_s                  1e10         any time or duration in seconds (≈ 317 years of simulated time)
 min_period_s            1            the shortest period of a periodic scheduler stage (an option ``*period_s``)
 memory_fraction         0.8          share of the available memory an input's estimated footprint may take
-messages_at_one_time    100000       Batsim messages in a row at one simulated time (a scheduler that keeps
-                                     asking to be called back at or before now)
+messages_at_one_time    100000       Batsim messages in a row at one simulated time (a scheduler that answers
+                                     every ANSWER with another QUERY)
 download_min_rate       1024         bytes per second a trace download must bring on average over the window below
                                      (a stalled or trickling server)
 download_rate_window_s  60           that window, in seconds
@@ -31,6 +31,8 @@ download_bytes          1073741824   a trace download whose size the catalogue d
                                      streaming an endless body)
 workers                 256          simulations at once in processes of this machine (``sweep``, ``reproduce``,
                                      ``web`` ``-j``; a typo of ``-j 10000`` would start ten thousand processes)
+runs                    100000       runs of a sweep grid (the product of its platforms, workloads × seeds,
+                                     schedulers and options), counted before any input is generated
 ======================  ===========  ==============================================================================
 """
 
@@ -62,6 +64,7 @@ DEFAULTS: Final[dict[str, float]] = {
     "download_rate_window_s": 60,
     "download_bytes": 1 << 30,
     "workers": 256,
+    "runs": 100_000,
 }
 
 

@@ -226,6 +226,22 @@ def _workload_files(spec: Any, grid: Grid, index: int, inputs: Path) -> list[tup
     return out
 
 
+def _check_size(grid: Grid) -> None:
+    """The runs of ``grid`` (platforms × workloads, a synthetic one per seed, × schedulers × options) within the
+    ``runs`` bound, counted before anything is built or generated: a grid of a hundred lines can name millions of
+    runs, which enumerating alone would take minutes and gigabytes to refuse.
+
+    Raises:
+        InputError: naming the grid and the bound.
+    """
+    from wattsched.base.validate import check_count
+
+    workloads = sum(1 if isinstance(spec, str) else len(grid.seeds) for spec in grid.workloads)
+    runs = len(grid.platforms) * workloads * len(grid.schedulers) * len(grid.options)
+    check_count(runs, "runs", grid.source, "", f"runs ({len(grid.platforms)} platforms × {workloads} workloads × "
+                f"{len(grid.schedulers)} schedulers × {len(grid.options)} options)")
+
+
 def _check_schedulers(grid: Grid) -> None:
     """Every scheduler of ``grid`` built with its own options, then with each options entry, as a run would
     build it, so that an unknown name or a bad option is refused before the sweep starts (not as failed runs).
@@ -332,6 +348,7 @@ def grid_runs(grid: Grid, out: str | os.PathLike) -> list[Run]:
 
     out = Path(out)
     check_output_files([out / "results.csv", out / "inputs" / "x", out / "runs" / "x"], f"out (--out) {out}")
+    _check_size(grid)
     _check_schedulers(grid)
     inputs = out / "inputs"
     platforms = [_platform_file(p, grid, i, inputs) for i, p in enumerate(grid.platforms)]

@@ -37,10 +37,10 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from wattsched.base.errors import InputError
+from wattsched.base.errors import InputError, quoted_cut
 from wattsched.base.fileio import require_regular_file
 from wattsched.base.limits import limit, limit_hint
-from wattsched.base.validate import check_count, check_memory, not_utf8_problem
+from wattsched.base.validate import NOT_PLAIN_DIGITS, check_count, check_memory, not_utf8_problem, plain_int
 from wattsched.energy_models.power import ModelTextError, NodeModel, parse_speed_list
 from wattsched.energy_models.upas import FREQUENCY_PROPERTY, parse_frequencies
 
@@ -86,7 +86,13 @@ class Platform:
 # --------------------------------------------------------------------------------------------------
 # Small parsers (public: handy for tests and other loaders)
 # --------------------------------------------------------------------------------------------------
-_RADICAL_ITEM = re.compile(r"^(\d+)(?:-(\d+))?$")
+#: ``re.ASCII``: ``\d`` alone would take other scripts' digits (``'٠-٣'``), which SimGrid's ``std::stoi`` refuses.
+_RADICAL_ITEM = re.compile(r"^(\d+)(?:-(\d+))?$", re.ASCII)
+
+
+def _cut(name: str) -> str:
+    """A host's or cluster's id as an error names it: cut when long (an id of megabytes is no error line)."""
+    return name if len(name) <= 80 else f"{name[:60]}... ({len(name)} characters)"
 
 
 def _radical_ranges(text: str) -> Iterator[tuple[str, int, int]]:
@@ -94,7 +100,7 @@ def _radical_ranges(text: str) -> Iterator[tuple[str, int, int]]:
     for part in text.split(","):
         m = _RADICAL_ITEM.match(part.strip())
         if m is None:
-            raise ValueError(f"bad item {part.strip()!r} in radical {text!r} (expected N or N-M)")
+            raise ValueError(f"bad item {quoted_cut(part.strip())} in radical {quoted_cut(text)} (expected N or N-M)")
         lo = int(m.group(1))
         yield part.strip(), lo, int(m.group(2)) if m.group(2) is not None else lo
 
@@ -109,7 +115,7 @@ def parse_radical(text: str) -> list[int]:
     values: list[int] = []
     for item, lo, hi in _radical_ranges(text):
         if hi < lo:
-            raise ValueError(f"empty range {item!r} in radical {text!r}")
+            raise ValueError(f"empty range {quoted_cut(item)} in radical {quoted_cut(text)}")
         values.extend(range(lo, hi + 1))
     return values
 
@@ -181,6 +187,10 @@ class _Loader:
                     raise self.error(f"{where}.prop", "<prop> has no 'id' attribute")
                 if value is None:
                     raise self.error(f"{where}.prop '{key}'", "<prop> has no 'value' attribute")
+                if key in props:  # SimGrid keeps the first value (try_emplace, surfxml_sax_cb.cpp), as Batsim reads it
+                    log.warning("%s: %s.prop '%s' given twice: the first value, %s, is used (as SimGrid does), not %s",
+                                self.path, where, key, quoted_cut(props[key]), quoted_cut(value))
+                    continue
                 if key == FREQUENCY_PROPERTY:
                     try:
                         parse_frequencies(value)
@@ -220,23 +230,26 @@ class _Loader:
         self._model_cache[key] = model
         return model
 
+    def integer(self, text: str, where: str) -> int:
+        """An integer attribute (``core``, ``pstate``) in ASCII digits: :func:`int` would read ``'1_0'`` as 10 where
+        SimGrid's ``std::stoi`` reads 1, and other scripts' digits that ``std::stoi`` refuses."""
+        stripped = text.strip()
+        try:  # std::stoi reads a leading '+' and white space
+            return plain_int(stripped[1:] if stripped.startswith("+") else stripped)
+        except ValueError as exc:
+            hint = f" ({NOT_PLAIN_DIGITS})" if str(exc) == NOT_PLAIN_DIGITS else ""
+            raise self.error(where, f"{quoted_cut(text)} is not an integer{hint}") from None
+
     def check_core(self, elem: ET.Element, where: str) -> None:
         core = elem.get("core")
         if core is None:
             return
-        try:
-            n = int(core)
-        except ValueError:
-            raise self.error(f"{where}.core", f"{core!r} is not an integer") from None
+        n = self.integer(core, f"{where}.core")
         if n != 1:
             raise self.error(f"{where}.core", f"core={n}: multi-core hosts are not supported (use core=1)")
 
     def check_initial_pstate(self, elem: ET.Element, where: str, model: NodeModel) -> int:
-        text = elem.get("pstate", "0")
-        try:
-            p = int(text)
-        except ValueError:
-            raise self.error(f"{where}.pstate", f"{text!r} is not an integer") from None
+        p = self.integer(elem.get("pstate", "0"), f"{where}.pstate")
         if not 0 <= p < model.nb_pstates:
             raise self.error(f"{where}.pstate", f"initial pstate {p} does not exist ({model.nb_pstates} pstates)")
         if not model.is_computation(p):
@@ -245,7 +258,7 @@ class _Loader:
 
     def add_name(self, name: str, where: str) -> None:
         if name in self.names:
-            raise self.error(where, f"duplicate host name {name!r}")
+            raise self.error(where, f"duplicate host name {quoted_cut(name)}")
         self.names.add(name)
 
     def role_of(self, props: dict[str, str], where: str) -> str:
@@ -261,7 +274,7 @@ class _Loader:
         name = elem.get("id")
         if name is None:
             raise self.error("<host>", "missing 'id' attribute")
-        where = f"host '{name}'"
+        where = f"host '{_cut(name)}'"
         for attribute in _UNSUPPORTED_HOST_ATTRIBUTES:
             if elem.get(attribute):
                 raise self.error(f"{where}.{attribute}", f"not supported: the embedded simulator does not change "
@@ -291,7 +304,7 @@ class _Loader:
 
     def cluster(self, elem: ET.Element, zone_props: dict[str, str]) -> None:
         cid = elem.get("id")
-        where = f"cluster '{cid}'" if cid is not None else "<cluster>"
+        where = f"cluster '{_cut(cid)}'" if cid is not None else "<cluster>"
         if cid is None:
             raise self.error(where, "missing 'id' attribute")
         for attr in ("prefix", "radical", "speed"):
@@ -330,10 +343,10 @@ class _Loader:
                 if dup in seen:
                     break
                 seen.add(dup)
-            raise self.error(f"{where}.radical", f"duplicate host name {dup!r}")
+            raise self.error(f"{where}.radical", f"duplicate host name {quoted_cut(dup)}")
         clash = self.names.intersection(new_set)
         if clash:
-            raise self.error(where, f"duplicate host name {min(clash)!r}")
+            raise self.error(where, f"duplicate host name {quoted_cut(min(clash))}")
         self.names.update(new_set)
         append = self.compute.append
         for n in new_names:
@@ -380,18 +393,22 @@ class _Loader:
             # the rest of the DTD (link, route, router, backbone, zoneRoute, config, prop, ...) is ignored
 
 
+_VERSION = re.compile(r"\s*[0-9]+(?:\.[0-9]*)?\s*")
+
+
 def _check_version(path: str, root: ET.Element) -> None:
     if root.tag != "platform":
         raise InputError(path, f"<{root.tag}>", "root element must be <platform version=\"4.1\">")
     version = root.get("version")
     if version is None:
         raise InputError(path, "platform.version", "missing 'version' attribute (expected 4.1)")
-    try:
-        major = int(version.split(".")[0])
-    except ValueError:
-        raise InputError(path, "platform.version", f"{version!r} is not a version number") from None
-    if major != 4:
-        raise InputError(path, "platform.version", f"version {version!r} is not supported (expected 4.1)")
+    # SimGrid reads the version as a double (std::stod) and refuses one below 4.0 ("THIS FILE IS TOO OLD") or above
+    # 4.1 ("THIS FILE COMES FROM THE FUTURE")
+    if _VERSION.fullmatch(version) is None:
+        raise InputError(path, "platform.version", f"{quoted_cut(version)} is not a version number (expected 4.1)")
+    if not 4.0 <= float(version) <= 4.1:
+        raise InputError(path, "platform.version", f"version {quoted_cut(version)} is not supported (expected 4.1; "
+                                                    "SimGrid reads 4.0 to 4.1)")
 
 
 def load_platform(path: str | os.PathLike) -> Platform:
@@ -415,7 +432,9 @@ def parse_platform(data: bytes, path: str) -> Platform:
     if problem is not None:
         raise InputError(path, "", problem)
     try:
-        root = ET.fromstring(data)
+        # parsed as text: SimGrid reads the bytes as UTF-8 whatever the declaration says (encoding="ISO-8859-1" would
+        # make Python read a UTF-8 'é' as 'Ã©')
+        root = ET.fromstring(data.decode("utf-8"))
     except ET.ParseError as e:
         line, col = e.position
         raise InputError(path, f"line {line}", f"malformed XML ({e})") from None

@@ -61,8 +61,8 @@ from wattsched.base.limits import limit
 from wattsched.web import charts
 from wattsched.web.forms import GENERAL, option_fields, options_from_form, preset_names, unknown_preset
 from wattsched.web.runs import RunManager, check_run, output_files
-from wattsched.web.workspace import (ACTIVE, SUFFIX, RunActiveError, RunDamagedError, Workspace, WorkspaceError,
-                                     check_run_name, upload_name)
+from wattsched.web.workspace import (ACTIVE, NAME_CHARS, SUFFIX, RunActiveError, RunDamagedError, Workspace,
+                                     WorkspaceError, check_run_name, upload_name)
 
 __all__ = ["create_app"]
 
@@ -113,7 +113,8 @@ async def read_form(request: Request, *, max_files: int, max_fields: int = 1000,
     content_type, _ = parse_options_header(request.headers.get("content-type", ""))
     if content_type != b"multipart/form-data":
         try:
-            return await request.form(max_files=max_files, max_fields=max_fields, max_part_size=FIELD_BYTES)
+            return _once_each(await request.form(max_files=max_files, max_fields=max_fields,
+                                                 max_part_size=FIELD_BYTES))
         except HTTPException as error:
             raise FormError(_form_problem(str(error.detail), "", max_files, max_fields)) from None
     stream = request.stream() if max_bytes is None else _bounded(request.stream(), max_bytes)
@@ -126,6 +127,22 @@ async def read_form(request: Request, *, max_files: int, max_fields: int = 1000,
         raise FormError(_form_problem(error.message, getattr(part, "field_name", "") or "", max_files,
                                       max_fields)) from None
     request._form = form  # closed with the request, as Starlette's own request.form() does
+    return _once_each(form)
+
+
+def _once_each(form: FormData) -> FormData:
+    """``form`` when each of its fields is given once: Starlette keeps the last of ``name=a&name=b`` (a page
+    sends each field once; a second value is a client's mistake, not a choice between two runs).
+
+    Raises:
+        FormError: naming the field given twice.
+    """
+    seen: set[str] = set()
+    for key, _ in form.multi_items():
+        if key in seen:
+            shown = key if len(key) <= 60 else key[:57] + "..."
+            raise FormError(f"the form could not be read: field '{shown}' is given twice (which value is meant?)")
+        seen.add(key)
     return form
 
 
@@ -361,7 +378,7 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
                     schedulers=preset_names(), scheduler=scheduler,
                     fields=fields if fields is not None else option_fields(scheduler, form),
                     platforms=space.input_choices("platform"), workloads=space.input_choices("workload"),
-                    general=errors.get(GENERAL, ""), max_upload_mb=max_upload_bytes / 2**20)
+                    general=errors.get(GENERAL, ""), max_upload_mb=max_upload_bytes / 2**20, name_chars=NAME_CHARS)
 
     def new_run(request: Request) -> Response:
         return new_run_page(request, dict(request.query_params), {})

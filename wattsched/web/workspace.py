@@ -139,12 +139,16 @@ def upload_name(kind: str, filename: str) -> str:
 
 def check_run_name(name: str) -> str:
     """A run name from a form, stripped; :class:`OptionError` naming the field when it holds a control or
-    bidirectional-override character (ordinary letters of any script are kept)."""
+    bidirectional-override character (ordinary letters of any script are kept) or more than :data:`NAME_CHARS`
+    characters."""
     bad = _BAD_NAME_CHAR.search(name)
     if bad is not None:
         raise OptionError(f"run name: character U+{ord(bad.group()):04X} at position {bad.start() + 1} is not "
                           "allowed (no control or bidirectional-override characters)")
-    return name.strip()[:NAME_CHARS]
+    name = name.strip()
+    if len(name) > NAME_CHARS:  # cut, the run would be listed under another name than the one given
+        raise OptionError(f"run name: {len(name)} characters, at most {NAME_CHARS}")
+    return name
 
 
 def validate_input(kind: InputKind, path: Path, shown_as: str) -> int:
