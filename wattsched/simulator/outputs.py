@@ -13,7 +13,9 @@ log's millions of rows never sit in memory as strings.
 
 from __future__ import annotations
 
+import math
 import os
+from fractions import Fraction
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -26,6 +28,9 @@ from wattsched.base.batsim_files import (
     output_paths,
 )
 from wattsched.base.fileio import atomic_paths
+
+#: Batsim's 1e-5l (long double), as an exact number
+_EPSILON = Fraction(1, 100_000)
 
 
 def _f(x: float) -> str:
@@ -42,6 +47,21 @@ def _split_id(job_id: str) -> tuple[str, str]:
     return workload, bare
 
 
+def _times(rj) -> tuple[float, float, float, float, float]:
+    """execution, finish, waiting, turnaround and stretch of a finished job as ``JobsTracer::write_job``
+    computes them in long double: a job that ended at its start runs 1e-5 s (B17), and its stretch
+    (start + 1e-5 - submission) / 1e-5 keeps the epsilon (in doubles, start + 1e-5 loses it: 0.999996 at
+    t = 1e6), computed exactly here (rare)."""
+    waiting = rj.start_s - rj.job.subtime_s
+    if rj.zero_work:  # B17
+        wait = Fraction(rj.start_s) - Fraction(rj.job.subtime_s)
+        return (ZERO_JOB_EXECUTION_S, rj.start_s + ZERO_JOB_EXECUTION_S, waiting,
+                float(wait + _EPSILON), float(wait / _EPSILON + 1))
+    execution = rj.end_s - rj.start_s
+    turnaround = rj.end_s - rj.job.subtime_s
+    return execution, rj.end_s, waiting, turnaround, turnaround / execution
+
+
 def jobs_lines(sim: Simulation) -> Iterator[str]:
     """``_jobs.csv``: one row per job in completion order, rejections at rejection time (B28);
     dynamically registered jobs like the others, under their own workload (B44)."""
@@ -55,16 +75,10 @@ def jobs_lines(sim: Simulation) -> Iterator[str]:
         if rj.final_state == "REJECTED":
             yield f"{head},0,REJECTED,,,,,,,,,{meta}"
             continue
-        execution = rj.end_s - rj.start_s
-        finish = rj.end_s
-        if rj.zero_work:  # B17
-            execution = ZERO_JOB_EXECUTION_S
-            finish = rj.start_s + ZERO_JOB_EXECUTION_S
-        waiting = rj.start_s - job.subtime_s
-        turnaround = finish - job.subtime_s
+        execution, finish, waiting, turnaround, stretch = _times(rj)
         success = 1 if rj.final_state == "COMPLETED_SUCCESSFULLY" else 0
         yield (f"{head},{success},{rj.final_state},{_f(rj.start_s)},{_f(execution)},{_f(finish)},{_f(waiting)},"
-               f"{_f(turnaround)},{_f(turnaround / execution)},{rj.alloc_str},{_f(rj.energy_j)},{meta}")
+               f"{_f(turnaround)},{_f(stretch)},{rj.alloc_str},{_f(rj.energy_j)},{meta}")
 
 
 def schedule_values(sim: Simulation, *, scheduling_time_s: float = 0.0, simulation_time_s: float = 0.0) -> dict[str, str]:
@@ -74,27 +88,31 @@ def schedule_values(sim: Simulation, *, scheduling_time_s: float = 0.0, simulati
     nb_jobs = len(rows)
     stretch, turnaround, waiting = [], [], []
     for rj in finished:
-        execution = ZERO_JOB_EXECUTION_S if rj.zero_work else rj.end_s - rj.start_s
-        finish = rj.start_s + execution
-        turnaround.append(finish - rj.job.subtime_s)
-        waiting.append(rj.start_s - rj.job.subtime_s)
-        stretch.append(turnaround[-1] / execution)
+        _, _, w, ta, st = _times(rj)
+        waiting.append(w)
+        turnaround.append(ta)
+        stretch.append(st)
     success = sum(1 for rj in finished if rj.final_state == "COMPLETED_SUCCESSFULLY")
 
-    def mean(xs: list[float]) -> float:
-        return sum(xs) / nb_jobs if nb_jobs else 0.0
+    def mean(xs: list[float]) -> str:
+        # Batsim sums in long double (fsum: as exact) and divides by nb_jobs, rejected jobs included;
+        # with no job at all 0.0 / 0 is the x86-64 default NaN, which glibc prints "-nan"
+        return _f(math.fsum(xs) / nb_jobs) if nb_jobs else "-nan"
+
+    def largest(xs: list[float]) -> str:
+        return _f(max([0.0, *xs]))  # Batsim's maxima start at 0: all-negative values give 0
 
     t = sim.state_time_s
     values = {
         "batsim_version": BATSIM_VERSION,
         "consumed_joules": _f(sim.consumed_joules),
         "makespan": _f(sim.makespan_s),
-        "max_slowdown": _f(max(stretch, default=0.0)),
-        "max_turnaround_time": _f(max(turnaround, default=0.0)),
-        "max_waiting_time": _f(max(waiting, default=0.0)),
-        "mean_slowdown": _f(mean(stretch)),
-        "mean_turnaround_time": _f(mean(turnaround)),
-        "mean_waiting_time": _f(mean(waiting)),
+        "max_slowdown": largest(stretch),
+        "max_turnaround_time": largest(turnaround),
+        "max_waiting_time": largest(waiting),
+        "mean_slowdown": mean(stretch),
+        "mean_turnaround_time": mean(turnaround),
+        "mean_waiting_time": mean(waiting),
         "nb_computing_machines": str(sim.nb_hosts),
         "nb_grouped_switches": str(sim.nb_grouped_switches),
         "nb_jobs": str(nb_jobs),
@@ -105,7 +123,7 @@ def schedule_values(sim: Simulation, *, scheduling_time_s: float = 0.0, simulati
         "nb_machine_switches": str(sim.nb_machine_switches),
         "scheduling_time": _f(scheduling_time_s),
         "simulation_time": _f(simulation_time_s),
-        "success_rate": _f(success / nb_jobs if nb_jobs else 0.0),
+        "success_rate": _f(success / nb_jobs) if nb_jobs else "-nan",
         "time_computing": _f(t[MachineState.COMPUTING]),
         "time_idle": _f(t[MachineState.IDLE]),
         "time_sleeping": _f(t[MachineState.SLEEPING]),
