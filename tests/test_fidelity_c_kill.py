@@ -58,16 +58,21 @@ def test_c_kills_batsim_aborts_on(tmp_path, case) -> None:
         run(tmp_path, toy_platform(1), {"p": compute(4e6)}, [jb(1), jb(2, subtime=5)], on_event(handlers))
 
 
-def test_c_a_job_ended_while_the_reply_waits_is_listed_without_progress(tmp_path) -> None:
-    """The reply's kill is stamped 3 while the job ends at 2 (the reply sleeps to its timestamp,
-    B5): the job's normal JOB_COMPLETED, then a JOB_KILLED naming it with no progress."""
+def _kill_at_3_of_a_job_ending_at_2(tmp_path) -> dict:
+    """Job 1 started at 0 ends at 2; the reply's KILL_JOB is stamped 3 (the reply sleeps to its timestamp, B5):
+    the message that follows."""
     (tmp_path / "p.xml").write_text(toy_platform(1))
     (tmp_path / "w.json").write_text(json.dumps({"nb_res": 1, "jobs": [jb(1)], "profiles": {"p": compute(4e6)}}))
     sim = Simulation(load_platform(tmp_path / "p.xml"), load_workload(tmp_path / "w.json"))
     sim.start()
     sim.step({"now": 0.0, "events": []})
     sim.step({"now": 0.0, "events": [{"timestamp": 0.0, "type": "EXECUTE_JOB", "data": {"job_id": "w0!1", "alloc": "0"}}]})
-    msg = sim.step({"now": 3.0, "events": [{"timestamp": 3.0, "type": "KILL_JOB", "data": {"job_ids": ["w0!1"]}}]})
+    return sim.step({"now": 3.0, "events": [{"timestamp": 3.0, "type": "KILL_JOB", "data": {"job_ids": ["w0!1"]}}]})
+
+
+def test_c_a_job_ended_while_the_reply_waits_is_listed_without_progress(tmp_path) -> None:
+    """The job's normal JOB_COMPLETED, then a JOB_KILLED naming it with no progress."""
+    msg = _kill_at_3_of_a_job_ending_at_2(tmp_path)
     assert [(e["type"], e["data"]) for e in msg["events"]] == [
         ("JOB_COMPLETED", {"job_id": "w0!1", "job_state": "COMPLETED_SUCCESSFULLY", "return_code": 0, "alloc": "0"}),
         ("JOB_KILLED", {"job_ids": ["w0!1"], "job_progress": {}}),
@@ -79,12 +84,6 @@ def test_each_event_keeps_the_time_it_happened_in_a_later_message(tmp_path) -> N
     ``append_*`` takes ``Engine::get_clock()``) and sets only the message's ``now`` when it sends it
     (``generate_current_message``): the job ending at 2 while the reply sleeps to its timestamp 3 (B5)
     is stamped 2 in the message of ``now`` 3, the JOB_KILLED of the reply 3."""
-    (tmp_path / "p.xml").write_text(toy_platform(1))
-    (tmp_path / "w.json").write_text(json.dumps({"nb_res": 1, "jobs": [jb(1)], "profiles": {"p": compute(4e6)}}))
-    sim = Simulation(load_platform(tmp_path / "p.xml"), load_workload(tmp_path / "w.json"))
-    sim.start()
-    sim.step({"now": 0.0, "events": []})
-    sim.step({"now": 0.0, "events": [{"timestamp": 0.0, "type": "EXECUTE_JOB", "data": {"job_id": "w0!1", "alloc": "0"}}]})
-    msg = sim.step({"now": 3.0, "events": [{"timestamp": 3.0, "type": "KILL_JOB", "data": {"job_ids": ["w0!1"]}}]})
+    msg = _kill_at_3_of_a_job_ending_at_2(tmp_path)
     assert msg["now"] == 3.0
     assert [(e["type"], e["timestamp"]) for e in msg["events"]] == [("JOB_COMPLETED", 2.0), ("JOB_KILLED", 3.0)]
