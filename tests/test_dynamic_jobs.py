@@ -102,7 +102,7 @@ def test_continue_registration_reopens_it(tmp_path) -> None:
     ([register_profile(), register_job("dyn!a", profile="c10")], ["REGISTER_JOB dyn!a", ".profile", "'c10' does not exist"]),
     ([register_profile(), register_job("dyn!a"), register_job("dyn!a")], ["REGISTER_JOB", "job dyn!a already exists"]),
     ([register_profile(), register_job("dyn!a", subtime="soon")], ["REGISTER_JOB dyn!a", ".subtime", "not a number"]),
-    ([register_profile(), register_job("dyn!a", res=0)], ["REGISTER_JOB dyn!a", ".res"]),
+    ([register_profile(), register_job("dyn!a", res=-1)], ["REGISTER_JOB dyn!a", ".res"]),
     ([register_profile(), register_job("dyn!a", walltime=0)], ["REGISTER_JOB dyn!a", ".walltime"]),
     ([register_profile(), ("REGISTER_JOB", {"job_id": "dyn!a", "job": {"subtime": 0, "res": 1, "profile": "p"}})],
      ["REGISTER_JOB dyn!a", ".id", "missing"]),

@@ -29,6 +29,7 @@ next message with the same ``now`` (B8).
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import math
 import operator
@@ -50,6 +51,9 @@ from wattsched.simulator.workload import (
 from wattsched.base.errors import InputError, ProtocolError, counted
 from wattsched.base.limits import limit, limit_hint
 from wattsched.base.hostsets import from_sorted_ids, ids_array, parse_canonical as parse_hosts
+
+#: Batsim 4.2.1 jobs.cpp Job::from_json: what it replaces by "id":"<full id>" in a job's serialised object
+_ID_FIELD: Final = re.compile(r'"id"\s*:\s*(?:"*[^(,|})]*"*)\s*')
 
 log = logging.getLogger(__name__)
 
@@ -291,6 +295,20 @@ class Simulation:
         # profiles of every workload, parsed and as received (B44: REGISTER_PROFILE adds to them)
         self._profiles: dict[str, dict[str, Profile]] = {workload.name: dict(workload.profiles)}
         self._raw_profiles: dict[str, dict[str, Any]] = {workload.name: dict(workload.profiles_json)}
+        # Batsim drops a profile from its workload once a job using it is deleted, and at load every static
+        # profile no static job uses (profiles.cpp remove_profile / remove_unreferenced_profiles, B44):
+        # a later REGISTER_JOB naming it aborts
+        used: set[str] = set()
+        stack = [workload.profiles[j.profile] for j in workload.jobs]
+        while stack:
+            prof = stack.pop()
+            if prof.name not in used:
+                used.add(prof.name)
+                if isinstance(prof, ComposedProfile):
+                    stack.extend(prof.seq)
+        self._gone_profiles: dict[str, set[str]] = {workload.name: set(workload.profiles) - used}
+        self._dyn_composed: set[tuple[str, str]] = set()  # registered composed profiles (Batsim cannot run them)
+        self._warned_dyn_composed = False
         n = len(platform.hosts)
         self.nb_hosts = n
         models = list(platform.models)
@@ -450,6 +468,7 @@ class Simulation:
                 rj = ended.pop(e["data"]["job_id"], None)
                 if rj is not None:
                     rj.reported = True
+                    self._drop_profile(rj.workload, rj.job.profile)
                     self.jobs_rows.append(rj)
         self._unreported = list(ended.values())  # (none: every end is in the next message)
 
@@ -802,6 +821,8 @@ class Simulation:
         if not isinstance(events, list):
             raise ProtocolError("reply field 'events' must be a list")
         first = self._phase == "first-reply"
+        for jid in self._rejected_in_reply:  # deleted once the message after the rejection was sent
+            self._drop_profile(self.jobs[jid].workload, self.jobs[jid].job.profile)
         self._rejected_in_reply = set()
         for i, ev in enumerate(events):
             if first and i == 1:
@@ -896,6 +917,14 @@ class Simulation:
                 f"EXECUTE_JOB {rj.job.id}: host {h} ({self.platform.hosts[h].name}) is "
                 f"{MachineState(int(self.mstate[h])).name.lower()}, not idle"
             )
+        if (rj.workload, rj.job.profile) in self._dyn_composed and not self._warned_dyn_composed:
+            # Batsim 4.2.1 never links the sub-profiles of a registered composed profile (Workload::check_validity
+            # is not run for it: profile_sequence stays empty) and reads past that empty vector when it builds
+            # the job's task tree (jobs_execution.cpp): undefined behaviour, a crash. Run here, with a warning.
+            self._warned_dyn_composed = True
+            log.warning("EXECUTE_JOB %s: profile '%s' is a composed profile registered by REGISTER_PROFILE; real "
+                        "Batsim 4.2.1 never links the parts of such a profile and would crash running it (the "
+                        "embedded simulator runs it; this warning is given once per run)", rj.job.id, rj.job.profile)
         rj.status = JobStatus.RUNNING
         rj.alloc = alloc
         rj.alloc_str = alloc_str
@@ -1069,7 +1098,20 @@ class Simulation:
 
     # ------------------------------------------------------------------ dynamic registration (B44)
 
-    def _registration_field(self, data: dict, etype: str, key: str) -> str:
+    def _drop_profile(self, wl: str, name: str) -> None:
+        """Batsim's Profiles::remove_profile when a job of ``wl`` using ``name`` is deleted (no
+        --enable-profile-reuse): the name stays taken, the profile is gone, with the sub-profiles of a
+        static composed one."""
+        gone = self._gone_profiles.setdefault(wl, set())
+        if name in gone:
+            return
+        gone.add(name)
+        prof = self._profiles[wl].get(name)
+        if isinstance(prof, ComposedProfile) and (wl, name) not in self._dyn_composed:
+            for sub in prof.seq:
+                self._drop_profile(wl, sub.name)
+
+    def _registration_field(self, data: dict, etype: str, key: str, empty: bool = False) -> str:
         """A string field of a registration, once checked that registrations are accepted now."""
         if not self.dynamic_jobs:
             raise ProtocolError(
@@ -1079,15 +1121,31 @@ class Simulation:
         if not self._registration_open:
             raise ProtocolError(f"{etype}: registration after the scheduler's NOTIFY registration_finished")
         value = data.get(key)
-        if not isinstance(value, str) or not value:
-            raise ProtocolError(f"{etype}: field '{key}' must be a non-empty string, got {value!r}")
+        if not isinstance(value, str) or not (value or empty):
+            raise ProtocolError(f"{etype}: field '{key}' must be a {'' if empty else 'non-empty '}string, got {value!r}")
         return value
+
+    @staticmethod
+    def _job_description(etype: str, jid: str, entry: dict) -> dict:
+        """The job object as Batsim keeps it (Job::from_json): serialised, then every ``"id": value`` in it
+        (nested ones too) replaced by the full id with its regular expression; Batsim aborts when the
+        result is not a job object."""
+        text = _ID_FIELD.sub(lambda _m: f'"id":"{jid}"', json.dumps(entry, separators=(",", ":"),
+                                                                    ensure_ascii=False))
+        try:
+            desc = json.loads(text)
+        except ValueError:
+            desc = None
+        if not (isinstance(desc, dict) and isinstance(desc.get("id"), str)):
+            raise ProtocolError(f"{etype} {jid}: Batsim's rewriting of the job's 'id' gives no valid job object: "
+                                f"{text[:200]}")
+        return desc
 
     def _on_register_profile(self, data: dict) -> None:
         """REGISTER_PROFILE: a new profile, in a new workload if needed; nothing is sent back."""
         etype = "REGISTER_PROFILE"
-        wl = self._registration_field(data, etype, "workload_name")
-        name = self._registration_field(data, etype, "profile_name")
+        wl = self._registration_field(data, etype, "workload_name", empty=True)  # Batsim: any string
+        name = self._registration_field(data, etype, "profile_name", empty=True)
         desc = data.get("profile")
         if not isinstance(desc, dict):
             raise ProtocolError(f"{etype} {name}: field 'profile' must be an object, got {desc!r}")
@@ -1103,15 +1161,19 @@ class Simulation:
             raise ProtocolError(str(exc)) from None
         self._profiles.setdefault(wl, profiles)[name] = profile
         self._raw_profiles.setdefault(wl, raw)[name] = desc
+        if isinstance(profile, ComposedProfile):
+            self._dyn_composed.add((wl, name))
 
     def _on_register_job(self, data: dict) -> None:
         """REGISTER_JOB: the job is submitted at once (its ``subtime`` is kept for the outputs) and,
         when acknowledged, announced by a JOB_SUBMITTED among the results of the reply."""
         etype = "REGISTER_JOB"
         jid = self._registration_field(data, etype, "job_id")
-        wl, _, name = jid.partition("!")
-        if not name:
+        parts = re.split("!+", jid)  # Batsim's JobIdentifier: split at runs of '!', two parts
+        if len(parts) != 2:
             raise ProtocolError(f"{etype}: field 'job_id' {jid!r} must be '<workload>!<job name>'")
+        wl, name = parts
+        jid = f"{wl}!{name}"
         if wl not in self._profiles:
             raise ProtocolError(
                 f"{etype}: field 'job_id' {jid!r}: workload '{wl}' does not exist (REGISTER_PROFILE creates it)"
@@ -1121,11 +1183,18 @@ class Simulation:
         if "job" not in data:
             raise ProtocolError(f"{etype} {jid}: field 'job' is missing (descriptions from Redis are not supported)")
         try:
-            job = parse_job(f"{etype} {jid}", "job", data["job"], wl, self._profiles[wl])
+            job = parse_job(f"{etype} {jid}", "job", data["job"], wl, self._profiles[wl], registered=True)
         except InputError as exc:
             raise ProtocolError(str(exc)) from None
         if job.id != jid:
             raise ProtocolError(f"{etype} {jid}: field 'job.id' {data['job']['id']!r} names another job")
+        if job.profile in self._gone_profiles.get(wl, ()):
+            raise ProtocolError(
+                f"{etype} {jid}: profile '{job.profile}' of workload '{wl}' is no longer accessible (Batsim dropped "
+                "it when a job using it was deleted, or at load when no static job used it; profiles.cpp, no "
+                "--enable-profile-reuse)"
+            )
+        job.entry = self._job_description(etype, jid, data["job"])
         rj = _RunJob(job, wl, status=JobStatus.SUBMITTED)
         self.jobs[jid] = rj
         self._job_index[jid] = len(self._job_list)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections import ChainMap
 from dataclasses import dataclass, field
 from typing import Any, Mapping, MutableMapping, Union
@@ -310,9 +311,9 @@ def load_workload_document(path: str | os.PathLike, name: str = "w0") -> tuple[W
 
     jobs: list[Job] = []
     seen: set[str] = set()
-    bounds = {"max_time_s": limit("time_s"), "max_hosts": limit("hosts")}
+    max_time_s, max_hosts = limit("time_s"), limit("hosts")
     for index, entry in enumerate(raw_jobs):
-        job = parse_job(path, f"jobs[{index}]", entry, name, profiles, **bounds)
+        job = parse_job(path, f"jobs[{index}]", entry, name, profiles, max_time_s=max_time_s, max_hosts=max_hosts)
         if job.id in seen:
             raise InputError(path, f"job '{job.id}'.id", "duplicate job id")
         seen.add(job.id)
@@ -334,12 +335,13 @@ def load_workload_document(path: str | os.PathLike, name: str = "w0") -> tuple[W
 
 
 def parse_job(source: str, where: str, entry: object, workload_name: str, profiles: dict[str, Profile], *,
-              max_time_s: float | None = None, max_hosts: float | None = None) -> Job:
+              max_time_s: float | None = None, max_hosts: float | None = None, registered: bool = False) -> Job:
     """One job object of workload ``workload_name`` (a workload file's entry or a REGISTER_JOB's ``job``,
     B44): ``id`` (int or string, prefixed with ``<workload>!`` unless it already is), ``subtime``, ``res``,
     ``profile`` (one of ``profiles``), optional ``walltime``; other fields are kept in :attr:`Job.entry`.
     ``max_time_s`` and ``max_hosts`` are the bounds ``time_s`` and ``hosts`` (:mod:`wattsched.base.limits`,
-    read when not given). Raises :class:`InputError` naming ``source`` and the field (``where`` locates the
+    read when not given). ``registered``: a REGISTER_JOB's job (a negative ``subtime`` and ``res`` 0 pass, as in
+    Batsim). Raises :class:`InputError` naming ``source`` and the field (``where`` locates the
     object)."""
     if max_time_s is None or max_hosts is None:
         max_time_s, max_hosts = limit("time_s"), limit("hosts")
@@ -349,18 +351,25 @@ def parse_job(source: str, where: str, entry: object, workload_name: str, profil
         raise InputError(source, f"{where}.id", "missing 'id' field")
     prefix = workload_name + "!"
     raw_id = entry["id"]
-    if _is_int(raw_id):
-        job_id = prefix + str(raw_id)
+    if _is_int(raw_id) and -2**31 <= raw_id < 2**31:  # rapidjson IsInt
+        text = str(raw_id)
     elif isinstance(raw_id, str) and raw_id:
-        if raw_id.startswith(prefix):
-            job_id = raw_id
-        elif "!" in raw_id:
+        text = raw_id
+    else:
+        raise InputError(source, f"{where}.id", f"{raw_id!r} must be a 32-bit integer or a non-empty string")
+    # Batsim's Job::from_json: an id holding the workload name anywhere is read as '<workload>!<name>'
+    # (JobIdentifier: split at runs of '!', exactly two parts), any other is prefixed (and must hold no '!')
+    if workload_name not in text:
+        if "!" in text:
             raise InputError(source, f"{where}.id",
                              f"{raw_id!r}: a '!' id must start with the workload name '{prefix}'")
-        else:
-            job_id = prefix + raw_id
+        job_id = prefix + text
     else:
-        raise InputError(source, f"{where}.id", f"{raw_id!r} must be an integer or a non-empty string")
+        parts = re.split("!+", text)
+        if len(parts) != 2 or parts[0] != workload_name:
+            raise InputError(source, f"{where}.id", f"{raw_id!r} holds the workload name '{workload_name}': "
+                             f"Batsim reads it as '<workload>!<name>' and aborts unless it is '{prefix}<name>'")
+        job_id = prefix + parts[1]
     if not CSV_UNSAFE.isdisjoint(job_id):
         check_csv_name(job_id, source, f"{where}.id", "job id")
     where = f"job '{job_id}'"
@@ -370,12 +379,13 @@ def parse_job(source: str, where: str, entry: object, workload_name: str, profil
         profile = entry["profile"]
     except KeyError as e:
         raise InputError(source, f"{where}.{e.args[0]}", f"missing '{e.args[0]}' field") from None
-    if not (type(subtime) in _NUMBER_TYPES and 0 <= subtime <= max_time_s):  # the common case stays cheap
-        check_number(subtime, source, f"{where}.subtime", min=0.0, max=max_time_s)
+    low = -max_time_s if registered else 0.0  # REGISTER_JOB: Batsim only wants a number (B44)
+    if not (type(subtime) in _NUMBER_TYPES and low <= subtime <= max_time_s):  # the common case stays cheap
+        check_number(subtime, source, f"{where}.subtime", min=low, max=max_time_s)
     if not _is_int(res):
         raise InputError(source, f"{where}.res", f"{res!r} is not an integer")
-    if res < 1:
-        raise InputError(source, f"{where}.res", f"{res!r}: a job needs at least 1 host")
+    if res < (0 if registered else 1):  # Batsim: res >= 0 (a registered res-0 job can only be rejected)
+        raise InputError(source, f"{where}.res", f"{res!r}: a job needs at least {0 if registered else 1} host")
     if res > max_hosts:
         check_count(res, "hosts", source, f"{where}.res", "hosts requested")
     if not isinstance(profile, str):
@@ -392,6 +402,11 @@ def parse_job(source: str, where: str, entry: object, workload_name: str, profil
                 raise InputError(source, f"{where}.walltime",
                                  f"{walltime!r} must be strictly positive (or -1 for none)")
             walltime_s = float(walltime)
+    mapping = entry.get("smpi_ranks_to_hosts_mapping")
+    if "smpi_ranks_to_hosts_mapping" in entry and not (
+            isinstance(mapping, list) and all(_is_int(h) and 0 <= h < res for h in mapping)):
+        raise InputError(source, f"{where}.smpi_ranks_to_hosts_mapping",  # Batsim's Job::from_json aborts
+                         f"{mapping!r} must be a list of integers in [0, {res})")
     job_entry = dict(entry)
     job_entry["id"] = job_id  # keeps the key's position
     return Job(job_id, float(subtime), res, profile, walltime_s, job_entry)
