@@ -160,7 +160,8 @@ def test_nesting_bounds(tmp_path, cli):
         check(cli(*run_args(write(tmp_path, name, doc), tmp_path / "out")), name, ".seq",
               "composed profiles nested too deeply", "WATTSCHED_LIMIT_PROFILE_DEPTH")
     check(cli(*run_args(str(WORKLOAD), tmp_path / "out", "-o", "[" * 50000)), "-o", "nested too deeply")
-    zones = '<?xml version="1.0"?><platform version="4.1">' + '<zone id="z" routing="Full">' * 3000
+    zones = '<?xml version="1.0"?><platform version="4.1">' + "".join(f'<zone id="z{i}" routing="Full">'
+                                                                          for i in range(3000))
     zones += '<host id="h" speed="1Gf"/>' + "</zone>" * 3000 + "</platform>"
     check(cli("run", write(tmp_path, "deep.xml", zones), str(WORKLOAD), "-e", str(tmp_path / "out" / "r")),
           "deep.xml", "zones nested too deeply")

@@ -64,8 +64,12 @@ def test_what_simgrid_reads_is_still_read():
     """``std::stoi`` takes a leading ``+`` and white space; watts and speeds keep their spaces and exponents."""
     body = ('<host id="h" speed=" 1e9f , 5e8f" core="+1" pstate=" 1"><prop id="wattage_per_state" '
             'value=" 1.5 :\t2e1, 1:3"/><prop id="wattage_off" value=" 0.5 "/></host>'
-            '<cluster id="c" prefix="c-" suffix=".x" radical="0-1,5" speed="1Gf"/>')
-    loaded = parse_platform(platform(body), "p.xml")
+            '<cluster id="c" prefix="c-" suffix=".x" radical="0-1,5" speed="1Gf" bw="1GBps" lat="0s"/>')
+    # a zone holds hosts or clusters, not both (SimGrid's DTD): the host and the master in a zone of their own
+    host_end = body.index("</host>") + len("</host>")
+    text = (f'<?xml version="1.0"?>\n<platform version="4.1"><zone id="z" routing="Full"><zone id="hz" routing="Full">'
+            f'{MASTER}{body[:host_end]}</zone>{body[host_end:]}</zone></platform>\n').encode()
+    loaded = parse_platform(text, "p.xml")
     host = loaded.host_by_name("h")
     assert host.initial_pstate == 1 and host.model.speeds_flops == (1e9, 5e8)
     assert host.model.idle_w == (1.5, 1.0) and host.model.full_w == (20.0, 3.0) and host.model.wattage_off_w == 0.5
@@ -82,11 +86,11 @@ def test_a_prop_given_twice_keeps_the_first_value_with_a_warning(caplog):
         loaded = parse_platform(platform(body), "p.xml")
     assert loaded.hosts[0].model.full_w == (2.0,)
     assert "p.xml: host 'h'.prop 'wattage_per_state' given twice: the first value, '1:2', is used" in caplog.text
-    zone = (f'<zone id="in" routing="Full"><prop id="a" value="1"/><prop id="a" value="2"/>'
+    zone = (f'<zone id="in" routing="Full"><prop id="a" value="1"/><prop id="a" value="2"/>{MASTER}'
             '<host id="h" speed="1Gf"/></zone>')
     caplog.clear()
     with caplog.at_level("WARNING"):
-        parse_platform(platform(zone), "p.xml")
+        parse_platform(f'<?xml version="1.0"?>\n<platform version="4.1">{zone}</platform>\n'.encode(), "p.xml")
     assert "zone 'in'.prop 'a' given twice" in caplog.text
 
 

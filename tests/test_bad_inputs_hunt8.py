@@ -112,13 +112,15 @@ def test_an_element_simgrid_does_not_know_is_refused_not_ignored(inputs, tmp_pat
 def test_the_rest_of_simgrids_dtd_is_still_ignored(inputs, tmp_path, capsys):
     platform, workload = inputs
     host = HOST.format(name="h1").replace("</host>", '<disk id="d" read_bw="1GBps" write_bw="1GBps"/></host>')
+    # where SimGrid's DTD puts them: <config> first in <platform>, <actor> last, routes last in their zone
     platform.write_text(platform_xml(
-        '<config><prop id="network/model" value="CM02"/></config>' + MASTER + HOST.format(name="h0") + host
+        MASTER + HOST.format(name="h0") + host
         + '<router id="r"/><link id="l" bandwidth="1GBps" latency="0s"/>'
         '<backbone id="b" bandwidth="1GBps" latency="0s"/><host_link id="h0" up="l" down="l"/>'
         '<trace id="t" periodicity="1">0 1\n</trace><trace_connect trace="t" element="l" kind="BANDWIDTH"/>'
-        '<route src="h0" dst="h1"><link_ctn id="l"/></route>'
-        '<actor host="h0" function="f"><argument value="1"/></actor>'))
+        '<route src="h0" dst="h1"><link_ctn id="l"/></route>')
+        .replace('<zone id="AS0"', '<config><prop id="network/model" value="CM02"/></config><zone id="AS0"')
+        .replace("</platform>", '<actor host="h0" function="f"><argument value="1"/></actor></platform>'))
     assert main(["run", str(platform), str(workload), "-e", str(tmp_path / "o" / "out"), "-q"]) == 0
     assert "rejected by the scheduler" not in capsys.readouterr().err
 

@@ -50,7 +50,7 @@ def run_refused(tmp_path: Path, cli, xml: str, *needles: str) -> str:
 # ------------------------------------------------------------------------------ 1. the master host
 @pytest.mark.parametrize("body", [
     host("h0") + host("h1"),  # every host a compute host
-    '<cluster id="c" prefix="h" radical="0-3" speed="1Gf" bw="1GBps" lat="0"/>\n',  # a cluster only
+    '<cluster id="c" prefix="h" suffix="" radical="0-3" speed="1Gf" bw="1GBps" lat="0"/>\n',  # a cluster only
     host("master") + host("h1"),  # close, but not Batsim's default --master-host
     host("h0", '<prop id="role" value="compute_node"/>'),
 ])

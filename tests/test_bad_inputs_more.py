@@ -184,8 +184,8 @@ def test_unknown_routing(tmp_path, cli):
           "p.xml", "zone 'AS0'.routing", "'Quantum'", "Floyd")
 
 
-@pytest.mark.parametrize("routing", ["Full", "full", "Floyd", "Dijkstra", "DijkstraCache", "None", "Vivaldi",
-                                     "Cluster", "ClusterFatTree", "Wifi"])
+@pytest.mark.parametrize("routing", ["Full", "full", "Floyd", "Dijkstra", "DijkstraCache", "Vivaldi",
+                                     "Cluster", "Wifi"])
 def test_simgrid_routings_load(tmp_path, routing):
     from wattsched.simulator.platform import load_platform
 

@@ -959,11 +959,11 @@ def test_b34_b35_b36_a_cluster_platform_runs_as_its_flat_twin(tmp_path) -> None:
                '<prop id="owner" value="me"/>'
                f'<cluster id="toy" prefix="n-" suffix=".a" radical="0,2,10-11" speed="{TOY_SPEED}" bw="1e300Bps" lat="0s">{props}</cluster>'
                '<zone id="inner" routing="Full"><prop id="site" value="y"/>'
-               f'<cluster id="slow" prefix="n-" radical="1,10" speed="{SLOW_SPEED}" bw="1e300Bps" lat="0s">{slow_props}</cluster>'
+               f'<cluster id="slow" prefix="n-" suffix="" radical="1,10" speed="{SLOW_SPEED}" bw="1e300Bps" lat="0s">{slow_props}</cluster>'
                '</zone>'
                '<zone id="m" routing="Vivaldi"><host id="master_host" speed="100Mf"><prop id="wattage_per_state" value="100:100"/></host></zone>'
-               '<zoneRoute src="inner" dst="m" gw_src="n-1" gw_dst="master_host"><link_ctn id="l"/></zoneRoute>'
                '<link id="l" bandwidth="1e300Bps" latency="0s"/>'
+               '<zoneRoute src="inner" dst="m" gw_src="n-1" gw_dst="master_host"><link_ctn id="l"/></zoneRoute>'
                '</zone>\n</platform>\n')
     flat = platform_xml([host_xml(f"n-{v}.a", props=None) for v in (0, 2, 10, 11)]
                         + [host_xml(f"n-{v}", SLOW_SPEED, SLOW_WATTS, None) for v in (1, 10)])

@@ -184,12 +184,11 @@ def test_non_ascii_names_byte_order(tmp_path):
 
 
 def test_role_master_and_master_host(tmp_path):
+    """Batsim gives master_host (its default --master-host) the role master too: two masters, Batsim aborts."""
     body = ('<zone id="AS0" routing="Vivaldi">'
             '<host id="boss" speed="1Mf"><prop id="role" value="master"/></host>'
             + host("master_host") + host("n1") + '</zone>')
-    platform = load_platform(write(tmp_path, body))
-    assert platform.master_name == "boss"
-    assert [h.name for h in platform.hosts] == ["master_host", "n1"]
+    assert_error(write(tmp_path, body), "host 'boss'.role", "several master hosts")
 
 
 def test_no_master_is_refused(tmp_path):
@@ -222,11 +221,12 @@ def test_initial_pstate(tmp_path):
 
 
 def test_ignored_network_elements(tmp_path):
-    body = ('<zone id="AS0" routing="Full">'
-            '<config><prop id="network/model" value="CM02"/></config>'
+    # laid out as SimGrid's DTD wants: <config> first, a zone holds hosts or zones, routes last
+    body = ('<config><prop id="network/model" value="CM02"/></config>'
+            '<zone id="AS0" routing="Full"><zone id="z1" routing="Full">'
             + MASTER + host("n1") + host("n2") +
             '<link id="l1" bandwidth="1GBps" latency="0s"/><router id="r"/>'
-            '<route src="n1" dst="n2"><link_ctn id="l1"/></route>'
+            '<route src="n1" dst="n2"><link_ctn id="l1"/></route></zone>'
             '<backbone id="bb" bandwidth="1GBps" latency="0s"/>'
             '<zone id="z2" routing="Full">' + host("n3") + '</zone>'
             '<zoneRoute src="z2" dst="z2" gw_src="n3" gw_dst="n3"><link_ctn id="l1"/></zoneRoute>'
@@ -242,8 +242,8 @@ def test_cluster_radical_list_and_props(tmp_path):
             'bw="1GBps" lat="0s" core="1">'
             f'<prop id="wattage_per_state" value="{TAURUS_WATTS}"/><prop id="sleep_pstates" value="2:3:4"/>'
             '<prop id="a" value="2"/></cluster></zone>'
-            f'<cluster id="d" prefix="node-" radical="10-11" speed="1Gf"/>'
-            + MASTER + '</zone>')
+            f'<cluster id="d" prefix="node-" suffix="" radical="10-11" speed="1Gf" bw="1GBps" lat="0s"/>'
+            '<zone id="m" routing="Vivaldi">' + MASTER + '</zone></zone>')
     platform = load_platform(write(tmp_path, body))
     assert [h.name for h in platform.hosts] == ["node-0-gpu", "node-10", "node-10-gpu", "node-11",
                                                 "node-2-gpu", "node-3-gpu"]

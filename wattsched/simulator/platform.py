@@ -14,9 +14,12 @@ Rules reproduced from real Batsim (behaviours 1, 2, 34, 35):
 
 * compute host ids follow the byte-wise order of host names (not the XML order), over all compute
   hosts whatever their zone or cluster;
-* the master host (property ``role="master"``, else the host named ``master_host``, Batsim's default
-  ``--master-host``) gets no id; a platform without one is refused, as Batsim refuses it (``src/machines.cpp``:
-  "Cannot find the \"master\" role in the platform file");
+* the master host (the host named ``master_host``, Batsim's default ``--master-host``, or one with property
+  ``role="master"``) gets no id; a platform without one, or with two (``master_host`` and a ``role="master"``
+  host), is refused, as Batsim refuses it (``src/machines.cpp``: "Cannot find the \"master\" role in the
+  platform file", "There are two master hosts..."); so is a ``role`` Batsim does not know, or any ``role`` on
+  ``master_host`` (Batsim makes it ``"<role>,master"``); the master's speeds, wattages and pstates are checked
+  as those of any host;
 * ``properties`` = ``{"role": ""}`` then the host's own ``<prop>``s (a cluster's ``<prop>``s for its
   hosts); ``zone_properties`` = the union of the ``<prop>``s of every enclosing zone from the root down,
   inner values overriding outer ones, a ``<cluster>`` being a zone of its own.
@@ -128,12 +131,16 @@ _UNSUPPORTED_HOST_TAGS = {
     "cabinet": "<cabinet> is not supported: write its hosts as a <cluster> or <host>s",
     "peer": "<peer> is not supported: write it as a <host> in a Vivaldi zone",
 }
-_ALLOWED_ROLES = ("", "compute_node", "compute")
-#: The ``routing`` of a ``<zone>`` (or ``<AS>``) SimGrid 3.x knows, compared ignoring case as SimGrid does
-#: (``sg_platf_create_zone``; the ``Cluster*`` topologies are those of SimGrid before 3.27). The routing itself
+#: The roles Batsim knows (``src/permissions.cpp``): any other value (``"compute"``, ``"master "``) makes
+#: ``permissions_from_role`` throw, and Batsim abort.
+_ALLOWED_ROLES = ("", "compute_node")
+#: Batsim's default ``--master-host``: ``batsim.cpp`` adds the role ``master`` to it, after any ``role`` it has.
+_MASTER_HOST = "master_host"
+#: The ``routing`` of a ``<zone>`` (or ``<AS>``) SimGrid 3.32 knows, compared ignoring case as SimGrid does
+#: (``sg_platf_create_zone``, which dies on any other: "Not a valid model!"; ``ClusterTorus``,
+#: ``ClusterFatTree`` and ``ClusterDragonfly`` are gone, write a ``<cluster topology=...>``). The routing itself
 #: is ignored (a zero-cost network), but a name SimGrid refuses is refused.
-_ROUTINGS = ("Full", "Floyd", "Dijkstra", "DijkstraCache", "None", "Vivaldi", "Cluster", "ClusterTorus",
-             "ClusterFatTree", "ClusterDragonfly", "Wifi")
+_ROUTINGS = ("Full", "Floyd", "Dijkstra", "DijkstraCache", "None", "Vivaldi", "Cluster", "Wifi")
 _ROUTINGS_LOWER = frozenset(r.lower() for r in _ROUTINGS)
 #: The other elements of SimGrid's platform DTD (``simgrid.dtd``, version 4.1) that may appear among a zone's
 #: children: the network, configuration and deployment, ignored. A name outside the DTD (``<hots>``, ``<Host>``,
@@ -143,11 +150,57 @@ _IGNORED_TAGS = frozenset((
     "link", "backbone", "router", "route", "zoneRoute", "ASroute", "bypassRoute", "bypassZoneRoute",
     "bypassASroute", "link_ctn", "host_link", "config", "prop", "model_prop", "random", "trace", "trace_connect",
     "storage_type", "storage", "mount", "disk", "actor", "process", "argument"))
+#: The content models of ``<platform>`` and ``<zone>`` in SimGrid's DTD, which its (FleXML) parser enforces
+#: ("Starting tag <host> is not allowed here."): each a choice of sequences of starred sets. A zone holds either
+#: zones, clusters and links then zoneRoutes, or hosts, routers and links then routes, its <prop>s first; a
+#: <platform> holds its <config>s first, then zones and clusters, then actors (no <host>).
+_ZONE_BRANCHES = (
+    ({"prop"}, {"AS", "zone", "include", "link", "backbone", "cluster", "peer", "trace", "trace_connect"},
+     {"zoneRoute", "ASroute", "trace", "trace_connect", "bypassASroute", "bypassZoneRoute"}, {"trace", "trace_connect"}),
+    ({"prop"}, {"include", "storage_type", "storage", "host", "cabinet", "router", "link", "backbone", "trace",
+                "trace_connect", "host_link"}, {"route", "trace", "trace_connect", "bypassRoute"}),
+)
+_PLATFORM_BRANCHES = (
+    ({"config", "random"}, {"include", "cluster", "cabinet", "peer", "AS", "zone", "trace", "trace_connect"},
+     {"process", "actor"}),
+)
+
+_DTD_TAGS = frozenset().union(*(phase for branch in (*_ZONE_BRANCHES, *_PLATFORM_BRANCHES) for phase in branch))
+
+
+def _misplaced_child(elem: ET.Element, branches: tuple[tuple[set[str], ...], ...]) -> str | None:
+    """The first child tag of ``elem`` that no branch of its content model allows where it stands (None: valid).
+    Tags outside the model are left to the caller, which names them as unknown."""
+    # <peer>, <cabinet> and <include> are refused with their own message wherever they stand
+    tags = [child.tag for child in elem if child.tag in _DTD_TAGS and child.tag not in ("peer", "cabinet", "include")]
+    worst: tuple[int, str] | None = None
+    for branch in branches:
+        phase = 0
+        for i, tag in enumerate(tags):
+            while phase < len(branch) and tag not in branch[phase]:
+                phase += 1
+            if phase == len(branch):
+                if worst is None or i > worst[0]:
+                    worst = (i, tag)
+                break
+        else:
+            return None
+    assert worst is not None
+    return worst[1]
+
+
 #: The children a ``<host>`` may have in the DTD (a ``<cluster>``: ``<prop>`` only).
 _HOST_CHILD_TAGS = frozenset(("prop", "disk", "mount"))
 #: ``<host>`` attributes naming a SimGrid profile file that changes the host over time (its speed, or it fails
 #: and comes back): the embedded simulator keeps every host as the platform describes it.
 _UNSUPPORTED_HOST_ATTRIBUTES = ("speed_file", "availability_file", "state_file")
+#: The enumerated attributes of a ``<cluster>`` in SimGrid's DTD, with their default: its parser refuses any other
+#: value. ``topology``: only ``FLAT`` is read here; SimGrid builds a TORUS, FAT_TREE or DRAGONFLY cluster with as
+#: many hosts as its ``topo_parameters`` give (the first radicals; too few: it aborts) and without the cluster's
+#: ``<prop>``s as zone properties (``sg_platf_new_cluster_hierarchical``), which is not modelled.
+_CLUSTER_ENUMS = {"topology": (("FLAT", "TORUS", "FAT_TREE", "DRAGONFLY"), "FLAT"),
+                  "sharing_policy": (("SHARED", "SPLITDUPLEX", "FULLDUPLEX", "FATPIPE"), "SPLITDUPLEX"),
+                  "bb_sharing_policy": (("SHARED", "FATPIPE"), "SHARED")}
 #: Memory one compute host takes while loading and simulating (its name, tuple, Host and engine state).
 _BYTES_PER_HOST = 1500
 
@@ -157,10 +210,13 @@ class _Loader:
         self.path = path
         # (name, properties, zone_properties, model, initial pstate) of each compute host
         self.compute: list[tuple[str, dict, dict, NodeModel, int]] = []
-        self._master_host_elem: tuple[ET.Element, dict[str, str], dict[str, str]] | None = None
         self.masters_by_role: list[str] = []
         self.master_host_seen = False
         self.names: set[str] = set()
+        #: the names of SimGrid's netpoints that are not hosts: zones (a ``<cluster>`` is one) and routers. SimGrid
+        #: refuses a zone or router named as any earlier netpoint, host included ("Refusing to create a second
+        #: NetZone called ...", "Refusing to create a router named ...", NetZoneImpl.cpp)
+        self.netpoints: set[str] = set()
         self._model_cache: dict[tuple, NodeModel] = {}
         self._models_by_value: dict[NodeModel, NodeModel] = {}
         self.depth = 0  # zones enclosing the element being read
@@ -266,7 +322,8 @@ class _Loader:
         if role == "storage":
             raise self.error(f"{where}.role", "storage hosts are not supported")
         if role != "master" and role not in _ALLOWED_ROLES:
-            raise self.error(f"{where}.role", f"unknown role {role!r} (expected master or compute_node)")
+            raise self.error(f"{where}.role", f"unknown role {role!r} (Batsim knows master, compute_node and "
+                                              "storage, and aborts on any other)")
         return role
 
     # -- elements ----------------------------------------------------------------------------------
@@ -282,16 +339,35 @@ class _Loader:
         self.add_name(name, where)
         self.check_children(elem, where, _HOST_CHILD_TAGS)
         own = self.own_props(elem, where)
+        if name == _MASTER_HOST and "role" in own:
+            # batsim.cpp gives --master-host the role "master" after its own: role="X" becomes "X,master" (even
+            # role="master" or role=""), which is no role (permissions_from_role throws)
+            raise self.error(f"{where}.role", f"Batsim makes the role of '{_MASTER_HOST}' {own['role'] + ',master'!r},"
+                                              " which is no role: remove its 'role' property")
         role = self.role_of(own, where)
-        if role == "master":
-            self.masters_by_role.append(name)
-            return
-        if name == "master_host":
-            self.master_host_seen = True
-            # Kept aside: it is the master unless another host has role="master".
-            self._master_host_elem = (elem, own, zone_props)
+        if role == "master" or name == _MASTER_HOST:
+            # SimGrid reads the master as any host (speed, wattage_per_state, wattage_off, pstate) and Batsim reads
+            # its sleep_pstates (machines.cpp parses them for every host before looking at its role)
+            self.check_master(elem, where, own)
+            if role == "master":
+                self.masters_by_role.append(name)
+            else:
+                self.master_host_seen = True
             return
         self.add_compute(elem, name, where, own, zone_props)
+
+    def check_master(self, elem: ET.Element, where: str, own: dict[str, str]) -> None:
+        speed = elem.get("speed")
+        if speed is None:
+            raise self.error(f"{where}.speed", "missing 'speed' attribute")
+        try:
+            model = NodeModel.from_text(speed, own.get("wattage_per_state"), own.get("wattage_off"),
+                                        own.get("sleep_pstates"))
+        except ModelTextError as exc:
+            raise self.error(f"{where}.{exc.field}", exc.problem) from None
+        p = self.integer(elem.get("pstate", "0"), f"{where}.pstate")
+        if not 0 <= p < model.nb_pstates:
+            raise self.error(f"{where}.pstate", f"initial pstate {p} does not exist ({model.nb_pstates} pstates)")
 
     def add_compute(self, elem, name, where, own, zone_props) -> None:
         check_count(len(self.compute) + 1, "hosts", self.path, where, "compute hosts")
@@ -310,6 +386,15 @@ class _Loader:
         for attr in ("prefix", "radical", "speed"):
             if elem.get(attr) is None:
                 raise self.error(f"{where}.{attr}", f"missing '{attr}' attribute")
+        for attr, (values, default) in _CLUSTER_ENUMS.items():
+            value = elem.get(attr, default)
+            if value not in values:
+                raise self.error(f"{where}.{attr}", f"{quoted_cut(value)} is not one of {', '.join(values)} (SimGrid's "
+                                                    "DTD)")
+        if elem.get("topology", "FLAT") != "FLAT":
+            raise self.error(f"{where}.topology", f"topology {elem.get('topology')} is not supported (SimGrid gives "
+                                                  "such a cluster as many hosts as its topo_parameters say and no "
+                                                  "zone properties): use a FLAT cluster")
         prefix, suffix = elem.get("prefix"), elem.get("suffix", "")
         try:
             size = radical_size(elem.get("radical") or "")
@@ -323,6 +408,7 @@ class _Loader:
         except ValueError as e:
             raise self.error(f"{where}.radical", str(e)) from None
         self.check_children(elem, where, frozenset(("prop",)))
+        self.new_netpoint(cid, where, "cluster (zone)")
         own = self.own_props(elem, where)
         role = self.role_of(own, where)
         if role == "master":
@@ -347,19 +433,43 @@ class _Loader:
         clash = self.names.intersection(new_set)
         if clash:
             raise self.error(where, f"duplicate host name {quoted_cut(min(clash))}")
+        for attr in ("suffix", "bw", "lat"):
+            # #REQUIRED in SimGrid's DTD ("Required attribute `suffix' not set for `cluster' element."); checked
+            # last, so that an error of the cluster's own values comes first. The network (bw, lat) is not modelled
+            if elem.get(attr) is None:
+                raise self.error(f"{where}.{attr}", f"missing '{attr}' attribute (SimGrid's DTD requires it)")
         self.names.update(new_set)
+        # its router, made after its hosts (sg_platf_new_cluster_flat): router_id, else prefix + id + "_router" + suffix
+        self.new_netpoint(elem.get("router_id") or f"{prefix}{cid}_router{suffix}", f"{where}.router_id", "router")
         append = self.compute.append
         for n in new_names:
             append((n, properties, inner_zone, model, pstate))
+
+    def new_netpoint(self, name: str, where: str, kind: str) -> None:
+        """A zone's (or cluster's) or router's name: SimGrid refuses one already given to a host, zone or router."""
+        if name in self.netpoints or name in self.names:
+            raise self.error(where, f"{kind} name {quoted_cut(name)} is already the name of a host, zone or router "
+                                    "(SimGrid refuses it)")
+        self.netpoints.add(name)
 
     def zone(self, elem: ET.Element, zone_props: dict[str, str]) -> None:
         self.depth += 1
         if self.depth > limit("nesting"):
             raise self.error(f"zone '{elem.get('id')}'", f"zones nested too deeply; {limit_hint('nesting', 'levels')}")
-        routing = elem.get("routing")
-        if routing is not None and routing.lower() not in _ROUTINGS_LOWER:
+        zid, routing = elem.get("id"), elem.get("routing")
+        for attr, value in (("id", zid), ("routing", routing)):
+            if value is None:  # #REQUIRED in SimGrid's DTD: "Required attribute `routing' not set for `zone' element."
+                raise self.error(f"<{elem.tag} id='{zid}'>.{attr}", f"missing '{attr}' attribute (SimGrid requires it)")
+        assert zid is not None and routing is not None
+        if routing.lower() not in _ROUTINGS_LOWER:
             raise self.error(f"zone '{elem.get('id')}'.routing",
-                             f"unknown routing {routing!r} (SimGrid knows {', '.join(_ROUTINGS)})")
+                             f"unknown routing {routing!r} (SimGrid 3.32 knows {', '.join(_ROUTINGS)})")
+        if routing.lower() == "none" and any(child.tag == "host" for child in elem):
+            # EmptyZone::get_local_route: "There can't be route in an Empty zone", as soon as a host of it sends
+            # Batsim a message (the master's actors, a job's or a switch's end)
+            raise self.error(f"zone '{_cut(zid)}'.routing", "a routing=\"None\" zone holding hosts: Batsim aborts "
+                                                            "(\"There can't be route in an Empty zone\"); use Full")
+        self.new_netpoint(zid, f"zone '{_cut(zid)}'", "zone")
         own = self.own_props(elem, f"zone '{elem.get('id')}'")
         if own:
             merged = dict(zone_props)
@@ -367,6 +477,12 @@ class _Loader:
         else:
             merged = zone_props
         self.children(elem, merged)
+        misplaced = _misplaced_child(elem, _ZONE_BRANCHES)  # after its children: their own errors come first
+        if misplaced is not None:
+            raise self.error(f"zone '{_cut(elem.get('id') or '')}'.<{misplaced}>",
+                             f"<{misplaced}> is not allowed here (SimGrid's DTD: a zone holds its <prop>s first, then "
+                             "either zones, clusters and links then zoneRoutes, or hosts, routers and links then "
+                             "routes, never both)")
         self.depth -= 1
 
     def children(self, elem: ET.Element, zone_props: dict[str, str]) -> None:
@@ -380,6 +496,8 @@ class _Loader:
                 self.zone(child, zone_props)
             elif tag in _UNSUPPORTED_HOST_TAGS:
                 raise self.error(f"<{tag} id='{child.get('id')}'>", _UNSUPPORTED_HOST_TAGS[tag])
+            elif tag == "router":
+                self.new_netpoint(child.get("id") or "", f"router '{_cut(child.get('id') or '')}'", "router")
             elif tag == "include":
                 raise self.error(f"<include file='{child.get('file')}'>", "<include> was removed in SimGrid 3.18: "
                                                                           "write the included elements here")
@@ -423,6 +541,20 @@ def load_platform(path: str | os.PathLike) -> Platform:
     return parse_platform(data, path)
 
 
+#: An XML declaration after blank lines (Batsim 4.2.1's own platforms/energy_platform_homogeneous_no_net_*.xml
+#: start with a newline: SimGrid's lexer skips white space before it, Python's XML parser refuses it).
+_LATE_DECLARATION = re.compile(r"\s+(<\?xml[^>]*\?>)")
+
+
+def _declaration_blanked(text: str) -> str:
+    """``text`` with an XML declaration that follows white space written as spaces (lines and columns of errors
+    unchanged): the text is decoded already, so the declaration says nothing the parser needs."""
+    m = _LATE_DECLARATION.match(text)
+    if m is None:
+        return text
+    return text[:m.start(1)] + " " * len(m.group(1)) + text[m.end(1):]
+
+
 def parse_platform(data: bytes, path: str) -> Platform:
     """A SimGrid platform from the bytes of its file (``path`` names it in errors: a file, or what wrote the
     text, e.g. ``wattsched platform``); raise :class:`InputError` on anything Batsim would refuse."""
@@ -434,7 +566,7 @@ def parse_platform(data: bytes, path: str) -> Platform:
     try:
         # parsed as text: SimGrid reads the bytes as UTF-8 whatever the declaration says (encoding="ISO-8859-1" would
         # make Python read a UTF-8 'é' as 'Ã©')
-        root = ET.fromstring(data.decode("utf-8"))
+        root = ET.fromstring(_declaration_blanked(data.decode("utf-8")))
     except ET.ParseError as e:
         line, col = e.position
         raise InputError(path, f"line {line}", f"malformed XML ({e})") from None
@@ -442,20 +574,31 @@ def parse_platform(data: bytes, path: str) -> Platform:
 
     loader = _Loader(path)
     loader.children(root, {})
+    misplaced = _misplaced_child(root, _PLATFORM_BRANCHES)
+    if misplaced is not None:
+        raise InputError(path, f"platform.<{misplaced}>", f"<{misplaced}> is not allowed here (SimGrid's DTD: a "
+                                                          "<platform> holds its <config>s first, then zones and "
+                                                          "clusters, then actors; hosts go in a zone)")
+    tops = [child for child in root if child.tag in (*_ZONE_TAGS, "cluster")]
+    for later in tops[1:]:
+        if later.tag == "cluster" or next(later.iter("host"), None) is not None \
+                or next(later.iter("cluster"), None) is not None:
+            # only the first becomes SimGrid's root zone; a later one has no parent, hence no CPU model, and
+            # SimGrid aborts on its first host ("Impossible to create host ... Invalid CPU model")
+            raise InputError(path, f"<{later.tag} id='{_cut(later.get('id') or '')}'>",
+                             "a second top-level zone or cluster holding hosts: SimGrid aborts (only the first one is "
+                             "the platform's root zone); put it inside the first")
 
     master: str
-    if len(loader.masters_by_role) > 1:
-        raise InputError(path, f"host '{loader.masters_by_role[1]}'.role",
-                         f"several master hosts ({', '.join(loader.masters_by_role)})")
-    if loader.masters_by_role:
-        master = loader.masters_by_role[0]
-        if loader._master_host_elem is not None:
-            # 'master_host' is an ordinary compute host when another host has role="master".
-            assert loader._master_host_elem is not None
-            elem, own, zone_props = loader._master_host_elem
-            loader.add_compute(elem, "master_host", "host 'master_host'", own, zone_props)
-    elif loader.master_host_seen:
-        master = "master_host"
+    # 'master_host' is a master (Batsim's --master-host) even when another host has role="master": Batsim then
+    # aborts ("There are two master hosts...", machines.cpp)
+    masters = loader.masters_by_role + ([_MASTER_HOST] if loader.master_host_seen else [])
+    if len(masters) > 1:
+        raise InputError(path, f"host '{loader.masters_by_role[-1]}'.role",
+                         f"several master hosts ({', '.join(masters)}; '{_MASTER_HOST}' is always one, Batsim's "
+                         "default --master-host): Batsim aborts (\"There are two master hosts\")")
+    if masters:
+        master = masters[0]
     else:
         raise InputError(path, "platform", "no master host: Batsim needs a host named 'master_host' or with "
                                            "role=\"master\" (<prop id=\"role\" value=\"master\"/>)")
