@@ -206,3 +206,20 @@ def test_an_xml_declaration_after_blank_lines_is_read_as_simgrid_reads_it(tmp_pa
     with pytest.raises(InputError, match="malformed XML") as refused:
         parse_platform(bad.encode(), "p.xml")
     assert f"line {bad[:bad.index('</b>')].count(chr(10)) + 1}:" in str(refused.value)
+
+
+def test_links_that_cost_time_are_named_in_a_warning(tmp_path, caplog) -> None:
+    """Behaviour 36: Batsim's internal messages cross the links, which the embedded simulator does not model.
+    A latency, or a bandwidth below 1e300 B/s, gives a warning naming the file and the attribute; the zero-cost
+    values of the recordings and of ``wattsched platform`` give none."""
+    zero = toy_platform(2)
+    costly = zero.replace("</zone>", '<link id="l1" bandwidth="125MBps" latency="50us"/></zone>', 1)
+    assert costly != zero
+    for text, warned in ((zero, False), (costly, True)):
+        path = tmp_path / "p.xml"
+        path.write_text(text)
+        caplog.clear()
+        with caplog.at_level("WARNING"):
+            load_platform(path)
+        assert ("does not model the network" in caplog.text) is warned, caplog.text
+    assert "link 'l1'.bandwidth '125MBps'" in caplog.text or "link 'l1'.latency '50us'" in caplog.text

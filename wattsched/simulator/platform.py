@@ -555,6 +555,33 @@ def _declaration_blanked(text: str) -> str:
     return text[:m.start(1)] + " " * len(m.group(1)) + text[m.end(1):]
 
 
+#: Link attributes that delay Batsim's internal messages (job and switch ends, sent to the server on the master):
+#: a latency, or a bandwidth (1 byte takes 1/bandwidth s) below the zero-cost 1e300 B/s of behaviour 36.
+_LATENCIES = ("latency", "lat", "bb_lat", "loopback_lat", "limiter_lat")
+_BANDWIDTHS = ("bandwidth", "bw", "bb_bw", "loopback_bw", "limiter_link")
+_LEADING_NUMBER = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)", re.ASCII)
+
+
+def _warn_network(path: str, root: ET.Element) -> None:
+    """Warn (once) when a link or cluster has a latency, or a bandwidth below 1e300 B/s: the network is not
+    modelled, while Batsim's internal messages cross it (behaviour 36), so under real Batsim the ends of jobs and
+    switches reach its server a little later, and the times and energies of a run differ by that much."""
+    for elem in root.iter():
+        if elem.tag not in ("link", "cluster", "backbone"):
+            continue
+        for attr in (*_LATENCIES, *_BANDWIDTHS):
+            m = _LEADING_NUMBER.match(elem.get(attr) or "")
+            if m is None:
+                continue
+            value = float(m.group(1))
+            if (attr in _LATENCIES and value != 0.0) or (attr in _BANDWIDTHS and value < 1e300):
+                log.warning("%s: %s '%s'.%s %s: the embedded simulator does not model the network (links cost "
+                            "nothing); under real Batsim its internal messages cross these links, and job and switch "
+                            "ends come later (behaviour 36: use latency 0 and bandwidth 1e300Bps for the same times)",
+                            path, elem.tag, _cut(elem.get("id") or ""), attr, quoted_cut(elem.get(attr) or "", 30))
+                return
+
+
 def parse_platform(data: bytes, path: str) -> Platform:
     """A SimGrid platform from the bytes of its file (``path`` names it in errors: a file, or what wrote the
     text, e.g. ``wattsched platform``); raise :class:`InputError` on anything Batsim would refuse."""
@@ -589,6 +616,7 @@ def parse_platform(data: bytes, path: str) -> Platform:
                              "a second top-level zone or cluster holding hosts: SimGrid aborts (only the first one is "
                              "the platform's root zone); put it inside the first")
 
+    _warn_network(path, root)
     master: str
     # 'master_host' is a master (Batsim's --master-host) even when another host has role="master": Batsim then
     # aborts ("There are two master hosts...", machines.cpp)
