@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import CACHE, bench_inputs  # noqa: E402
 
+from wattsched.base.batsim_files import original_job_id  # noqa: E402
 from wattsched.platforms.generate import upas_platform_xml  # noqa: E402
 from wattsched.schedulers.protocol import scheduler_handler  # noqa: E402
 from wattsched.simulator.drivers import run_inprocess  # noqa: E402
@@ -61,7 +62,7 @@ def measure(platform_path: Path, workload_path: Path, scheduler: str, options: d
     t0, c0 = time.perf_counter(), time.process_time()
     stats = run_inprocess(sim, handler)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    resized = sum(1 for rj in sim.iter_jobs() if rj.job.id.startswith("resized!"))
+    resized = sum(1 for rj in sim.iter_jobs() if original_job_id(rj.job.id) != rj.job.id)
     return {"wall_s": wall, "cpu_s": cpu, "scheduler_s": stats.scheduling_time_s, "messages": stats.messages,
             "resized": resized, "jobs": len({rj.job.id for rj in sim.iter_jobs()}) - resized}
 

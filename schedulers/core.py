@@ -18,7 +18,10 @@ another walltime (slowed by DVFS) or another profile (computed by the placement)
 dynamic jobs (``--enable-dynamic-jobs``), the job is replaced (Batsim behaviour 44): REJECT_JOB of the
 original, REGISTER_PROFILE of a copy of its profile (per job, as Batsim drops a profile once its job is
 done), REGISTER_JOB of ``resized!<workload>.<name>`` with the original's submission time and the new
-walltime, then EXECUTE_JOB of the replacement. The replacement's completion is the original's for every
+walltime, then EXECUTE_JOB of the replacement. A job of a composed profile (UPAS's β jobs) is replaced by
+``<workload>!resized.<name>`` naming the original's own profile, while Batsim still has it: real Batsim
+4.2.1 cannot run a composed profile registered by REGISTER_PROFILE (it links the parts of a composed profile
+only at load). The replacement's completion is the original's for every
 piece (``RunningJob.job`` is the original). Once no job waits, runs or will come, the core sends NOTIFY
 ``registration_finished`` (without it Batsim never ends a simulation with dynamic jobs). Without dynamic
 jobs a slowed job keeps its walltime and a warning says so.
@@ -141,6 +144,9 @@ class PolicyScheduler:
         self._pstates_changed = False  # some host left pstate 0 (else a job at pstate 0 needs no check)
         self._top: int | None = 0  # the top pstate of every host (None: hosts differ)
         self._registered: set[str] = set()  # ids of the jobs registered to replace others (their JOB_SUBMITTED)
+        #: (workload, profile) of the jobs gone (ended or rejected): Batsim drops a job's profile when it deletes
+        #: the job (without --enable-profile-reuse), so a replacement can no longer name it
+        self._dropped_profiles: set[tuple[str, str]] = set()
         self._registration_done = False
         self._warned_walltime = False
 
@@ -194,6 +200,7 @@ class PolicyScheduler:
         self._sorted.clear()
         self._waiting_rejects.clear()
         self._registered.clear()
+        self._dropped_profiles.clear()
         self._registration_done = False
         for piece in self.pieces:
             piece.on_platform(view)
@@ -214,6 +221,7 @@ class PolicyScheduler:
         if job.res <= 0 or job.res > view.nb_hosts:
             logger.info("rejecting %s: asks for %s, the machine has %d", job.id, counted(job.res, "host"), view.nb_hosts)
             self._waiting_rejects.append(RejectJob(job.id))
+            self._gone(job)
             return
         if job.id in self._queue or job.id in view.running:
             raise ValueError(f"job {job.id!r} submitted twice")
@@ -232,12 +240,18 @@ class PolicyScheduler:
         view = self.view
         running = view.remove_running(job_id)
         if running is not None:
+            if running.job is not None:
+                self._gone(running.job)
             view.free = plus(view.free, running.alloc)
             final = state if isinstance(state, JobState) else JobState.parse(state)
             for piece in self.pieces:
                 piece.on_completed(running, final, view)
-        elif self._dequeue(job_id) is None:
-            logger.warning("completion of unknown job %s (%s) ignored", job_id, state)
+        else:
+            waiting = self._dequeue(job_id)
+            if waiting is None:
+                logger.warning("completion of unknown job %s (%s) ignored", job_id, state)
+            else:
+                self._gone(waiting)
 
     def on_hosts_changed(self, hosts: ProcSet, pstate: int) -> None:
         """Batsim applied a pstate to ``hosts`` (RESOURCE_STATE_CHANGED): DVFS done, or a switch ended."""
@@ -461,18 +475,33 @@ class PolicyScheduler:
         started.append(running)
         return out
 
+    def _gone(self, job: QueuedJob) -> None:
+        """``job`` ended or was rejected: Batsim drops its profile with it (:attr:`_dropped_profiles`)."""
+        self._dropped_profiles.add((job.id.partition("!")[0], job.profile))
+
     def _replace(self, job: QueuedJob, assignment: Assignment, out: list[Decision]) -> str:
         """Reject ``job`` and register its replacement with the assignment's walltime and profile (see the
-        module docstring); returns the replacement's id."""
+        module docstring); returns the replacement's id.
+
+        A job of a composed profile (UPAS's β jobs) is replaced by ``<workload>!resized.<name>`` naming the
+        original's own profile while Batsim still has it: real Batsim 4.2.1 cannot run a composed profile
+        registered by REGISTER_PROFILE (it never links the parts of one; ``Workload::check_validity`` runs only at
+        load). Once another job of that profile is gone (Batsim dropped the profile) the copy is registered as for
+        other profiles, which the embedded simulator runs with a warning and real Batsim cannot."""
         workload, _, name = job.id.partition("!")
         new_name = f"{workload}.{name}" if name else workload
         new_id = f"{REPLACEMENT_WORKLOAD}!{new_name}"
         out.append(RejectJob(job.id))
+        original = self.view.profiles.get(workload, {}).get(job.profile)
         if assignment.profile is not None:
             profile_name = f"{job.profile}@{new_name}"
             out.append(RegisterProfile(REPLACEMENT_WORKLOAD, profile_name, assignment.profile))
+        elif (original is not None and original.get("type") == "composed"
+              and (workload, job.profile) not in self._dropped_profiles):
+            new_id, profile_name = f"{workload}!{REPLACEMENT_WORKLOAD}.{name}", job.profile
         else:
             profile_name = self._copy_profile(workload, job.profile, new_name, out, {})
+        self._gone(job)
         walltime = -1.0 if assignment.walltime_s is None else assignment.walltime_s  # -1: none, as pybatsim writes
         entry = {"profile": profile_name, "id": new_id, "res": job.res, "walltime": walltime, "subtime": job.subtime_s}
         out.append(RegisterJob(new_id, entry))

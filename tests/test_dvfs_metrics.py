@@ -19,6 +19,7 @@ from wattsched.analysis.dvfs import (
 )
 from wattsched.analysis.metrics import bounded_slowdowns
 from wattsched.energy_models.upas import UPAS_NODE, UPAS_POWER
+from wattsched.base.batsim_files import original_job_id
 
 GEARS = UPAS_NODE.frequencies_ghz
 TOP = UPAS_NODE.max_speed_flops
@@ -124,7 +125,7 @@ def test_on_a_whole_run_the_gears_read_back_are_those_the_scheduler_chose(tmp_pa
         for event in reply["events"]:
             if event["type"] == "EXECUTE_JOB":
                 job_id = event["data"]["job_id"]
-                chosen[job_id.replace("resized!w0.", "w0!").split("!")[1]] = policy.view.running[job_id].pstate
+                chosen[original_job_id(job_id).split("!")[1]] = policy.view.running[job_id].pstate
         return reply
 
     sim = Simulation(load_platform(tmp_path / "p.xml"), load_workload(tmp_path / "w.json"), dynamic_jobs=True,

@@ -6,6 +6,7 @@ Each test fails on the engine before ``dynamic_audit.diff`` and passes after."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -149,3 +150,40 @@ def test_every_id_field_is_rewritten(tmp_path) -> None:
     msg = sim.step(reply(0, rp(), rj("dyn!a", "a", meta={"id": 7, "k": 1})))
     assert submitted(msg)[0]["job"] == {"id": "dyn!a", "subtime": 0.0, "res": 1, "profile": "p",
                                         "meta": {"id": "dyn!a", "k": 1}}
+
+
+def test_upas_replaces_a_beta_job_with_its_own_profile(caplog) -> None:
+    """Real Batsim 4.2.1 cannot run a composed profile registered by REGISTER_PROFILE: UPAS's slowed β jobs
+    (each with its own composed profile) are replaced by ``w0!resized.<id>`` naming that profile, so no such
+    registration is made (no warning), and the outputs merge each replacement with its original."""
+    from wattsched.analysis.outputs import merge_replacements
+    from wattsched.base.batsim_files import original_job_id
+    from wattsched.schedulers.protocol import scheduler_handler
+    from wattsched.simulator.drivers import run_inprocess
+    from wattsched.simulator.platform import load_platform
+    from wattsched.simulator.workload import load_workload
+
+    root = Path(__file__).resolve().parent.parent
+    workload = load_workload(root / "workloads" / "demo_upas16.json")
+    sim = Simulation(load_platform(root / "platforms" / "upas_16.xml"), workload, dynamic_jobs=True,
+                     acknowledge_dynamic_jobs=True)
+    with caplog.at_level("WARNING"):
+        run_inprocess(sim, scheduler_handler("upas", {}))
+    assert "composed profile registered" not in caplog.text
+    replaced = [rj for rj in sim.iter_jobs() if rj.job.id.startswith("w0!resized.")]
+    assert replaced and not any(rj.job.id.startswith("resized!") for rj in sim.iter_jobs())
+    by_id = {j.id: j for j in workload.jobs}
+    assert all(rj.job.profile == by_id[original_job_id(rj.job.id)].profile for rj in replaced)
+    import pandas as pd
+    jobs = pd.DataFrame({"workload_name": [rj.job.id.partition("!")[0] for rj in sim.iter_jobs()],
+                         "job_id": [rj.job.id.partition("!")[2] for rj in sim.iter_jobs()],
+                         "final_state": [rj.final_state for rj in sim.iter_jobs()]})
+    merged = merge_replacements(jobs)
+    assert len(merged) == len(workload.jobs) and "REJECTED" not in set(merged["final_state"])
+
+
+def test_original_job_id_reads_both_replacement_forms() -> None:
+    from wattsched.base.batsim_files import original_job_id
+
+    assert original_job_id("resized!w0.7") == "w0!7" and original_job_id("w0!resized.7") == "w0!7"
+    assert original_job_id("w0!7") == "w0!7" and original_job_id("w0!resizedX") == "w0!resizedX"

@@ -33,6 +33,7 @@ from wattsched.simulator.drivers import run_inprocess
 from wattsched.simulator.engine import Simulation
 from wattsched.simulator.platform import load_platform
 from wattsched.simulator.workload import load_workload
+from wattsched.base.batsim_files import original_job_id
 
 N = 16
 HALF = 10  # Taurus pstate 10: 50.09 Mflop/s, about half of pstate 0's 100 Mflop/s
@@ -107,7 +108,7 @@ def test_slowed_jobs_run_as_expected_and_easy_never_delays_the_head(platform_pat
     workload_path, runtimes = workload(tmp_path_factory.mktemp("w") / "w.json", seed, nb_jobs)
     sim, policy, promised = run(platform_path, workload_path)
     # a slowed job ran as its registered twin, resized!w0.<id> (the original is rejected)
-    rows = {rj.job.id.replace("resized!w0.", "w0!"): rj for rj in sim.iter_jobs() if rj.final_state != "REJECTED"}
+    rows = {original_job_id(rj.job.id): rj for rj in sim.iter_jobs() if rj.final_state != "REJECTED"}
     assert set(rows) == set(runtimes)
     slowed = 0
     for job_id, rj in rows.items():
@@ -125,7 +126,7 @@ def test_a_booked_job_does_not_delay_a_later_head(platform_path, tmp_path):
     """The example hypothesis found (seed 5000, 30 jobs): EASY's promise to a head must hold with shutdown."""
     workload_path, _ = workload(tmp_path / "w.json", 5000, 30)
     sim, _, promised = run(platform_path, workload_path)
-    rows = {rj.job.id.replace("resized!w0.", "w0!"): rj for rj in sim.iter_jobs() if rj.final_state != "REJECTED"}
+    rows = {original_job_id(rj.job.id): rj for rj in sim.iter_jobs() if rj.final_state != "REJECTED"}
     assert [job_id for job_id, s in promised.items() if rows[job_id].start_s > s + 1e-6] == []
 
 

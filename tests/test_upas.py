@@ -26,6 +26,7 @@ from wattsched.simulator.engine import Simulation
 from wattsched.simulator.platform import load_platform
 from wattsched.simulator.workload import load_workload
 from wattsched.workloads.upas import beta_workload
+from wattsched.base.batsim_files import original_job_id
 
 N = 16
 TOP, UPPER, LOWER = 0, 1, 3  # pstates of 2.3, 2.0 and 1.4 GHz on the UPAS processor
@@ -171,7 +172,7 @@ def simulate(platform: Path, workload: Path, scheduler: str, options: dict, on_r
     sim = Simulation(load_platform(platform), load_workload(workload), dynamic_jobs=dynamic,
                      acknowledge_dynamic_jobs=dynamic)
     run_inprocess(sim, handler)
-    rows = {rj.job.id.replace("resized!w0.", "w0!"): rj for rj in sim.iter_jobs() if rj.final_state != "REJECTED"}
+    rows = {original_job_id(rj.job.id): rj for rj in sim.iter_jobs() if rj.final_state != "REJECTED"}
     return sim, rows
 
 

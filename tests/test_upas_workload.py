@@ -19,6 +19,7 @@ from wattsched.schedulers.protocol import BatsimTranslator
 from wattsched.simulator.drivers import run_inprocess
 from wattsched.simulator.engine import Simulation
 from wattsched.simulator.platform import load_platform
+from wattsched.base.batsim_files import original_job_id
 from wattsched.simulator.workload import load_workload
 from wattsched.workloads.swf import swf_to_batsim
 from wattsched.workloads.upas import (
@@ -104,7 +105,7 @@ def test_beta_profiles_run_t_of_f_to_the_microsecond_at_every_gear(tmp_path):
     sim = Simulation(load_platform(tmp_path / "p.xml"), load_workload(tmp_path / "w.json"), dynamic_jobs=True,
                      acknowledge_dynamic_jobs=True)
     run_inprocess(sim, BatsimTranslator(policy))
-    rows = {rj.job.id.replace("resized!w0.", "w0!"): rj for rj in sim.iter_jobs() if rj.final_state != "REJECTED"}
+    rows = {original_job_id(rj.job.id): rj for rj in sim.iter_jobs() if rj.final_state != "REJECTED"}
     assert len(rows) == len(specs)
     for job in work["jobs"]:
         rj = rows[f"w0!{job['id']}"]

@@ -349,13 +349,17 @@ def merge_replacements(jobs: pd.DataFrame) -> pd.DataFrame:
     already the original's (the replacement is registered with it, Batsim behaviour 44)."""
     if "workload_name" not in jobs.columns:
         return jobs
-    resized = jobs["workload_name"] == REPLACEMENT_WORKLOAD
+    elsewhere = jobs["workload_name"] == REPLACEMENT_WORKLOAD  # resized!<workload>.<name>
+    ids = jobs["job_id"].astype(str)
+    within = ids.str.startswith(f"{REPLACEMENT_WORKLOAD}.") & ~elsewhere  # <workload>!resized.<name>
+    resized = elsewhere | within
     if not resized.any():
         return jobs
     out = jobs.copy()
-    names = out.loc[resized, "job_id"].str.split(".", n=1)
-    out.loc[resized, "workload_name"] = names.str[0]
-    out.loc[resized, "job_id"] = names.str[1]
+    names = out.loc[elsewhere, "job_id"].astype(str).str.split(".", n=1)
+    out.loc[elsewhere, "workload_name"] = names.str[0]
+    out.loc[elsewhere, "job_id"] = names.str[1]
+    out.loc[within, "job_id"] = ids[within].str.slice(len(REPLACEMENT_WORKLOAD) + 1)
     replaced = set(zip(out.loc[resized, "workload_name"], out.loc[resized, "job_id"]))
     replaced_rows = pd.Series([(w, j) in replaced for w, j in zip(out["workload_name"], out["job_id"])],
                               index=out.index)

@@ -34,8 +34,22 @@ PSTATE_CHANGES_COLUMNS: Final[tuple[str, ...]] = ("time", "machine_id", "new_pst
 
 #: The workload of the jobs a scheduler registers to replace others that start with another walltime or
 #: profile (a job slowed by DVFS): ``resized!<workload>.<name>`` replaces ``<workload>!<name>``, which
-#: Batsim reports as REJECTED (:func:`wattsched.analysis.outputs.merge_replacements` joins the two).
+#: Batsim reports as REJECTED (:func:`wattsched.analysis.outputs.merge_replacements` joins the two); a job of a
+#: composed profile is replaced by ``<workload>!resized.<name>``, which names the original's profile (real Batsim
+#: cannot run a registered composed profile).
 REPLACEMENT_WORKLOAD: Final[str] = "resized"
+
+
+def original_job_id(job_id: str) -> str:
+    """The id of the job a replacement (:data:`REPLACEMENT_WORKLOAD`) stands for: ``resized!w0.7`` and
+    ``w0!resized.7`` are ``w0!7``; any other id is itself."""
+    workload, _, name = job_id.partition("!")
+    if workload == REPLACEMENT_WORKLOAD:
+        inner, _, bare = name.partition(".")
+        return f"{inner}!{bare}"
+    if name.startswith(f"{REPLACEMENT_WORKLOAD}."):
+        return f"{workload}!{name[len(REPLACEMENT_WORKLOAD) + 1:]}"
+    return job_id
 
 
 def output_paths(prefix: str | os.PathLike) -> dict[str, Path]:
