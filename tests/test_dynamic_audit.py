@@ -187,3 +187,16 @@ def test_original_job_id_reads_both_replacement_forms() -> None:
 
     assert original_job_id("resized!w0.7") == "w0!7" and original_job_id("w0!resized.7") == "w0!7"
     assert original_job_id("w0!7") == "w0!7" and original_job_id("w0!resizedX") == "w0!resizedX"
+
+
+def test_a_users_job_named_like_a_replacement_is_left_alone() -> None:
+    """``w0!resized.7`` is a replacement only when ``w0!7`` was rejected: otherwise it is a job of the user's."""
+    import pandas as pd
+
+    from wattsched.analysis.outputs import merge_replacements
+
+    jobs = pd.DataFrame({"workload_name": ["w0", "w0", "w0"], "job_id": ["7", "resized.7", "resized.8"],
+                         "final_state": ["REJECTED", "COMPLETED_SUCCESSFULLY", "COMPLETED_SUCCESSFULLY"]})
+    merged = merge_replacements(jobs)
+    assert list(merged["job_id"]) == ["7", "resized.8"]
+    assert list(merged["final_state"]) == ["COMPLETED_SUCCESSFULLY", "COMPLETED_SUCCESSFULLY"]

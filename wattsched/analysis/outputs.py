@@ -351,7 +351,12 @@ def merge_replacements(jobs: pd.DataFrame) -> pd.DataFrame:
         return jobs
     elsewhere = jobs["workload_name"] == REPLACEMENT_WORKLOAD  # resized!<workload>.<name>
     ids = jobs["job_id"].astype(str)
-    within = ids.str.startswith(f"{REPLACEMENT_WORKLOAD}.") & ~elsewhere  # <workload>!resized.<name>
+    within = ids.str.startswith(f"{REPLACEMENT_WORKLOAD}.") & ~elsewhere  # <workload>!resized.<name> ...
+    if within.any():  # ... of a rejected original (a job of the user's own named "resized.7" stays as it is)
+        rejected = set(zip(jobs.loc[jobs["final_state"] == "REJECTED", "workload_name"],
+                           ids[jobs["final_state"] == "REJECTED"]))
+        bare = ids.str.slice(len(REPLACEMENT_WORKLOAD) + 1)
+        within &= pd.Series([(w, b) in rejected for w, b in zip(jobs["workload_name"], bare)], index=jobs.index)
     resized = elsewhere | within
     if not resized.any():
         return jobs
