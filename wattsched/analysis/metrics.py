@@ -64,7 +64,7 @@ import pandas as pd
 from wattsched.base.errors import InputError, OptionError, counted, printable
 from wattsched.base.fileio import require_regular_file
 from wattsched.base.limits import limit, limit_hint
-from wattsched.base.validate import check_number, load_json, option_error, plain_int, window_beyond_time
+from wattsched.base.validate import check_number, load_json, option_error, positive_int, window_beyond_time
 from wattsched.analysis.outputs import BatsimOutputs, load_outputs
 
 __all__ = [
@@ -574,16 +574,6 @@ def metrics_to_json(metrics: Mapping[str, float | int]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m wattsched.analysis.metrics OUTPUTS [--json] [--window T0 T1] ...``: print the metrics."""
-    def positive_int(text: str) -> int:
-        """``--nb-hosts``: ASCII digits (:func:`plain_int`, as the command line reads its integers), at least 1."""
-        try:
-            value = plain_int(text)
-        except ValueError as error:
-            raise argparse.ArgumentTypeError(f"expected a positive integer, got {text[:40]!r} ({error})") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-        return value
-
     parser = argparse.ArgumentParser(prog="python -m wattsched.analysis.metrics", description=main.__doc__)
     parser.add_argument("outputs", help="output folder or prefix, e.g. results/out")
     parser.add_argument("--tau", type=float, default=DEFAULT_TAU_S, help="τ of the bounded slowdown, s")

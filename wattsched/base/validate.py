@@ -14,7 +14,8 @@ message names the file (or option, or message) and the field:
   included when asked;
 * :func:`check_number`: one number finite and within its declared range;
 * :func:`plain_int`: an integer of a command line, written in ASCII digits (``int()`` takes ``'+16'``,
-  ``'1_6'``, ``' 16 '`` and other scripts' digits too);
+  ``'1_6'``, ``' 16 '`` and other scripts' digits too); :func:`integer`, :func:`positive_int` and
+  :func:`non_negative_int` read options with it (argparse ``type`` functions);
 * :func:`check_count`: a size (hosts, jobs, parts, depth) within a bound of :mod:`.limits`;
 * :func:`check_memory`: an estimated footprint within the memory available;
 * :func:`check_csv_name`: an id Batsim's CSV files can carry (Batsim writes ids unquoted);
@@ -26,6 +27,8 @@ The bounds and how to raise them: :mod:`wattsched.base.limits`.
 """
 
 from __future__ import annotations
+
+import argparse
 
 import json
 import math
@@ -42,7 +45,8 @@ from wattsched.base.limits import available_memory_bytes, format_count, limit, l
 __all__ = [
     "DUPLICATE_KEY", "ErrorFactory", "check_count", "check_csv_name", "check_memory", "check_number",
     "check_output_files", "BatsimMessageChecker", "check_endpoint", "decode_utf8", "input_error", "ipc_bind_path",
-    "load_json", "load_yaml", "not_utf8_problem", "number_problem", "option_error", "plain_int",
+    "integer", "load_json", "load_yaml", "non_negative_int", "not_utf8_problem", "number_problem", "option_error",
+    "plain_int", "positive_int",
     "window_beyond_time",
 ]
 
@@ -574,6 +578,34 @@ def plain_int(text: str) -> int:
     except ValueError:
         raise ValueError("not an integer") from None
     raise ValueError(NOT_PLAIN_DIGITS)
+
+
+def integer(text: str, expected: str, whole: str | None = None) -> int:
+    """``text`` as an integer for an option's ``type``: ASCII digits, at most a leading ``-``
+    (:func:`~wattsched.base.validate.plain_int`; Python's ``int()`` would take ``+16``, ``1_6``, `` 16 `` and
+    ``١٦``), else the usage error ``expected EXPECTED, got 'TEXT'`` (``whole``, the option's value, when ``text``
+    is a part of it), with how to write it when ``int()`` would have read it. Every integer of the command line is read by
+    it (:func:`positive_int`, :func:`non_negative_int`, the ``--job-numbers`` range)."""
+    try:
+        return plain_int(text)
+    except ValueError as error:
+        how = f" ({error})" if str(error) == NOT_PLAIN_DIGITS else ""
+        shown = text if whole is None else whole
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {shown[:40]!r}{how}") from None
+
+
+def positive_int(text: str) -> int:
+    value = integer(text, "a positive integer")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    value = integer(text, "an integer ≥ 0")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer ≥ 0, got {value}")
+    return value
 
 
 def window_beyond_time(start_s: float, end_s: float) -> str | None:

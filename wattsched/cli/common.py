@@ -29,8 +29,8 @@ from typing import Any, Callable, Iterator
 from wattsched.base.errors import OptionError, WattschedError
 from wattsched.base.fileio import require_regular_file
 from wattsched.base.limits import limit, limit_hint
-from wattsched.base.validate import (DUPLICATE_KEY, NOT_PLAIN_DIGITS, decode_utf8, load_json, plain_int,
-                                     window_beyond_time)
+from wattsched.base.validate import (DUPLICATE_KEY, decode_utf8, integer, load_json, non_negative_int,  # noqa: F401
+                                     positive_int, window_beyond_time)
 
 
 def scheduler_options(text: str) -> dict[str, Any]:
@@ -96,34 +96,6 @@ def window(text: str) -> tuple[float, float]:
     if beyond:
         raise argparse.ArgumentTypeError(f"window {beyond}")
     return a, b
-
-
-def integer(text: str, expected: str, whole: str | None = None) -> int:
-    """``text`` as an integer for an option's ``type``: ASCII digits, at most a leading ``-``
-    (:func:`~wattsched.base.validate.plain_int`; Python's ``int()`` would take ``+16``, ``1_6``, `` 16 `` and
-    ``١٦``), else the usage error ``expected EXPECTED, got 'TEXT'`` (``whole``, the option's value, when ``text``
-    is a part of it), with how to write it when ``int()`` would have read it. Every integer of the command line is read
-    by it."""
-    try:
-        return plain_int(text)
-    except ValueError as error:
-        how = f" ({error})" if str(error) == NOT_PLAIN_DIGITS else ""
-        shown = text if whole is None else whole
-        raise argparse.ArgumentTypeError(f"expected {expected}, got {shown[:40]!r}{how}") from None
-
-
-def positive_int(text: str) -> int:
-    value = integer(text, "a positive integer")
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
-def non_negative_int(text: str) -> int:
-    value = integer(text, "an integer ≥ 0")
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer ≥ 0, got {value}")
-    return value
 
 
 def positive_float(text: str) -> float:

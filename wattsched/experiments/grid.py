@@ -43,7 +43,7 @@ import pandas as pd
 
 from wattsched.base.errors import InputError, OptionError
 from wattsched.base.fileio import atomic_path, require_regular_file, write_if_changed
-from wattsched.base.validate import check_number, window_beyond_time
+from wattsched.base.validate import check_count, check_number, window_beyond_time
 from wattsched.experiments.sweep import Run
 
 __all__ = ["Grid", "grid_runs", "load_grid", "parse_grid", "write_results", "COMPARED_METRICS"]
@@ -234,8 +234,6 @@ def _check_size(grid: Grid) -> None:
     Raises:
         InputError: naming the grid and the bound.
     """
-    from wattsched.base.validate import check_count
-
     workloads = sum(1 if isinstance(spec, str) else len(grid.seeds) for spec in grid.workloads)
     runs = len(grid.platforms) * workloads * len(grid.schedulers) * len(grid.options)
     check_count(runs, "runs", grid.source, "", f"runs ({len(grid.platforms)} platforms × {workloads} workloads × "

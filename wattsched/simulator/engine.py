@@ -46,7 +46,8 @@ from wattsched.simulator.clock import WAITER_MIN_SLEEP, Action, Entry, StepClock
 from wattsched.simulator.platform import Platform
 from wattsched.simulator.rows import Rows
 from wattsched.simulator.workload import (
-    ComposedProfile, DelayProfile, Job, ParallelProfile, Profile, Workload, parse_job, parse_profile,
+    ComposedProfile, DelayProfile, Job, ParallelProfile, Profile, Workload, is_json_int, is_json_number, parse_job,
+    parse_profile,
 )
 from wattsched.base.errors import InputError, ProtocolError, counted
 from wattsched.base.limits import limit, limit_hint
@@ -89,11 +90,6 @@ class MachineState(IntEnum):
     SWITCHING_ON = 3
     SWITCHING_OFF = 4
     UNAVAILABLE = 5
-
-
-def _is_number(x: Any) -> bool:
-    """A JSON number (rapidjson ``IsNumber``): not a bool, not a numeric string."""
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 _STOI = re.compile(r"\s*[+-]?\d+")
@@ -256,7 +252,9 @@ class _RunJob:
     metadata: str | None = None
     zero_work: bool = False
     kill_requested: bool = False  # Batsim's Job::kill_requested: a later KILL_JOB of it is discarded (C)
-    reported: bool = False  # its JOB_COMPLETED was sent: Batsim has deleted the job (jobs.cpp Jobs::delete_job)
+    # its end was sent (its JOB_COMPLETED, or the message after its REJECT_JOB): Batsim has deleted the job
+    # (jobs.cpp Jobs::delete_job), and aborts on any later event naming it
+    reported: bool = False
 
 
 @dataclass(eq=False)
@@ -814,7 +812,7 @@ class Simulation:
     def _apply_reply(self, reply: dict) -> None:
         if not isinstance(reply, dict) or "now" not in reply or "events" not in reply:
             raise ProtocolError("the scheduler's reply must be an object with 'now' and 'events'")
-        if not _is_number(reply["now"]):
+        if not is_json_number(reply["now"]):
             raise ProtocolError(f"reply field 'now' is not a number: {reply['now']!r}")
         reply_now = float(reply["now"])
         events = reply["events"]
@@ -822,7 +820,9 @@ class Simulation:
             raise ProtocolError("reply field 'events' must be a list")
         first = self._phase == "first-reply"
         for jid in self._rejected_in_reply:  # deleted once the message after the rejection was sent
-            self._drop_profile(self.jobs[jid].workload, self.jobs[jid].job.profile)
+            rejected = self.jobs[jid]
+            rejected.reported = True
+            self._drop_profile(rejected.workload, rejected.job.profile)
         self._rejected_in_reply = set()
         for i, ev in enumerate(events):
             if first and i == 1:
@@ -859,7 +859,7 @@ class Simulation:
         if "timestamp" not in ev:
             raise ProtocolError(f"{ev['type']}: the event has no field 'timestamp' (Batsim aborts)")
         ts = ev["timestamp"]
-        if not _is_number(ts):
+        if not is_json_number(ts):
             raise ProtocolError(f"{ev['type']}: field 'timestamp' is not a number: {ts!r}")
         ts = float(ts)
         if ts > reply_now:  # protocol.cpp parse_and_apply_event
@@ -963,7 +963,7 @@ class Simulation:
             pairs = {}
             for k, v in m.items():
                 ek = _stoi(k)
-                ev = v if isinstance(v, int) and not isinstance(v, bool) else _stoi(v)
+                ev = v if is_json_int(v) else _stoi(v)
                 if ek is None or ev is None:
                     raise ProtocolError(f"EXECUTE_JOB {jid}: field 'mapping': {k!r}: {v!r} is not executor: host "
                                         "index (integers)")
@@ -980,7 +980,7 @@ class Simulation:
         if "storage_mapping" in data:
             sm = data["storage_mapping"]
             if (not isinstance(sm, dict) or not sm
-                    or not all(isinstance(v, int) and not isinstance(v, bool) for v in sm.values())):
+                    or not all(is_json_int(v) for v in sm.values())):
                 raise ProtocolError(f"EXECUTE_JOB {jid}: field 'storage_mapping' must be a non-empty object of "
                                     f"integers, got {sm!r}")
             # (read by storage profiles only, which the embedded simulator does not run)
@@ -1034,7 +1034,7 @@ class Simulation:
 
     def _on_call_me_later(self, data: dict) -> None:
         _check_size(data, "CALL_ME_LATER", (1,))
-        if not _is_number(data.get("timestamp")):
+        if not is_json_number(data.get("timestamp")):
             raise ProtocolError("CALL_ME_LATER: field 'timestamp' must be a number")
         t = float(data["timestamp"])
         if not t > self.now_s:  # server.cpp server_on_call_me_later
@@ -1059,7 +1059,7 @@ class Simulation:
         meta = data.get("metadata")
         if not isinstance(meta, str):
             raise ProtocolError(f"SET_JOB_METADATA {rj.job.id}: field 'metadata' must be a string, got {meta!r}")
-        if rj.reported or (rj.status == JobStatus.REJECTED and rj.job.id not in self._rejected_in_reply):
+        if rj.reported:
             raise ProtocolError(f"SET_JOB_METADATA: job {rj.job.id} no longer exists (its end was sent; Batsim "
                                 "aborts)")
         if rj.status >= JobStatus.DONE and not rj.kill_requested:
@@ -1083,7 +1083,7 @@ class Simulation:
             if key != "estimate_waiting_time":
                 raise ProtocolError(f"ANSWER: unknown answer type {key!r} (Batsim aborts)")
             if (not isinstance(value, dict) or not isinstance(value.get("job_id"), str)
-                    or not _is_number(value.get("estimated_waiting_time"))):
+                    or not is_json_number(value.get("estimated_waiting_time"))):
                 raise ProtocolError(f"ANSWER: field 'estimate_waiting_time' must be {{'job_id': str, "
                                     f"'estimated_waiting_time': number}}, got {value!r}")
 
@@ -1093,7 +1093,7 @@ class Simulation:
         rj = self._get_job(data, "TO_JOB_MSG")
         if not isinstance(data.get("msg"), str):
             raise ProtocolError(f"TO_JOB_MSG {rj.job.id}: field 'msg' must be a string, got {data.get('msg')!r}")
-        if rj.reported or (rj.status == JobStatus.REJECTED and rj.job.id not in self._rejected_in_reply):
+        if rj.reported:
             raise ProtocolError(f"TO_JOB_MSG: job {rj.job.id} no longer exists (its end was sent; Batsim aborts)")
 
     # ------------------------------------------------------------------ dynamic registration (B44)

@@ -38,7 +38,7 @@ from wattsched.base.validate import CSV_UNSAFE, check_count, check_csv_name, che
 
 __all__ = [
     "DelayProfile", "ParallelProfile", "ComposedProfile", "Profile", "Job", "Workload", "load_workload",
-    "load_workload_document", "parse_job", "parse_profile",
+    "load_workload_document", "parse_job", "parse_profile", "is_json_number", "is_json_int",
 ]
 
 
@@ -127,11 +127,13 @@ class Workload:
 _NUMBER_TYPES = (int, float)
 
 
-def _is_number(value: object) -> bool:
+def is_json_number(value: object) -> bool:
+    """A JSON number as rapidjson's ``IsNumber`` reads one: not a bool, not a numeric string."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _is_int(value: object) -> bool:
+def is_json_int(value: object) -> bool:
+    """A JSON integer (``IsInt``/``IsInt64``): not a bool, not a float."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -162,7 +164,7 @@ class _ProfileReader:
             if com != 0:
                 raise self.error(name, "com", "network-dependent profiles are not supported (com must be 0)")
             return
-        if not isinstance(com, list) or not all(_is_number(c) and math.isfinite(c) for c in com):
+        if not isinstance(com, list) or not all(is_json_number(c) and math.isfinite(c) for c in com):
             raise self.error(name, "com", "must be a list of numbers (nb_res x nb_res matrix)")
         if len(com) != matrix_size * matrix_size:
             raise self.error(name, "com", f"has {len(com)} values, expected {matrix_size * matrix_size} (cpu²)")
@@ -171,7 +173,7 @@ class _ProfileReader:
 
     def ret(self, name: str, desc: dict) -> int:
         ret = desc.get("ret", 0)
-        if not _is_int(ret):
+        if not is_json_int(ret):
             raise self.error(name, "ret", f"{ret!r} is not an integer")
         if ret <= -2:
             # Batsim 4.2.1 (jobs_execution.cpp, execute_job_process) maps a job's return code to its
@@ -231,7 +233,7 @@ class _ProfileReader:
             profile = ParallelProfile(name, ptype, tuple(float(v) for v in cpu_list), len(cpu_list), ret, self.path)
         elif ptype == "composed":
             repeat = desc.get("repeat", 1)
-            if not _is_int(repeat) or repeat < 1:
+            if not is_json_int(repeat) or repeat < 1:
                 raise self.error(name, "repeat", f"{repeat!r} must be an integer >= 1")
             seq = desc.get("seq")
             if not isinstance(seq, list) or not seq or not all(isinstance(s, str) for s in seq):
@@ -351,7 +353,7 @@ def parse_job(source: str, where: str, entry: object, workload_name: str, profil
         raise InputError(source, f"{where}.id", "missing 'id' field")
     prefix = workload_name + "!"
     raw_id = entry["id"]
-    if _is_int(raw_id) and -2**31 <= raw_id < 2**31:  # rapidjson IsInt
+    if is_json_int(raw_id) and -2**31 <= raw_id < 2**31:  # rapidjson IsInt
         text = str(raw_id)
     elif isinstance(raw_id, str) and raw_id:
         text = raw_id
@@ -382,7 +384,7 @@ def parse_job(source: str, where: str, entry: object, workload_name: str, profil
     low = -max_time_s if registered else 0.0  # REGISTER_JOB: Batsim only wants a number (B44)
     if not (type(subtime) in _NUMBER_TYPES and low <= subtime <= max_time_s):  # the common case stays cheap
         check_number(subtime, source, f"{where}.subtime", min=low, max=max_time_s)
-    if not _is_int(res):
+    if not is_json_int(res):
         raise InputError(source, f"{where}.res", f"{res!r} is not an integer")
     if res < (0 if registered else 1):  # Batsim: res >= 0 (a registered res-0 job can only be rejected)
         raise InputError(source, f"{where}.res", f"{res!r}: a job needs at least {0 if registered else 1} host")
@@ -404,7 +406,7 @@ def parse_job(source: str, where: str, entry: object, workload_name: str, profil
             walltime_s = float(walltime)
     mapping = entry.get("smpi_ranks_to_hosts_mapping")
     if "smpi_ranks_to_hosts_mapping" in entry and not (
-            isinstance(mapping, list) and all(_is_int(h) and 0 <= h < res for h in mapping)):
+            isinstance(mapping, list) and all(is_json_int(h) and 0 <= h < res for h in mapping)):
         raise InputError(source, f"{where}.smpi_ranks_to_hosts_mapping",  # Batsim's Job::from_json aborts
                          f"{mapping!r} must be a list of integers in [0, {res})")
     job_entry = dict(entry)
