@@ -360,3 +360,30 @@ def test_a_finished_job_releases_its_host_index(tmp_path) -> None:
         msg = sim.step(reply(msg["now"]))
     assert isinstance(rj.hosts, slice) and rj.hosts == slice(0, 0)
     assert rj.alloc_str == "0 2" and rj.final_state == "COMPLETED_SUCCESSFULLY"
+
+
+def test_a_job_beside_sleeping_hosts_runs_at_the_pstate_of_its_hosts(tmp_path) -> None:
+    """With hosts asleep (a shutdown) the hosts that are on share pstate 0, and a job's speed and power come from
+    it without a per-host lookup (issue 15); once an idle host is at another pstate (DVFS) that shortcut is off,
+    and a job on it runs at that pstate's speed and power."""
+    sim = _submitted(tmp_path, [job(1, res=2), job(2, subtime=30, res=1)])
+    msg = sim.step(reply(0, ("SET_RESOURCE_STATE", {"resources": "3", "state": "13"}),
+                         ("SET_RESOURCE_STATE", {"resources": "1", "state": "2"})))
+    assert sim._uniform_pstate() is None  # host 1 at pstate 2, hosts 0 and 2 at 0
+    msg = sim.step(reply(msg["now"], ("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0 2"})))
+    assert sim._uniform_pstate() is None
+    while "JOB_COMPLETED" not in types(msg):
+        msg = sim.step(reply(msg["now"]))
+    assert msg["now"] == pytest.approx(10.0)  # pstate 0: 1e9 flops at 100 Mflop/s
+    msg = sim.step(reply(msg["now"], ("SET_RESOURCE_STATE", {"resources": "1", "state": "0"})))
+    assert sim._uniform_pstate() == 0  # host 3 asleep or switching off: aside
+    while "JOB_SUBMITTED" not in types(msg):
+        msg = sim.step(reply(msg["now"]))
+    start = msg["now"]
+    energy = sim.energy_j
+    msg = sim.step(reply(start, ("EXECUTE_JOB", {"job_id": "w0!2", "alloc": "1"})))
+    while "JOB_COMPLETED" not in types(msg):
+        msg = sim.step(reply(msg["now"]))
+    assert msg["now"] == pytest.approx(start + 10.0)
+    # host 1 computing at pstate 0 (190.738 W), hosts 0 and 2 idle (95 W), host 3 asleep (9.75 W)
+    assert sim.energy_j - energy == pytest.approx(10.0 * (190.738 + 2 * 95.0 + 9.75))

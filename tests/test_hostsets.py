@@ -6,7 +6,7 @@ from procset import ProcSet
 import numpy as np
 
 from wattsched.base.hostsets import (contains_many, copy, disjoint, from_intervals, from_sorted_ids, ids_array, inter,
-                                     minus, parse_canonical, plus, size)
+                                     longest, minus, parse_canonical, plus, size)
 
 
 def parse(text: str) -> ProcSet:
@@ -27,6 +27,21 @@ def test_minus_plus_and_size_equal_procset(x, y) -> None:
     assert size(a) == len(a)
     assert list(minus(a, b).intervals()) == list((a - b).intervals())
     assert list(plus(a, b).intervals()) == list((a | b).intervals())
+
+
+@given(intervals, intervals)
+def test_results_are_procsets_of_valid_intervals(x, y) -> None:
+    """The intervals the operations build without procset's checks are ProcInts with ``0 <= inf <= sup``, sorted,
+    disjoint and not adjacent, and ``longest`` is the widest of them (what first-fit could place in one)."""
+    from procset import ProcInt
+
+    a, b = as_procset(x), as_procset(y)
+    for result in (minus(a, b), plus(a, b), inter(a, b), from_intervals(sorted((i, i + d) for i, d in x))):
+        itvs = list(result.intervals())
+        assert all(type(i) is ProcInt and 0 <= i.inf <= i.sup for i in itvs)
+        assert all(p.sup + 1 < q.inf for p, q in zip(itvs, itvs[1:]))
+        assert longest(result) == max((len(i) for i in itvs), default=0)
+        assert (longest(result) == 0) == (len(result) == 0)
 
 
 @given(intervals, st.lists(st.tuples(st.integers(0, 60), st.integers(0, 3)), max_size=40))

@@ -14,7 +14,7 @@ This relies on ``ProcSet`` keeping its disjoint sorted intervals in the ``_itvs`
 from __future__ import annotations
 
 from bisect import bisect_right
-from operator import itemgetter
+from operator import itemgetter, sub
 from typing import Sequence
 
 import numpy as np
@@ -23,15 +23,27 @@ from procset import ProcInt, ProcSet
 _TOP = (1 << 62,)
 
 
+_new_tuple = tuple.__new__
+_new_object = object.__new__
+
+
+def _itv(inf: int, sup: int) -> ProcInt:
+    """``ProcInt(inf, sup)`` for bounds already known valid (ints, ``0 <= inf <= sup``: they come from other
+    intervals or from a job's width), without procset's checks of each (issue 15: millions per run)."""
+    return _new_tuple(ProcInt, (inf, sup))
+
+
 def _wrap(intervals: list) -> ProcSet:
-    result = ProcSet()
+    """A ``ProcSet`` holding ``intervals`` (sorted, disjoint, not adjacent) as they are, without running its
+    constructor."""
+    result = _new_object(ProcSet)
     result._itvs = intervals
     return result
 
 
 def interval(inf: int, sup: int) -> ProcSet:
-    """``ProcSet((inf, sup))`` without procset's general-purpose constructor."""
-    return _wrap([ProcInt(inf, sup)])
+    """``ProcSet((inf, sup))`` (``0 <= inf <= sup``) without procset's general-purpose constructor."""
+    return _wrap([_itv(inf, sup)])
 
 
 def _first_reaching(itvs: Sequence, x: int) -> int:
@@ -108,9 +120,9 @@ def minus(hosts: ProcSet, removed: ProcSet) -> ProcSet:
             continue
         pieces = []
         if itvs[i][0] < a:
-            pieces.append(ProcInt(itvs[i][0], a - 1))
+            pieces.append(_itv(itvs[i][0], a - 1))
         if itvs[j - 1][1] > b:
-            pieces.append(ProcInt(b + 1, itvs[j - 1][1]))
+            pieces.append(_itv(b + 1, itvs[j - 1][1]))
         itvs[i:j] = pieces
     return _wrap(itvs)
 
@@ -132,13 +144,13 @@ def _minus_walking_hosts(hosts: ProcSet, removed: ProcSet) -> ProcSet:
             if x > hi:
                 break
             if x > lo:
-                out.append(ProcInt(lo, x - 1))
+                out.append(_itv(lo, x - 1))
             lo = y + 1
             if lo > hi:
                 break
             i += 1
         if lo <= hi:
-            out.append(ProcInt(lo, hi))
+            out.append(_itv(lo, hi))
     return _wrap(out)
 
 
@@ -182,7 +194,7 @@ def add_into(itvs: list, added: ProcSet) -> None:
         if i < j:
             a = min(a, itvs[i][0])
             b = max(b, itvs[j - 1][1])
-        itvs[i:j] = [ProcInt(a, b)]
+        itvs[i:j] = [_itv(a, b)]
 
 
 def inter(a: ProcSet, b: ProcSet) -> ProcSet:
@@ -200,7 +212,7 @@ def inter(a: ProcSet, b: ProcSet) -> ProcSet:
                 break
             x = lo if x < lo else x
             y = hi if y > hi else y
-            out.append(ProcInt(x, y))
+            out.append(_itv(x, y))
             i += 1
     return _wrap(out)
 
@@ -269,22 +281,29 @@ def from_intervals(itvs: Sequence[tuple[int, int]]) -> ProcSet:
     """The ProcSet of ``(inf, sup)`` intervals sorted by ``inf`` (adjacent or overlapping ones merged), in one
     pass (``ProcSet(*itvs)`` merges interval by interval, quadratic on a fragmented set)."""
     out: list = []
-    lo = hi = None
+    lo, hi = 0, -2  # (no interval yet: ids are never negative)
     for a, b in itvs:
-        if hi is not None and a <= hi + 1:
+        if a <= hi + 1:
             if b > hi:
                 hi = b
             continue
-        if hi is not None:
-            out.append(ProcInt(lo, hi))
+        if hi >= 0:
+            out.append(_itv(lo, hi))
         lo, hi = a, b
-    if hi is not None:
-        out.append(ProcInt(lo, hi))
+    if hi >= 0:
+        out.append(_itv(lo, hi))
     return _wrap(out)
 
 
 _INF = itemgetter(0)
 _SUP = itemgetter(1)
+
+
+def longest(hosts: ProcSet) -> int:
+    """The number of hosts of the longest interval of ``hosts`` (0 when empty): no contiguous allocation of more
+    hosts fits in it."""
+    itvs = hosts._itvs
+    return max(map(sub, map(_SUP, itvs), map(_INF, itvs))) + 1 if itvs else 0
 
 
 def size(hosts: ProcSet) -> int:

@@ -92,6 +92,12 @@ class MachineState(IntEnum):
     UNAVAILABLE = 5
 
 
+# the states as module names for the hot paths (an attribute of an Enum class is looked up through its metaclass)
+_IDLE, _COMPUTING, _SLEEPING, _SWITCHING_ON, _SWITCHING_OFF = (
+    MachineState.IDLE, MachineState.COMPUTING, MachineState.SLEEPING, MachineState.SWITCHING_ON,
+    MachineState.SWITCHING_OFF)
+
+
 _STOI = re.compile(r"\s*[+-]?\d+")
 
 
@@ -326,6 +332,9 @@ class Simulation:
             self._full[i, :k] = m.full_w
             eps[i, :k] = m.idle_w if m.epsilon_w is None else m.epsilon_w
         self._eps: np.ndarray | None = eps if any(m.epsilon_w is not None for m in models) else None
+        # a single model's rows as Python floats (the sums of _set_pstate, per pstate)
+        self._idle_row: list[float] = self._idle[0].tolist()
+        self._eps_row: list[float] | None = None if self._eps is None else self._eps[0].tolist()
         self._models = models
         self.model_of = np.array([model_pos[id(h.model)] for h in platform.hosts], dtype=np.int32)
         self._single_model = len(models) == 1
@@ -335,17 +344,27 @@ class Simulation:
         self._pstate_hosts: dict[int, int] = {
             int(p): int(c) for p, c in zip(*np.unique(self.pstate, return_counts=True))
         }
+        #: the sleep and transition pstates of a single-model platform: only hosts asleep or switching are there, so
+        #: when the hosts at other pstates share one, every idle or computing host is at it
+        self._resting: frozenset[int] = frozenset(
+            p for p in range(models[0].nb_pstates) if not models[0].is_computation(p)) if self._single_model else frozenset()
         self.mstate = np.zeros(n, dtype=np.int8)
         self.last_change_s = np.zeros(n)
         self.job_of_host = np.full(n, -1, dtype=np.int64)
         self.state_counts = np.zeros(len(MachineState), dtype=np.int64)
-        self.state_counts[MachineState.IDLE] = n
+        self.state_counts[_IDLE] = n
         self.state_time_s = np.zeros(len(MachineState))
 
         self.now_s = 0.0
         self.energy_j = 0.0
-        self.wattmin_w = float(self._idle[self.model_of, self.pstate].sum())  # the hosts' idle power
-        self._epsilon_sum_w = None if self._eps is None else float(self._eps[self.model_of, self.pstate].sum())
+        #: hosts per (model, pstate) on a platform of several models (None: one model, _pstate_hosts tells)
+        self._model_pstate_hosts: np.ndarray | None = None
+        if not self._single_model:
+            self._model_pstate_hosts = np.zeros((len(models), nps), dtype=np.int64)
+            np.add.at(self._model_pstate_hosts, (self.model_of, self.pstate), 1)
+        self.wattmin_w = 0.0  # the hosts' idle power (_sum_powers)
+        self._epsilon_sum_w: float | None = None if self._eps is None else 0.0
+        self._sum_powers()
         self.dyn_w = 0.0
         # time of the last energy reading of every host (a CSV row or a QUERY), and the running jobs
         # whose hosts but the first have changed power unread since then (B42, see _start_leaf)
@@ -738,16 +757,25 @@ class Simulation:
                 self._out.append(self._event("NOTIFY", {"type": "no_more_static_job_to_submit"}))
 
     def _uniform_pstate(self) -> int | None:
-        """The pstate of every host when they all share it on a single-model platform."""
-        if self._single_model and len(self._pstate_hosts) == 1:
-            return next(iter(self._pstate_hosts))
-        return None
+        """The pstate of every idle or computing host when they all share it on a single-model platform (hosts
+        asleep or switching, at the sleep and transition pstates, aside: with a shutdown, the usual case)."""
+        if not self._single_model:
+            return None
+        found = None
+        for p in self._pstate_hosts:
+            if p not in self._resting:
+                if found is not None:
+                    return None
+                found = p
+        return found
 
     def _host_sum(self, table: np.ndarray, hosts: slice | np.ndarray, n: int | None = None) -> float:
-        """Σ over ``hosts`` of ``table[model, pstate]`` (``n``: number of hosts, for the fast path)."""
-        p = self._uniform_pstate()
-        if p is not None and n is not None:
-            return n * float(table[0, p])
+        """Σ over ``hosts`` of ``table[model, pstate]`` (``n``: number of hosts, all idle or computing, for the
+        fast path)."""
+        if n is not None:
+            p = self._uniform_pstate()
+            if p is not None:
+                return n * float(table[0, p])
         if self._single_model:
             return float(table[0, self.pstate[hosts]].sum())
         return float(table[self.model_of[hosts], self.pstate[hosts]].sum())
@@ -770,22 +798,51 @@ class Simulation:
         self.last_change_s[hosts] = now
 
     def _set_pstate(self, hosts: slice | np.ndarray, pstate: int) -> None:
-        counts = np.bincount(self.pstate[hosts])  # (pstates are small non-negative ints: no sort, unlike unique)
-        before = self._host_sum(self._idle, hosts)
-        eps_before = 0.0 if self._eps is None else self._host_sum(self._eps, hosts)
-        olds = np.flatnonzero(counts).tolist()
-        for p, c in zip(olds, counts[olds].tolist()):
+        olds = self.pstate[hosts]
+        counts = np.bincount(olds)  # (pstates are small non-negative ints: no sort, unlike unique)
+        nonzero = np.flatnonzero(counts).tolist()
+        n = 0
+        for p, c in zip(nonzero, counts[nonzero].tolist()):
+            n += c
             left = self._pstate_hosts[p] - c
             if left:
                 self._pstate_hosts[p] = left
             else:
                 del self._pstate_hosts[p]
-        self._pstate_hosts[pstate] = self._pstate_hosts.get(pstate, 0) + int(counts.sum())
+        self._pstate_hosts[pstate] = self._pstate_hosts.get(pstate, 0) + n
+        if self._model_pstate_hosts is not None:
+            models = self.model_of[hosts]
+            self._model_pstate_hosts -= np.bincount(models * self._idle.shape[1] + olds,
+                                                    minlength=self._model_pstate_hosts.size
+                                                    ).reshape(self._model_pstate_hosts.shape)
+            self._model_pstate_hosts[:, pstate] += np.bincount(models, minlength=len(self._models))
         self.pstate[hosts] = pstate
-        self.wattmin_w += self._host_sum(self._idle, hosts) - before
-        if self._epsilon_sum_w is not None:
-            assert self._eps is not None
-            self._epsilon_sum_w += self._host_sum(self._eps, hosts) - eps_before
+        self._sum_powers()
+
+    def _sum_powers(self) -> None:
+        """The platform's idle power (:attr:`wattmin_w`) and its sum of epsilons from the hosts per pstate (and
+        model): recomputed, not updated by differences, so that no rounding error builds up over a run (a platform
+        all asleep at 0 W has a wattmin of 0, as Batsim's, which sums every host at each row:
+        ``Machines::total_wattmin``)."""
+        if self._model_pstate_hosts is None:
+            idle = self._idle_row
+            self.wattmin_w = math.fsum(c * idle[p] for p, c in self._pstate_hosts.items())
+            if self._eps_row is not None:
+                eps = self._eps_row
+                self._epsilon_sum_w = math.fsum(c * eps[p] for p, c in self._pstate_hosts.items())
+            return
+        counts = self._model_pstate_hosts
+        self.wattmin_w = math.fsum((counts * self._idle).ravel().tolist())
+        if self._eps is not None:
+            self._epsilon_sum_w = math.fsum((counts * self._eps).ravel().tolist())
+
+    def _switching_dyn_w(self, hosts: np.ndarray) -> float:
+        """Σ over ``hosts``, all at the same transition pstate (one model's part of a request), of ``full - idle``
+        there: the dynamic power of their switch (one flop at the virtual pstate)."""
+        if self._single_model:
+            p = int(self.pstate[hosts[0]])
+            return len(hosts) * float(self._full[0, p]) - len(hosts) * self._idle_row[p]
+        return self._host_sum(self._full, hosts) - self._host_sum(self._idle, hosts)
 
     def _energy_row(self, kind: str) -> None:
         if self._lagging:  # B42: the row reads every host
@@ -799,11 +856,11 @@ class Simulation:
         self.machine_rows.append(
             (
                 self.now_s,
-                int(c[MachineState.SLEEPING]),
-                int(c[MachineState.SWITCHING_ON]),
-                int(c[MachineState.SWITCHING_OFF]),
-                int(c[MachineState.IDLE]),
-                int(c[MachineState.COMPUTING]),
+                int(c[_SLEEPING]),
+                int(c[_SWITCHING_ON]),
+                int(c[_SWITCHING_OFF]),
+                int(c[_IDLE]),
+                int(c[_COMPUTING]),
             )
         )
 
@@ -940,7 +997,7 @@ class Simulation:
         rj.leaves = _flatten(self._profiles[rj.workload][rj.job.profile])
         rj.leaf_idx = 0
         self.job_of_host[hosts] = self._job_index[rj.job.id]
-        self._set_machine_state(hosts, n, MachineState.COMPUTING, MachineState.IDLE)
+        self._set_machine_state(hosts, n, _COMPUTING, _IDLE)
         self._energy_row("s")
         self._machine_row()
         self._start_leaf(rj)
@@ -1232,7 +1289,7 @@ class Simulation:
         states = self.mstate[hosts]
         sleeping = target == self._models[next(iter(models))].sleep_pstate
         # only idle hosts are switched off; hosts in transition (or unavailable) never change
-        bad = hosts[states != MachineState.IDLE] if sleeping else hosts[states >= MachineState.SWITCHING_ON]
+        bad = hosts[states != _IDLE] if sleeping else hosts[states >= _SWITCHING_ON]
         if len(bad):
             h = int(bad[0])
             raise ProtocolError(
@@ -1246,10 +1303,10 @@ class Simulation:
         self.pstate_rows.append((self.now_s, resources, -2 if sleeping else -1))  # B31
         groups: list[tuple[np.ndarray, MachineState | None]]
         if sleeping:
-            groups = [(hosts, MachineState.SWITCHING_OFF)]
+            groups = [(hosts, _SWITCHING_OFF)]
         else:
-            asleep = states == MachineState.SLEEPING
-            groups = [(hosts[asleep], MachineState.SWITCHING_ON), (hosts[~asleep], None)]
+            asleep = states == _SLEEPING
+            groups = [(hosts[asleep], _SWITCHING_ON), (hosts[~asleep], None)]
         timed: list[tuple[np.ndarray, float]] = []  # (hosts of one model, speed of the virtual pstate)
         dvfs_hosts = np.empty(0, dtype=np.int64)
         for hs, new_state in groups:
@@ -1266,7 +1323,7 @@ class Simulation:
                     raise ProtocolError(f"SET_RESOURCE_STATE {resources}: hosts have no sleep_pstates to switch through")
                 self._set_pstate(hm, virtual)
                 self._set_machine_state(hm, len(hm), new_state)
-                self.dyn_w += self._host_sum(self._full, hm) - self._host_sum(self._idle, hm)
+                self.dyn_w += self._switching_dyn_w(hm)
                 timed.append((hm, float(model.speeds_flops[virtual])))
         if len(dvfs_hosts):
             self._dvfs(dvfs_hosts, target)
@@ -1284,9 +1341,9 @@ class Simulation:
 
     def _switch_hosts_done(self, sw: _Switch, hosts: np.ndarray) -> None:
         """Hosts end their transition: the actor switching them sets their pstate and state (B40)."""
-        self.dyn_w -= self._host_sum(self._full, hosts) - self._host_sum(self._idle, hosts)
-        off = self.mstate[hosts[0]] == MachineState.SWITCHING_OFF
-        target_state = MachineState.SLEEPING if off else MachineState.IDLE
+        self.dyn_w -= self._switching_dyn_w(hosts)
+        off = self.mstate[hosts[0]] == _SWITCHING_OFF
+        target_state = _SLEEPING if off else _IDLE
         self._set_pstate(hosts, sw.target)
         self._set_machine_state(hosts, len(hosts), target_state)
         sw.pending -= 1
@@ -1527,7 +1584,7 @@ class Simulation:
         hosts = rj.hosts
         assert hosts is not None  # a running job's
         self.job_of_host[hosts] = -1
-        self._set_machine_state(hosts, rj.nb_hosts, MachineState.IDLE, MachineState.COMPUTING)
+        self._set_machine_state(hosts, rj.nb_hosts, _IDLE, _COMPUTING)
         rj.hosts = _NO_HOSTS  # (rj.alloc and rj.alloc_str keep them)
         self._energy_row("e")
         self._machine_row()
