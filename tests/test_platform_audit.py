@@ -223,3 +223,30 @@ def test_links_that_cost_time_are_named_in_a_warning(tmp_path, caplog) -> None:
             load_platform(path)
         assert ("does not model the network" in caplog.text) is warned, caplog.text
     assert "link 'l1'.bandwidth '125MBps'" in caplog.text or "link 'l1'.latency '50us'" in caplog.text
+
+
+def test_a_one_host_cluster_with_role_master_is_the_master(tmp_path) -> None:
+    """sg_platf_new_cluster_flat gives each host of a flat cluster the cluster's properties: a cluster of one host
+    with role=master is the master (Batsim's own cluster512.xml and cluster_energy_128.xml), its host is no
+    compute host, and the compute hosts are sorted by name as machines.cpp sorts them."""
+    master = cluster("boss", radical="0-0", props='<prop id="role" value="master"/>').replace('prefix="n-"',
+                                                                                            'prefix="master_host"')
+    text = HEAD + f'<zone id="AS0" routing="Full">{cluster(radical="0-11")}{master}</zone></platform>'
+    platform = load(tmp_path, text)
+    assert platform.master_name == "master_host0"
+    assert [h.name for h in platform.hosts][:4] == ["n-0", "n-1", "n-10", "n-11"]
+    assert len(platform.hosts) == 12
+
+
+def test_a_cluster_of_several_masters_is_refused(tmp_path) -> None:
+    """Each of its hosts is a master: Batsim aborts ("There are two master hosts...")."""
+    masters = cluster("boss", radical="0-1", props='<prop id="role" value="master"/>').replace('prefix="n-"',
+                                                                                             'prefix="m-"')
+    text = HEAD + f'<zone id="AS0" routing="Full">{cluster(radical="0-3")}{masters}</zone></platform>'
+    refused(tmp_path, text, "cluster 'boss'.role", "two master hosts")
+
+
+def test_a_cluster_master_beside_master_host_is_two_masters(tmp_path) -> None:
+    master = cluster("boss", radical="7", props='<prop id="role" value="master"/>').replace('prefix="n-"', 'prefix="m-"')
+    text = HEAD + f'<zone id="AS0" routing="Full">{cluster()}{master}<zone id="m" routing="Full">{MASTER}</zone></zone></platform>'
+    refused(tmp_path, text, "several master hosts")

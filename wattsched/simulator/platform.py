@@ -210,7 +210,8 @@ class _Loader:
         self.path = path
         # (name, properties, zone_properties, model, initial pstate) of each compute host
         self.compute: list[tuple[str, dict, dict, NodeModel, int]] = []
-        self.masters_by_role: list[str] = []
+        #: (name, field) of each host with role 'master'
+        self.masters_by_role: list[tuple[str, str]] = []
         self.master_host_seen = False
         self.names: set[str] = set()
         #: the names of SimGrid's netpoints that are not hosts: zones (a ``<cluster>`` is one) and routers. SimGrid
@@ -350,7 +351,7 @@ class _Loader:
             # its sleep_pstates (machines.cpp parses them for every host before looking at its role)
             self.check_master(elem, where, own)
             if role == "master":
-                self.masters_by_role.append(name)
+                self.masters_by_role.append((name, f"{where}.role"))
             else:
                 self.master_host_seen = True
             return
@@ -411,11 +412,18 @@ class _Loader:
         self.new_netpoint(cid, where, "cluster (zone)")
         own = self.own_props(elem, where)
         role = self.role_of(own, where)
-        if role == "master":
-            raise self.error(f"{where}.role", "a cluster cannot be the master host")
-        self.check_core(elem, where)
-        model = self.model_for(where, elem.get("speed"), own)
-        pstate = self.check_initial_pstate(elem, where, model)
+        if role == "master" and size != 1:
+            # SimGrid gives each host of a flat cluster the cluster's properties (sg_platf_new_cluster_flat), so
+            # every one of them is a master
+            raise self.error(f"{where}.role", f"the {size} hosts of a cluster with role 'master' are all master "
+                                              "hosts: Batsim aborts (\"There are two master hosts\"); give the "
+                                              "role to a cluster of one host, or to one <host>")
+        if role == "master":  # (Batsim's tutorial platforms, e.g. cluster512.xml: a one-host cluster 'master_host0')
+            self.check_master(elem, where, own)
+        else:
+            self.check_core(elem, where)
+            model = self.model_for(where, elem.get("speed"), own)
+            pstate = self.check_initial_pstate(elem, where, model)
         properties = {"role": ""}
         properties.update(own)
         inner_zone = dict(zone_props)
@@ -441,6 +449,9 @@ class _Loader:
         self.names.update(new_set)
         # its router, made after its hosts (sg_platf_new_cluster_flat): router_id, else prefix + id + "_router" + suffix
         self.new_netpoint(elem.get("router_id") or f"{prefix}{cid}_router{suffix}", f"{where}.router_id", "router")
+        if role == "master":
+            self.masters_by_role.append((new_names[0], f"{where}.role"))
+            return
         append = self.compute.append
         for n in new_names:
             append((n, properties, inner_zone, model, pstate))
@@ -620,9 +631,9 @@ def parse_platform(data: bytes, path: str) -> Platform:
     master: str
     # 'master_host' is a master (Batsim's --master-host) even when another host has role="master": Batsim then
     # aborts ("There are two master hosts...", machines.cpp)
-    masters = loader.masters_by_role + ([_MASTER_HOST] if loader.master_host_seen else [])
+    masters = [name for name, _ in loader.masters_by_role] + ([_MASTER_HOST] if loader.master_host_seen else [])
     if len(masters) > 1:
-        raise InputError(path, f"host '{loader.masters_by_role[-1]}'.role",
+        raise InputError(path, loader.masters_by_role[-1][1],
                          f"several master hosts ({', '.join(masters)}; '{_MASTER_HOST}' is always one, Batsim's "
                          "default --master-host): Batsim aborts (\"There are two master hosts\")")
     if masters:
