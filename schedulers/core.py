@@ -44,7 +44,6 @@ Example::
 
 from __future__ import annotations
 
-import copy
 import logging
 import math
 from typing import Any, Iterable, Mapping, Sequence
@@ -257,8 +256,9 @@ class PolicyScheduler:
         """Batsim applied a pstate to ``hosts`` (RESOURCE_STATE_CHANGED): DVFS done, or a switch ended."""
         view = self.view
         self._pstates_changed = True
-        for host in hosts:
-            view.pstates[host] = pstate
+        pstates = view.pstates
+        for a, b in intervals(hosts):
+            pstates[a:b + 1] = [pstate] * (b - a + 1)
         transitioning = inter(hosts, plus(view.switching, view.off))
         view.switching = minus(view.switching, hosts)
         if pstate == self.power.sleep_pstate:
@@ -396,7 +396,8 @@ class PolicyScheduler:
         for job in pseudo:
             if not disjoint(job.alloc, free):
                 free = minus(free, job.alloc)
-        seen = copy.copy(view)  # (not dataclasses.replace: no __init__, no copy of the running jobs)
+        seen = object.__new__(ClusterView)  # a shallow copy (no __init__, no copy of the running jobs)
+        seen.__dict__.update(view.__dict__)
         seen.pending_by_end = tuple(sorted(pseudo, key=end_key))
         seen.free = free
         self._seen_cache = (key, values, seen)

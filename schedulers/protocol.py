@@ -19,9 +19,9 @@ import logging
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
-from procset import ProcSet
 
 from wattsched.base.errors import OptionError, ProtocolError
+from wattsched.base.hostsets import parse_canonical
 from wattsched.energy_models.dvfs import CPU_BOUND, BetaModel
 from wattsched.schedulers.core import PolicyScheduler
 from wattsched.schedulers.state import (
@@ -147,7 +147,7 @@ class BatsimTranslator:
             elif kind == "JOB_KILLED":
                 pass  # the JOB_COMPLETED of each killed job came first and freed its hosts
             elif kind == "RESOURCE_STATE_CHANGED":
-                policy.on_hosts_changed(ProcSet.from_str(data["resources"]), int(data["state"]))
+                policy.on_hosts_changed(parse_canonical(data["resources"])[0], int(data["state"]))
             elif kind == "ANSWER":
                 if "consumed_energy" in data:
                     policy.on_energy(float(data["consumed_energy"]))
