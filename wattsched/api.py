@@ -74,18 +74,49 @@ __all__ = [
 Window = tuple[float, float]
 
 
+def _python_scalars(value: Any) -> Any:
+    """``value`` with numpy's numbers and bools, at any depth of mappings, lists and tuples, as Python's equal
+    ones: every function here takes ``np.int64(4)`` as it takes ``4`` (the platform generators, a grid's checks
+    and JSON test Python's types; ``np.float64(4.0)`` is ``4.0``, refused where an integer is wanted)."""
+    from wattsched.schedulers.options import is_numpy_bool
+
+    kind = type(value)
+    if kind in (str, int, float, bool) or value is None:
+        return value
+    if isinstance(value, Mapping):
+        return {key: _python_scalars(item) for key, item in value.items()}
+    if kind in (list, tuple):
+        return kind(_python_scalars(item) for item in value)
+    if is_numpy_bool(value):
+        return bool(value)
+    if is_number(value):
+        return int(value) if isinstance(value, numbers.Integral) else float(value)
+    return value
+
+
+def _name_argument(value: Any, name: str, what: str) -> None:
+    """Refuse an empty (or blank) string given as argument ``name``: it names no file, scheduler or folder
+    (``""`` would be read as the current folder, or be named nowhere in the error). ``what`` says what to give.
+
+    Raises:
+        OptionError: naming ``name``.
+    """
+    if isinstance(value, str) and not value.strip():
+        raise OptionError(f"{name} is empty: give {what}")
+
+
 def taurus_platform(hosts: int) -> str:
     """SimGrid XML text of ``hosts`` Taurus nodes (the energy-budget paper's calibration) and Batsim's master."""
     from wattsched.platforms.generate import taurus_platform_xml
 
-    return taurus_platform_xml(hosts)
+    return taurus_platform_xml(_python_scalars(hosts))
 
 
 def esc_platform(hosts: int) -> str:
     """SimGrid XML text of ``hosts`` five-state ESC nodes (standby, powering on/off, idle, loaded)."""
     from wattsched.platforms.generate import esc_platform_xml
 
-    return esc_platform_xml(hosts)
+    return esc_platform_xml(_python_scalars(hosts))
 
 
 def synthetic_workload(hosts: int, *, seed: int, days: float = 7.0, load: float = 0.85, users: int = 50
@@ -258,6 +289,7 @@ class Result:
         Raises:
             OutputError: ``prefix`` names a folder (``traces/``: give ``traces/run``) or cannot be written.
         """
+        _name_argument(prefix, "prefix", "a Paraver file prefix such as 'traces/run'")
         path = _path_argument(prefix, "prefix", "a Paraver file prefix")
         problem = prefix_folder_problem(os.fspath(prefix))
         if problem is not None:
@@ -329,9 +361,19 @@ def simulate(
             window-energy window; all-computing power for the relative window energy).
         progress: draw a progress bar on stderr.
 
+    Numbers may be numpy's (``np.int64``, ``np.float64``), in the options and a workload dict too.
+
     Raises:
-        WattschedError: bad input or option, one line naming the file and field (nothing is written).
+        WattschedError: bad input or option, one line naming the file and field (nothing is written); an empty
+            ``platform``, ``workload``, ``scheduler`` or ``out`` string is an :class:`OptionError` naming it.
     """
+    _name_argument(platform, "platform", "a SimGrid XML path, XML text or a loaded Platform")
+    _name_argument(workload, "workload", "a Batsim JSON path, JSON text, a workload dict or a loaded Workload")
+    _name_argument(scheduler, "scheduler", "a preset name ('wattsched schedulers' lists them), 'module:Class' or "
+                                           "'file.py[:Class]'")
+    _name_argument(out, "out", "an output prefix such as 'results/run1/out', or None for a temporary folder")
+    if isinstance(workload, Mapping):  # JSON holds no numpy number: the simulator reads the dict as JSON
+        workload = _python_scalars(workload)
     scheduler = check_scheduler(scheduler, classes=True)
     options = check_options(options)
     dynamic_jobs, progress = _flag(dynamic_jobs, "dynamic_jobs"), _flag(progress, "progress")
@@ -410,7 +452,10 @@ def sweep(
 
     if isinstance(grid, bytes) or not isinstance(grid, (str, os.PathLike, Mapping)):
         raise OptionError(f"grid must be a grid file's path (YAML or JSON) or a mapping, got {kind_of(grid)}")
+    _name_argument(grid, "grid", "a grid file's path (YAML or JSON) or a mapping")
+    _name_argument(out, "out (--out)", "the sweep's folder, such as 'results/study'")  # "" is the current folder
     _path_argument(out, "out (--out)", "the sweep's folder")
+    grid, workers = _python_scalars(grid), _python_scalars(workers)  # a grid's checks test Python's types
     check_sweep_arguments(workers, dask_scheduler)
     force = _flag(force, "force")
     progress = None if progress is None else _flag(progress, "progress", or_none=True)

@@ -61,11 +61,11 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from wattsched.base.errors import InputError, OptionError, counted, printable
+from wattsched.base.errors import InputError, OptionError, WattschedError, counted, printable
 from wattsched.base.fileio import require_regular_file
-from wattsched.base.limits import limit, limit_hint
-from wattsched.base.validate import check_number, load_json, option_error, positive_int, window_beyond_time
-from wattsched.analysis.outputs import BatsimOutputs, load_outputs
+from wattsched.base.validate import (check_number, load_json, number, option_error, positive_int,
+                                     window_beyond_time)
+from wattsched.analysis.outputs import BatsimOutputs, load_outputs, nb_hosts_of_run
 
 __all__ = [
     "DEFAULT_TAU_S",
@@ -376,37 +376,6 @@ def relative_window_energy(energy: pd.DataFrame, window: Window, max_power_w: fl
 
 
 # ------------------------------------------------------------------------------------- all of them
-def nb_hosts_of_run(outputs: BatsimOutputs) -> int:
-    """The run's compute hosts: ``nb_computing_machines`` of the schedule output, else the hosts counted in the
-    first row of the machine states; a whole number from 1 to the ``hosts`` bound (``node-stats``, ``paraver``
-    and ``plot`` count them so too).
-
-    Raises:
-        InputError: neither output gives it, or what they give is not such a number.
-    """
-    if outputs.schedule is None or "nb_computing_machines" not in outputs.schedule:
-        states = outputs.machine_states
-        if states is not None and len(states):
-            count = int(states.iloc[0, 1:].sum())
-            if 1 <= count <= limit("hosts"):
-                return count
-            raise InputError(outputs.source("machine_states"), "line 2",
-                             f"{count} hosts counted: not a number of hosts (no schedule output gives it)")
-        missing = ("no _schedule.csv (nb_computing_machines)" if outputs.schedule is None
-                   else "no nb_computing_machines in _schedule.csv")
-        raise InputError(outputs.prefix, "", f"unknown number of hosts: {missing} and no _machine_states.csv rows")
-    text = outputs.schedule["nb_computing_machines"]
-    try:
-        value = float(text)
-    except ValueError as error:
-        raise InputError(outputs.source("schedule"), "nb_computing_machines", f"{text!r} is not a number") from error
-    if not (value >= 1 and value.is_integer() and value <= limit("hosts")):
-        raise InputError(outputs.source("schedule"), "nb_computing_machines",
-                         f"{text!r} is not a number of hosts (a whole number >= 1, a platform has at least one "
-                         f"compute host; {limit_hint('hosts', 'hosts')})")
-    return int(value)
-
-
 def _state_key(state: str) -> str:
     return "nb_jobs_" + "".join(c if c.isalnum() else "_" for c in state.lower())
 
@@ -572,15 +541,21 @@ def metrics_to_json(metrics: Mapping[str, float | int]) -> str:
     return json.dumps({name: clean(value) for name, value in metrics.items()}, indent=2) + "\n"
 
 
+def _decimal(text: str) -> float:
+    """A number of :func:`main`'s command line, in ASCII (:func:`~wattsched.base.validate.number`: ``float()``
+    would read ``١٦`` and ``1_6`` too); its range is :func:`compute_metrics`' to check."""
+    return number(text, "a number")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m wattsched.analysis.metrics OUTPUTS [--json] [--window T0 T1] ...``: print the metrics."""
     parser = argparse.ArgumentParser(prog="python -m wattsched.analysis.metrics", description=main.__doc__)
     parser.add_argument("outputs", help="output folder or prefix, e.g. results/out")
-    parser.add_argument("--tau", type=float, default=DEFAULT_TAU_S, help="τ of the bounded slowdown, s")
-    parser.add_argument("--window", type=float, nargs=2, metavar=("T0", "T1"), help="window, s")
+    parser.add_argument("--tau", type=_decimal, default=DEFAULT_TAU_S, help="τ of the bounded slowdown, s")
+    parser.add_argument("--window", type=_decimal, nargs=2, metavar=("T0", "T1"), help="window, s")
     parser.add_argument("--nb-hosts", type=positive_int, help="compute hosts (default: from schedule.csv)")
     parser.add_argument("--workload", help="workload JSON with job users, for per-user stretch")
-    parser.add_argument("--max-power", type=float, help="all-computing platform power, W")
+    parser.add_argument("--max-power", type=_decimal, help="all-computing platform power, W")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
     try:
@@ -592,7 +567,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             workload=args.workload,
             max_power_w=args.max_power,
         )
-    except InputError as error:
+    except WattschedError as error:  # a bad file (InputError) or value (OptionError: --tau -1): one line
         sys.stderr.write(f"error: {error}\n")
         return 2
     sys.stdout.write(metrics_to_json(metrics) if args.json else format_table(metrics))

@@ -38,7 +38,7 @@ import pandas as pd
 from procset import ProcSet
 
 from wattsched.analysis.metrics import energy_at_j, jobs_that_ran, makespan_s, nb_hosts_of_run
-from wattsched.analysis.outputs import BatsimOutputs, load_outputs
+from wattsched.analysis.outputs import BatsimOutputs, load_outputs, parse_host_set
 from wattsched.base.errors import InputError
 
 __all__ = [
@@ -115,22 +115,6 @@ def run_nb_hosts(outputs: BatsimOutputs) -> int:
         InputError: neither output, or a count that is not a number of hosts.
     """
     return nb_hosts_of_run(outputs)
-
-
-def parse_host_set(text: str, source: str, where: str, nb_hosts: int | None = None) -> ProcSet:
-    """The host set ``text`` of field ``where``; with ``nb_hosts``, every id must be a host of the platform.
-
-    Raises:
-        InputError: not a host set, or (with ``nb_hosts``) a host id beyond ``nb_hosts - 1``.
-    """
-    try:
-        hosts = ProcSet.from_str(str(text))
-    except ValueError:
-        raise InputError(source, where, f"{text!r} is not a host set such as '0-3 7'") from None
-    if nb_hosts is not None and hosts and hosts.max >= nb_hosts:
-        raise InputError(source, where, f"host {hosts.max} beyond 0-{nb_hosts - 1} (the run's "
-                                        f"{nb_hosts} compute hosts)")
-    return hosts
 
 
 def _exact_pstate_times(changes: pd.DataFrame, energy: pd.DataFrame | None, first: int) -> tuple[np.ndarray, bool]:

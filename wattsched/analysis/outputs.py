@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import csv
 import logging
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Final
 
 import numpy as np
 import pandas as pd
+from procset import ProcSet
 
 from wattsched.base import batsim_files
 from wattsched.base.batsim_files import OUTPUT_KINDS, REPLACEMENT_WORKLOAD
@@ -42,6 +44,8 @@ __all__ = [
     "find_outputs",
     "load_outputs",
     "merge_replacements",
+    "nb_hosts_of_run",
+    "parse_host_set",
     "read_consumed_energy",
     "read_jobs",
     "read_machine_states",
@@ -281,6 +285,11 @@ def read_jobs(path: str | Path) -> pd.DataFrame:
         _first_bad(path, ran.to_numpy() & (frame[column] < 0).to_numpy(), column, "negative")
     _check_waiting_times(frame, path, ran.to_numpy())
     _check_finish_times(frame, path, ran.to_numpy())
+    started = frame["starting_time"].to_numpy(dtype=float)
+    _first_bad(path, ran.to_numpy() & (frame["allocated_resources"].str.strip() == "").to_numpy(),
+               "allocated_resources",  # Batsim writes the hosts of every job it started (a 0-host job is rejected)
+               lambda row: f"empty, while job {frame['job_id'].iat[row]!r} ran from {started[row]:g} s "
+                           f"({frame['final_state'].iat[row]}): a job runs on at least one host")
     keys = [c for c in ("workload_name", "job_id") if c in frame.columns]
     _first_bad(path, frame.duplicated(subset=keys).to_numpy(), "job_id", "the same job a second time")
     return frame
@@ -434,6 +443,97 @@ def read_pstate_changes(path: str | Path) -> pd.DataFrame:
     return frame
 
 
+def parse_host_set(text: str, source: str, where: str, nb_hosts: int | None = None) -> ProcSet:
+    """The host set ``text`` of field ``where``; with ``nb_hosts``, every id must be a host of the platform.
+
+    Raises:
+        InputError: not a host set, or (with ``nb_hosts``) a host id beyond ``nb_hosts - 1``.
+    """
+    try:
+        hosts = ProcSet.from_str(str(text))
+    except ValueError:
+        raise InputError(source, where, f"{text!r} is not a host set such as '0-3 7'") from None
+    if nb_hosts is not None and hosts and hosts.max >= nb_hosts:
+        raise InputError(source, where, f"host {hosts.max} beyond 0-{nb_hosts - 1} (the run's "
+                                        f"{nb_hosts} compute hosts)")
+    return hosts
+
+
+def nb_hosts_of_run(outputs: "BatsimOutputs") -> int:
+    """The run's compute hosts: ``nb_computing_machines`` of the schedule output, else the hosts counted in the
+    first row of the machine states; a whole number from 1 to the ``hosts`` bound (``metrics``, ``node-stats``,
+    ``paraver`` and ``plot`` count them so).
+
+    Raises:
+        InputError: neither output gives it, or what they give is not such a number.
+    """
+    if outputs.schedule is None or "nb_computing_machines" not in outputs.schedule:
+        states = outputs.machine_states
+        if states is not None and len(states):
+            count = int(states.iloc[0, 1:].sum())
+            if 1 <= count <= limit("hosts"):
+                return count
+            raise InputError(outputs.source("machine_states"), "line 2",
+                             f"{count} hosts counted: not a number of hosts (no schedule output gives it)")
+        missing = ("no _schedule.csv (nb_computing_machines)" if outputs.schedule is None
+                   else "no nb_computing_machines in _schedule.csv")
+        raise InputError(outputs.prefix, "", f"unknown number of hosts: {missing} and no _machine_states.csv rows")
+    text = outputs.schedule["nb_computing_machines"]
+    try:
+        value = float(text)
+    except ValueError as error:
+        raise InputError(outputs.source("schedule"), "nb_computing_machines", f"{text!r} is not a number") from error
+    if not (value >= 1 and value.is_integer() and value <= limit("hosts")):
+        raise InputError(outputs.source("schedule"), "nb_computing_machines",
+                         f"{text!r} is not a number of hosts (a whole number >= 1, a platform has at least one "
+                         f"compute host; {limit_hint('hosts', 'hosts')})")
+    return int(value)
+
+
+#: A host set as Batsim writes one (``0-3 7``): ASCII ids and intervals separated by one space.
+_BATSIM_HOST_SET = re.compile(r"[0-9]+(?:-[0-9]+)?(?: [0-9]+(?:-[0-9]+)?)*")
+_HOST_INTERVAL = re.compile(r"([0-9]+)(?:-([0-9]+))?")
+
+
+def _host_set_within(text: str, nb_hosts: int | None) -> bool:
+    """Whether ``text`` is a host set as Batsim writes one, of ids below ``nb_hosts`` (any id when None): the
+    common case told without building a :class:`ProcSet` (a shutdown run has hundreds of thousands of rows);
+    :func:`parse_host_set` says what is wrong otherwise."""
+    if not _BATSIM_HOST_SET.fullmatch(text):
+        return False
+    for first, last in _HOST_INTERVAL.findall(text):
+        high = int(last) if last else int(first)
+        if high < int(first) or (nb_hosts is not None and high >= nb_hosts):
+            return False
+    return True
+
+
+def _check_pstate_hosts(outputs: "BatsimOutputs") -> None:
+    """Every row of the pstate changes names a host set, of the run's compute hosts when the schedule or the
+    machine states count them (:func:`nb_hosts_of_run`): a host beyond them is from another platform or a
+    hand edit, which every command refuses (``node-stats`` and ``paraver`` read the hosts; ``metrics`` and
+    ``plot`` read the file without a word). Fields as :func:`~wattsched.analysis.node_states.node_states` names
+    them: ``row N.machine_id``, N counting the data rows from 1."""
+    changes = outputs.pstate_changes
+    if changes is None or changes.empty:
+        return
+    try:
+        nb_hosts: int | None = nb_hosts_of_run(outputs)
+    except InputError:  # no count, or a malformed one: the commands that need it name it
+        nb_hosts = None
+    source = outputs.source("pstate_changes")
+    seen: set[str] = set()
+    for row, text in enumerate(changes["machine_id"].to_numpy()):
+        if text in seen:
+            continue
+        where = f"row {row + 1}.machine_id"
+        if not isinstance(text, str) or not text.strip():  # pandas reads an empty cell as NaN
+            raise InputError(source, where, "empty: a pstate change names the hosts it switches")
+        if not _host_set_within(text, nb_hosts):
+            parse_host_set(text, source, where, nb_hosts)  # raises but for a set Batsim would write otherwise
+        seen.add(text)
+
+
 def _refuse_empty_jobs(outputs: "BatsimOutputs") -> None:
     """A ``_jobs.csv`` with a header and no rows, while the schedule counts jobs or hosts computed: a truncated
     file, refused like the other outputs' (a run of no job writes no row anywhere)."""
@@ -455,7 +555,7 @@ def _refuse_empty_jobs(outputs: "BatsimOutputs") -> None:
 def _check_schedule_hosts(outputs: "BatsimOutputs") -> None:
     """The schedule's ``nb_computing_machines`` is the number of hosts every row of the machine states counts
     (Batsim writes both from its compute hosts): a hand-edited one gave a utilization of another machine. A value
-    that is not a number of hosts is left to :func:`wattsched.analysis.metrics.nb_hosts_of_run`, which names it."""
+    that is not a number of hosts is left to :func:`nb_hosts_of_run`, which names it."""
     states, schedule = outputs.machine_states, outputs.schedule or {}
     if states is None or not len(states) or "nb_computing_machines" not in schedule:
         return
@@ -531,6 +631,7 @@ def load_outputs(path: str | Path | BatsimOutputs, prefix: str | None = None) ->
                              f"{counted(started, 'job')} ran ({paths['jobs'].name}); a truncated file?")
     states, changes = outputs.machine_states, outputs.pstate_changes
     _check_schedule_hosts(outputs)
+    _check_pstate_hosts(outputs)
     if changes is not None and changes.empty and states is not None and len(states) \
             and (states[list(_NEEDED_MACHINE_STATES[1:4])].to_numpy() > 0).any():
         raise InputError(paths["pstate_changes"], "row 2", "missing: a header but no rows, while hosts were switched "

@@ -82,8 +82,10 @@ def limit(name: str) -> float:
     text = os.environ.get(_variable(name))
     if text is None or not text.strip():
         return default
+    from wattsched.base.validate import plain_float  # (validate reads its bounds from here)
+
     try:
-        value = float(text)
+        value = plain_float(text.strip())  # ASCII digits, as every number of the command line
     except ValueError:
         value = math.nan
     if not (0 < value < math.inf):

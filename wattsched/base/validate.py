@@ -16,6 +16,8 @@ message names the file (or option, or message) and the field:
 * :func:`plain_int`: an integer of a command line, written in ASCII digits (``int()`` takes ``'+16'``,
   ``'1_6'``, ``' 16 '`` and other scripts' digits too); :func:`integer`, :func:`positive_int` and
   :func:`non_negative_int` read options with it (argparse ``type`` functions);
+* :func:`plain_float`: a decimal number of a command line or a form, written as JSON or C's ``strtod`` write one
+  (``float()`` takes ``'1_6'``, ``' 16 '`` and other scripts' digits too); :func:`number` reads options with it;
 * :func:`check_count`: a size (hosts, jobs, parts, depth) within a bound of :mod:`.limits`;
 * :func:`check_memory`: an estimated footprint within the memory available;
 * :func:`check_csv_name`: an id Batsim's CSV files can carry (Batsim writes ids unquoted);
@@ -46,7 +48,7 @@ __all__ = [
     "DUPLICATE_KEY", "ErrorFactory", "check_count", "check_csv_name", "check_memory", "check_number",
     "check_output_files", "BatsimMessageChecker", "check_endpoint", "decode_utf8", "input_error", "ipc_bind_path",
     "integer", "load_json", "load_yaml", "non_negative_int", "not_utf8_problem", "number_problem", "option_error",
-    "plain_int", "positive_int",
+    "number", "plain_float", "plain_int", "positive_int",
     "window_beyond_time",
 ]
 
@@ -590,6 +592,49 @@ def integer(text: str, expected: str, whole: str | None = None) -> int:
         return plain_int(text)
     except ValueError as error:
         how = f" ({error})" if str(error) == NOT_PLAIN_DIGITS else ""
+        shown = text if whole is None else whole
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {shown[:40]!r}{how}") from None
+
+
+#: A decimal number as a command line writes it: ASCII digits with an optional sign, decimal point and exponent
+#: (``1e3``, ``0.5``, ``-1``, ``.5``, ``+2.``).
+_PLAIN_FLOAT = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+#: The words :func:`float` reads for the non-finite values, kept so that the readers refusing them say why.
+_FLOAT_WORDS = re.compile(r"[-+]?(?:inf|infinity|nan)", re.IGNORECASE)
+#: Why :func:`plain_float` refused a text :func:`float` would have read (a space, ``_``, other scripts' digits).
+NOT_PLAIN_NUMBER = "write it with the ASCII digits 0-9, a sign, a '.' and an exponent such as 1e3 alone"
+
+
+def plain_float(text: str) -> float:
+    """``text`` as a float when written plainly: ASCII digits 0-9 with an optional sign, decimal point and
+    exponent (what JSON and C's ``strtod`` read), or the words ``inf``, ``infinity`` and ``nan`` :func:`float`
+    reads (each reader refuses a non-finite value itself, with its own words).
+
+    :func:`float` also reads ``'1_6'``, ``' 16 '``, ``'16\\n'`` and other scripts' digits (``'١٦'``, ``'１６'``):
+    on a command line or in a form these are typos or pastes from elsewhere, not numbers a user meant to give.
+
+    Raises:
+        ValueError: not so written (its message is :data:`NOT_PLAIN_NUMBER` when :func:`float` would have read
+            the text, so that ``'1_6'`` is not called "not a number").
+    """
+    if _PLAIN_FLOAT.fullmatch(text) or _FLOAT_WORDS.fullmatch(text):
+        return float(text)
+    try:
+        float(text)
+    except ValueError:
+        raise ValueError("not a number") from None
+    raise ValueError(NOT_PLAIN_NUMBER)
+
+
+def number(text: str, expected: str, whole: str | None = None) -> float:
+    """``text`` as a float for an option's ``type`` (:func:`plain_float`), else the usage error ``expected
+    EXPECTED, got 'TEXT'`` (``whole``, the option's value, when ``text`` is a part of it), with how to write it
+    when :func:`float` would have read it. Every decimal number of the command line and of the web forms is read
+    by it (``--tau``, ``--window``, ``--days``...), as :func:`integer` reads their integers."""
+    try:
+        return plain_float(text)
+    except ValueError as error:
+        how = f" ({error})" if str(error) == NOT_PLAIN_NUMBER else ""
         shown = text if whole is None else whole
         raise argparse.ArgumentTypeError(f"expected {expected}, got {shown[:40]!r}{how}") from None
 

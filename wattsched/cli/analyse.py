@@ -9,7 +9,10 @@ from pathlib import Path
 
 from wattsched.base.errors import OptionError, printable
 from wattsched.base.limits import limit
-from wattsched.cli.common import add_output_dir_argument, non_negative_int, positive_float, window
+from wattsched.cli.common import add_output_dir_argument, named, non_negative_int, positive_float, window
+
+#: The ``type`` of the OUTPUTS argument: an empty one would read the current folder.
+OUTPUTS = named("an output folder or prefix such as results/out")
 
 
 def run_window(text: str) -> tuple[float, float]:
@@ -115,7 +118,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("metrics", help="metrics of any Batsim output folder (ours or real Batsim's)",
                        description="Compute utilization, AVEbsld (bounded slowdown), waiting time, makespan, energy, "
                                    "energy inside a window and per-user stretch from Batsim output files.")
-    p.add_argument("outputs", help="output folder (holding one run), or prefix such as results/out")
+    p.add_argument("outputs", type=OUTPUTS, help="output folder (holding one run), or prefix such as results/out")
     p.add_argument("--tau", type=positive_float, default=10.0,
                    help="bounded-slowdown threshold in seconds (default 10)")
     p.add_argument("--window", type=run_window, metavar="START,END",
@@ -128,7 +131,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("plot", help="Gantt chart, power over time and host states as PNG",
                        description="Write gantt.png, power.png and machine_states.png for a run.")
-    p.add_argument("outputs", help="output folder (holding one run), or prefix such as results/out")
+    p.add_argument("outputs", type=OUTPUTS, help="output folder (holding one run), or prefix such as results/out")
     add_output_dir_argument(p, "the PNGs")
     p.add_argument("--window", type=run_window, metavar="START,END",
                    help="an energy-budget window to shade, in seconds")
@@ -141,7 +144,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "as state records, the job id (event 1000) and the pstate (event 1001) as events; "
                                    "<prefix>.prv, <prefix>.pcf (state names and colours, event names) and "
                                    "<prefix>.row (host names). Times in microseconds from the start.")
-    p.add_argument("outputs", help="output folder (holding one run), or prefix such as results/out")
+    p.add_argument("outputs", type=OUTPUTS, help="output folder (holding one run), or prefix such as results/out")
     add_output_dir_argument(p, "the three files")
     p.add_argument("--platform", help="the run's platform XML, to name the rows after its hosts (default: 'host <id>')")
     p.set_defaults(func=cmd_paraver)
@@ -151,7 +154,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "mean active and inactive intervals, mean time between shutdowns, time in each "
                                    "state, makespan and energy, of any Batsim output folder (ours or real Batsim's); "
                                    "with --baseline (the always-on run), the time and energy ratios.")
-    p.add_argument("outputs", help="output folder (holding one run), or prefix such as results/out")
+    p.add_argument("outputs", type=OUTPUTS, help="output folder (holding one run), or prefix such as results/out")
     p.add_argument("--baseline", help="outputs of the always-on run to compare makespan and energy with")
     p.add_argument("--json", action="store_true", help="print the statistics as JSON")
     p.set_defaults(func=cmd_node_stats)

@@ -30,7 +30,7 @@ from wattsched.base.errors import OptionError, WattschedError
 from wattsched.base.fileio import require_regular_file
 from wattsched.base.limits import limit, limit_hint
 from wattsched.base.validate import (DUPLICATE_KEY, decode_utf8, integer, load_json, non_negative_int,  # noqa: F401
-                                     positive_int, window_beyond_time)
+                                     number, positive_int, window_beyond_time)
 
 
 def scheduler_options(text: str) -> dict[str, Any]:
@@ -80,11 +80,12 @@ def _options_json_error(source: str, field: str, problem: str) -> OptionError:
 
 
 def window(text: str) -> tuple[float, float]:
-    """``--window START,END``: two finite times in seconds, END after START."""
-    try:
-        a, b = (float(x) for x in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected START,END in seconds, got {text!r}") from None
+    """``--window START,END``: two finite times in seconds (ASCII numbers, :func:`~wattsched.base.validate.number`),
+    END after START."""
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(f"expected START,END in seconds, got {text[:40]!r}")
+    a, b = (number(part, "START,END in seconds", text) for part in parts)
     if not (math.isfinite(a) and math.isfinite(b)):
         raise argparse.ArgumentTypeError(f"window bounds must be finite numbers of seconds, got {text!r}")
     if b <= a:
@@ -98,13 +99,25 @@ def window(text: str) -> tuple[float, float]:
     return a, b
 
 
+def named(what: str) -> Callable[[str], str]:
+    """The ``type`` of an argument naming a file, folder or scheduler: its text, unless empty (or blank), which
+    names nothing: ``-d ''`` wrote next to the outputs, ``sweep --out ''`` into the current folder and
+    ``run '' W`` said ': cannot read platform file'. ``what`` says what to give."""
+
+    def check(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"empty: give {what}")
+        return text
+
+    return check
+
+
 def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text[:40]!r}") from None
+    """A positive finite number written in ASCII (:func:`~wattsched.base.validate.number`: ``float()`` would read
+    ``١٦``, ``1_6`` and `` 16 `` too): the ``type`` of every option giving a quantity (``--tau``, ``--load``...)."""
+    value = number(text, "a positive number")
     if not 0.0 < value < math.inf:
-        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text[:40]!r}")
     return value
 
 
@@ -196,9 +209,10 @@ def add_output_argument(parser: argparse.ArgumentParser, what: str) -> None:
 def add_output_dir_argument(parser: argparse.ArgumentParser, what: str) -> None:
     """``-d/--output-dir DIR`` (``args.output_dir``, None when absent), and ``--out-dir`` as an alias kept out of
     the help: ``plot`` spelled it so, ``paraver`` the other way."""
-    parser.add_argument("-d", "--output-dir", metavar="DIR", help=f"where to write {what} (default: next to the "
-                                                                   "outputs)")
-    parser.add_argument("--out-dir", dest="output_dir", help=argparse.SUPPRESS)
+    folder = named("a folder, or leave the option out to write next to the outputs")
+    parser.add_argument("-d", "--output-dir", metavar="DIR", type=folder,
+                        help=f"where to write {what} (default: next to the outputs)")
+    parser.add_argument("--out-dir", dest="output_dir", type=folder, help=argparse.SUPPRESS)
 
 
 def progress_enabled(args: argparse.Namespace) -> bool:

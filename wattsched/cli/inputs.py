@@ -9,7 +9,7 @@ import json
 
 from wattsched.base.errors import InputError, OptionError
 from wattsched.base.fileio import emit_text
-from wattsched.base.validate import check_count, option_error
+from wattsched.base.validate import check_count, number, option_error
 from wattsched.cli.common import (add_output_argument, days, integer, non_negative_int, positive_float, positive_int,
                                   time_in, window)
 
@@ -142,11 +142,8 @@ def cmd_traces(args: argparse.Namespace) -> int:
 
 
 def efficiencies(text: str) -> tuple[float, float, float]:
-    """``--efficiencies G,N,L``: three energy factors > 0."""
-    try:
-        values = tuple(float(x) for x in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected three numbers like 0.7,1.0,1.3, got {text!r}") from None
+    """``--efficiencies G,N,L``: three energy factors > 0, in ASCII (:func:`~wattsched.base.validate.number`)."""
+    values = tuple(number(x, "three numbers like 0.7,1.0,1.3", text) for x in text.split(","))
     if len(values) != 3 or not all(0 < v < float("inf") for v in values):
         raise argparse.ArgumentTypeError(f"expected three numbers > 0 like 0.7,1.0,1.3, got {text!r}")
     return values[0], values[1], values[2]

@@ -14,6 +14,7 @@ from wattsched.base.limits import limit
 from wattsched.cli.common import (
     add_options_argument,
     add_progress_arguments,
+    named,
     naming_options_file,
     non_negative_int,
     positive_float,
@@ -418,15 +419,20 @@ def _wait_longer(sock: Any, monitor: Any, number: int, bind: str, timeout_s: flo
         sock.setsockopt(zmq.RCVTIMEO, slice_ms)
 
 
+#: The ``type`` of ``-s``: a scheduler's name, not an empty one.
+SCHEDULER_NAME = named("a preset name ('wattsched schedulers' lists them), 'module:Class' or 'file.py[:Class]'")
+
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="simulate a workload on a platform with a scheduler (embedded simulator)",
                        description="Simulate WORKLOAD on PLATFORM with the embedded Batsim 4.2.1-compatible "
                                    "simulator, write Batsim's five output CSVs under --export, and print the "
                                    "metrics (utilization, AVEbsld, energy, ...).",
                        epilog=EPILOG_RUN, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("platform", help="SimGrid platform XML (version 4.1) with node power states")
-    p.add_argument("workload", help="Batsim JSON workload")
-    p.add_argument("-s", "--scheduler", default="easy-backfill",
+    p.add_argument("platform", type=named("a SimGrid platform XML file"),
+                   help="SimGrid platform XML (version 4.1) with node power states")
+    p.add_argument("workload", type=named("a Batsim JSON workload file"), help="Batsim JSON workload")
+    p.add_argument("-s", "--scheduler", default="easy-backfill", type=SCHEDULER_NAME,
                    help="preset name (see 'wattsched schedulers'), pybatsim entry-point name, "
                         "'package.module:Class' or 'file.py[:Class]' (default: easy-backfill)")
     add_options_argument(p)
@@ -471,7 +477,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                        description="Bind the Batsim REP socket and run the scheduler for one simulation (our presets "
                                    "directly, any other scheduler through pybatsim). Start Batsim with '-s ENDPOINT' (or run 'wattsched run P W --connect "
                                    "ENDPOINT').")
-    p.add_argument("-s", "--scheduler", default="easy-backfill",
+    p.add_argument("-s", "--scheduler", default="easy-backfill", type=SCHEDULER_NAME,
                    help="preset name, pybatsim entry-point name or module path (default: easy-backfill)")
     add_options_argument(p)
     p.add_argument("--bind", default="tcp://127.0.0.1:28000", metavar="ENDPOINT",

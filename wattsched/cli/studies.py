@@ -8,7 +8,10 @@ import sys
 from pathlib import Path
 
 from wattsched.base.errors import OptionError, counted
-from wattsched.cli.common import days, non_negative_int, positive_float, positive_int, workers
+from wattsched.cli.common import days, named, non_negative_int, positive_float, positive_int, workers
+
+#: The ``type`` of ``--out``: a folder, not an empty name (the current folder).
+OUT_FOLDER = named("a folder (leave --out out for the default)")
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -195,8 +198,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "OUT/results.parquet (metrics and options of every run) and comparison plots in "
                                    "OUT/plots; a failed run is reported and the others go on (exit 1).",
                        epilog="example: wattsched sweep study.yaml --out results/study -j 2")
-    p.add_argument("runs", metavar="GRID", help="a YAML grid (.yaml/.yml) or a JSON list of runs (.json)")
-    p.add_argument("--out", default="results/sweep", metavar="DIR",
+    p.add_argument("runs", metavar="GRID", type=named("a grid file (.yaml, .yml) or a JSON list of runs (.json)"),
+                   help="a YAML grid (.yaml/.yml) or a JSON list of runs (.json)")
+    p.add_argument("--out", type=OUT_FOLDER, default="results/sweep", metavar="DIR",
                    help="folder of the runs, the table and the plots (default results/sweep)")
     p.add_argument("-j", "--workers", type=workers, help="processes of the local Dask cluster (default: CPU count)")
     p.add_argument("--dask-scheduler", metavar="ADDRESS",
@@ -216,7 +220,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                       "(reduced sizes unless --full). The busiest week of the real SDSC-Blue log "
                                       "(and of Curie's with --full) when the archive's logs are found, synthetic "
                                       "weeks otherwise. Writes results.csv, report.md and figures 2-5.")
-    e.add_argument("--out", default="results/energy-budget", help="output folder (default results/energy-budget)")
+    e.add_argument("--out", type=OUT_FOLDER, default="results/energy-budget",
+                   help="output folder (default results/energy-budget)")
     e.add_argument("--full", action="store_true", help="the paper's machine sizes (1,152, 3,356, 80,640 hosts)")
     e.add_argument("--scale", type=positive_float, help="fraction of each machine's hosts")
     e.add_argument("--machines", type=_name_list, help="comma-separated subset: sdsc-blue,metacentrum,curie")
@@ -243,7 +248,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                       "and Curie logs are used when found (--pwa), synthetic traces otherwise; reduced "
                                       "size (busiest weeks) unless --full. Writes report.md, tables and figures.",
                           epilog="example: wattsched reproduce efs --out results/efs -j 2")
-    e.add_argument("--out", default="results/efs", help="output folder (default results/efs)")
+    e.add_argument("--out", type=OUT_FOLDER, default="results/efs",
+                   help="output folder (default results/efs)")
     e.add_argument("--pwa", metavar="DIR",
                    help="folder of Parallel Workloads Archive logs (default: $WATTSCHED_PWA, else ../shared/data/pwa "
                         "beside the repository)")
@@ -270,7 +276,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                       "grid of idle times and upper wait thresholds), at the paper's full sizes. Writes "
                                       "results.csv, Paraver traces of the ESC runs, report.md with tables 1 and 2 beside "
                                       "the paper's, and figures (active nodes over time, a day of node states, the grid).")
-    e.add_argument("--out", default="results/esc", help="output folder of the runs (default results/esc)")
+    e.add_argument("--out", type=OUT_FOLDER, default="results/esc",
+                   help="output folder of the runs (default results/esc)")
     e.add_argument("--report-dir", help="where report.md and the figures go (default: --out)")
     e.add_argument("--pwa", metavar="DIR",
                    help="folder of Parallel Workloads Archive logs (default: $WATTSCHED_PWA, else ../shared/data/pwa "
@@ -295,7 +302,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                       "shaped like 1-7. The paper's own sizes take a few minutes: there is no reduced "
                                       "default (--jobs shortens the traces for a quick look).",
                           epilog="example: wattsched reproduce upas --out results/upas --report-dir docs/results/upas -j 2")
-    e.add_argument("--out", default="results/upas", help="output folder of the runs (default results/upas)")
+    e.add_argument("--out", type=OUT_FOLDER, default="results/upas",
+                   help="output folder of the runs (default results/upas)")
     e.add_argument("--report-dir", help="where report.md and the figures go (default: --out)")
     e.add_argument("--pwa", metavar="DIR",
                    help="folder of Parallel Workloads Archive logs (default: $WATTSCHED_PWA, else ../shared/data/pwa "
@@ -322,7 +330,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                       "summary.csv, report.md with the paper's statements beside ours, and figures "
                                       "shaped like figures 3-5.",
                           epilog="example: wattsched reproduce eamc --out results/eamc --report-dir docs/results/eamc -j 2")
-    e.add_argument("--out", default="results/eamc", help="output folder of the runs (default results/eamc)")
+    e.add_argument("--out", type=OUT_FOLDER, default="results/eamc",
+                   help="output folder of the runs (default results/eamc)")
     e.add_argument("--report-dir", help="where report.md and the figures go (default: --out)")
     e.add_argument("--full", action="store_true", help="the paper's size: 512 + 512 nodes, 5,000 jobs per workload")
     e.add_argument("--scale", type=positive_float,

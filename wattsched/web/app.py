@@ -603,7 +603,8 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         numbers = {}
         for name, default in (("days", "7"), ("load", "0.85")):
             try:
-                numbers[name] = positive_float(str(form.get(name) or default))
+                # stripped as the integer fields are; the number in ASCII (positive_float: not '١٦', '1_6')
+                numbers[name] = positive_float(str(form.get(name) or default).strip())
             except argparse.ArgumentTypeError as error:
                 errors[name] = f"argument --{name}: {error}"
         if errors:
