@@ -573,13 +573,19 @@ def plain_int(text: str) -> int:
         ValueError: not so written (its message is :data:`NOT_PLAIN_DIGITS` when :func:`int` would have read the
             text, so that ``'+16'`` is not called "not an integer"), or more digits than Python converts.
     """
-    if _PLAIN_INT.fullmatch(text):
-        return int(text)  # ValueError beyond sys.get_int_max_str_digits() digits
+    return _plain(text, _PLAIN_INT.fullmatch(text) is not None, int, "not an integer", NOT_PLAIN_DIGITS)
+
+
+def _plain(text: str, plain: bool, convert: Callable[[str], Any], what: str, how: str) -> Any:
+    """``convert(text)`` when ``text`` is ``plain``ly written, else ValueError: ``how`` when ``convert`` would have
+    read it anyway, ``what`` when it would not (:func:`plain_int`, :func:`plain_float`)."""
+    if plain:
+        return convert(text)  # (int: ValueError beyond sys.get_int_max_str_digits() digits)
     try:
-        int(text)
+        convert(text)
     except ValueError:
-        raise ValueError("not an integer") from None
-    raise ValueError(NOT_PLAIN_DIGITS)
+        raise ValueError(what) from None
+    raise ValueError(how)
 
 
 def integer(text: str, expected: str, whole: str | None = None) -> int:
@@ -588,12 +594,18 @@ def integer(text: str, expected: str, whole: str | None = None) -> int:
     ``١٦``), else the usage error ``expected EXPECTED, got 'TEXT'`` (``whole``, the option's value, when ``text``
     is a part of it), with how to write it when ``int()`` would have read it. Every integer of the command line is read by
     it (:func:`positive_int`, :func:`non_negative_int`, the ``--job-numbers`` range)."""
+    return _option_value(plain_int, NOT_PLAIN_DIGITS, text, expected, whole)
+
+
+def _option_value(read: Callable[[str], Any], how: str, text: str, expected: str, whole: str | None) -> Any:
+    """``read(text)`` for an option's ``type`` (:func:`integer`, :func:`number`), else the usage error ``expected
+    EXPECTED, got 'TEXT'``, with ``how`` to write it when that is why ``read`` refused it."""
     try:
-        return plain_int(text)
+        return read(text)
     except ValueError as error:
-        how = f" ({error})" if str(error) == NOT_PLAIN_DIGITS else ""
+        hint = f" ({error})" if str(error) == how else ""
         shown = text if whole is None else whole
-        raise argparse.ArgumentTypeError(f"expected {expected}, got {shown[:40]!r}{how}") from None
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {shown[:40]!r}{hint}") from None
 
 
 #: A decimal number as a command line writes it: ASCII digits with an optional sign, decimal point and exponent
@@ -617,13 +629,8 @@ def plain_float(text: str) -> float:
         ValueError: not so written (its message is :data:`NOT_PLAIN_NUMBER` when :func:`float` would have read
             the text, so that ``'1_6'`` is not called "not a number").
     """
-    if _PLAIN_FLOAT.fullmatch(text) or _FLOAT_WORDS.fullmatch(text):
-        return float(text)
-    try:
-        float(text)
-    except ValueError:
-        raise ValueError("not a number") from None
-    raise ValueError(NOT_PLAIN_NUMBER)
+    plain = _PLAIN_FLOAT.fullmatch(text) is not None or _FLOAT_WORDS.fullmatch(text) is not None
+    return _plain(text, plain, float, "not a number", NOT_PLAIN_NUMBER)
 
 
 def number(text: str, expected: str, whole: str | None = None) -> float:
@@ -631,12 +638,7 @@ def number(text: str, expected: str, whole: str | None = None) -> float:
     EXPECTED, got 'TEXT'`` (``whole``, the option's value, when ``text`` is a part of it), with how to write it
     when :func:`float` would have read it. Every decimal number of the command line and of the web forms is read
     by it (``--tau``, ``--window``, ``--days``...), as :func:`integer` reads their integers."""
-    try:
-        return plain_float(text)
-    except ValueError as error:
-        how = f" ({error})" if str(error) == NOT_PLAIN_NUMBER else ""
-        shown = text if whole is None else whole
-        raise argparse.ArgumentTypeError(f"expected {expected}, got {shown[:40]!r}{how}") from None
+    return _option_value(plain_float, NOT_PLAIN_NUMBER, text, expected, whole)
 
 
 def positive_int(text: str) -> int:
