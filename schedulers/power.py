@@ -336,14 +336,18 @@ class OpportunisticShutdown(PowerManager):
         return out
 
     # ------------------------------------------------------------ decisions
+    def on_hosts_changed(self, hosts: ProcSet, pstate: int, view: ClusterView) -> None:
+        """Switches ended: the transitions with no host still switching are dropped here, before the pass (the
+        only event that takes hosts out of ``view.switching``), so that EASY's pass and :meth:`decide` read the
+        same list (and :meth:`pending_hosts` computed once serves both)."""
+        running = [t for t in self._transitions if not disjoint(t.hosts, view.switching)]
+        if len(running) != len(self._transitions):
+            self._transitions = running
+            self.plan_version += 1
+
     def decide(self, queue: Sequence[QueuedJob], view: ClusterView, ctx: PassContext) -> list[Decision]:
         now = view.now_s
-        running = [t for t in self._transitions if not disjoint(t.hosts, view.switching)]
-        changed = len(running) != len(self._transitions)
-        if changed:  # (the same list otherwise: switching_parts keeps its cache)
-            self._transitions = running
-        if self._forget_kept(now, view):
-            changed = True
+        changed = self._forget_kept(now, view)
         self._calls = [t for t in self._calls if t > now + BOOT_SLACK_S]
         booked = {j: b for j, b in self._booked.items() if now <= b[1] + BOOT_SLACK_S}
         if len(booked) != len(self._booked):
