@@ -140,6 +140,23 @@ def _within(res: np.ndarray, up: np.ndarray, low: np.ndarray | None, index: np.n
     return res <= up if low is None else (res <= up) & (res >= low)
 
 
+def _unique_inverse(values: np.ndarray, repeats: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` of finite floats (the same two arrays, the inverse flat); with
+    ``repeats`` (few distinct values, in runs) by a stable sort, several times faster there and about twice as slow
+    on values in random order, where numpy's own is used."""
+    if not repeats:
+        uniq, inverse = np.unique(values, return_inverse=True)
+        return uniq, inverse.reshape(-1)
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    first = np.empty(len(ordered), dtype=bool)
+    first[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    inverse = np.empty(len(ordered), dtype=np.intp)
+    inverse[order] = np.cumsum(first) - 1
+    return ordered[first], inverse
+
+
 def _fewest(g: np.ndarray, x: np.ndarray, shrink: float) -> np.ndarray:
     """The fewest hosts ``n`` with ``n · x ≤ g`` (``x``: a lower bound of a candidate's energy per host,
     ``g``: the balance allowed): 0 where ``g ≥ 0`` or ``x > 0`` (no lower bound), ``g / x`` (loosened)
@@ -233,8 +250,9 @@ class Plan:
             q0, otimes, odeltas = self._clip(oa, ob, ow, t0, te)
         else:
             q0, otimes, odeltas = 0.0, times[:0], deltas[:0]
-        uniq, inverse = np.unique(np.concatenate((times, otimes)), return_inverse=True)
-        inverse = inverse.reshape(-1)
+        # the kept hosts' segments repeat a few times (hosts kept for one job until one time): when they are many,
+        # a stable sort of those runs is faster than np.unique's quicksort (issue 15: 2.5-4× on such plans)
+        uniq, inverse = _unique_inverse(np.concatenate((times, otimes)), 5 * len(self.kept.ids) >= len(times))
         k = len(uniq)
         d_plan = np.bincount(inverse[:len(times)], weights=deltas, minlength=k)
         d_other = np.bincount(inverse[len(times):], weights=odeltas, minlength=k)
