@@ -19,7 +19,6 @@ import logging
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
-
 from wattsched.base.errors import OptionError, ProtocolError
 from wattsched.base.hostsets import parse_canonical
 from wattsched.energy_models.dvfs import CPU_BOUND, BetaModel

@@ -37,8 +37,8 @@ import numpy as np
 import pandas as pd
 from procset import ProcSet
 
-from wattsched.analysis.metrics import energy_at_j, jobs_that_ran, makespan_s, nb_hosts_of_run
-from wattsched.analysis.outputs import BatsimOutputs, load_outputs, parse_host_set
+from wattsched.analysis.metrics import energy_at_j, jobs_that_ran, makespan_s
+from wattsched.analysis.outputs import BatsimOutputs, load_outputs, nb_hosts_of_run, parse_host_set
 from wattsched.base.errors import InputError
 
 __all__ = [

@@ -339,15 +339,14 @@ class Simulation:
         self.model_of = np.array([model_pos[id(h.model)] for h in platform.hosts], dtype=np.int32)
         self._single_model = len(models) == 1
         self.pstate = np.array([h.initial_pstate for h in platform.hosts], dtype=np.int32)
-        # hosts per pstate: when a single-model platform has all its hosts at one pstate (the usual
-        # case without DVFS or shutdown), a job's speed and power need no per-host lookup
+        # hosts per pstate on a single-model platform (hosts per model and pstate on others, below): when its idle and
+        # computing hosts share one pstate (the usual case, with or without shutdown), a job's speed and power need
+        # no per-host lookup, and the platform's idle power is a few products
         self._pstate_hosts: dict[int, int] = {
             int(p): int(c) for p, c in zip(*np.unique(self.pstate, return_counts=True))
-        }
-        #: the sleep and transition pstates of a single-model platform: only hosts asleep or switching are there, so
-        #: when the hosts at other pstates share one, every idle or computing host is at it
-        self._resting: frozenset[int] = frozenset(
-            p for p in range(models[0].nb_pstates) if not models[0].is_computation(p)) if self._single_model else frozenset()
+        } if self._single_model else {}
+        #: the computation pstates of a single-model platform: only hosts asleep or switching are at the others
+        self._computing: frozenset[int] = frozenset(models[0].computation_pstates if self._single_model else ())
         self.mstate = np.zeros(n, dtype=np.int8)
         self.last_change_s = np.zeros(n)
         self.job_of_host = np.full(n, -1, dtype=np.int64)
@@ -763,7 +762,7 @@ class Simulation:
             return None
         found = None
         for p in self._pstate_hosts:
-            if p not in self._resting:
+            if p in self._computing:
                 if found is not None:
                     return None
                 found = p
@@ -799,18 +798,19 @@ class Simulation:
 
     def _set_pstate(self, hosts: slice | np.ndarray, pstate: int) -> None:
         olds = self.pstate[hosts]
-        counts = np.bincount(olds)  # (pstates are small non-negative ints: no sort, unlike unique)
-        nonzero = np.flatnonzero(counts).tolist()
-        n = 0
-        for p, c in zip(nonzero, counts[nonzero].tolist()):
-            n += c
-            left = self._pstate_hosts[p] - c
-            if left:
-                self._pstate_hosts[p] = left
-            else:
-                del self._pstate_hosts[p]
-        self._pstate_hosts[pstate] = self._pstate_hosts.get(pstate, 0) + n
-        if self._model_pstate_hosts is not None:
+        if self._model_pstate_hosts is None:
+            counts = np.bincount(olds)  # (pstates are small non-negative ints: no sort, unlike unique)
+            nonzero = np.flatnonzero(counts).tolist()
+            n = 0
+            for p, c in zip(nonzero, counts[nonzero].tolist()):
+                n += c
+                left = self._pstate_hosts[p] - c
+                if left:
+                    self._pstate_hosts[p] = left
+                else:
+                    del self._pstate_hosts[p]
+            self._pstate_hosts[pstate] = self._pstate_hosts.get(pstate, 0) + n
+        else:
             models = self.model_of[hosts]
             self._model_pstate_hosts -= np.bincount(models * self._idle.shape[1] + olds,
                                                     minlength=self._model_pstate_hosts.size
