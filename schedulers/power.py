@@ -37,7 +37,7 @@ from wattsched.schedulers.admission import AdmissionConstraint
 from wattsched.schedulers.backfill import Placer, Start, admitted_reservation
 from wattsched.schedulers.options import Option
 from wattsched.schedulers.pieces import Piece, register
-from wattsched.schedulers.queue import JobsBehind, Staircase
+from wattsched.schedulers.queue import JobsBehind, Staircase, WallGroups
 from wattsched.schedulers.state import CallMeLater, ClusterView, Decision, QueuedJob, RunningJob, SetPState
 
 logger = logging.getLogger(__name__)
@@ -143,6 +143,9 @@ class PowerManager(Piece):
     sleep_pstate: int | None = None
     #: bumped whenever :meth:`kept_hosts` or :meth:`transitions` change (an energy budget caches its plan)
     plan_version: int = 0
+    #: bumped whenever the mapping :meth:`kept_hosts` returns is changed in place (a manager that returns a new
+    #: mapping for each change needs no bump: an energy budget caches what it builds of the mapping by both)
+    kept_version: int = 0
     #: boots the hosts the placement chooses for a job (False: hosts in id order, whatever partition a job
     #: needs, so it cannot serve a partitioned placement: the core refuses the combination)
     follows_placement: bool = True
@@ -267,6 +270,7 @@ class OpportunisticShutdown(PowerManager):
         #: still listed here: :meth:`_forget_kept` checks :attr:`_kept`)
         self._kept_groups: dict[float, ProcSet] = {}
         self.plan_version = 0
+        self.kept_version = 0
 
     def on_platform(self, view: ClusterView) -> None:
         """The sleep pstate and the transition times from the platform (checked against the option).
@@ -430,11 +434,21 @@ class OpportunisticShutdown(PowerManager):
         admission = ctx.admission
         keyed = ctx.partitioned
         key: object = None
-        # an indexed queue gives only the jobs that fit in the pool and that the admission may admit
         # no free host left to keep (they are all kept for other jobs): every host a job gets is booted
         boots_all = not minus(view.free, self._kept_set())
-        later = JobsBehind(queue, 0, pool_n, lambda res, wall, groups: admission.may_prepare(
-            res, wall, start_s, view, groups, boots_all=boots_all))
+
+        def may_fit(res: np.ndarray, wall: np.ndarray, groups: WallGroups | None) -> np.ndarray:
+            """The jobs the loop below does not pass over by their width alone, as the pool stands (the widths
+            that fit in the pool's longest interval, and in the extra hosts' for a job that would end after the
+            head's start), and that the admission constraint may admit (:meth:`AdmissionConstraint.may_prepare`).
+            Most jobs of a busy queue are wider than every interval left: visited one by one they were most of
+            this scan (issue 15)."""
+            mask = (res <= pool_fit) & ((start_s + wall <= shadow_s) | (res <= extra_fit))
+            admitted = admission.may_prepare(res, wall, start_s, view, groups, boots_all=boots_all)
+            return mask if admitted is None else mask & admitted
+
+        # an indexed queue gives only the jobs that may fit in the pool and that the admission may admit
+        later = JobsBehind(queue, 0, pool_n, may_fit)
         dominated = visited = visited_at = 0  # jobs passed over as dominated, and visited, since the last narrow
 
         def not_dominated(res: np.ndarray, wall: np.ndarray) -> np.ndarray:
@@ -523,6 +537,7 @@ class OpportunisticShutdown(PowerManager):
             del kept[h]
         if not dropped:
             return False
+        self.kept_version += 1
         self._kept_hosts = minus(self._kept_set(), from_sorted_ids(sorted(dropped)))
         return True
 
@@ -531,6 +546,7 @@ class OpportunisticShutdown(PowerManager):
         kept = self._kept
         for h in hosts:
             kept[h] = until
+        self.kept_version += 1
         group = self._kept_groups.get(until)
         self._kept_groups[until] = plus(group, hosts) if group is not None else copy(hosts)
         if self._kept_hosts is not None:

@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import logging
 import math
+import operator
 from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
@@ -120,9 +121,11 @@ class EnergyBudget(BudgetWindow):
         # fast path (see Plan): the pass's plan as arrays, the running jobs' segments, refusals
         self._fut: Plan | None = None
         self._running_cache: tuple[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
-        #: the kept hosts, their index, how many are free, and their segments, of one state (_kept_arrays)
-        self._kept_cache: tuple[tuple, tuple[Mapping[int, float], KeptIndex, int,
-                                             tuple[np.ndarray, np.ndarray, np.ndarray]]] | None = None
+        #: the kept mapping, kept_version and free hosts of the last _kept_arrays, what it built of the mapping (index,
+        #: hosts, untils), which of the hosts were free, and its answer
+        self._kept_cache: tuple[Mapping[int, float], int, ProcSet, tuple[KeptIndex, np.ndarray, np.ndarray], np.ndarray,
+                                tuple[Mapping[int, float], KeptIndex, int,
+                                      tuple[np.ndarray, np.ndarray, np.ndarray]]] | None = None
         #: _kept_arrays's answer when no host is kept (built once)
         self._no_kept: tuple[Mapping[int, float], KeptIndex, int,
                              tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
@@ -221,25 +224,40 @@ class EnergyBudget(BudgetWindow):
 
     def _switching_segments(self, view: ClusterView, kept: Mapping[int, float]) -> list[Segment]:
         """The estimated power of the hosts in transition: the power manager's switches (a boot, then idle
-        while kept for a job, then the tail; a switch-off, then asleep), the rest the larger of both."""
+        while kept for a job, then the tail; a switch-off, then asleep), the rest the larger of both.
+
+        The switches' segments start at ``-inf`` instead of now (the plan is read from ``t0 ≥ now`` on, where
+        both are the same) and are kept while the switches (:meth:`~wattsched.schedulers.power.PowerManager.
+        switching_parts`, the same list while they stay), the kept hosts (the mapping and its ``kept_version``)
+        and the hosts switching stay: across passes too (issue 15)."""
         p = self.power
-        now = view.now_s
         pm = self.power_manager
-        segs: list[Segment] = []
-        counted = ProcSet()
-        for _, t, hs in pm.switching_parts(view) if pm is not None else ():
-            counted = plus(counted, hs)
-            n = size(hs)
-            end = t.end_s
-            if t.booting:
-                until = max([kept.get(h, end) for h in hs] + [end])
-                segs += [(now, end, n * p.switch_on_w), (end, until, n * p.est_idle_w)] + self._tail(n, until)
-            else:
-                segs += [(now, end, n * p.switch_off_w), (end, INF, n * p.sleep_w)]
-        rest = size(minus(view.switching, counted))
-        if rest:
-            segs += [(now, now + p.switch_on_s, rest * p.switch_w)] + self._tail(rest, now + p.switch_on_s)
-        return segs
+        parts = pm.switching_parts(view) if pm is not None else []
+        objects = (parts, kept, view.switching)
+        version = pm.kept_version if pm is not None else 0
+        cached = self._switching_cache
+        if cached is not None and cached[1] == version and all(map(operator.is_, cached[0], objects)):
+            segs, rest = cached[2], cached[3]
+        else:
+            segs = []
+            counted = ProcSet()
+            for _, t, hs in parts:
+                counted = plus(counted, hs)
+                n = size(hs)
+                end = t.end_s
+                if t.booting:
+                    until = max([kept.get(h, end) for h in hs] + [end])
+                    segs += [(-INF, end, n * p.switch_on_w), (end, until, n * p.est_idle_w)] + self._tail(n, until)
+                else:
+                    segs += [(-INF, end, n * p.switch_off_w), (end, INF, n * p.sleep_w)]
+            rest = size(minus(view.switching, counted))
+            self._switching_cache = (objects, version, segs, rest)
+        if not rest:
+            return list(segs)
+        now = view.now_s
+        return segs + [(now, now + p.switch_on_s, rest * p.switch_w)] + self._tail(rest, now + p.switch_on_s)
+
+    _switching_cache: tuple[tuple, int, list[Segment], int] | None = None
 
     def head_energy_j(self, assignment: Assignment, start_s: float) -> float:
         """``J``: the head's energy above its hosts' baseline over its walltime inside the window."""
@@ -339,7 +357,7 @@ class EnergyBudget(BudgetWindow):
             segs += self._run(n, now, end)
             used += n
         segs += self._prepared
-        kept, index, nb_kept, kept_arrays = self._kept_arrays(view, key)
+        kept, index, nb_kept, kept_arrays = self._kept_arrays(view)
         after = self._tail(size(view.free) - used - nb_kept, now)
         if view.off:
             after.append((now, INF, size(view.off) * p.sleep_w))
@@ -356,18 +374,19 @@ class EnergyBudget(BudgetWindow):
         self._plan_cache = (key, started, index, (a, b, w))
         return index, (a, b, w)
 
-    def _kept_arrays(self, view: ClusterView, key: tuple
+    def _kept_arrays(self, view: ClusterView
                      ) -> tuple[Mapping[int, float], KeptIndex, int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """The power manager's kept hosts (and their :class:`~.plan.KeptIndex`, which every plan of the state
-        shares), how many of them are free, and the plan's segments of those: idle
-        until their time, then the tail of one host (:meth:`_tail`), host after host in the order of
+        """The power manager's kept hosts (and their :class:`~.plan.KeptIndex`, which every plan shares while they
+        stay), how many of them are free, and the plan's segments of those: idle until their time, then the tail
+        of one host (:meth:`_tail`), host after host in the order of
         :meth:`~wattsched.schedulers.power.PowerManager.kept_hosts`. Built with numpy (ESC keeps every idle
-        node: a Python loop over them per plan was most of a pass) and cached for ``key``
-        (:meth:`_plan_arrays`'s, which holds the power manager's :attr:`plan_version`): the jobs started in
-        the pass do not change it."""
-        cached = self._kept_cache
-        if cached is not None and same_state(cached[0], key):
-            return cached[1]
+        node: a Python loop over them per plan was most of a pass) and cached while the mapping (by identity),
+        the power manager's :attr:`~wattsched.schedulers.power.PowerManager.kept_version` (bumped whenever the
+        mapping changes in place) and the free hosts (a set the core and the managers replace, never change in
+        place) stay: across passes too, as the idle segment
+        starts at ``-inf`` instead of now (the plan is read from ``t0 ≥ now`` on, where both are the same, as
+        for the running jobs: :meth:`_running_arrays`; issue 15: the arrays and the index were built again at
+        almost every plan of energy-bud with shutdown)."""
         pm = self.power_manager
         kept: Mapping[int, float] = pm.kept_hosts(view) if pm is not None else {}
         if not kept:  # (every pass without a power manager that keeps hosts: no arrays to build)
@@ -375,24 +394,39 @@ class EnergyBudget(BudgetWindow):
                 empty = np.zeros(0)
                 self._no_kept = ({}, KeptIndex({}), 0, (empty, empty, empty))
             return self._no_kept
-        # the free ones, in the mapping's order
-        ids = np.fromiter(kept.keys(), dtype=np.int64, count=len(kept))
-        untils = np.fromiter(kept.values(), dtype=float, count=len(kept))[contains_many(view.free, ids)]
-        k = len(untils)
-        p = self.power
-        now = np.full(k, view.now_s)
-        inf = np.full(k, INF)
-        starts: tuple[np.ndarray, ...]
-        ends: tuple[np.ndarray, ...]
-        if self.shutdown:  # (now, until, idle), (until, until + off, switch-off), (until + off, INF, sleep)
-            off = untils + p.switch_off_s
-            starts, ends, powers = (now, untils, off), (untils, off, inf), [p.est_idle_w, p.switch_off_w, p.sleep_w]
-        else:  # (now, until, idle), (until, INF, idle)
-            starts, ends, powers = (now, untils), (untils, inf), [p.est_idle_w, p.est_idle_w]
-        a, b = np.stack(starts, axis=1).reshape(-1), np.stack(ends, axis=1).reshape(-1)
-        w = np.tile(np.array(powers, dtype=float), k)
-        out = (kept, KeptIndex(kept), k, (a, b, w))
-        self._kept_cache = (key, out)
+        assert pm is not None
+        version, free = pm.kept_version, view.free
+        cached = self._kept_cache
+        if cached is not None and cached[0] is kept and cached[1] == version:
+            if cached[2] is free:
+                return cached[5]
+            index, ids, untils_all = cached[3]
+        else:
+            index = KeptIndex(kept)
+            ids = np.fromiter(kept.keys(), dtype=np.int64, count=len(kept))
+            untils_all = np.fromiter(kept.values(), dtype=float, count=len(kept))
+            cached = None
+        mask = contains_many(free, ids)  # the free ones, in the mapping's order
+        if cached is not None and np.array_equal(mask, cached[4]):
+            out = cached[5]
+        else:
+            untils = untils_all[mask]
+            k = len(untils)
+            p = self.power
+            since = np.full(k, -INF)
+            inf = np.full(k, INF)
+            starts: tuple[np.ndarray, ...]
+            ends: tuple[np.ndarray, ...]
+            if self.shutdown:  # (now, until, idle), (until, until + off, switch-off), (until + off, INF, sleep)
+                off = untils + p.switch_off_s
+                starts, ends = (since, untils, off), (untils, off, inf)
+                powers = [p.est_idle_w, p.switch_off_w, p.sleep_w]
+            else:  # (now, until, idle), (until, INF, idle)
+                starts, ends, powers = (since, untils), (untils, inf), [p.est_idle_w, p.est_idle_w]
+            a, b = np.stack(starts, axis=1).reshape(-1), np.stack(ends, axis=1).reshape(-1)
+            w = np.tile(np.array(powers, dtype=float), k)
+            out = (kept, index, k, (a, b, w))
+        self._kept_cache = (kept, version, free, (index, ids, untils_all), mask, out)
         return out
 
     def _job_extra(self, n: int, now: float, end: float, kept: Sequence[tuple[float, int]]) -> list[Segment]:
