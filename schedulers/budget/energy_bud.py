@@ -209,17 +209,29 @@ class EnergyBudget(BudgetWindow):
         return [(start, end, n * self.power.est_comp_w)] + self._tail(n, end)
 
     def _free_baseline(self, alloc: ProcSet, view: ClusterView) -> list[Segment]:
-        """What the plan counts for the free hosts ``alloc`` (to replace when a job takes them)."""
+        """What the plan counts for the free hosts ``alloc`` (to replace when a job takes them): those the power
+        manager keeps idle until a time, then their tail, summed per time (as :meth:`_job_extra` sums them; ESC
+        keeps every idle node, and one segment per host was most of its switch-off rule's budget check), and the
+        others' tail from now."""
         p = self.power
         now = view.now_s
         kept: Mapping[int, float] = self.power_manager.kept_hosts(view) if self.power_manager is not None else {}
-        segs: list[Segment] = []
+        counts: dict[float, int] = {}
         plain = 0
-        for h in alloc:
-            if h in kept:
-                segs += [(now, kept[h], p.est_idle_w)] + self._tail(1, kept[h])
-            else:
-                plain += 1
+        if kept:
+            for lo, hi in intervals(alloc):
+                for h in range(lo, hi + 1):
+                    until = kept.get(h)
+                    if until is None:
+                        plain += 1
+                    else:
+                        counts[until] = counts.get(until, 0) + 1
+        else:
+            plain = size(alloc)
+        segs: list[Segment] = []
+        for until in sorted(counts):
+            c = counts[until]
+            segs += [(now, until, c * p.est_idle_w)] + self._tail(c, until)
         return segs + self._tail(plain, now)
 
     def _switching_segments(self, view: ClusterView, kept: Mapping[int, float]) -> list[Segment]:
