@@ -259,7 +259,7 @@ class PolicyScheduler:
         pstates = view.pstates
         for a, b in intervals(hosts):
             pstates[a:b + 1] = [pstate] * (b - a + 1)
-        transitioning = inter(hosts, plus(view.switching, view.off))
+        transitioning = plus(inter(hosts, view.switching), inter(hosts, view.off))  # (no union of the two large sets)
         view.switching = minus(view.switching, hosts)
         if pstate == self.power.sleep_pstate:
             view.off = plus(view.off, hosts)

@@ -527,7 +527,7 @@ class OpportunisticShutdown(PowerManager):
         if not kept:
             return False
         groups = self._kept_groups
-        gone = minus(self._kept_set(), plus(view.free, view.switching))
+        gone = minus(minus(self._kept_set(), view.free), view.switching)  # (no union of the two large sets)
         due = [until for until in groups if until <= now]
         if not gone and not due:
             return False
