@@ -48,7 +48,7 @@ from wattsched.analysis.paraver import write_paraver
 from wattsched.base.batsim_files import output_paths
 from wattsched.base.errors import InputError, OptionError, OutputError, ProtocolError, WattschedError
 from wattsched.base.signals import clean_up_on_terminate
-from wattsched.base.validate import window_beyond_time
+from wattsched.base.validate import check_python_nesting, window_beyond_time
 from wattsched.experiments.runner import (
     PlatformInput,
     Scheduler,
@@ -373,6 +373,7 @@ def simulate(
                                            "'file.py[:Class]'")
     _name_argument(out, "out", "an output prefix such as 'results/run1/out', or None for a temporary folder")
     if isinstance(workload, Mapping):  # JSON holds no numpy number: the simulator reads the dict as JSON
+        check_python_nesting(workload, "<workload object>")  # (before the recursive walk)
         workload = _python_scalars(workload)
     scheduler = check_scheduler(scheduler, classes=True)
     options = check_options(options)
@@ -455,6 +456,8 @@ def sweep(
     _name_argument(grid, "grid", "a grid file's path (YAML or JSON) or a mapping")
     _name_argument(out, "out (--out)", "the sweep's folder, such as 'results/study'")  # "" is the current folder
     _path_argument(out, "out (--out)", "the sweep's folder")
+    if isinstance(grid, Mapping):
+        check_python_nesting(grid, "<grid>")  # (before the recursive walk)
     grid, workers = _python_scalars(grid), _python_scalars(workers)  # a grid's checks test Python's types
     check_sweep_arguments(workers, dask_scheduler)
     force = _flag(force, "force")

@@ -105,8 +105,12 @@ def eamc_workload(*, seed: int, mix: str = "13", nb_jobs: int = 5000, mean_res: 
                          ("speed_flops", speed_flops)):
         if not (math.isfinite(number) and number > 0):
             raise OptionError(f"{name} must be a positive number, got {number!r}")
-    if not 1 <= mean_res <= max_res or mean_runtime_s <= MIN_RUNTIME_S:
-        raise OptionError(f"mean_res must be in [1, max_res={max_res}] and mean_runtime_s above {MIN_RUNTIME_S:g} s")
+    # one message per value, naming it (the two were said together: which one was wrong, with what value?)
+    if not 1 <= mean_res <= max_res:
+        raise OptionError(f"mean_res (--mean-res) {mean_res:g} must be in [1, max_res={max_res}] (--max-res)")
+    if mean_runtime_s <= MIN_RUNTIME_S:
+        raise OptionError(f"mean_runtime_s (--mean-runtime-h × 3600) {mean_runtime_s:g} s must be above "
+                          f"{MIN_RUNTIME_S:g} s")
     check_count(nb_jobs, "jobs", "EAMC workload", "nb_jobs", "jobs", option_error)
     check_count(len(partitions) * max_res, "hosts", "EAMC workload", "max_res",
                 f"hosts ({len(partitions)} partitions of max_res)", option_error)

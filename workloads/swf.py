@@ -434,6 +434,9 @@ def swf_to_batsim(
 
     for r in records:
         number = _whole(r, "job_number", source)
+        if not -2**31 <= number < 2**31:  # the job's id: Batsim reads an integer id as a 32-bit int (IsInt)
+            raise InputError(source, f"line {r['line']}, field 'job_number'",
+                             f"{r['job_number']:.17g} is beyond the 32-bit integers Batsim reads as job ids")
         if number in seen:
             raise InputError(source, f"line {r['line']}, field 'job_number'",
                              f"job number {number} already used on line {seen[number]}")

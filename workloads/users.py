@@ -5,6 +5,8 @@ JOB_SUBMITTED. Two of them matter to the fair-share orders (``schedulers/fairsha
 
 * ``user`` — the job's owner: a string, or a number (``7`` is the account ``"7"``); the SWF converter
   (:mod:`workloads.swf`) writes the trace's user id, the synthetic generator a Zipf-distributed user.
+* ``beta`` — optional, the job's frequency-sensitive fraction of its run time, in [0, 1] (UPAS paper eq. 4,
+  :mod:`wattsched.energy_models.dvfs`; ``wattsched beta`` writes it): every preset reads it from JOB_SUBMITTED.
 * ``energy_factor`` — optional, a number > 0 multiplying the energy the scheduler accounts to the job
   (:mod:`wattsched.energy_models.accounting`): 0.7 for a user 30 % more energy-efficient than the rest,
   1.3 for one 30 % less (EFS paper §IV). It changes nothing in the simulation itself (Batsim does not read
@@ -22,14 +24,17 @@ import copy
 from collections import Counter
 from typing import Any, Iterable, Mapping
 
-from wattsched.base.errors import InputError
+from wattsched.base.errors import InputError, quoted_cut
 from wattsched.energy_models.accounting import ENERGY_FACTOR_FIELD, USER_FIELD, parse_energy_factor, parse_user
 
-__all__ = ["check_job_fields", "most_active_users", "with_energy_factors", "job_user"]
+__all__ = ["BETA_FIELD", "check_job_fields", "most_active_users", "with_energy_factors", "job_user"]
+
+#: The job field of its β (UPAS paper eq. 4), read by every preset (``schedulers/protocol.py``).
+BETA_FIELD = "beta"
 
 
 def check_job_fields(entries: Iterable[Mapping[str, Any]], source: object) -> None:
-    """Check the ``user`` and ``energy_factor`` fields of every job entry of a workload.
+    """Check the ``user``, ``energy_factor`` and ``beta`` fields of every job entry of a workload.
 
     Args:
         entries: the workload's job objects (as in its ``jobs`` list).
@@ -37,7 +42,10 @@ def check_job_fields(entries: Iterable[Mapping[str, Any]], source: object) -> No
 
     Raises:
         InputError: ``job '<id>'.user`` is not a string or a number (``null`` included), or
-            ``job '<id>'.energy_factor`` is not a number > 0.
+            ``job '<id>'.energy_factor`` is not a number > 0, or ``job '<id>'.beta`` is not a number in [0, 1]
+            (it was refused only when the scheduler read the job: "JOB_SUBMITTED w0!1: field 'job' is not a
+            valid job object (could not convert string to float: 'x')", naming neither the file nor the field,
+            and ``null`` was read as no beta).
     """
     for index, entry in enumerate(entries):
         where = f"job '{entry.get('id', index)}'"
@@ -56,6 +64,12 @@ def check_job_fields(entries: Iterable[Mapping[str, Any]], source: object) -> No
                 parse_energy_factor(entry[ENERGY_FACTOR_FIELD])
             except ValueError as exc:
                 raise InputError(source, f"{where}.{ENERGY_FACTOR_FIELD}", str(exc)) from None
+        if BETA_FIELD in entry:
+            beta = entry[BETA_FIELD]
+            if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0.0 <= beta <= 1.0:
+                shown = "null" if beta is None else quoted_cut(beta) if isinstance(beta, str) else repr(beta)[:60]
+                raise InputError(source, f"{where}.{BETA_FIELD}", "must be a number in [0, 1] (the frequency-sensitive "
+                                 f"fraction of the job's run time, UPAS paper eq. 4), got {shown}")
 
 
 def job_user(entry: Mapping[str, Any]) -> str | None:

@@ -34,7 +34,7 @@ from procset import ProcSet
 
 from wattsched.base import batsim_files
 from wattsched.base.batsim_files import OUTPUT_KINDS, REPLACEMENT_WORKLOAD
-from wattsched.base.errors import InputError, counted
+from wattsched.base.errors import InputError, counted, quoted_cut
 from wattsched.base.limits import format_count, limit, limit_hint
 from wattsched.base.validate import number_problem
 
@@ -92,6 +92,11 @@ _JOBS_TEXT_COLUMNS: Final[tuple[str, ...]] = (
     "allocated_resources",
     "metadata",
 )
+
+#: The ``final_state`` of every job of a jobs file: Batsim 4.2.1 writes the jobs when the simulation ends, all finished
+#: (``job_state_to_string``).
+JOB_FINAL_STATES: Final[tuple[str, ...]] = ("COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED", "COMPLETED_WALLTIME_REACHED",
+                                            "COMPLETED_KILLED", "REJECTED")
 
 _SUFFIX: Final[str] = "_jobs.csv"
 #: The largest pstate number: Batsim and SimGrid hold a pstate in a C ``int``.
@@ -274,6 +279,14 @@ def read_jobs(path: str | Path) -> pd.DataFrame:
     _require_times(frame, path, _JOBS_TIME_COLUMNS)
     ran = frame["final_state"] != "REJECTED"
     _first_bad(path, (frame["final_state"] == "").to_numpy(), "final_state", "empty")
+    states = frame["final_state"].to_numpy()
+    _first_bad(path, ~frame["final_state"].isin(JOB_FINAL_STATES).to_numpy(), "final_state",
+               lambda row: f"{quoted_cut(str(states[row]))} is not a state Batsim writes "
+                           f"({', '.join(JOB_FINAL_STATES)}): the job would be counted as none of them")
+    _first_bad(path, ran.to_numpy() & (hosts < 1), "requested_number_of_resources",
+               lambda row: f"{hosts[row]:g}, while job {frame['job_id'].iat[row]!r} ran "
+                           f"({frame['final_state'].iat[row]}): Batsim rejects a job of no host, and utilization "
+                           "weighs a job by its hosts")
     _require_values(frame, path, ("starting_time", "execution_time", "finish_time", "waiting_time"), ran,
                     " (the job was not rejected)")
     _first_bad(path, frame["submission_time"].to_numpy() < 0.0, "submission_time", "negative")

@@ -46,6 +46,7 @@ from wattsched.base.limits import available_memory_bytes, format_count, limit, l
 
 __all__ = [
     "DUPLICATE_KEY", "ErrorFactory", "check_count", "check_csv_name", "check_memory", "check_number",
+    "check_python_nesting",
     "check_output_files", "BatsimMessageChecker", "check_endpoint", "decode_utf8", "input_error", "ipc_bind_path",
     "integer", "load_json", "load_yaml", "non_negative_int", "not_utf8_problem", "number_problem", "option_error",
     "number", "plain_float", "plain_int", "positive_int",
@@ -169,6 +170,35 @@ def check_json_tree(doc: Any, source: str, error: ErrorFactory = input_error, *,
             elif kind is not _Constant and kind is not _LongInteger:
                 continue
             raise error(source, _path((where, value, item)), number_problem(item) or "not a finite number")
+
+
+def check_python_nesting(value: Any, source: str, error: ErrorFactory = input_error) -> None:
+    """Mappings, lists and tuples of ``value`` (a workload dict, options or a grid given to the Python API) nested
+    within the ``nesting`` bound, without recursion: the recursive walks that follow (numpy numbers made
+    Python's, ``json.dumps``) ended in a RecursionError traceback on an object nested thousands of levels deep or
+    holding itself.
+
+    Raises:
+        the ``error`` of the reader naming ``source`` and the path of the first container too deep.
+    """
+    from collections.abc import Mapping
+
+    max_depth = int(limit("nesting"))
+    containers = (Mapping, list, tuple)
+    # (container, depth, (parent chain, key)): the path is spelled only for an error
+    stack: list[tuple[Any, int, tuple | None]] = [(value, 0, None)] if isinstance(value, containers) else []
+    while stack:
+        item, depth, chain = stack.pop()
+        if depth >= max_depth:
+            keys: list[str] = []
+            while chain is not None:
+                chain, key = chain
+                keys.append(f".{key}" if isinstance(key, str) else f"[{key!r}]")
+            shown = "".join(reversed(keys)).lstrip(".") or "(top level)"
+            raise error(source, shown if len(shown) <= 80 else f"{shown[:40]}...{shown[-37:]}",
+                        f"nested too deeply (or holding itself); {limit_hint('nesting', 'levels')}")
+        pairs = item.items() if isinstance(item, Mapping) else enumerate(item)
+        stack.extend((child, depth + 1, (chain, key)) for key, child in pairs if isinstance(child, containers))
 
 
 def _key_of(container: dict | list, item: Any) -> str | int:

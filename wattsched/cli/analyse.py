@@ -123,7 +123,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="bounded-slowdown threshold in seconds (default 10)")
     p.add_argument("--window", type=run_window, metavar="START,END",
                    help="time window in seconds for utilization and window energy")
-    p.add_argument("--workload", help="workload JSON, to join the jobs' 'user' field for per-user stretch")
+    p.add_argument("--workload", type=named("a workload JSON file, or leave --workload out"),
+                   help="workload JSON, to join the jobs' 'user' field for per-user stretch")
     p.add_argument("--max-power", type=positive_float, metavar="W",
                    help="platform's all-computing power in W (energy relative to it)")
     p.add_argument("--json", action="store_true", help="print the metrics as JSON")
@@ -146,7 +147,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "<prefix>.row (host names). Times in microseconds from the start.")
     p.add_argument("outputs", type=OUTPUTS, help="output folder (holding one run), or prefix such as results/out")
     add_output_dir_argument(p, "the three files")
-    p.add_argument("--platform", help="the run's platform XML, to name the rows after its hosts (default: 'host <id>')")
+    p.add_argument("--platform", type=named("the run's platform XML file, or leave --platform out"),
+                   help="the run's platform XML, to name the rows after its hosts (default: 'host <id>')")
     p.set_defaults(func=cmd_paraver)
 
     p = sub.add_parser("node-stats", help="on/off statistics of a run (ESC paper, table 2)",
@@ -155,15 +157,17 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "state, makespan and energy, of any Batsim output folder (ours or real Batsim's); "
                                    "with --baseline (the always-on run), the time and energy ratios.")
     p.add_argument("outputs", type=OUTPUTS, help="output folder (holding one run), or prefix such as results/out")
-    p.add_argument("--baseline", help="outputs of the always-on run to compare makespan and energy with")
+    p.add_argument("--baseline", type=named("the always-on run's output folder or prefix, or leave --baseline out"),
+                   help="outputs of the always-on run to compare makespan and energy with")
     p.add_argument("--json", action="store_true", help="print the statistics as JSON")
     p.set_defaults(func=cmd_node_stats)
 
     p = sub.add_parser("regress", help="compare a run with golden outputs (or --update them)",
                        description="Compare the five CSVs of RUN with GOLDEN (times exact, energies within "
                                    "--rel-tol); prints a readable diff and exits 1 when they differ.")
-    p.add_argument("run", help="output folder or prefix of the run")
-    p.add_argument("golden", help="folder or prefix of the golden outputs")
+    p.add_argument("run", type=OUTPUTS, help="output folder or prefix of the run")
+    p.add_argument("golden", type=named("the golden outputs' folder or prefix"),
+                   help="folder or prefix of the golden outputs")
     p.add_argument("--update", action="store_true",
                    help="replace the golden outputs with the run's (all or none: a run checked as 'metrics' reads "
                         "it, every target checked first); a golden file of a kind the run did not write (e.g. "

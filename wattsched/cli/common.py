@@ -196,7 +196,10 @@ def add_progress_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def output_file(text: str) -> Path:
-    """An ``--output FILE`` value: a file's path (``Path`` drops a trailing slash, which names a folder)."""
+    """An ``--output FILE`` value: a file's path (``Path`` drops a trailing slash, which names a folder). An empty
+    name was read as the current folder ("cannot write ."), a blank one wrote a file named " "."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty: give a file name, or leave --output out to write to standard output")
     if text.endswith(("/", os.sep)):
         raise argparse.ArgumentTypeError(f"{text!r} names a folder: give a file name")
     return Path(text)

@@ -10,8 +10,8 @@ import json
 from wattsched.base.errors import InputError, OptionError
 from wattsched.base.fileio import emit_text
 from wattsched.base.validate import check_count, number, option_error
-from wattsched.cli.common import (add_output_argument, days, integer, non_negative_int, positive_float, positive_int,
-                                  time_in, window)
+from wattsched.cli.common import (add_output_argument, days, integer, named, non_negative_int, positive_float,
+                                  positive_int, time_in, window)
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
@@ -224,6 +224,10 @@ def cmd_beta(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The ``type`` of ``--mirror``: an empty one was read as none (the default mirror, or a download).
+MIRROR = named("a folder of the archive's files, or leave --mirror out")
+
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("synth", help="generate a seeded synthetic HPC workload (Lublin-Feitelson style)",
                        description="Write a seeded synthetic HPC workload (Lublin & Feitelson 2003: job sizes, run "
@@ -252,7 +256,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                               "  wattsched swf NASA-iPSC-1993-3.1-cln.swf.gz --busiest 7 --output nasa.json\n"
                               "  wattsched swf trace.swf --hosts 128 --too-large keep --walltime factor:2",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("swf", help="input .swf or .swf.gz trace, or a name of 'wattsched traces' (from the mirror or cache)")
+    p.add_argument("swf", type=named("an SWF trace file or a trace name ('wattsched traces' lists them)"),
+                   help="input .swf or .swf.gz trace, or a name of 'wattsched traces' (from the mirror or cache)")
     add_output_argument(p, "output .json")
     p.add_argument("--speed", type=positive_float, default=100e6, help="host speed in flop/s (default 100e6)")
     p.add_argument("--hosts", type=positive_int, help="platform size (default: the header's MaxProcs / --procs-per-host)")
@@ -272,7 +277,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="jobs wider than the machine: drop (default), keep (the scheduler rejects them) or error")
     p.add_argument("--no-runtime", choices=("drop", "keep", "error"), default="drop",
                    help="jobs with a run time <= 0 (cancelled or not): drop (default), keep (zero work) or error")
-    p.add_argument("--mirror", metavar="DIR", help="folder of the archive's logs for a trace name (default "
+    p.add_argument("--mirror", metavar="DIR", type=MIRROR,
+                   help="folder of the archive's logs for a trace name (default "
                    "$WATTSCHED_PWA, else shared/data/pwa beside the repository)")
     p.set_defaults(func=cmd_swf)
 
@@ -289,8 +295,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("action", nargs="?", choices=("list", "fetch"), default="list", help="list (default) or fetch")
     p.add_argument("names", nargs="*", metavar="NAME", help="traces to fetch (names or file names)")
-    p.add_argument("--mirror", metavar="DIR", help="a folder holding the archive's files")
-    p.add_argument("--cache", metavar="DIR", help="the download cache")
+    p.add_argument("--mirror", metavar="DIR", type=MIRROR, help="a folder holding the archive's files")
+    p.add_argument("--cache", metavar="DIR", type=named("a folder, or leave --cache out for the default cache"),
+                   help="the download cache")
     p.add_argument("--url", metavar="URL", help="download from this folder URL instead of the archive "
                                                "(default $WATTSCHED_PWA_URL)")
     p.add_argument("--sha256", action="store_true", help="list: print every file's sha256 too")
@@ -381,7 +388,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                        epilog="example: wattsched swf trace.swf --speed 2.3e9 --hosts 128 --output w.json && "
                               "wattsched beta w.json --seed 1 --output w_beta.json && wattsched platform --node upas "
                               "--hosts 128 --output p.xml && wattsched run p.xml w_beta.json -s upas")
-    p.add_argument("workload", help="Batsim JSON workload (parallel_homogeneous or delay profiles)")
+    p.add_argument("workload", type=named("a Batsim JSON workload file"),
+                   help="Batsim JSON workload (parallel_homogeneous or delay profiles)")
     add_output_argument(p, "output .json")
     p.add_argument("--seed", type=non_negative_int, required=True, help="seed of the beta draws (an integer ≥ 0)")
     p.add_argument("--speed", type=positive_float, default=2.3e9,

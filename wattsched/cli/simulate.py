@@ -436,9 +436,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="preset name (see 'wattsched schedulers'), pybatsim entry-point name, "
                         "'package.module:Class' or 'file.py[:Class]' (default: easy-backfill)")
     add_options_argument(p)
-    p.add_argument("-e", "--export", default="out/out",
+    p.add_argument("-e", "--export", default="out/out", type=named("an output prefix such as out/out"),
                    help="output prefix: writes PREFIX_jobs.csv, _schedule.csv, ... (default: out/out)")
-    p.add_argument("--connect", metavar="ENDPOINT",
+    p.add_argument("--connect", metavar="ENDPOINT", type=named("an endpoint such as tcp://127.0.0.1:28000"),
                    help="do not load a scheduler: act as Batsim and connect (REQ) to a scheduler already "
                         "listening on ENDPOINT, e.g. tcp://127.0.0.1:28000")
     p.add_argument("--timeout", type=timeout_seconds, default=None, metavar="S",
@@ -467,10 +467,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "out_*.csv recorded with real Batsim) against the embedded simulator: one summary "
                                    "line per scenario and a count. Exits 1 and prints the first differences when a "
                                    "Batsim message or a CSV differs.")
-    p.add_argument("folders", nargs="+", metavar="FOLDER")
+    p.add_argument("folders", nargs="+", metavar="FOLDER", type=named("a folder recorded with real Batsim"))
     p.add_argument("--rel-tol", type=positive_float, default=1e-7, help="relative tolerance on energies (default 1e-7)")
     p.add_argument("--limit", type=non_negative_int, default=10, help="differences shown per folder (default 10)")
-    p.add_argument("--keep-outputs", metavar="DIR", help="write our CSVs into DIR instead of a temporary folder")
+    p.add_argument("--keep-outputs", metavar="DIR", type=named("a folder, or leave --keep-outputs out"),
+                   help="write our CSVs into DIR instead of a temporary folder")
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("serve", help="run a scheduler that waits for real Batsim (binds the REP socket)",
@@ -481,6 +482,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="preset name, pybatsim entry-point name or module path (default: easy-backfill)")
     add_options_argument(p)
     p.add_argument("--bind", default="tcp://127.0.0.1:28000", metavar="ENDPOINT",
+                   type=named("an endpoint such as tcp://127.0.0.1:28000"),
                    help="endpoint to bind (default tcp://127.0.0.1:28000; use tcp://*:28000 in a container)")
     p.add_argument("--timeout", type=timeout_seconds, default=DEFAULT_TIMEOUT_S, metavar="S",
                    help=f"give up when Batsim sends nothing for S seconds (default {DEFAULT_TIMEOUT_S:g})")

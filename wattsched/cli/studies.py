@@ -12,6 +12,9 @@ from wattsched.cli.common import days, named, non_negative_int, positive_float, 
 
 #: The ``type`` of ``--out``: a folder, not an empty name (the current folder).
 OUT_FOLDER = named("a folder (leave --out out for the default)")
+#: ``--report-dir ''`` wrote the report into the current folder; ``--pwa ''`` read the current folder as the archive's.
+REPORT_FOLDER = named("a folder (leave --report-dir out to write the report into --out)")
+PWA_FOLDER = named("the folder of the archive's logs, or leave --pwa out")
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -204,6 +207,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="folder of the runs, the table and the plots (default results/sweep)")
     p.add_argument("-j", "--workers", type=workers, help="processes of the local Dask cluster (default: CPU count)")
     p.add_argument("--dask-scheduler", metavar="ADDRESS",
+                   type=named("a Dask scheduler's address such as tcp://host:8786"),
                    help="run on this Dask scheduler (tcp://host:8786) instead of a local cluster; its workers must "
                         "see the same files")
     p.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
@@ -228,7 +232,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--swf", action="append", default=[], metavar="NAME=PATH[:START_S]",
                    help="use one week of this SWF trace for machine NAME (at its full size; its busiest week "
                         "unless START_S is given)")
-    e.add_argument("--pwa", metavar="DIR",
+    e.add_argument("--pwa", metavar="DIR", type=PWA_FOLDER,
                    help="folder of Parallel Workloads Archive logs (default: $WATTSCHED_PWA, else ../shared/data/pwa "
                         "beside the repository); SDSC-Blue and Curie take their busiest week when found")
     e.add_argument("--synthetic", action="store_true", help="synthetic weeks even when the logs are found")
@@ -250,7 +254,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                           epilog="example: wattsched reproduce efs --out results/efs -j 2")
     e.add_argument("--out", type=OUT_FOLDER, default="results/efs",
                    help="output folder (default results/efs)")
-    e.add_argument("--pwa", metavar="DIR",
+    e.add_argument("--pwa", metavar="DIR", type=PWA_FOLDER,
                    help="folder of Parallel Workloads Archive logs (default: $WATTSCHED_PWA, else ../shared/data/pwa "
                         "beside the repository)")
     e.add_argument("--parts", type=_name_list, default="lightesp,table1", help="lightesp and/or table1 (default both)")
@@ -278,8 +282,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                       "the paper's, and figures (active nodes over time, a day of node states, the grid).")
     e.add_argument("--out", type=OUT_FOLDER, default="results/esc",
                    help="output folder of the runs (default results/esc)")
-    e.add_argument("--report-dir", help="where report.md and the figures go (default: --out)")
-    e.add_argument("--pwa", metavar="DIR",
+    e.add_argument("--report-dir", type=REPORT_FOLDER, help="where report.md and the figures go (default: --out)")
+    e.add_argument("--pwa", metavar="DIR", type=PWA_FOLDER,
                    help="folder of Parallel Workloads Archive logs (default: $WATTSCHED_PWA, else ../shared/data/pwa "
                         "beside the repository)")
     e.add_argument("--full", action="store_true", help="also the synthetic NASA-like log when the real one is found")
@@ -304,8 +308,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                           epilog="example: wattsched reproduce upas --out results/upas --report-dir docs/results/upas -j 2")
     e.add_argument("--out", type=OUT_FOLDER, default="results/upas",
                    help="output folder of the runs (default results/upas)")
-    e.add_argument("--report-dir", help="where report.md and the figures go (default: --out)")
-    e.add_argument("--pwa", metavar="DIR",
+    e.add_argument("--report-dir", type=REPORT_FOLDER, help="where report.md and the figures go (default: --out)")
+    e.add_argument("--pwa", metavar="DIR", type=PWA_FOLDER,
                    help="folder of Parallel Workloads Archive logs (default: $WATTSCHED_PWA, else ../shared/data/pwa "
                         "beside the repository)")
     e.add_argument("--synthetic", action="store_true", help="synthetic traces shaped like table 1 even when logs are found")
@@ -332,7 +336,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                           epilog="example: wattsched reproduce eamc --out results/eamc --report-dir docs/results/eamc -j 2")
     e.add_argument("--out", type=OUT_FOLDER, default="results/eamc",
                    help="output folder of the runs (default results/eamc)")
-    e.add_argument("--report-dir", help="where report.md and the figures go (default: --out)")
+    e.add_argument("--report-dir", type=REPORT_FOLDER, help="where report.md and the figures go (default: --out)")
     e.add_argument("--full", action="store_true", help="the paper's size: 512 + 512 nodes, 5,000 jobs per workload")
     e.add_argument("--scale", type=positive_float,
                    help="fraction of the paper's nodes and jobs when not --full (default 0.5: 256 + 256, 2,500)")

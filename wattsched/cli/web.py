@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 
 from wattsched.base.errors import OptionError
-from wattsched.cli.common import positive_int, workers
+from wattsched.cli.common import named, positive_int, workers
 
 
 def cmd_web(args: argparse.Namespace) -> int:
@@ -51,6 +51,12 @@ def port_number(text: str) -> int:
     return value
 
 
+def workspace_folder(text: str) -> Path:
+    """``--workspace DIR``: a folder's name; an empty one was the current folder (the page's inputs/ and runs/
+    made there)."""
+    return Path(named("a folder, or leave --workspace out for ./wattsched-web")(text))
+
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("web", help="a local web page to configure, launch, watch and compare simulations",
                        description="Serve a web page to pick a platform and a workload (shipped, uploaded or "
@@ -61,7 +67,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                        epilog="example: wattsched web --workspace ~/wattsched-runs   (then open http://127.0.0.1:8000/)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=port_number, default=8000, help="port (default 8000)")
-    p.add_argument("--workspace", type=Path, default=Path("wattsched-web"), metavar="DIR",
+    p.add_argument("--workspace", type=workspace_folder, default=Path("wattsched-web"), metavar="DIR",
                    help="folder of the page's inputs and runs (default ./wattsched-web; created when missing)")
     p.add_argument("-j", "--workers", type=workers, default=2, help="simulations at once (default 2)")
     p.add_argument("--max-upload-mb", type=positive_int, default=None, metavar="MB",

@@ -25,7 +25,7 @@ from typing import Any, TextIO, Union
 
 from wattsched.base.batsim_files import output_paths
 from wattsched.base.errors import InputError, OptionError, OutputError
-from wattsched.base.validate import check_output_files
+from wattsched.base.validate import check_output_files, check_python_nesting, option_error
 from wattsched.simulator.drivers import ProgressCallback, RunStats, run_inprocess, run_zmq
 from wattsched.simulator.engine import Simulation
 from wattsched.simulator.outputs import write_outputs
@@ -206,6 +206,7 @@ def check_options(options: Any) -> dict[str, Any]:
         return {}
     if not isinstance(options, Mapping):
         raise OptionError(f"options must be a mapping (a dict of option names to values), got {kind_of(options)}")
+    check_python_nesting(options, "options", option_error)  # (before the recursive walk)
 
     from wattsched.schedulers.options import _plain_number, is_numpy_bool
 
@@ -279,6 +280,7 @@ def as_workload(workload: WorkloadInput) -> Workload:
     if isinstance(workload, Workload):
         return workload
     if isinstance(workload, Mapping):
+        check_python_nesting(workload, "<workload object>")  # json.dumps recurses
         try:  # NaN and ±Infinity written as JSON's non-standard constants: the loader refuses them by path
             text = json.dumps(workload)
         except (TypeError, ValueError) as error:
@@ -537,6 +539,9 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
     platform, workload = as_platform(platform), as_workload(workload)
     check_speed(platform, workload)
     check_energy_factors(workload, source)
+    from wattsched.workloads.users import check_job_fields
+
+    check_job_fields((job.entry for job in workload.jobs), source or workload.path)  # as 'wattsched run' does
     if handler is not None:
         check_shares(workload, options or {}, source)
     sim = Simulation(platform, workload, dynamic_jobs=dynamic_jobs,
