@@ -168,6 +168,7 @@ def head_reservation(head: QueuedJob, now_s: float, free: ProcSet, running: Iter
     for inf, sup in intervals(free):
         by_inf[inf], by_sup[sup] = sup, inf
     contiguous = placer.contiguous
+    pop_inf, pop_sup = by_inf.pop, by_sup.pop
     ending = iter(running)
     job = next(ending, None)
     while job is not None:
@@ -175,14 +176,18 @@ def head_reservation(head: QueuedJob, now_s: float, free: ProcSet, running: Iter
         grown = 0  # the longest interval this end time made or lengthened
         while job is not None and job.expected_end_s == end_s:
             for lo, hi in intervals(job.alloc):
-                inf, sup = lo, hi
-                if inf - 1 in by_sup:
-                    inf = by_sup.pop(inf - 1)
+                inf = pop_sup(lo - 1, -1)  # a free interval ending just below: merged (-1: none, ids are >= 0)
+                if inf < 0:
+                    inf = lo
+                else:
                     del by_inf[inf]
-                if sup + 1 in by_inf:
-                    sup = by_inf.pop(sup + 1)
+                sup = pop_inf(hi + 1, -1)  # ... and one starting just above
+                if sup < 0:
+                    sup = hi
+                else:
                     del by_sup[sup]
-                by_inf[inf], by_sup[sup] = sup, inf
+                by_inf[inf] = sup
+                by_sup[sup] = inf
                 if sup - inf >= grown:
                     grown = sup - inf + 1
                 count += hi - lo + 1
