@@ -30,7 +30,8 @@ import numpy as np
 from procset import ProcSet
 
 from wattsched.base.errors import OptionError
-from wattsched.base.hostsets import Accumulator, copy, disjoint, from_sorted_ids, inter, longest, minus, plus, size
+from wattsched.base.hostsets import (Accumulator, copy, disjoint, from_sorted_ids, inter, longest, minus, plus, size,
+                                     union_if_disjoint)
 from wattsched.energy_models.power import NodeModel
 from wattsched.energy_models.taurus import TAURUS
 from wattsched.schedulers.admission import AdmissionConstraint
@@ -42,6 +43,8 @@ from wattsched.schedulers.state import CallMeLater, ClusterView, Decision, Queue
 
 logger = logging.getLogger(__name__)
 
+#: :func:`transition_pseudo_jobs` checks that the switches' hosts are disjoint with one sort from this many switches on
+SORT_MIN_PARTS = 8
 #: A boot is started when the head can start within ``switch_on_s`` + this (a wake-up call arrives rounded).
 BOOT_SLACK_S = 1e-3
 #: :meth:`OpportunisticShutdown._prepare_backfill` drops the rest of the queue's jobs dominated by the pass's
@@ -118,15 +121,29 @@ def transition_pseudo_jobs(view: ClusterView, parts: Sequence[tuple[int, Transit
     ``other_switching_ready_s``, asleep hosts until ``off_ready_s``."""
     now = view.now_s
     out: list[RunningJob] = []
-    seen = Accumulator(counted)  # the hosts counted so far
-    for k, t, hs in parts:
-        if not disjoint(hs, seen.hosts):
-            hs = minus(hs, seen.hosts)  # (a copy: the parts are shared and never changed)
-        if hs:
-            seen.add(hs)
-            ready = t.end_s if t.booting else ready_after_switch_off(t.end_s)
-            out.append(RunningJob(f"{prefix}{k}", hs, now, max(ready, now)))
-    rest = minus(view.switching, seen.hosts)
+    # Parts share no host but on platforms whose hosts switch at several speeds (a host whose switch-off ended while
+    # others of its request still switch may be booted again): checked with one sort of their intervals when they
+    # are many (27 a call at 80,640 hosts under EASY + shutdown, where adding them one by one to a growing union was
+    # 13 % of the run), and each then loses only the hosts `counted` holds, as the general loop below would do
+    union = union_if_disjoint(hs for _, _, hs in parts) if len(parts) >= SORT_MIN_PARTS else None
+    if union is not None:
+        for k, t, hs in parts:
+            if counted and not disjoint(hs, counted):
+                hs = minus(hs, counted)  # (a copy: the parts are shared and never changed)
+            if hs:
+                ready = t.end_s if t.booting else ready_after_switch_off(t.end_s)
+                out.append(RunningJob(f"{prefix}{k}", hs, now, max(ready, now)))
+        rest = minus(minus(view.switching, union), counted)
+    else:
+        seen = Accumulator(counted)  # the hosts counted so far
+        for k, t, hs in parts:
+            if not disjoint(hs, seen.hosts):
+                hs = minus(hs, seen.hosts)  # (a copy: the parts are shared and never changed)
+            if hs:
+                seen.add(hs)
+                ready = t.end_s if t.booting else ready_after_switch_off(t.end_s)
+                out.append(RunningJob(f"{prefix}{k}", hs, now, max(ready, now)))
+        rest = minus(view.switching, seen.hosts)
     if rest:
         out.append(RunningJob("~switching", rest, now, other_switching_ready_s))
     if view.off:

@@ -6,7 +6,7 @@ from procset import ProcSet
 import numpy as np
 
 from wattsched.base.hostsets import (contains_many, copy, disjoint, from_intervals, from_sorted_ids, ids_array, inter,
-                                     longest, minus, parse_canonical, plus, size)
+                                     longest, minus, parse_canonical, plus, size, union_if_disjoint)
 
 
 def parse(text: str) -> ProcSet:
@@ -119,6 +119,22 @@ def test_accumulator_grows_into_the_union(start, added) -> None:
         assert list(acc.hosts.intervals()) == list(expected.intervals())
         assert hosts == before
     assert first == as_procset(start)
+
+
+@given(st.lists(intervals, max_size=8))
+def test_union_if_disjoint_is_the_union_exactly_when_no_two_sets_meet(sets) -> None:
+    """union_if_disjoint: the union of the sets, a valid set, when no two share a host; None as soon as two do."""
+    procsets = [as_procset(pairs) for pairs in sets]
+    union = union_if_disjoint(procsets)
+    meet = any(len(a & b) for i, a in enumerate(procsets) for b in procsets[i + 1:])
+    if meet:
+        assert union is None
+    else:
+        expected = ProcSet()
+        for hosts in procsets:
+            expected |= hosts
+        assert union is not None and list(union.intervals()) == list(expected.intervals())
+        assert all(b + 1 < c for (_, b), (c, _) in zip(union.intervals(), list(union.intervals())[1:]))
 
 
 @given(intervals, st.lists(st.integers(-3, 75), max_size=30))

@@ -295,3 +295,42 @@ def test_dropping_the_dominated_jobs_in_bulk_changes_no_decision(tmp_path, monke
     assert sum(calls) > 100, calls  # the bulk drop did run, over many jobs
     one_by_one = _budget_run(tmp_path, monkeypatch, preset, budget_fraction, narrow=False)
     assert bulk == one_by_one
+
+
+_part_sets = st.lists(st.lists(st.tuples(st.integers(0, 60), st.integers(0, 3)), min_size=1, max_size=3),
+                      max_size=12)
+
+
+@given(_part_sets, st.lists(st.tuples(st.integers(0, 60), st.integers(0, 3)), max_size=3),
+       st.lists(st.tuples(st.integers(0, 60), st.integers(0, 3)), max_size=4), st.integers(0, 2**12 - 1))
+def test_transition_pseudo_jobs_take_the_same_hosts_with_one_sort_of_many_switches(parts, counted, other, booting):
+    """From SORT_MIN_PARTS switches on, their hosts are checked disjoint with one sort; the pseudo jobs are those of
+    the general loop (each switch loses the hosts counted and those of earlier switches), whether the switches
+    share hosts (the loop then runs) or not."""
+    from wattsched.schedulers import power
+
+    def hosts(pairs) -> ProcSet:
+        return ProcSet(*[(a, a + d) for a, d in pairs])
+
+    sets = [hosts(p) for p in parts]
+    switching = ProcSet()
+    for hs in sets:
+        switching |= hs
+    switching |= hosts(other)
+    view = ClusterView.idle_machine(80, now_s=100.0)
+    view.switching, view.off = switching, ProcSet((70, 72))
+    view.free = ProcSet((0, 79)) - switching - view.off
+    transitions = [power.Transition(hs, bool(booting >> k & 1), 100.0 + 10 * k) for k, hs in enumerate(sets)]
+    triples = [(k, t, t.hosts & switching) for k, t in enumerate(transitions)]
+
+    def pseudo(threshold: int) -> list:
+        saved = power.SORT_MIN_PARTS
+        power.SORT_MIN_PARTS = threshold
+        try:
+            jobs = power.transition_pseudo_jobs(view, triples, hosts(counted) & switching, "~s", lambda end: end + 151.0,
+                                                500.0, 250.0)
+        finally:
+            power.SORT_MIN_PARTS = saved
+        return [(j.id, list(j.alloc.intervals()), j.start_s, j.expected_end_s) for j in jobs]
+
+    assert pseudo(0) == pseudo(10**9)
