@@ -48,6 +48,7 @@ __all__ = [
     "NodeKind",
     "eamc_platform_xml",
     "format_number",
+    "host_name_part_problem",
     "speed_attribute",
     "wattage_per_state_attribute",
     "platform_xml",
@@ -195,6 +196,22 @@ def upas_platform_xml(nb_hosts: int, *, top_power_w: float = 100.0, prefix: str 
                                "2.3 GHz")
 
 
+def host_name_part_problem(text: str) -> str | None:
+    """Why ``text`` cannot be the prefix or suffix of generated host names, or None when it can be.
+
+    A control character (or a byte of the command line that is not UTF-8) cannot be written in XML at all,
+    quotes and ``<>&`` would end or break the attribute, and a space would split the name wherever names are
+    listed. A comma or a colon can be written, and SimGrid takes the name, but then the host cannot be named to
+    Batsim: its ``--add-role-to-hosts`` reads ``host1,host2:role`` (``batsim --help``).
+    """
+    if any(c in text for c in "<>&\"' \t\n") or not text.isprintable():
+        return "must not contain spaces, quotes, <>&, control characters or bytes that are not UTF-8"
+    if "," in text or ":" in text:
+        return ("must not contain a comma or a colon: Batsim's --add-role-to-hosts reads host names as "
+                "'host1,host2:role'")
+    return None
+
+
 def platform_xml(
     nb_hosts: int,
     node: NodeKind,
@@ -218,16 +235,16 @@ def platform_xml(
         what, source: the header comment: what the hosts are and where their numbers come from.
 
     Raises:
-        OptionError: ``nb_hosts`` < 1 or a prefix/suffix that cannot appear in an XML attribute.
+        OptionError: ``nb_hosts`` < 1 or a prefix/suffix that cannot appear in an XML attribute or in Batsim's
+            lists of host names (:func:`host_name_part_problem`).
     """
     if isinstance(nb_hosts, bool) or not isinstance(nb_hosts, int) or nb_hosts < 1:
         raise OptionError(f"number of hosts must be a positive integer, got {nb_hosts!r}")
     check_count(nb_hosts, "hosts", "platform", "hosts", "hosts", option_error)
     for name, text in (("prefix", prefix), ("suffix", suffix)):
-        # a control character (or a byte of the command line that is not UTF-8) cannot be written in XML at all
-        if any(c in text for c in "<>&\"' \t\n") or not text.isprintable():
-            raise OptionError(f"host name {name} {text!r} must not contain spaces, quotes, <>&, control "
-                              "characters or bytes that are not UTF-8")
+        problem = host_name_part_problem(text)
+        if problem is not None:
+            raise OptionError(f"host name {name} {text!r} {problem}")
     if f"{prefix}0{suffix}" == "master_host":
         raise OptionError("host names must differ from 'master_host'")
 

@@ -123,7 +123,7 @@ class FairShareOrder(QueueOrder):
 
     Raises:
         OptionError: a share, the default share, the half-life or the damping is not > 0, or ``shares``
-            is not an object of numbers.
+            is not an object of numbers keyed by user names (an empty or blank key names no user).
     """
 
     #: usage measures this order charges (``cpu``, ``energy``)
@@ -156,6 +156,10 @@ class FairShareOrder(QueueOrder):
         self.normalization = normalization
         self.shares: dict[str, float] = {}
         for user, share in (shares or {}).items():
+            if not str(user).strip():  # names no user: a job without a 'user' field gets default_share
+                empty = "a blank" if user else "an empty"
+                raise OptionError(f"option 'shares' of {owner}: the key {_got(user)} is {empty} user name; name a "
+                                  "user (jobs without a 'user' field get default_share)")
             if not is_number(share) or not 0 < share < math.inf:
                 raise OptionError(f"option 'shares' of {owner}: the share of user '{user}' must be a number "
                                   f"> 0, got {_got(share)}")

@@ -18,7 +18,9 @@ processor; ``"node"`` takes the header's MaxProcs / MaxNodes):
   not a number, is 0 or negative, or is fewer processors than one host's is then an error naming the
   header field, not a guess), and is copied into ``meta`` with the log's
   UnixStartTime and time zone (a header number must be whole: ``8.5`` or ``1e3`` is not read as 8 or 1; a
-  UnixStartTime beyond the dates Python shows is left unknown). Files may be gzip-compressed (recognised by
+  UnixStartTime beyond the dates Python shows is left unknown, one that is no number, ``x``, is an error naming
+  its line). A field the conversion reads given twice must say the same both times (other fields, such as the
+  ``Note`` lines logs repeat, keep their first value). Files may be gzip-compressed (recognised by
   content, whatever their name), start with a byte-order mark, have CRLF line ends, or non-UTF-8 bytes in comments.
 * ``id`` = the SWF job number; ``user`` = field 12 and ``group`` = field 13 (``-1`` kept when unknown; Batsim
   keeps extra job fields, the fair-share presets read ``user``); a fractional job number, user or group is an
@@ -136,7 +138,8 @@ class SwfHeader:
             when the value does not start with one, e.g. ``8.5``).
         unix_start_time: the log's time 0 as a Unix time (None when not a whole number of a representable date).
         time_zone: ``TimeZoneString`` (e.g. ``US/Pacific``).
-        fields: every ``Key: value`` line of the header, as text.
+        fields: every ``Key: value`` line of the header, as text (the first of a key given twice).
+        lines: the line number (1-based) of each of ``fields``.
     """
 
     max_procs: int | None = None
@@ -144,6 +147,13 @@ class SwfHeader:
     unix_start_time: int | None = None
     time_zone: str | None = None
     fields: dict[str, str] = field(default_factory=dict)
+    lines: dict[str, int] = field(default_factory=dict)
+
+
+#: The header fields a conversion reads (:class:`SwfHeader`); the others (``Version``, ``Note``, ``Queue``,
+#: ``Partition``..., some of which the archive writes several times) are kept as text only.
+_USED_HEADER_FIELDS = ("MaxProcs", "MaxNodes", "UnixStartTime", "TimeZoneString")
+_NUMERIC_HEADER_FIELDS = ("MaxProcs", "MaxNodes", "UnixStartTime")
 
 
 def _shown(text: str) -> str:
@@ -169,9 +179,25 @@ def _leading_int(text: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def _is_number_text(text: str) -> bool:
+    """Whether the header value ``text`` starts with a number, whole or not (``8.5``, ``1e20``, ``338 (batch)``)."""
+    words = text.split()
+    return bool(words) and words[0].isascii() and "_" not in words[0] \
+        and re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", words[0]) is not None
+
+
+def _same_header_value(key: str, first: str, again: str) -> bool:
+    """Whether a header field given twice says the same both times (numbers compared as the reader reads them:
+    ``128`` and ``128 (all)`` agree)."""
+    if key in _NUMERIC_HEADER_FIELDS and _leading_int(first) is not None:
+        return _leading_int(first) == _leading_int(again)
+    return first == again
+
+
 def _unix_time(text: str) -> int | None:
     """The header's UnixStartTime, or None when it is not a whole number of seconds of a date Python can show
-    (``1e20``, ``99999999999999999999``): the log's start is then unknown rather than wrong."""
+    (``1e20``, ``99999999999999999999``): the log's start is then unknown rather than wrong. (A value that is no
+    number at all is refused by :func:`read_swf_trace`.)"""
     value = _leading_int(text)
     if value is None:
         return None
@@ -213,20 +239,32 @@ def read_swf_trace(swf_path: str | Path) -> tuple[SwfHeader, list[SwfJob]]:
     """Parse an SWF file (plain or gzip-compressed, LF or CRLF line ends): its header and one :class:`SwfJob`
     per job line (comments and blank lines skipped).
 
+    Header lines are ``; Key: value`` comments before the first job (the archive's "swf.html"). A key the
+    conversion reads (MaxProcs, MaxNodes, UnixStartTime, TimeZoneString) given twice must say the same both
+    times; other keys (``Note``, ``Queue``, ``Partition``... that logs repeat) keep their first value.
+
     Raises:
-        InputError: unreadable file, a line without 18 fields, or a field that is not a number
-            (the message gives the file, the line number and the field name).
+        InputError: unreadable file, a line without 18 fields, a field that is not a number, a header field the
+            conversion reads given twice with two values, or a UnixStartTime that is not a number (the message
+            gives the file, the line number and the field name).
     """
     source = Path(swf_path)
     text = _read_text(source)
     header: dict[str, str] = {}
+    header_lines: dict[str, int] = {}
     jobs: list[SwfJob] = []
     for line_no, raw in enumerate(text.splitlines(), start=1):
         line, _, comment = raw.partition(";")
         if comment and not jobs and ":" in comment:
             key, _, value = comment.partition(":")
-            if key.strip() and " " not in key.strip():
-                header.setdefault(key.strip(), value.strip())
+            key, value = key.strip(), value.strip()
+            if key and " " not in key:
+                if key not in header:
+                    header[key], header_lines[key] = value, line_no
+                elif key in _USED_HEADER_FIELDS and not _same_header_value(key, header[key], value):
+                    raise InputError(source, f"line {line_no}, header {key}",
+                                     f"{_shown(value)}, while line {header_lines[key]} gives {_shown(header[key])} "
+                                     "(a header field is given once)")
         line = line.strip()
         if not line:
             continue
@@ -236,10 +274,14 @@ def read_swf_trace(swf_path: str | Path) -> tuple[SwfHeader, list[SwfJob]]:
         job = SwfJob((name, _parse_number(part, source, line_no, name)) for name, part in zip(SWF_FIELDS, parts))
         job["line"] = line_no
         jobs.append(job)
+    start = header.get("UnixStartTime")
+    if start is not None and not _is_number_text(start):  # (MaxProcs and MaxNodes: refused when they are read)
+        raise InputError(source, f"line {header_lines['UnixStartTime']}, header UnixStartTime",
+                         f"{_shown(start)} is not a number of seconds (the log's start as a Unix time)")
     parsed = SwfHeader(
         max_procs=_leading_int(header.get("MaxProcs", "")), max_nodes=_leading_int(header.get("MaxNodes", "")),
         unix_start_time=_unix_time(header.get("UnixStartTime", "")),
-        time_zone=header.get("TimeZoneString") or None, fields=header)
+        time_zone=header.get("TimeZoneString") or None, fields=header, lines=header_lines)
     return parsed, jobs
 
 
@@ -297,6 +339,11 @@ def _walltime_rule(rule: str) -> Callable[[float], float | None]:
 
 def _procs_per_host(value: int | str, header: SwfHeader, source: Path) -> int:
     if value == "node":
+        for key, read in (("MaxProcs", header.max_procs), ("MaxNodes", header.max_nodes)):
+            if key in header.fields and read is None:  # 'None' in the sentence below said nothing of the value
+                raise InputError(source, f"line {header.lines[key]}, header {key}",
+                                 f"{_shown(header.fields[key])} is not a whole number (procs_per_host 'node' divides "
+                                 "MaxProcs by MaxNodes)")
         if not header.max_procs or not header.max_nodes or header.max_procs % header.max_nodes:
             raise InputError(source, "header MaxProcs/MaxNodes",
                              f"{header.max_procs}/{header.max_nodes} is not a whole number of processors per node: "

@@ -283,6 +283,13 @@ def read_jobs(path: str | Path) -> pd.DataFrame:
     _first_bad(path, ~frame["final_state"].isin(JOB_FINAL_STATES).to_numpy(), "final_state",
                lambda row: f"{quoted_cut(str(states[row]))} is not a state Batsim writes "
                            f"({', '.join(JOB_FINAL_STATES)}): the job would be counted as none of them")
+    if "success" in frame.columns:  # Batsim writes 1 exactly for a job COMPLETED_SUCCESSFULLY, 0 for any other
+        success = frame["success"].to_numpy(dtype=float)
+        expected = (frame["final_state"] == "COMPLETED_SUCCESSFULLY").to_numpy(dtype=float)
+        _first_bad(path, ~(success == expected), "success",
+                   lambda row: f"{'empty' if np.isnan(success[row]) else format_count(success[row])}, while "
+                               f"final_state is {states[row]} (Batsim writes 1 exactly for COMPLETED_SUCCESSFULLY, "
+                               "0 otherwise)")
     _first_bad(path, ran.to_numpy() & (hosts < 1), "requested_number_of_resources",
                lambda row: f"{hosts[row]:g}, while job {frame['job_id'].iat[row]!r} ran "
                            f"({frame['final_state'].iat[row]}): Batsim rejects a job of no host, and utilization "
@@ -356,6 +363,13 @@ def _check_finish_times(frame: pd.DataFrame, path: Path, ran: np.ndarray) -> Non
                            "(Batsim writes execution_time as their difference)")
 
 
+def _not_before_start(frame: pd.DataFrame, path: Path) -> None:
+    """No ``time`` is negative: a simulation starts at 0 s, and Batsim writes these files as its clock runs (their
+    ``time`` never falls, so only the first row can be the one)."""
+    times = frame["time"].to_numpy(dtype=float)
+    _first_bad(path, times < 0, "time", lambda row: f"{times[row]:g} s, before the simulation's start at 0 s")
+
+
 def _non_decreasing(frame: pd.DataFrame, path: Path, column: str, what: str) -> None:
     """``column`` never falls from one row to the next (Batsim writes these files in time order)."""
     values = frame[column].to_numpy(dtype=float)
@@ -418,6 +432,7 @@ def read_machine_states(path: str | Path) -> pd.DataFrame:
     _to_float(frame, path, ("time",))
     _require_values(frame, path, ("time",))
     _require_times(frame, path, ("time",))
+    _not_before_start(frame, path)
     _non_decreasing(frame, path, "time", "time")
     _to_count(frame, path, _NEEDED_MACHINE_STATES[1:], 0, limit("hosts"),
               f"a count of hosts (a whole number >= 0; {limit_hint('hosts', 'hosts')})")
@@ -436,6 +451,7 @@ def read_consumed_energy(path: str | Path) -> pd.DataFrame:
     _to_float(frame, path, ("time", "energy", "wattmin", "epower"))
     _require_values(frame, path, ("time", "energy"))
     _require_times(frame, path, ("time",))
+    _not_before_start(frame, path)
     _non_decreasing(frame, path, "time", "time")
     _non_decreasing(frame, path, "energy", "the energy consumed so far")
     return frame
@@ -450,6 +466,7 @@ def read_pstate_changes(path: str | Path) -> pd.DataFrame:
     _to_float(frame, path, ("time",))
     _require_values(frame, path, ("time",))
     _require_times(frame, path, ("time",))
+    _not_before_start(frame, path)
     _non_decreasing(frame, path, "time", "time")
     _to_count(frame, path, ("new_pstate",), -2, MAX_PSTATE,
               f"a pstate (a whole number from 0 to {MAX_PSTATE}, or -1/-2 for a pending switch)")

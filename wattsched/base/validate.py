@@ -38,6 +38,7 @@ import os
 import re
 import stat
 import tempfile
+import unicodedata
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -47,7 +48,8 @@ from wattsched.base.limits import available_memory_bytes, format_count, limit, l
 __all__ = [
     "DUPLICATE_KEY", "ErrorFactory", "check_count", "check_csv_name", "check_memory", "check_number",
     "check_python_nesting",
-    "check_output_files", "BatsimMessageChecker", "check_endpoint", "decode_utf8", "input_error", "ipc_bind_path",
+    "check_output_files", "BatsimMessageChecker", "check_endpoint", "control_character_problem", "decode_utf8",
+    "input_error", "ipc_bind_path",
     "integer", "load_json", "load_yaml", "non_negative_int", "not_utf8_problem", "number_problem", "option_error",
     "number", "plain_float", "plain_int", "positive_int",
     "window_beyond_time",
@@ -757,6 +759,18 @@ def check_csv_name(name: str, source: str, field: str, what: str = "id",
 
 
 # -------------------------------------------------------------------------------------------- outputs
+def control_character_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a file we write: the first control character it holds (C0 such as a line break or
+    ESC, DEL, C1, or a line or paragraph separator), None when it holds none. The system takes such a name (all but
+    NUL and '/'), but ``-e $'o/out\\n'`` wrote files whose names end in a line break: they split every listing,
+    log line and shell loop that reads them, and a terminal acts on an ESC."""
+    for char in name:
+        if unicodedata.category(char) in ("Cc", "Zl", "Zp"):
+            return (f"holds the control character {repr(char)[1:-1]} (U+{ord(char):04X}); a file name must not "
+                    "hold control characters")
+    return None
+
+
 def check_output_files(paths: Sequence[str | os.PathLike], option: str) -> None:
     """Refuse, before any work, output files that could not be written: a target that is a folder, a parent
     that is a file, a folder that cannot be created or written (read-only, no permission).

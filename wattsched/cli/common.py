@@ -26,11 +26,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from wattsched.base.errors import OptionError, WattschedError
+from wattsched.base.errors import OptionError, WattschedError, quoted_cut
 from wattsched.base.fileio import require_regular_file
 from wattsched.base.limits import limit, limit_hint
-from wattsched.base.validate import (DUPLICATE_KEY, decode_utf8, integer, load_json, non_negative_int,  # noqa: F401
-                                     number, positive_int, window_beyond_time)
+from wattsched.base.validate import (DUPLICATE_KEY, control_character_problem, decode_utf8, integer,  # noqa: F401
+                                     load_json, non_negative_int, number, positive_int, window_beyond_time)
 
 
 def scheduler_options(text: str) -> dict[str, Any]:
@@ -99,14 +99,18 @@ def window(text: str) -> tuple[float, float]:
     return a, b
 
 
-def named(what: str) -> Callable[[str], str]:
+def named(what: str, written: bool = False) -> Callable[[str], str]:
     """The ``type`` of an argument naming a file, folder or scheduler: its text, unless empty (or blank), which
     names nothing: ``-d ''`` wrote next to the outputs, ``sweep --out ''`` into the current folder and
-    ``run '' W`` said ': cannot read platform file'. ``what`` says what to give."""
+    ``run '' W`` said ': cannot read platform file'. ``what`` says what to give; ``written``: the text names files
+    we write, which must not hold a control character (``run -e $'o/out\\n'`` wrote ``o/out\\n_jobs.csv``...)."""
 
     def check(text: str) -> str:
         if not text.strip():
             raise argparse.ArgumentTypeError(f"empty: give {what}")
+        problem = control_character_problem(text) if written else None
+        if problem is not None:
+            raise argparse.ArgumentTypeError(f"{quoted_cut(text, 200)} {problem}")
         return text
 
     return check
@@ -202,6 +206,9 @@ def output_file(text: str) -> Path:
         raise argparse.ArgumentTypeError("empty: give a file name, or leave --output out to write to standard output")
     if text.endswith(("/", os.sep)):
         raise argparse.ArgumentTypeError(f"{text!r} names a folder: give a file name")
+    problem = control_character_problem(text)  # a line break in the name of the file written, an ESC...
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"{quoted_cut(text, 200)} {problem}")
     return Path(text)
 
 

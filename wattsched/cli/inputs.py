@@ -164,10 +164,15 @@ def cmd_lightesp(args: argparse.Namespace) -> int:
 
 
 def cmd_platform(args: argparse.Namespace) -> int:
-    from wattsched.platforms.generate import eamc_platform_xml, esc_platform_xml, taurus_platform_xml, upas_platform_xml
+    from wattsched.platforms.generate import (eamc_platform_xml, esc_platform_xml, host_name_part_problem,
+                                              taurus_platform_xml, upas_platform_xml)
 
     if args.top_power is not None and args.node != "upas":
         raise OptionError("--top-power: only for --node upas")
+    for option, text in (("prefix", args.prefix), ("suffix", args.suffix)):
+        problem = None if text is None else host_name_part_problem(text)
+        if problem is not None:  # said of the option (the generator names the host name prefix or suffix)
+            raise OptionError(f"--{option}: host name {option} {text!r} {problem}")
     if args.node == "eamc":
         if args.flat or args.prefix is not None or args.suffix:
             raise OptionError("--node eamc writes one <cluster> per partition (hosts p1-0 ..., p2-0 ...): "

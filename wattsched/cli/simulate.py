@@ -436,7 +436,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="preset name (see 'wattsched schedulers'), pybatsim entry-point name, "
                         "'package.module:Class' or 'file.py[:Class]' (default: easy-backfill)")
     add_options_argument(p)
-    p.add_argument("-e", "--export", default="out/out", type=named("an output prefix such as out/out"),
+    p.add_argument("-e", "--export", default="out/out", type=named("an output prefix such as out/out", written=True),
                    help="output prefix: writes PREFIX_jobs.csv, _schedule.csv, ... (default: out/out)")
     p.add_argument("--connect", metavar="ENDPOINT", type=named("an endpoint such as tcp://127.0.0.1:28000"),
                    help="do not load a scheduler: act as Batsim and connect (REQ) to a scheduler already "

@@ -25,7 +25,7 @@ from typing import Any, TextIO, Union
 
 from wattsched.base.batsim_files import output_paths
 from wattsched.base.errors import InputError, OptionError, OutputError
-from wattsched.base.validate import check_output_files, check_python_nesting, option_error
+from wattsched.base.validate import check_output_files, check_python_nesting, control_character_problem, option_error
 from wattsched.simulator.drivers import ProgressCallback, RunStats, run_inprocess, run_zmq
 from wattsched.simulator.engine import Simulation
 from wattsched.simulator.outputs import write_outputs
@@ -102,13 +102,17 @@ def check_prefix(prefix: str | os.PathLike) -> dict[str, Path]:
     """The five output paths of ``prefix``, once it is known they can be written (checked before a run).
 
     Raises:
-        OutputError: the prefix names a folder (``results/`` or an existing ``results``: the files would land
-            beside it, not in it), or an output cannot be written there (a parent is a file, read-only).
+        OutputError: the prefix holds a control character (a line break, ESC...: no sane file name), names a
+            folder (``results/`` or an existing ``results``: the files would land beside it, not in it), or an
+            output cannot be written there (a parent is a file, read-only).
     """
     if isinstance(prefix, bytes) or not isinstance(prefix, (str, os.PathLike)) \
             or not isinstance(os.fspath(prefix), str):
         raise OutputError(f"output prefix (out, -e) must be a path (a str or os.PathLike), got {kind_of(prefix)}")
     text = os.fspath(prefix)
+    problem = control_character_problem(text)
+    if problem is not None:  # the system takes it, but it is no sane file name
+        raise OutputError(f"output prefix (out, -e) {shown_path(text)}: {problem}")
     try:
         problem = prefix_folder_problem(text)
         if problem is not None:

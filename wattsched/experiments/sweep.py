@@ -488,15 +488,18 @@ def load_runs(path: str | os.PathLike) -> list[Run]:
 
 
 def _check_prefixes(runs: Sequence[Run], source: str) -> None:
-    """No run's output prefix is a folder (its run would fail only when it starts, after others ran).
+    """No run's output prefix is a folder or holds a control character (its run would fail only when it starts,
+    after others ran).
 
     Raises:
         OptionError: naming ``source``, the run's index and name, and the field.
     """
-    from wattsched.experiments.runner import prefix_folder_problem
+    from wattsched.base.validate import control_character_problem
+    from wattsched.experiments.runner import prefix_folder_problem, shown_path
 
     for index, run in enumerate(runs):
-        problem = prefix_folder_problem(run.prefix)
+        problem = control_character_problem(run.prefix)
+        problem = prefix_folder_problem(run.prefix) if problem is None else f"{shown_path(run.prefix)} {problem}"
         if problem is not None:
             raise option_error(source, f"run {index} ({run.name!r}): prefix", problem)
 
