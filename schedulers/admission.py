@@ -117,6 +117,14 @@ class AdmissionConstraint(Piece):
         """The constraint's own requests after the pass (``queue``: what still waits)."""
         return []
 
+    def keeps_refusals(self, since_s: float, now_s: float) -> bool:
+        """Whether a job this constraint refused at ``since_s`` would still be refused at ``now_s`` (later) if
+        nothing but the clock changed in between (no job started or ended, no energy answer, no call): EASY may
+        then answer a pass that follows only submissions from what the previous pass concluded
+        (:meth:`~wattsched.schedulers.backfill.EasyBackfilling._only_new_jobs_can_start`). False unless the
+        constraint knows it."""
+        return False
+
 
 @register
 class NoConstraint(AdmissionConstraint):
@@ -124,3 +132,6 @@ class NoConstraint(AdmissionConstraint):
 
     name = "none"
     description = "no admission constraint: only hosts limit what starts"
+
+    def keeps_refusals(self, since_s: float, now_s: float) -> bool:
+        return True  # it refuses nothing

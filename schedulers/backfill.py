@@ -340,7 +340,7 @@ class EasyBackfilling(Backfilling):
         if not placer.partitioned:
             kept = self._kept
             self._kept = None
-            if kept is not None and self._only_new_jobs_can_start(kept, new, queue, view, placer):
+            if kept is not None and self._only_new_jobs_can_start(kept, new, queue, view, placer, admission):
                 self._backfill_new(kept, new, view, placer, admission, starts)
             else:
                 self._select(queue, view, placer, admission, starts, view.free, None)
@@ -468,10 +468,12 @@ class EasyBackfilling(Backfilling):
 
     @staticmethod
     def _only_new_jobs_can_start(kept: _Kept, new: list[QueuedJob], queue: Sequence[QueuedJob], view: ClusterView,
-                                 placer: Placer) -> bool:
+                                 placer: Placer, admission: AdmissionConstraint) -> bool:
         """Whether only submissions happened since the pass that left ``kept`` (the same running jobs, free hosts
         and head; the jobs submitted since, ``new``, at the end of the queue; the clock not back), with pieces
-        for which the previous pass's conclusions still hold (:attr:`PolicyScheduler.keeps_reservation`).
+        for which the previous pass's conclusions still hold (:attr:`PolicyScheduler.keeps_reservation`, and an
+        admission constraint whose refusals then still hold: :meth:`AdmissionConstraint.keeps_refusals`; the
+        jobs it refused are refused again, whatever their hosts).
 
         Then a full pass would decide exactly what :meth:`_backfill_new` decides. The head still does not fit
         (the free hosts are the same). Its reservation is the same: every job started since it was computed
@@ -483,6 +485,8 @@ class EasyBackfilling(Backfilling):
         outside the reservation (a superset of what is outside it now)."""
         if not getattr(placer, "keeps_reservation", False) or view.now_s < kept.now_s:
             return False
+        if not admission.keeps_refusals(kept.now_s, view.now_s):
+            return False
         if view.running_version != kept.running_version or len(queue) != kept.waiting + len(new):
             return False
         if not queue or queue[0] is not kept.head or intervals(view.free) != intervals(kept.free):
@@ -493,35 +497,45 @@ class EasyBackfilling(Backfilling):
     def _backfill_new(self, kept: _Kept, new: list[QueuedJob], view: ClusterView, placer: Placer,
                       admission: AdmissionConstraint, starts: list[Start]) -> None:
         """EASY's backfilling of the jobs ``new`` alone, against the reservation and the hosts ``kept`` (see
-        :meth:`_only_new_jobs_can_start`): the checks of :meth:`_select`'s loop, in queue order."""
+        :meth:`_only_new_jobs_can_start`): the checks of :meth:`_select`'s loop, in queue order, the head's
+        reservation made for the admission constraint meanwhile as there."""
         free, extra, now_s = kept.free, kept.extra, view.now_s
         reservation = kept.reservation
         shadow_s = INF if reservation is None else reservation.start_s
         free_count, extra_count = size(free), size(extra)
-        for job in new:
-            if kept.no_free or free_count == 0:
-                break
-            n = job.res
-            if n > free_count:
-                continue
-            assignment = None
-            if job.walltime_s is not None and now_s + job.walltime_s <= shadow_s:
-                assignment = placer.place(job, free)
-                if assignment is None:
+        candidates = [] if kept.no_free or not free_count else new
+        reserved = bool(candidates) and reservation is not None
+        if reserved:
+            assert reservation is not None
+            admission.reserve_head(kept.head, shadow_s, reservation.assignment, view)
+        try:
+            for job in candidates:
+                if free_count == 0:
+                    break
+                n = job.res
+                if n > free_count:
                     continue
-                if not assignment.end_s(now_s) <= shadow_s:  # slowed past the shadow time
-                    assignment = None
-            if assignment is None:  # would run past the shadow time: hosts outside the reservation only
-                if n > extra_count:
+                assignment = None
+                if job.walltime_s is not None and now_s + job.walltime_s <= shadow_s:
+                    assignment = placer.place(job, free)
+                    if assignment is None:
+                        continue
+                    if not assignment.end_s(now_s) <= shadow_s:  # slowed past the shadow time
+                        assignment = None
+                if assignment is None:  # would run past the shadow time: hosts outside the reservation only
+                    if n > extra_count:
+                        continue
+                    assignment = placer.place(job, extra)
+                    if assignment is None:
+                        continue
+                if not admission.can_start(job, assignment, view):
                     continue
-                assignment = placer.place(job, extra)
-                if assignment is None:
-                    continue
-            if not admission.can_start(job, assignment, view):
-                continue
-            free, left = _start(job, assignment, admission, view, starts, free, extra)
-            free_count -= n
-            if left is not extra:
-                extra, extra_count = left, size(left)
+                free, left = _start(job, assignment, admission, view, starts, free, extra)
+                free_count -= n
+                if left is not extra:
+                    extra, extra_count = left, size(left)
+        finally:
+            if reserved:
+                admission.release_head()
         self._kept = _Kept(kept.head, reservation, kept.no_free, free, extra, now_s,
                            kept.waiting + len(new) - len(starts), view.running_version + len(starts))

@@ -332,12 +332,14 @@ class PolicyScheduler:
     @property
     def keeps_reservation(self) -> bool:
         """Whether an EASY pass that follows only submissions may start from what the previous pass concluded
-        (:meth:`~wattsched.schedulers.backfill.EasyBackfilling._select`): a static order, no admission
-        constraint, no power manager, every job at the top frequency of a platform with one top pstate, and
-        first-fit contiguous placement (the reservation's hosts are then those a recomputation would choose:
-        best-fit could pick another interval once hosts outside the reservation are taken, and the
-        non-contiguous reservation depends on which hosts are free now)."""
-        return (self._static and type(self.admission) is NoConstraint and type(self.power) is NoPowerManager
+        (:meth:`~wattsched.schedulers.backfill.EasyBackfilling._select`): a static order, no power manager, every
+        job at the top frequency of a platform with one top pstate, and first-fit contiguous placement (the
+        reservation's hosts are then those a recomputation would choose: best-fit could pick another interval
+        once hosts outside the reservation are taken, and the non-contiguous reservation depends on which hosts
+        are free now). The admission constraint is asked at each such pass whether its refusals still hold
+        (:meth:`~wattsched.schedulers.admission.AdmissionConstraint.keeps_refusals`: always without one, before
+        and after an energy budget's window)."""
+        return (self._static and type(self.power) is NoPowerManager
                 and type(self.placement) is FirstFit and type(self.frequency) is TopFrequency
                 and self._top is not None and not self._completes)
 

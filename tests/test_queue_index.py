@@ -236,18 +236,22 @@ def test_easy_select_with_the_index_equals_the_scan_on_fragmented_hosts(hosts, d
 
 # ----------------------------------------------------------------- 4. passes after submissions only
 
-def _run_kept(platform: Path, workload: Path, options: dict, keep: bool) -> tuple[list, int]:
+def _run_kept(platform: Path, workload: Path, options: dict, keep: bool, preset: str = "easy-backfill",
+              times: list[float] | None = None) -> tuple[list, int]:
+    """The schedule (job, start, hosts) and how many passes kept the previous one (their times in ``times``)."""
     from wattsched.schedulers import backfill as backfill_module
 
     old = backfill_module.KEEP_PASSES
     backfill_module.KEEP_PASSES = keep
-    handler = scheduler_handler("easy-backfill", options)
+    handler = scheduler_handler(preset, options)
     kept = 0
     fast = type(handler.policy.backfill)._backfill_new
 
     def counting(self, *args):  # type: ignore[no-untyped-def]
         nonlocal kept
         kept += 1
+        if times is not None:
+            times.append(args[2].now_s)  # (kept, new, view, ...)
         return fast(self, *args)
 
     try:
@@ -295,3 +299,27 @@ def test_easy_decides_the_same_when_a_pass_keeps_the_previous_one(platform_path,
     assert kept == full and none == 0
     if placement != "first-fit":
         assert passes == 0
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(raw=busy_workloads, preset=st.sampled_from(["energy-bud", "reduce-pc"]),
+       fraction=st.sampled_from([0.55, 0.7, 1.0]), window=st.sampled_from([(30.0, 400.0), (0.0, 100.0), (200.0, 5000.0)]))
+def test_an_energy_budget_decides_the_same_when_passes_outside_its_window_keep_the_previous_one(
+        platform_path, tmp_path_factory, raw, preset, fraction, window):
+    """energyBud and reducePC also answer a pass after submissions only from the previous one, before their window
+    (a refusal then stays one: ``EnergyBudget.keeps_refusals``) and from its end on: the same jobs at the same
+    times on the same hosts as full passes, and never a kept pass inside the window."""
+    t, profiles, entries = 0.0, {}, []
+    for k, (gap, res, factor, runtime) in enumerate(raw):
+        t += gap
+        profiles[f"p{k}"] = {"type": "parallel_homogeneous", "cpu": runtime * SPEED, "com": 0}
+        entries.append({"id": str(k), "subtime": t, "res": res, "profile": f"p{k}", "walltime": runtime * factor})
+    workload = tmp_path_factory.mktemp("w") / "w.json"
+    workload.write_text(json.dumps({"nb_res": N, "jobs": entries, "profiles": profiles}))
+    ts, te = window
+    options = {"window_start_s": ts, "window_end_s": te, "budget_fraction": fraction}
+    times: list[float] = []
+    kept, passes = _run_kept(platform_path, workload, options, True, preset, times)
+    full, none = _run_kept(platform_path, workload, options, False, preset)
+    assert kept == full and none == 0
+    assert all(now < ts or now >= te - 1e-5 for now in times)

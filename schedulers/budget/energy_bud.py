@@ -600,6 +600,15 @@ class EnergyBudget(BudgetWindow):
                 mask = mask & (res <= room)
         return mask
 
+    def keeps_refusals(self, since_s: float, now_s: float) -> bool:
+        """Both times before the window (or both from its end on, where every job is exempt; or no budget): with
+        nothing else changed, the plan is the same (it starts at ``ts`` with Cea = 0 before the window) and a job
+        starting later only uses more of the window's energy by any time in it (its run covers ``[ts, start +
+        walltime)`` from ``ts`` on), and under reducePC's cut more of ``[ts, q)``: a refusal stays a refusal.
+        (Not inside the window: a job starting later consumes its energy later, which the balance may then
+        allow.)"""
+        return self.unlimited or now_s < self.ts - TIME_EPS_S or since_s >= self.te - TIME_EPS_S
+
     def _cap(self) -> tuple[float, float] | None:
         """reducePC's power cap while the head's energy is put aside: ``(R − J / (q − now), q)``."""
         cut = self._cut
