@@ -1,8 +1,9 @@
 """Checks shared by the bad-input tests: a command refused in one line, an argparse usage error, a copy of a
-recording's outputs to edit by hand, a line of a file replaced."""
+recording's outputs to edit by hand, a line or a CSV field of a file replaced, the command line of an analysis."""
 
 from __future__ import annotations
 
+import csv
 import shutil
 from pathlib import Path
 
@@ -51,3 +52,17 @@ def set_line(path: Path, number: int, text: str) -> None:
     lines = path.read_text().splitlines()
     lines[number - 1] = text
     path.write_text("\n".join(lines) + "\n")
+
+
+def set_field(path: Path, line: int, column: str, value: str) -> None:
+    """The field ``column`` of line ``line`` (1: the header) of the CSV file ``path`` set to ``value``."""
+    with open(path, newline="") as handle:
+        rows = list(csv.reader(handle))
+    rows[line - 1][rows[0].index(column)] = value
+    with open(path, "w", newline="") as handle:
+        csv.writer(handle, lineterminator="\n").writerows(rows)
+
+
+def analysis(command: str, outputs: Path, written: Path) -> list[str]:
+    """The command line of ``command`` on ``outputs``, writing (when it writes) into ``written``."""
+    return [command, str(outputs / "out"), *(["-d", str(written)] if command in ("paraver", "plot") else [])]

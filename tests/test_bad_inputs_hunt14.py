@@ -10,14 +10,13 @@ before any work; the API checks that need a result simulate one job on two hosts
 
 from __future__ import annotations
 
-import csv
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tests.bad_inputs_checks import recording_outputs, refused, set_line, usage_error
+from tests.bad_inputs_checks import analysis, recording_outputs, refused, set_field, set_line, usage_error
 from wattsched import api
 from wattsched.base.errors import InputError, OptionError
 from wattsched.base.validate import NOT_PLAIN_NUMBER, plain_float
@@ -134,20 +133,6 @@ def test_the_workload_form_takes_ascii_numbers_only(tmp_path):
 
 # ----------------------------------------------------------------- 2. analysis of outputs that contradict a run
 ANALYSES = ["metrics", "node-stats", "paraver", "plot"]
-
-
-def set_field(path: Path, line: int, column: str, value: str) -> None:
-    """The field ``column`` of line ``line`` (1: the header) of the CSV file ``path`` set to ``value``."""
-    with open(path, newline="") as handle:
-        rows = list(csv.reader(handle))
-    rows[line - 1][rows[0].index(column)] = value
-    with open(path, "w", newline="") as handle:
-        csv.writer(handle, lineterminator="\n").writerows(rows)
-
-
-def analysis(command: str, outputs: Path, written: Path) -> list[str]:
-    """The command line of ``command`` on ``outputs``, writing (when it writes) into ``written``."""
-    return [command, str(outputs / "out"), *(["-d", str(written)] if command in ("paraver", "plot") else [])]
 
 
 @pytest.mark.parametrize("command", ANALYSES)

@@ -13,13 +13,12 @@ hosts; the output checks read copies of real Batsim's recordings.
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
 import pytest
 
-from tests.bad_inputs_checks import recording_outputs, refused, usage_error
+from tests.bad_inputs_checks import analysis, recording_outputs, refused, set_field, usage_error
 from wattsched import api
 from wattsched.base.errors import InputError, OptionError
 from wattsched.cli import main
@@ -133,18 +132,6 @@ def test_a_workload_dict_as_deep_as_the_bound_still_runs(tmp_path):
 
 
 # -------------------------------------------------------------------------- 3. jobs files no Batsim run writes
-def set_field(path: Path, line: int, column: str, value: str) -> None:
-    with open(path, newline="") as handle:
-        rows = list(csv.reader(handle))
-    rows[line - 1][rows[0].index(column)] = value
-    with open(path, "w", newline="") as handle:
-        csv.writer(handle, lineterminator="\n").writerows(rows)
-
-
-def analysis(command: str, outputs: Path, written: Path) -> list[str]:
-    return [command, str(outputs / "out"), *(["-d", str(written)] if command in ("paraver", "plot") else [])]
-
-
 @pytest.mark.parametrize("command", ["metrics", "node-stats", "paraver", "plot"])
 @pytest.mark.parametrize("state", ["BOGUS", "completed_successfully", "RUNNING"])
 def test_a_final_state_batsim_never_writes_is_refused(capsys, tmp_path, command, state):

@@ -10,13 +10,12 @@ recordings (none of which, nor any golden output, holds such a row: the last tes
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
 import pytest
 
-from tests.bad_inputs_checks import recording_outputs, refused, usage_error
+from tests.bad_inputs_checks import recording_outputs, refused, set_field, usage_error
 from wattsched import api
 from wattsched.base.errors import InputError, OptionError, OutputError
 from wattsched.cli import main
@@ -193,14 +192,6 @@ def test_headers_real_logs_write_are_still_read(tmp_path):
 
 
 # ------------------------------------------------------------------------------------ 5. outputs no Batsim run writes
-def set_field(path: Path, line: int, column: str, value: str) -> None:
-    with open(path, newline="") as handle:
-        rows = list(csv.reader(handle))
-    rows[line - 1][rows[0].index(column)] = value
-    with open(path, "w", newline="") as handle:
-        csv.writer(handle, lineterminator="\n").writerows(rows)
-
-
 @pytest.mark.parametrize("command", ["metrics", "node-stats"])
 @pytest.mark.parametrize("line, value, state", [(3, "0", "COMPLETED_SUCCESSFULLY"), (2, "1", "REJECTED"),
                                                 (7, "1", "COMPLETED_WALLTIME_REACHED"), (3, "", "COMPLETED_SUCCESSFULLY"),
