@@ -124,26 +124,19 @@ def transition_pseudo_jobs(view: ClusterView, parts: Sequence[tuple[int, Transit
     # Parts share no host but on platforms whose hosts switch at several speeds (a host whose switch-off ended while
     # others of its request still switch may be booted again): checked with one sort of their intervals when they
     # are many (27 a call at 80,640 hosts under EASY + shutdown, where adding them one by one to a growing union was
-    # 13 % of the run), and each then loses only the hosts `counted` holds, as the general loop below would do
+    # 13 % of the run); each then loses only the hosts `counted` holds, else those counted so far
     union = union_if_disjoint(hs for _, _, hs in parts) if len(parts) >= SORT_MIN_PARTS else None
-    if union is not None:
-        for k, t, hs in parts:
-            if counted and not disjoint(hs, counted):
-                hs = minus(hs, counted)  # (a copy: the parts are shared and never changed)
-            if hs:
-                ready = t.end_s if t.booting else ready_after_switch_off(t.end_s)
-                out.append(RunningJob(f"{prefix}{k}", hs, now, max(ready, now)))
-        rest = minus(minus(view.switching, union), counted)
-    else:
-        seen = Accumulator(counted)  # the hosts counted so far
-        for k, t, hs in parts:
-            if not disjoint(hs, seen.hosts):
-                hs = minus(hs, seen.hosts)  # (a copy: the parts are shared and never changed)
-            if hs:
+    seen = Accumulator(counted) if union is None else None  # the hosts counted so far
+    for k, t, hs in parts:
+        taken = counted if seen is None else seen.hosts
+        if taken and not disjoint(hs, taken):
+            hs = minus(hs, taken)  # (a copy: the parts are shared and never changed)
+        if hs:
+            if seen is not None:
                 seen.add(hs)
-                ready = t.end_s if t.booting else ready_after_switch_off(t.end_s)
-                out.append(RunningJob(f"{prefix}{k}", hs, now, max(ready, now)))
-        rest = minus(view.switching, seen.hosts)
+            ready = t.end_s if t.booting else ready_after_switch_off(t.end_s)
+            out.append(RunningJob(f"{prefix}{k}", hs, now, max(ready, now)))
+    rest = minus(view.switching, seen.hosts) if seen is not None else minus(minus(view.switching, union), counted)
     if rest:
         out.append(RunningJob("~switching", rest, now, other_switching_ready_s))
     if view.off:
