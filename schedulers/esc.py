@@ -183,6 +183,9 @@ def parse_groups(defaults: GroupThresholds, groups: Mapping[str, Any] | None,
                               "(the lower wait threshold must not exceed the upper one)")
     members: dict[str, str] = {}
     for user, group in (user_groups or {}).items():
+        if not str(user).strip():  # names no user: a job without a 'user' field is in the default group
+            raise OptionError(f"option 'user_groups': the key {_got(user)} is {'a blank' if user else 'an empty'} user "
+                              f"name; name a user (jobs without a 'user' field are in group '{DEFAULT_GROUP}')")
         if not isinstance(group, str) or group not in out:
             raise OptionError(f"option 'user_groups': user '{user}' is in group {_got(group)}, which is not defined "
                               f"(groups: {', '.join(sorted(out))}; define it in option 'groups')")

@@ -40,6 +40,29 @@ def test_an_output_prefix_holding_a_control_character_is_a_usage_error(capsys, t
     assert char not in err and list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("argv, option", [
+    (["plot", "R", "-d", "o\n"], "argument -d/--output-dir:"),
+    (["paraver", "R", "--out-dir", "o\x1b"], "argument --out-dir:"),
+    (["replay", "R", "--keep-outputs", "k\n"], "argument --keep-outputs:"),
+    (["regress", "R", "g\n"], "argument golden:"),
+    (["sweep", "grid.yaml", "--out", "s\n"], "argument --out:"),
+    (["reproduce", "esc", "--report-dir", "r\n"], "argument --report-dir:"),
+    (["web", "--workspace", "w\n"], "argument --workspace:"),
+], ids=["plot", "paraver", "replay", "regress", "sweep", "reproduce", "web"])
+def test_every_folder_we_write_refuses_a_control_character(capsys, tmp_path, monkeypatch, argv, option):
+    """The folders written into (-d, --keep-outputs, a golden folder, --out, --report-dir, --workspace) refuse a
+    control character as the output prefix does (hunt 15b left them: a folder named with a line break was made)."""
+    monkeypatch.chdir(tmp_path)
+    import uvicorn  # a web page that got past the check would be served for ever: fail instead
+
+    def no_server(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the web page was served")
+
+    monkeypatch.setattr(uvicorn, "run", no_server)
+    usage_error(capsys, argv, option, "control character")
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("char", ["\n", "\x1b"], ids=repr)
 def test_an_output_file_holding_a_control_character_is_a_usage_error(capsys, tmp_path, char):
     usage_error(capsys, ["synth", "--hosts", "2", "--seed", "1", "--output", str(tmp_path / f"w{char}.json")],

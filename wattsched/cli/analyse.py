@@ -166,7 +166,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                        description="Compare the five CSVs of RUN with GOLDEN (times exact, energies within "
                                    "--rel-tol); prints a readable diff and exits 1 when they differ.")
     p.add_argument("run", type=OUTPUTS, help="output folder or prefix of the run")
-    p.add_argument("golden", type=named("the golden outputs' folder or prefix"),
+    p.add_argument("golden", type=named("the golden outputs' folder or prefix", written=True),
                    help="folder or prefix of the golden outputs")
     p.add_argument("--update", action="store_true",
                    help="replace the golden outputs with the run's (all or none: a run checked as 'metrics' reads "

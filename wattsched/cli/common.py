@@ -219,7 +219,7 @@ def add_output_argument(parser: argparse.ArgumentParser, what: str) -> None:
 def add_output_dir_argument(parser: argparse.ArgumentParser, what: str) -> None:
     """``-d/--output-dir DIR`` (``args.output_dir``, None when absent), and ``--out-dir`` as an alias kept out of
     the help: ``plot`` spelled it so, ``paraver`` the other way."""
-    folder = named("a folder, or leave the option out to write next to the outputs")
+    folder = named("a folder, or leave the option out to write next to the outputs", written=True)
     parser.add_argument("-d", "--output-dir", metavar="DIR", type=folder,
                         help=f"where to write {what} (default: next to the outputs)")
     parser.add_argument("--out-dir", dest="output_dir", type=folder, help=argparse.SUPPRESS)

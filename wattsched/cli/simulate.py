@@ -470,7 +470,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("folders", nargs="+", metavar="FOLDER", type=named("a folder recorded with real Batsim"))
     p.add_argument("--rel-tol", type=positive_float, default=1e-7, help="relative tolerance on energies (default 1e-7)")
     p.add_argument("--limit", type=non_negative_int, default=10, help="differences shown per folder (default 10)")
-    p.add_argument("--keep-outputs", metavar="DIR", type=named("a folder, or leave --keep-outputs out"),
+    p.add_argument("--keep-outputs", metavar="DIR", type=named("a folder, or leave --keep-outputs out", written=True),
                    help="write our CSVs into DIR instead of a temporary folder")
     p.set_defaults(func=cmd_replay)
 

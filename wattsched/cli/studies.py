@@ -11,9 +11,9 @@ from wattsched.base.errors import OptionError, counted
 from wattsched.cli.common import days, named, non_negative_int, positive_float, positive_int, workers
 
 #: The ``type`` of ``--out``: a folder, not an empty name (the current folder).
-OUT_FOLDER = named("a folder (leave --out out for the default)")
+OUT_FOLDER = named("a folder (leave --out out for the default)", written=True)
 #: ``--report-dir ''`` wrote the report into the current folder; ``--pwa ''`` read the current folder as the archive's.
-REPORT_FOLDER = named("a folder (leave --report-dir out to write the report into --out)")
+REPORT_FOLDER = named("a folder (leave --report-dir out to write the report into --out)", written=True)
 PWA_FOLDER = named("the folder of the archive's logs, or leave --pwa out")
 
 

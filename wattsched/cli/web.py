@@ -54,7 +54,7 @@ def port_number(text: str) -> int:
 def workspace_folder(text: str) -> Path:
     """``--workspace DIR``: a folder's name; an empty one was the current folder (the page's inputs/ and runs/
     made there)."""
-    return Path(named("a folder, or leave --workspace out for ./wattsched-web")(text))
+    return Path(named("a folder, or leave --workspace out for ./wattsched-web", written=True)(text))
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
