@@ -91,7 +91,7 @@ from typing import Any, NamedTuple
 from wattsched.base.errors import InputError, OptionError, counted
 from wattsched.base.fileio import require_regular_file
 from wattsched.base.limits import limit, limit_hint
-from wattsched.base.validate import check_count, option_error
+from wattsched.base.validate import check_count, is_plain_decimal, option_error
 
 __all__ = ["SWF_FIELDS", "SwfHeader", "SwfJob", "header_hosts", "read_swf", "read_swf_trace", "swf_to_batsim",
            "summary_line",
@@ -182,8 +182,7 @@ def _leading_int(text: str) -> int | None:
 def _is_number_text(text: str) -> bool:
     """Whether the header value ``text`` starts with a number, whole or not (``8.5``, ``1e20``, ``338 (batch)``)."""
     words = text.split()
-    return bool(words) and words[0].isascii() and "_" not in words[0] \
-        and re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", words[0]) is not None
+    return bool(words) and is_plain_decimal(words[0])
 
 
 def _same_header_value(key: str, first: str, again: str) -> bool:

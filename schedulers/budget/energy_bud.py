@@ -210,28 +210,32 @@ class EnergyBudget(BudgetWindow):
 
     def _free_baseline(self, alloc: ProcSet, view: ClusterView) -> list[Segment]:
         """What the plan counts for the free hosts ``alloc`` (to replace when a job takes them): those the power
-        manager keeps idle until a time, then their tail, summed per time (as :meth:`_job_extra` sums them; ESC
-        keeps every idle node, and one segment per host was most of its switch-off rule's budget check), and the
-        others' tail from now."""
-        p = self.power
-        now = view.now_s
+        manager keeps idle until a time, then their tail, summed per time (ESC keeps every idle node, and one
+        segment per host was most of its switch-off rule's budget check), and the others' tail from now
+        (:meth:`_baseline`). The kept hosts are counted here host by host, not through the plan's
+        :class:`~.plan.KeptIndex` as :meth:`can_start` counts them: tests/budget_oracle.py checks one against the
+        other."""
         kept: Mapping[int, float] = self.power_manager.kept_hosts(view) if self.power_manager is not None else {}
         counts: dict[float, int] = {}
-        plain = 0
         if kept:
             for lo, hi in intervals(alloc):
                 for h in range(lo, hi + 1):
                     until = kept.get(h)
-                    if until is None:
-                        plain += 1
-                    else:
+                    if until is not None:
                         counts[until] = counts.get(until, 0) + 1
-        else:
-            plain = size(alloc)
+        return self._baseline(size(alloc), view.now_s, [(until, counts[until]) for until in sorted(counts)])
+
+    def _baseline(self, n: int, now: float, kept: Sequence[tuple[float, int]]) -> list[Segment]:
+        """What the plan counts from ``now`` for ``n`` free hosts of which ``count`` are kept until ``until`` for
+        each ``(until, count)`` of ``kept``: those idle until then and their tail (:meth:`_tail`) after, one
+        segment per time, then the others' tail from now."""
+        idle_w = self.power.est_idle_w
         segs: list[Segment] = []
-        for until in sorted(counts):
-            c = counts[until]
-            segs += [(now, until, c * p.est_idle_w)] + self._tail(c, until)
+        plain = n
+        for until, count in kept:
+            segs.append((now, until, count * idle_w))
+            segs += self._tail(count, until)
+            plain -= count
         return segs + self._tail(plain, now)
 
     def _switching_segments(self, view: ClusterView, kept: Mapping[int, float]) -> list[Segment]:
@@ -395,10 +399,9 @@ class EnergyBudget(BudgetWindow):
         node: a Python loop over them per plan was most of a pass) and cached while the mapping (by identity),
         the power manager's :attr:`~wattsched.schedulers.power.PowerManager.kept_version` (bumped whenever the
         mapping changes in place) and the free hosts (a set the core and the managers replace, never change in
-        place) stay: across passes too, as the idle segment
-        starts at ``-inf`` instead of now (the plan is read from ``t0 ≥ now`` on, where both are the same, as
-        for the running jobs: :meth:`_running_arrays`; issue 15: the arrays and the index were built again at
-        almost every plan of energy-bud with shutdown)."""
+        place) stay: across passes too, as the idle segment starts at ``-inf`` instead of now (the plan is read from
+        ``t0 ≥ now`` on, where both are the same, as for the running jobs: :meth:`_running_arrays`; issue 15: the
+        arrays and the index were built again at almost every plan of energy-bud with shutdown)."""
         pm = self.power_manager
         kept: Mapping[int, float] = pm.kept_hosts(view) if pm is not None else {}
         if not kept:  # (every pass without a power manager that keeps hosts: no arrays to build)
@@ -429,11 +432,11 @@ class EnergyBudget(BudgetWindow):
             inf = np.full(k, INF)
             starts: tuple[np.ndarray, ...]
             ends: tuple[np.ndarray, ...]
-            if self.shutdown:  # (now, until, idle), (until, until + off, switch-off), (until + off, INF, sleep)
+            if self.shutdown:  # (-inf, until, idle), (until, until + off, switch-off), (until + off, INF, sleep)
                 off = untils + p.switch_off_s
                 starts, ends = (since, untils, off), (untils, off, inf)
                 powers = [p.est_idle_w, p.switch_off_w, p.sleep_w]
-            else:  # (now, until, idle), (until, INF, idle)
+            else:  # (-inf, until, idle), (until, INF, idle)
                 starts, ends, powers = (since, untils), (untils, inf), [p.est_idle_w, p.est_idle_w]
             a, b = np.stack(starts, axis=1).reshape(-1), np.stack(ends, axis=1).reshape(-1)
             w = np.tile(np.array(powers, dtype=float), k)
@@ -443,17 +446,9 @@ class EnergyBudget(BudgetWindow):
 
     def _job_extra(self, n: int, now: float, end: float, kept: Sequence[tuple[float, int]]) -> list[Segment]:
         """What starting a job now adds to the plan (``job_segments`` of tests/budget_oracle.py) for ``n``
-        hosts of which ``count`` are kept until ``until`` for each ``(until, count)`` of ``kept`` (hosts kept
-        until the same time summed in one segment)."""
-        p = self.power
-        segs = self._run(n, now, end)
-        plain = n
-        for until, count in kept:
-            segs.append((now, until, -count * p.est_idle_w))
-            segs += [(a, b, -w) for a, b, w in self._tail(count, until)]
-            plain -= count
-        segs += [(a, b, -w) for a, b, w in self._tail(plain, now)]
-        return segs
+        hosts of which ``count`` are kept until ``until`` for each ``(until, count)`` of ``kept``: its run, minus
+        its hosts' baseline (:meth:`_baseline`)."""
+        return self._run(n, now, end) + [(a, b, -w) for a, b, w in self._baseline(n, now, kept)]
 
     def _monotone(self) -> bool:
         """Whether a job's extra power only grows with its hosts and walltime (so that a refusal in a pass

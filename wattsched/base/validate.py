@@ -49,7 +49,7 @@ __all__ = [
     "DUPLICATE_KEY", "ErrorFactory", "check_count", "check_csv_name", "check_memory", "check_number",
     "check_python_nesting",
     "check_output_files", "BatsimMessageChecker", "check_endpoint", "control_character_problem", "decode_utf8",
-    "input_error", "ipc_bind_path",
+    "input_error", "ipc_bind_path", "is_plain_decimal",
     "integer", "load_json", "load_yaml", "non_negative_int", "not_utf8_problem", "number_problem", "option_error",
     "number", "plain_float", "plain_int", "positive_int",
     "window_beyond_time",
@@ -661,8 +661,14 @@ def plain_float(text: str) -> float:
         ValueError: not so written (its message is :data:`NOT_PLAIN_NUMBER` when :func:`float` would have read
             the text, so that ``'1_6'`` is not called "not a number").
     """
-    plain = _PLAIN_FLOAT.fullmatch(text) is not None or _FLOAT_WORDS.fullmatch(text) is not None
+    plain = is_plain_decimal(text) or _FLOAT_WORDS.fullmatch(text) is not None
     return _plain(text, plain, float, "not a number", NOT_PLAIN_NUMBER)
+
+
+def is_plain_decimal(text: str) -> bool:
+    """Whether ``text`` is a finite decimal number written plainly: ASCII digits 0-9 with an optional sign, decimal
+    point and exponent (``1e3``, ``0.5``, ``-1``, ``.5``, ``+2.``), as JSON and C's ``strtod`` write one."""
+    return _PLAIN_FLOAT.fullmatch(text) is not None
 
 
 def number(text: str, expected: str, whole: str | None = None) -> float:

@@ -200,15 +200,12 @@ def add_progress_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def output_file(text: str) -> Path:
-    """An ``--output FILE`` value: a file's path (``Path`` drops a trailing slash, which names a folder). An empty
-    name was read as the current folder ("cannot write ."), a blank one wrote a file named " "."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("empty: give a file name, or leave --output out to write to standard output")
+    """An ``--output FILE`` value: a file's path (``Path`` drops a trailing slash, which names a folder), named as
+    :func:`named` wants a written file (an empty name was read as the current folder, "cannot write .", a blank one
+    wrote a file named " ")."""
+    text = named("a file name, or leave --output out to write to standard output", written=True)(text)
     if text.endswith(("/", os.sep)):
         raise argparse.ArgumentTypeError(f"{text!r} names a folder: give a file name")
-    problem = control_character_problem(text)  # a line break in the name of the file written, an ESC...
-    if problem is not None:
-        raise argparse.ArgumentTypeError(f"{quoted_cut(text, 200)} {problem}")
     return Path(text)
 
 
