@@ -66,3 +66,15 @@ def set_field(path: Path, line: int, column: str, value: str) -> None:
 def analysis(command: str, outputs: Path, written: Path) -> list[str]:
     """The command line of ``command`` on ``outputs``, writing (when it writes) into ``written``."""
     return [command, str(outputs / "out"), *(["-d", str(written)] if command in ("paraver", "plot") else [])]
+
+
+def usage_error_making_nothing(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                               argv: list[str], reference: Path, *needles: str) -> None:
+    """:func:`usage_error` of ``argv`` run in an empty folder, ``{ref}`` and ``{tmp}`` in it replaced by ``reference``
+    and a path under ``tmp_path``: nothing is made there nor at ``{tmp}``."""
+    work = tmp_path / "cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    usage_error(capsys, [a.replace("{ref}", str(reference)).replace("{tmp}", str(tmp_path / "made")) for a in argv],
+                *needles)
+    assert list(work.iterdir()) == [] and not (tmp_path / "made").exists()

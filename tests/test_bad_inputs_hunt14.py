@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.bad_inputs_checks import analysis, recording_outputs, refused, set_field, set_line, usage_error
+from tests.bad_inputs_checks import (analysis, recording_outputs, refused, set_field, set_line, usage_error,
+                                     usage_error_making_nothing)
 from wattsched import api
 from wattsched.base.errors import InputError, OptionError
 from wattsched.base.validate import NOT_PLAIN_NUMBER, plain_float
@@ -231,12 +232,7 @@ def test_the_cli_refuses_an_empty_name(capsys, tmp_path, monkeypatch, argv, opti
     ': cannot read platform file'. A command that would run or wait has a second bad option after the empty one
     (argparse stops at the first): a regression is that second error, not a reproduction or a server."""
     reference = ROOT / "tests" / "fixtures" / "batsim-reference" / "fcfs-compute"
-    work = tmp_path / "cwd"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    usage_error(capsys, [a.replace("{ref}", str(reference)).replace("{tmp}", str(tmp_path / "made")) for a in argv],
-                option)
-    assert list(work.iterdir()) == [] and not (tmp_path / "made").exists()
+    usage_error_making_nothing(capsys, monkeypatch, tmp_path, argv, reference, option)
 
 
 # ----------------------------------------------------------------------------- 4. numpy numbers in the API

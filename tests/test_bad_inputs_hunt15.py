@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.bad_inputs_checks import analysis, recording_outputs, refused, set_field, usage_error
+from tests.bad_inputs_checks import (analysis, recording_outputs, refused, set_field, usage_error,
+                                     usage_error_making_nothing)
 from wattsched import api
 from wattsched.base.errors import InputError, OptionError
 from wattsched.cli import main
@@ -65,12 +66,7 @@ def test_an_empty_name_of_any_option_is_a_usage_error(capsys, tmp_path, monkeypa
     option (``traces fetch --cache ''`` used the default cache), or as a file of a blank name (``run -e ' '``
     wrote `` _jobs.csv``, ``beta --output ' '`` a file named `` ``); ``beta ''`` said ': cannot read workload
     file'."""
-    work = tmp_path / "cwd"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    usage_error(capsys, [a.replace("{ref}", str(REFERENCE)).replace("{tmp}", str(tmp_path / "made")) for a in argv],
-                option)
-    assert list(work.iterdir()) == [] and not (tmp_path / "made").exists()
+    usage_error_making_nothing(capsys, monkeypatch, tmp_path, argv, REFERENCE, option)
 
 
 def test_the_named_options_still_take_their_names(capsys, tmp_path):
