@@ -389,14 +389,19 @@ class EasyBackfilling(Backfilling):
         key: object = None
         shortest_end_s = now_s + placer.shortest_walltime_s  # no waiting job ends sooner
         restart = False
-        # an indexed queue gives only the jobs that fit and that the admission constraint may admit (job-partition
-        # entries are a plain list: every entry is visited)
-        later = JobsBehind(queue, i, free_count, lambda res, wall, groups: admission.may_start(res, wall, view, groups))
 
         def worth_trying(res: np.ndarray, wall: np.ndarray) -> np.ndarray:
             """The jobs the checks below do not pass over by their width and walltime alone (as they stand
             now: the widths known not to fit, the hosts outside the reservation for the long jobs)."""
             return (res < no_fit_free) & ((now_s + wall <= shadow_s) | ((res <= extra_count) & (res < no_fit_extra)))
+
+        # an indexed queue gives only the jobs that fit and that the admission constraint may admit, asked of the
+        # jobs worth trying only (job-partition entries are a plain list: every entry is visited). Inside an energy
+        # budget's window most jobs that fit by their width are too long for the reservation and too wide for the
+        # hosts outside it: without this rule they were 97 % of the jobs visited (667,000 on the week of issue 15),
+        # and the budget's bounds were computed for them at every pass.
+        later = JobsBehind(queue, i, free_count, lambda res, wall, groups: admission.may_start(res, wall, view, groups),
+                           rule=worth_trying)
 
         for job in later:
             n = job.res

@@ -447,18 +447,20 @@ class OpportunisticShutdown(PowerManager):
         # no free host left to keep (they are all kept for other jobs): every host a job gets is booted
         boots_all = not minus(view.free, self._kept_set())
 
-        def may_fit(res: np.ndarray, wall: np.ndarray, groups: WallGroups | None) -> np.ndarray:
+        def may_fit(res: np.ndarray, wall: np.ndarray) -> np.ndarray:
             """The jobs the loop below does not pass over by their width alone, as the pool stands (the widths
             that fit in the pool's longest interval, and in the extra hosts' for a job that would end after the
-            head's start), and that the admission constraint may admit (:meth:`AdmissionConstraint.may_prepare`).
-            Most jobs of a busy queue are wider than every interval left: visited one by one they were most of
-            this scan (issue 15)."""
-            mask = (res <= pool_fit) & ((start_s + wall <= shadow_s) | (res <= extra_fit))
-            admitted = admission.may_prepare(res, wall, start_s, view, groups, boots_all=boots_all)
-            return mask if admitted is None else mask & admitted
+            head's start). Most jobs of a busy queue are wider than every interval left: visited one by one they
+            were most of this scan (issue 15)."""
+            return (res <= pool_fit) & ((start_s + wall <= shadow_s) | (res <= extra_fit))
+
+        def may_prepare(res: np.ndarray, wall: np.ndarray, groups: WallGroups | None) -> np.ndarray | None:
+            """... and that the admission constraint may admit (:meth:`AdmissionConstraint.may_prepare`), asked
+            of the jobs that may fit only."""
+            return admission.may_prepare(res, wall, start_s, view, groups, boots_all=boots_all)
 
         # an indexed queue gives only the jobs that may fit in the pool and that the admission may admit
-        later = JobsBehind(queue, 0, pool_n, may_fit)
+        later = JobsBehind(queue, 0, pool_n, may_prepare, rule=may_fit)
         dominated = visited = visited_at = 0  # jobs passed over as dominated, and visited, since the last narrow
 
         def not_dominated(res: np.ndarray, wall: np.ndarray) -> np.ndarray:
@@ -518,7 +520,7 @@ class OpportunisticShutdown(PowerManager):
             pool_n, extra_n = size(pool), size(extra)
             pool_fit, extra_fit = (longest(pool), longest(extra)) if contiguous else (pool_n, extra_n)
             tried.clear()
-            later.narrow(pool_n)
+            later.narrow(pool_n, may_fit)
         return booted
 
     def _kept_set(self) -> ProcSet:

@@ -161,10 +161,13 @@ class JobsBehind:
     :class:`WaitingQueue` and at least ``min_length`` jobs follow), only those the index does not rule out:
     wider than ``max_res``, or refused by ``keep(widths, walltimes, groups)`` (a boolean mask, False: certainly
     not; None: no filter; ``groups``: :data:`WallGroups`); :meth:`narrow` applies both again to the jobs not
-    visited yet, after a start. Without an index, every job after ``i``."""
+    visited yet, after a start. ``rule(widths, walltimes)`` (False: pass over), when given, rules jobs out before
+    ``keep`` is asked, which is then asked of the others only (an admission constraint's bound costs per job, and
+    nothing when none is left). Without an index, every job after ``i``."""
 
     def __init__(self, queue: Sequence[QueuedJob], i: int, max_res: int, keep: Keep | None = None,
-                 min_length: int | None = None) -> None:
+                 min_length: int | None = None, rule: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
+                 ) -> None:
         if min_length is None:
             min_length = INDEX_MIN_JOBS
         self._plain: Iterator[QueuedJob] | None = None
@@ -179,7 +182,9 @@ class JobsBehind:
         self._res, self._wall, self._codes = res[idx], wall[idx], codes[idx]
         self._slots = idx + first
         self._pos = 0
-        if keep is not None and len(idx):
+        if rule is not None and len(idx):
+            self._take(rule(self._res, self._wall))
+        if keep is not None and len(self._slots):  # (asked of the jobs left only: it may cost per job)
             mask = keep(self._res, self._wall, (queue.walltimes(), self._codes))
             if mask is not None:
                 self._filtered = True
@@ -235,14 +240,14 @@ class JobsBehind:
         self._slots, self._res, self._wall, self._codes = (
             self._slots[pos:], self._res[pos:], self._wall[pos:], self._codes[pos:])
         mask = self._res <= max_res
-        if self._filtered and refilter:
-            assert self._keep is not None
-            more = self._keep(self._res, self._wall, (self._queue.walltimes(), self._codes))
-            if more is not None:
-                mask &= more
         if rule is not None:
             mask &= rule(self._res, self._wall)
         self._take(mask)
+        if self._filtered and refilter and len(self._slots):  # (the filter asked of the jobs left only)
+            assert self._keep is not None
+            more = self._keep(self._res, self._wall, (self._queue.walltimes(), self._codes))
+            if more is not None:
+                self._take(more)
         self._list = self._slots.tolist()
         self._pos = 0
 

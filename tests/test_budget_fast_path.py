@@ -195,6 +195,88 @@ def _check_may_start(budget, view, head, candidates, release_after) -> None:
             taken.update(hosts)
 
 
+@settings(max_examples=300, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), st.data())
+def test_may_start_refusing_the_smallest_job_refuses_all_without_the_bounds(scenario, data):
+    """With no host kept, ``may_start`` first asks about the narrowest, shortest of its jobs (issue 15). When that
+    one is refused, the mask is all False and the bounds are not computed; then the oracle refuses every job on
+    every allocation tried; when it is admitted, the bounds are computed and the mask is theirs."""
+    from wattsched.schedulers.budget import plan as plan_module
+
+    budget, view, head, candidates, _ = scenario
+    budget.begin_pass([], view)
+    if head is not None and data.draw(st.booleans()):
+        job, start_s, hosts = head
+        budget.reserve_head(job, start_s, at(job, hosts), view)
+    jobs = [job for job, _, _ in candidates]
+    res, wall = np.array([j.res for j in jobs]), np.array([_wall(j) for j in jobs])
+    asked = []
+    original = plan_module.Plan.may_admit
+
+    def may_admit(self, *args, **kwargs):
+        asked.append(1)
+        return original(self, *args, **kwargs)
+
+    plan_module.Plan.may_admit = may_admit
+    try:
+        mask = budget.may_start(res, wall, view)
+    finally:
+        plan_module.Plan.may_admit = original
+    if mask is None:
+        return
+    fut = budget._future(view, budget._reserved, budget._cut)
+    smallest = QueuedJob("smallest", int(res.min()), float(wall.min()), 0.0)
+    if fut.kept or not np.isfinite(wall.min()):
+        assert asked
+        return
+    refused = not asked
+    if refused:
+        assert not mask.any()
+    free = list(view.free)
+    if smallest.res <= len(free):  # (no host kept: every allocation of as many free hosts is the same to the budget)
+        assert refused == (not budget_oracle.can_start(budget, smallest, at(smallest, ProcSet(*free[:smallest.res])),
+                                                       view))
+    if refused:
+        for job, order, _ in candidates:
+            alloc = ProcSet(*order[:job.res])
+            assert len(alloc) < job.res or not budget_oracle.can_start(budget, job, at(job, alloc), view), job
+
+
+def test_may_start_skips_the_bounds_when_the_smallest_job_is_refused():
+    """Half way through the window with the balance spent, a one-host job of 10 s is refused: so is every job of
+    the queue, and ``may_start`` says so without its bounds; with the balance full, it computes them."""
+    from wattsched.schedulers.budget import plan as plan_module
+
+    n = 4
+    budget = EnergyBud(budget_j=0.6 * n * P_COMP * 3600.0, window_start_s=0.0, window_end_s=3600.0)
+    platform = ClusterView.idle_machine(n)
+    platform.power = PlatformPower.uniform(TAURUS.node_model, n)
+    budget.on_platform(platform)
+    view = ClusterView.idle_machine(n, 1800.0)
+    res, wall = np.array([3, 1, 2]), np.array([500.0, 10.0, 100.0])
+    asked = []
+    original = plan_module.Plan.may_admit
+
+    def may_admit(self, *args, **kwargs):
+        asked.append(1)
+        return original(self, *args, **kwargs)
+
+    plan_module.Plan.may_admit = may_admit
+    try:
+        for cea_j, expected_asked in ((-0.3 * budget.B, 0), (0.5 * budget.B, 1)):
+            budget.cea_j = cea_j
+            budget.begin_pass([], view)
+            asked.clear()
+            mask = budget.may_start(res, wall, view)
+            assert mask is not None and len(asked) == expected_asked
+            smallest = QueuedJob("s", 1, 10.0, 0.0)
+            admitted = budget_oracle.can_start(budget, smallest, at(smallest, ProcSet(0)), view)
+            assert admitted == bool(expected_asked)
+            assert mask.any() == admitted
+    finally:
+        plan_module.Plan.may_admit = original
+
+
 @settings(max_examples=150, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios(), st.data())
 def test_may_prepare_never_rules_out_a_job_the_oracle_admits(scenario, data):

@@ -135,6 +135,37 @@ def test_narrow_without_refilter_asks_the_filter_nothing_and_keeps_its_answer():
     assert rest and all(j.res <= 3 and j.res != 2 and j.walltime_s < 30.0 for j in rest)
 
 
+def test_the_rule_goes_before_the_filter_which_is_asked_of_the_jobs_left_only():
+    """JobsBehind(..., rule=...) and narrow(..., rule) rule jobs out by width and walltime first; the filter (an
+    admission constraint's bounds, which cost per job) is then asked of the others only, and not at all when no
+    job is left. The jobs visited are those both let through."""
+    queue = WaitingQueue(key=lambda job: (job.subtime_s, job.id))
+    for k in range(60):
+        queue.add(QueuedJob(f"j{k}", 1 + k % 4, 10.0 * (1 + k % 3), float(k)))
+    asked: list[list[int]] = []
+
+    def keep(res: np.ndarray, wall: np.ndarray, groups: object = None) -> np.ndarray:
+        asked.append(res.tolist())
+        return wall < 30.0
+
+    old = queue_module.NARROW_MIN_JOBS
+    queue_module.NARROW_MIN_JOBS = 0
+    try:
+        behind = JobsBehind(queue, 0, 8, keep, min_length=0, rule=lambda res, wall: res <= 2)
+        assert len(asked) == 1 and set(asked[0]) == {1, 2}
+        first = next(iter(behind))
+        behind.narrow(8, lambda res, wall: res == 1)
+        assert len(asked) == 2 and set(asked[1]) == {1}
+        rest = list(behind)
+        assert [first.res] + [j.res for j in rest] == [j.res for j in list(queue)[1:] if j.res <= 2
+                                                         and j.walltime_s < 30.0][:1] + [1] * len(rest)
+        assert all(j.walltime_s < 30.0 for j in rest)
+        JobsBehind(queue, 0, 8, keep, min_length=0, rule=lambda res, wall: res > 4)  # none left: not asked
+        assert len(asked) == 2
+    finally:
+        queue_module.NARROW_MIN_JOBS = old
+
+
 # ----------------------------------------------------------------- 2. whole runs, indexed or not
 
 N = 8  # hosts
