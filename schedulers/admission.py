@@ -67,6 +67,12 @@ class AdmissionConstraint(Piece):
         cannot start now (backfilling then stops scanning the queue). False when unsure."""
         return False
 
+    def refuses_all(self, end_s: float, view: ClusterView) -> bool:
+        """Asked once before backfilling scans the queue (with the head's reservation made): True only when every
+        job ending no sooner than ``end_s`` certainly cannot start now, whatever its width and hosts (a constraint
+        may find it out by testing the smallest such job: backfilling then scans nothing). False when unsure."""
+        return False
+
     def may_start(self, res: np.ndarray, walltime_s: np.ndarray, view: ClusterView,
                   groups: WallGroups | None = None) -> np.ndarray | None:
         """:meth:`refuses` for many jobs at once, before any of them is placed: for jobs of ``res`` hosts and

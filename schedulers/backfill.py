@@ -396,12 +396,15 @@ class EasyBackfilling(Backfilling):
             return (res < no_fit_free) & ((now_s + wall <= shadow_s) | ((res <= extra_count) & (res < no_fit_extra)))
 
         # an indexed queue gives only the jobs that fit and that the admission constraint may admit, asked of the
-        # jobs worth trying only (job-partition entries are a plain list: every entry is visited). Inside an energy
-        # budget's window most jobs that fit by their width are too long for the reservation and too wide for the
-        # hosts outside it: without this rule they were 97 % of the jobs visited (667,000 on the week of issue 15),
-        # and the budget's bounds were computed for them at every pass.
-        later = JobsBehind(queue, i, free_count, lambda res, wall, groups: admission.may_start(res, wall, view, groups),
-                           rule=worth_trying)
+        # jobs worth trying only (job-partition entries are a plain list: every entry is visited). Under an energy
+        # budget the queue grows long, and most jobs that fit by their width are too long for the reservation and
+        # too wide for the hosts outside it: without this rule, energyBud visited 1.3 million jobs on the week of
+        # issue 15 instead of 99,000.
+        if keyed or not admission.refuses_all(shortest_end_s, view):
+            later = JobsBehind(queue, i, free_count,
+                               lambda res, wall, groups: admission.may_start(res, wall, view, groups), rule=worth_trying)
+        else:  # the admission constraint refuses every waiting job (the smallest one): nothing to scan
+            later = JobsBehind(queue, len(queue) - 1, 0)
 
         for job in later:
             n = job.res

@@ -277,6 +277,29 @@ def test_may_start_skips_the_bounds_when_the_smallest_job_is_refused():
         plan_module.Plan.may_admit = original
 
 
+def test_refuses_all_only_inside_the_window_with_no_host_kept():
+    """``refuses_all`` (asked before EASY scans its queue) is the test of a one-host job: True half way through
+    the window with the balance spent, and then the oracle refuses that job; False with the balance full,
+    before the window (unsure: a job may end before it starts), and when hosts are kept (refusals are not
+    monotone there)."""
+    n = 4
+    budget = EnergyBud(budget_j=0.6 * n * P_COMP * 3600.0, window_start_s=1000.0, window_end_s=4600.0)
+    platform = ClusterView.idle_machine(n)
+    platform.power = PlatformPower.uniform(TAURUS.node_model, n)
+    budget.on_platform(platform)
+    one = QueuedJob("one", 1, 10.0, 0.0)
+    for now, cea_j, kept, expected in ((2800.0, -0.3, {}, True), (2800.0, 0.5, {}, False), (500.0, -0.3, {}, False),
+                                       (2800.0, -0.3, {0: 3000.0}, False)):
+        budget.bind_power(KeptHosts(kept))
+        budget.cea_j = cea_j * budget.B
+        view = ClusterView.idle_machine(n, now)
+        budget.begin_pass([], view)
+        assert budget.refuses_all(now + 10.0, view) == expected, (now, cea_j, kept)
+        if expected:
+            assert not budget_oracle.can_start(budget, one, at(one, ProcSet(1)), view)
+            assert budget.refuses(one, view)  # recorded, as can_start records its refusals
+
+
 @settings(max_examples=150, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios(), st.data())
 def test_may_prepare_never_rules_out_a_job_the_oracle_admits(scenario, data):

@@ -224,6 +224,68 @@ def test_every_preset_decides_the_same_with_and_without_the_index(platform_path,
     assert indexed == _run(platform_path, workload, preset, options, 10**9)
 
 
+def _budget_workload(tmp_path_factory, raw) -> tuple[Path, float]:
+    t, profiles, entries = 0.0, {}, []
+    for k, (gap, res, factor, runtime) in enumerate(raw):
+        t += gap
+        profiles[f"p{k}"] = {"type": "parallel_homogeneous", "cpu": runtime * SPEED, "com": 0}
+        entries.append({"id": str(k), "subtime": t, "res": res, "walltime": runtime * factor, "profile": f"p{k}"})
+    workload = tmp_path_factory.mktemp("w") / "w.json"
+    workload.write_text(json.dumps({"nb_res": N, "jobs": entries, "profiles": profiles}))
+    return workload, t + sum(e["walltime"] for e in entries)
+
+
+def _run_probing(platform: Path, workload: Path, preset: str, options: dict, probe: bool) -> tuple[list, int]:
+    """The schedule, with or without the budget's test of the smallest job (``EnergyBudget._refuses_smallest``:
+    ``refuses_all`` before EASY scans its queue, and ``may_start`` before its bounds), and how often it refused."""
+    from wattsched.schedulers.budget.energy_bud import EnergyBudget
+
+    original = EnergyBudget._refuses_smallest
+    refused = 0
+
+    def probing(self, *args):  # type: ignore[no-untyped-def]
+        nonlocal refused
+        answer = probe and original(self, *args)
+        refused += answer
+        return answer
+
+    EnergyBudget._refuses_smallest = probing  # type: ignore[method-assign]
+    try:
+        return _run(platform, workload, preset, options, 0), refused
+    finally:
+        EnergyBudget._refuses_smallest = original  # type: ignore[method-assign]
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(raw=workloads, preset=st.sampled_from(["energy-bud", "reduce-pc"]), shutdown=st.booleans(),
+       fraction=st.floats(0.3, 1.0), a=st.sampled_from([0.0, 0.0, 0.02, 0.2]), b=st.floats(0.2, 1.0))
+def test_the_budget_decides_the_same_without_testing_the_smallest_job_first(platform_path, tmp_path_factory, raw,
+                                                                           preset, shutdown, fraction, a, b):
+    """energyBud and reducePC start the same jobs at the same times on the same hosts whether or not a refusal of
+    the narrowest, shortest job ends EASY's pass before its scan (``refuses_all``) and the bounds of ``may_start``."""
+    if not shutdown:
+        fraction = max(fraction, 0.55)
+    workload, horizon = _budget_workload(tmp_path_factory, raw)
+    ts = a * horizon
+    options = {"budget_fraction": fraction, "window_start_s": ts, "window_end_s": ts + max(600.0, b * horizon),
+               "shutdown": shutdown}
+    probed, _ = _run_probing(platform_path, workload, preset, options, True)
+    assert probed == _run_probing(platform_path, workload, preset, options, False)[0]
+
+
+@pytest.mark.parametrize("preset", ["energy-bud", "reduce-pc"])
+def test_a_spent_budget_refuses_the_smallest_job_and_ends_the_pass(platform_path, tmp_path_factory, preset):
+    """Forty jobs of one to three hosts at once, a budget of 58 % of the all-computing energy (the idle machine
+    alone costs about 49 %): the smallest job is refused at some passes, and the schedule is the same as
+    without that test."""
+    raw = [(0.0, 1 + k % 3, 1.5, 300 + 37 * k) for k in range(40)]
+    workload, horizon = _budget_workload(tmp_path_factory, raw)
+    options = {"budget_fraction": 0.58, "window_start_s": 0.0, "window_end_s": horizon}
+    probed, refused = _run_probing(platform_path, workload, preset, options, True)
+    assert refused > 0
+    assert probed == _run_probing(platform_path, workload, preset, options, False)[0]
+
+
 # ----------------------------------------------------------------- 3. EASY's pass on fragmented hosts
 
 @settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
