@@ -73,14 +73,17 @@ def parse_user(value: Any) -> str | None:
     (``7`` → ``"7"``); ``None`` when the field is absent (every such job shares one account).
 
     Raises:
-        ValueError: anything else (a boolean, a list, an object, a non-finite number), with a sentence
+        ValueError: anything else (a boolean, a list, an object, a non-finite number, an empty or blank string:
+            no fair-share ``shares`` nor ESC ``user_groups`` entry could name that account), with a sentence
             saying what was expected. (A workload that writes ``"user": null`` is refused by
-            :func:`wattsched.workloads.fields.check_job_fields`, which sees the key.)
+            :func:`wattsched.workloads.users.check_job_fields`, which sees the key.)
     """
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise ValueError(f"must be a string or a number, got {_json_kind(value)}")
+    if isinstance(value, str) and not value.strip():
+        raise ValueError(f"must name an account, got {'an empty' if not value else 'a blank'} string")
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"must be a string or a finite number, got {value!r}")
     return str(value)

@@ -99,6 +99,14 @@ def test_user_field_refused(value) -> None:
         parse_user(value)
 
 
+@pytest.mark.parametrize("value,kind", [("", "an empty"), ("  ", "a blank"), ("\t", "a blank")])
+def test_user_field_naming_no_account_is_refused(value, kind) -> None:
+    """An empty or blank user is no account a fair-share ``shares`` or an ESC ``user_groups`` entry could name
+    (both refuse an empty user name): the workload is refused, as other bad ``user`` values are."""
+    with pytest.raises(ValueError, match=f"must name an account, got {kind} string"):
+        parse_user(value)
+
+
 def test_energy_factor_field() -> None:
     assert parse_energy_factor(None) == 1.0
     assert parse_energy_factor(0.7) == 0.7

@@ -252,6 +252,8 @@ def test_an_energy_factor_that_is_not_positive_is_refused_at_submission() -> Non
     ({"user": [1, 2]}, "job 'w0!3'.user: must be a string or a number, got a list"),
     ({"user": None}, "job 'w0!3'.user: must be a string or a number, got null"),
     ({"user": True}, "job 'w0!3'.user: must be a string or a number, got true"),
+    ({"user": ""}, "job 'w0!3'.user: must name an account, got an empty string"),
+    ({"user": " "}, "job 'w0!3'.user: must name an account, got a blank string"),
     ({"energy_factor": 0}, "job 'w0!3'.energy_factor: must be a finite number > 0, got 0"),
     ({"energy_factor": -1.3}, "job 'w0!3'.energy_factor: must be a finite number > 0"),
     ({"energy_factor": "0.7"}, "job 'w0!3'.energy_factor: must be a number > 0, got the string '0.7'"),
