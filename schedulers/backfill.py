@@ -56,7 +56,7 @@ from typing import ClassVar, Iterable, Protocol, Sequence
 import numpy as np
 from procset import ProcSet
 
-from wattsched.base.hostsets import disjoint, intervals, minus, size
+from wattsched.base.hostsets import disjoint, intervals, longest, minus, size
 from wattsched.schedulers.admission import AdmissionConstraint
 from wattsched.schedulers.pieces import Piece, register
 from wattsched.schedulers.placement import FreeHosts
@@ -379,10 +379,15 @@ class EasyBackfilling(Backfilling):
             admission.reserve_head(head, shadow_s, reservation.assignment, view)
         free_count, extra_count = size(free), size(extra)
         contiguous = placer.contiguous
-        # smallest width known not to fit in `free` / `extra` (both only shrink during the pass); per fit key
-        # with job-partition entries (the module docstring), where these two stay above every width
-        no_fit_free = no_fit_extra = free_count + 1
         keyed = started is not None
+        # smallest width known not to fit in `free` / `extra` (both only shrink during the pass); per fit key
+        # with job-partition entries (the module docstring), where these two stay above every width. A contiguous
+        # allocation is one interval: no width above the longest interval fits (issue 15: on a fragmented machine
+        # with a long queue each failed width was learnt by a placement, and the index narrowed at each of them)
+        if contiguous and not keyed:
+            no_fit_free, no_fit_extra = longest(free) + 1, longest(extra) + 1
+        else:
+            no_fit_free = no_fit_extra = free_count + 1
         no_fit_free_by: dict[object, int] = {}
         no_fit_extra_by: dict[object, int] = {}
         fit_key = placer.fit_key
@@ -459,6 +464,8 @@ class EasyBackfilling(Backfilling):
             free_count -= n
             if left is not extra:
                 extra, extra_count = left, size(left)
+            if contiguous and not keyed:
+                no_fit_free, no_fit_extra = min(no_fit_free, longest(free) + 1), min(no_fit_extra, longest(extra) + 1)
             if keyed:
                 assert started is not None
                 started.add(job.id)

@@ -224,6 +224,30 @@ def test_every_preset_decides_the_same_with_and_without_the_index(platform_path,
     assert indexed == _run(platform_path, workload, preset, options, 10**9)
 
 
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(raw=workloads, preset=st.sampled_from(["easy-backfill", "energy-bud", "reduce-pc", "powercap"]),
+       shutdown=st.booleans(), fraction=st.floats(0.55, 1.0), a=st.sampled_from([0.0, 0.2]), b=st.floats(0.2, 1.0))
+def test_every_preset_decides_the_same_knowing_the_longest_free_interval(platform_path, tmp_path_factory, raw, preset,
+                                                                          shutdown, fraction, a, b):
+    """EASY's pass knows from its start that no width above the longest free interval (and the longest outside
+    the head's reservation) fits a contiguous placement; before, it learnt each such width by a failed placement.
+    The same schedule either way, for every preset, with and without shutdown."""
+    from wattsched.schedulers import backfill as backfill_module
+
+    workload, horizon = _budget_workload(tmp_path_factory, raw)
+    options = {"budget_fraction": fraction, "window_start_s": a * horizon,
+               "window_end_s": a * horizon + max(600.0, b * horizon), "shutdown": shutdown}
+    if preset == "easy-backfill":
+        preset, options = ("compose", {"power": "shutdown"}) if shutdown else (preset, {})
+    knowing = _run(platform_path, workload, preset, options, 0)
+    longest = backfill_module.longest
+    backfill_module.longest = lambda hosts: 10**9
+    try:
+        assert knowing == _run(platform_path, workload, preset, options, 0)
+    finally:
+        backfill_module.longest = longest
+
+
 def _budget_workload(tmp_path_factory, raw) -> tuple[Path, float]:
     t, profiles, entries = 0.0, {}, []
     for k, (gap, res, factor, runtime) in enumerate(raw):
@@ -293,7 +317,9 @@ def test_a_spent_budget_refuses_the_smallest_job_and_ends_the_pass(platform_path
 def test_easy_select_with_the_index_equals_the_scan_on_fragmented_hosts(hosts, data):
     """One EASY pass over a queue of many jobs on hosts whose free ones are fragmented (contiguous
     placements fail for widths that fit by count: the pass learns the widths that do not fit and narrows
-    the index by them): the same starts on the same hosts, indexed or not."""
+    the index by them): the same starts on the same hosts, indexed or not, and whether or not the pass knows from
+    the start that no width above the longest free interval fits (it learnt each such width by a failed
+    placement before)."""
     from wattsched.schedulers.backfill import EasyBackfilling
     from wattsched.schedulers.core import PolicyScheduler
     from wattsched.schedulers.order import Fcfs
@@ -308,7 +334,9 @@ def test_easy_select_with_the_index_equals_the_scan_on_fragmented_hosts(hosts, d
         queue.add(QueuedJob(f"q{k}", data.draw(st.integers(1, max(1, n // 2)) | st.integers(1, 4)),
                             data.draw(st.sampled_from([10.0, 50.0, 100.0, 400.0, None])), float(k)))
 
-    def select(min_jobs: int) -> list:
+    from wattsched.schedulers import backfill as backfill_module
+
+    def select(min_jobs: int, knows_longest: bool = True) -> list:
         policy = PolicyScheduler(order=Fcfs(), backfill=EasyBackfilling(), placement=FirstFit())
         policy.start(n, 0.0)
         view = policy.view
@@ -318,13 +346,17 @@ def test_easy_select_with_the_index_equals_the_scan_on_fragmented_hosts(hosts, d
                 view.free = view.free - ProcSet(h)
         old = queue_module.INDEX_MIN_JOBS, queue_module.NARROW_MIN_JOBS
         queue_module.INDEX_MIN_JOBS = queue_module.NARROW_MIN_JOBS = min_jobs
+        longest = backfill_module.longest
+        if not knows_longest:
+            backfill_module.longest = lambda hosts: 10**9  # no width known not to fit before a placement fails
         try:
             starts = policy.backfill.select(queue, view, policy, NoConstraint())
         finally:
             queue_module.INDEX_MIN_JOBS, queue_module.NARROW_MIN_JOBS = old
+            backfill_module.longest = longest
         return [(job.id, str(a.hosts)) for job, a in starts]
 
-    assert select(0) == select(10**9)
+    assert select(0) == select(10**9) == select(0, knows_longest=False) == select(10**9, knows_longest=False)
 
 
 # ----------------------------------------------------------------- 4. passes after submissions only
