@@ -469,9 +469,12 @@ def compute_metrics(
         valid_window = not (math.isnan(win[0]) or math.isnan(win[1])) and win[1] >= win[0]
         metrics["window_energy_j"] = energy_in_window_j(energy, win) if valid_window else math.nan
         if max_power_w is not None:
-            metrics["window_energy_relative"] = (
-                relative_window_energy(energy, win, max_power_w) if valid_window else math.nan
-            )
+            relative = relative_window_energy(energy, win, max_power_w) if valid_window else math.nan
+            if math.isinf(relative) or math.isinf(max_power_w * (win[1] - win[0])):  # was printed as Infinity, or 0
+                raise OptionError(f"metrics: max_power_w (--max-power) {max_power_w:g} W: over the window's "
+                                  f"{win[1] - win[0]:g} s, its energy or the window's energy relative to it is "
+                                  "beyond a double; give the platform's all-computing power in watts")
+            metrics["window_energy_relative"] = relative
     else:
         logger.info("no consumed_energy output: energy metrics skipped")
     started = ran["starting_time"]

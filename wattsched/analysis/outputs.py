@@ -35,6 +35,7 @@ from procset import ProcSet
 from wattsched.base import batsim_files
 from wattsched.base.batsim_files import OUTPUT_KINDS, REPLACEMENT_WORKLOAD
 from wattsched.base.errors import InputError, counted, quoted_cut
+from wattsched.base.fileio import require_regular_file
 from wattsched.base.limits import format_count, limit, limit_hint
 from wattsched.base.validate import number_problem
 
@@ -141,6 +142,13 @@ def find_outputs(path: str | Path, prefix: str | None = None) -> dict[str, Path]
     found = {
         kind: folder / f"{prefix}_{kind}.csv" for kind in OUTPUT_KINDS if (folder / f"{prefix}_{kind}.csv").is_file()
     }
+    for kind in OUTPUT_KINDS:  # a folder or a FIFO was skipped as an absent file: the energy metrics went unsaid
+        file = folder / f"{prefix}_{kind}.csv"
+        if kind not in found and file.exists():
+            try:
+                require_regular_file(file)
+            except OSError as error:
+                raise InputError(file, "", f"cannot be read ({error.strerror})") from None
     if "jobs" not in found:
         raise InputError(folder, f"{prefix}{_SUFFIX}", "missing: no Batsim jobs output for this prefix")
     logger.debug("outputs of prefix %r in %s: %s", prefix, folder, sorted(found))

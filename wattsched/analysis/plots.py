@@ -14,6 +14,7 @@ atomically (temporary file in the same folder, then rename)::
 from __future__ import annotations
 
 import logging
+import math
 from pathlib import Path
 from typing import Final
 
@@ -24,8 +25,9 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
-from wattsched.base.errors import InputError, counted
+from wattsched.base.errors import InputError, OptionError, counted
 from wattsched.base.fileio import atomic_path
+from wattsched.base.limits import limit
 from wattsched.analysis.node_states import parse_host_set, run_nb_hosts
 from wattsched.analysis.outputs import BatsimOutputs, load_outputs
 
@@ -146,13 +148,34 @@ def power_steps(energy: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return times, np.append(power, power[-1])
 
 
+def check_budget_power(power_w: float | None, name: str = "budget_power_w") -> None:
+    """A budget power (``name``: ``--budget-power`` or the argument) whose energy over the longest simulated time
+    (the ``time_s`` bound) is a finite double, the bound a platform's highest powers are held to
+    (:func:`wattsched.simulator.platform.load_platform`): a budget beyond it is no budget any run could have, and
+    an axis up to 1e308 W overflows matplotlib's ticks.
+
+    Raises:
+        OptionError: naming ``name`` and the bound.
+    """
+    if power_w is not None and not math.isfinite(power_w * max(limit("time_s"), 1.0)):
+        raise OptionError(f"{name} {power_w:g}: its energy over {limit('time_s'):g} s of simulated time (the "
+                          "WATTSCHED_LIMIT_TIME_S bound) is beyond the largest number a double holds; no platform "
+                          "draws that much")
+
+
 def power_figure(
     outputs: str | Path | BatsimOutputs,
     budget_window: tuple[float, float] | None = None,
     budget_power_w: float | None = None,
 ) -> Figure:
     """Platform power over time (step plot), with an optional shaded budget window and a horizontal
-    line at the budget power (e.g. B / (te − ts) of the energy-budget paper)."""
+    line at the budget power (e.g. B / (te − ts) of the energy-budget paper).
+
+    Raises:
+        OptionError: a ``budget_power_w`` beyond :func:`check_budget_power`'s bound (``Result.plot_power`` drew
+            it with a numpy overflow warning).
+    """
+    check_budget_power(budget_power_w)
     loaded = load_outputs(outputs)
     if loaded.consumed_energy is None:
         raise InputError(loaded.paths["jobs"].parent, "consumed_energy.csv", "missing: needed for the power plot")

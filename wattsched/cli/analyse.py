@@ -4,11 +4,9 @@ real Batsim's."""
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 
 from wattsched.base.errors import OptionError, printable
-from wattsched.base.limits import limit
 from wattsched.cli.common import add_output_dir_argument, named, non_negative_int, positive_float, window
 
 #: The ``type`` of the OUTPUTS argument: an empty one would read the current folder.
@@ -25,13 +23,10 @@ def run_window(text: str) -> tuple[float, float]:
 
 
 def _check_budget_power(power_w: float | None) -> None:
-    """``--budget-power`` whose energy over the longest simulated time (the ``time_s`` bound) is a finite double,
-    the bound a platform's highest powers are held to (:func:`wattsched.simulator.platform.load_platform`): a
-    budget beyond it is no budget any run could have, and an axis up to 1e308 W overflows matplotlib's ticks."""
-    if power_w is not None and not math.isfinite(power_w * max(limit("time_s"), 1.0)):
-        raise OptionError(f"--budget-power {power_w:g}: its energy over {limit('time_s'):g} s of simulated time (the "
-                          "WATTSCHED_LIMIT_TIME_S bound) is beyond the largest number a double holds; no platform "
-                          "draws that much")
+    """``--budget-power`` within :func:`wattsched.analysis.plots.check_budget_power`'s bound."""
+    from wattsched.analysis.plots import check_budget_power
+
+    check_budget_power(power_w, "--budget-power")
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:

@@ -192,11 +192,12 @@ def add_options_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def add_progress_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    parser.add_argument("--progress", action="store_true",
-                        help="show progress even when not on a terminal: then a plain line a minute (jobs done, "
-                             "simulated time, and the time left at the pace of the last 10 minutes: a whole trace "
-                             "slows down as its backlog grows), for a log file")
+    group = parser.add_mutually_exclusive_group()  # both: --progress won, -q silently ignored
+    group.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    group.add_argument("--progress", action="store_true",
+                       help="show progress even when not on a terminal: then a plain line a minute (jobs done, "
+                            "simulated time, and the time left at the pace of the last 10 minutes: a whole trace "
+                            "slows down as its backlog grows), for a log file")
 
 
 def output_file(text: str) -> Path:

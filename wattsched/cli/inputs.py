@@ -7,7 +7,7 @@ import argparse
 import dataclasses
 import json
 
-from wattsched.base.errors import InputError, OptionError
+from wattsched.base.errors import InputError, OptionError, OutputError
 from wattsched.base.fileio import emit_text
 from wattsched.base.validate import check_count, number, option_error
 from wattsched.cli.common import (add_output_argument, days, integer, named, non_negative_int, positive_float,
@@ -50,6 +50,7 @@ def cmd_swf(args: argparse.Namespace) -> int:
     source = Path(args.swf)
     if not source.exists() and "/" not in args.swf and not args.swf.endswith((".swf", ".gz")):
         source = fetch_trace(args.swf, mirror=args.mirror, download=False)  # a name of 'wattsched traces'
+    _check_output_not_input(args.output, source, "SWF trace")
     start_s, duration_s = (None, None) if args.window is None else (args.window[0], args.window[1] - args.window[0])
     if args.busiest is not None:
         from wattsched.workloads.swf import busiest_window, header_hosts
@@ -134,6 +135,9 @@ def cmd_traces(args: argparse.Namespace) -> int:
     if args.url is not None and not args.url.strip():  # not "no URL": the archive would be used instead
         raise OptionError("--url '': an empty URL; give the folder URL to download from, or leave --url out")
     traces = [find_trace(name) for name in args.names]  # every name checked before any download
+    if args.sha256:  # it would be ignored, as --mirror and --quiet by the list: say so rather than fetch
+        raise OptionError("--sha256 applies to the list only ('wattsched traces --sha256'); 'fetch' checks every "
+                          "file's sha256 itself")
     for trace in traces:
         path = fetch_trace(trace, mirror=args.mirror, cache=args.cache, base_url=args.url,
                            progress=not args.quiet and sys.stderr.isatty())
@@ -217,10 +221,25 @@ def cmd_eamc_workload(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_output_not_input(output: str | None, source: object, what: str) -> None:
+    """Refuse, before any work, an ``--output`` that is the input file (``swf t.swf --output t.swf`` replaced the
+    trace by its workload, ``beta w.json --output w.json`` the workload by its betas), also through a link.
+
+    Raises:
+        OutputError: naming ``--output`` and the input.
+    """
+    from wattsched.experiments.runner import file_identity
+
+    if output is not None and file_identity(output) == file_identity(str(source)):
+        raise OutputError(f"--output {output}: {output} is the input {what} {source}: writing would replace it; "
+                          "give another file")
+
+
 def cmd_beta(args: argparse.Namespace) -> int:
     from wattsched.simulator.workload import load_workload_document
     from wattsched.workloads.upas import beta_workload
 
+    _check_output_not_input(args.output, args.workload, "workload")
     # read once: the checks of `wattsched run` (what Batsim refuses) before any beta is drawn, then the document
     _, document = load_workload_document(args.workload)
     workload = beta_workload(document, seed=args.seed, speed_flops=args.speed, base_speed_flops=args.base_speed,

@@ -57,6 +57,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.timeout is not None and args.connect is None:  # it would be ignored: say so rather than run
         raise OptionError("--timeout applies with --connect only (the in-process scheduler cannot stop answering)")
     options = scheduler_options(args.options) if args.options is not None else {}
+    if args.options is not None and args.options.startswith("@"):  # an input too: it was replaced by an output
+        from wattsched.experiments.runner import check_not_inputs, check_prefix, shown_path
+
+        check_not_inputs(check_prefix(args.export), {"options": args.options[1:]},
+                         f"output prefix {shown_path(args.export)}")
     platform = load_platform(args.platform)
     workload = load_workload(args.workload)
     check_job_fields((job.entry for job in workload.jobs), args.workload)

@@ -34,7 +34,8 @@ from wattsched.simulator.outputs import write_outputs
 from wattsched.simulator.platform import load_platform
 from wattsched.simulator.workload import load_workload
 from wattsched.base.errors import InputError, ProtocolError
-from wattsched.base.validate import load_json
+from wattsched.base.fileio import require_regular_file
+from wattsched.base.validate import decode_utf8, load_json
 
 #: Numeric columns / keys compared with a relative tolerance (energies); all others are exact.
 ENERGY_KEYS = frozenset({"consumed_energy", "energy", "consumed_joules", "epower"})
@@ -230,9 +231,10 @@ def parse_args_file(path: Path) -> tuple[dict[str, str], set[str]]:
             given twice or a stray word.
     """
     try:
-        args = shlex.split(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(path, "", f"cannot be read: {exc.strerror if isinstance(exc, OSError) else exc}") from None
+        require_regular_file(path)
+        args = shlex.split(decode_utf8(path.read_bytes(), str(path)))  # not UTF-8: said so, not the codec's words
+    except OSError as exc:
+        raise InputError(path, "", f"cannot be read: {exc.strerror}") from None
     except ValueError as exc:  # "No closing quotation", "No escaped character"
         raise InputError(path, "", f"not a command line: {exc}") from None
     opts: dict[str, str] = {}
@@ -266,7 +268,7 @@ def replay(folder: str | os.PathLike, *, rel_tol: float = ENERGY_REL_TOL, output
     if not folder.is_dir():
         raise InputError(folder, "", "not a folder")
     args_file = folder / "batsim-args.txt"
-    if not args_file.is_file():
+    if not args_file.exists():
         raise InputError(folder, args_file.name, "missing from the recording folder")
     opts, flags = parse_args_file(args_file)
     platform_path = folder / opts.get("p", "platform.xml")
@@ -277,8 +279,19 @@ def replay(folder: str | os.PathLike, *, rel_tol: float = ENERGY_REL_TOL, output
     for p in (platform_path, workload_path, messages_path, *recorded_csvs):
         if not p.exists():
             raise InputError(folder, p.name, "missing from the recording folder")
+    for p in (messages_path, *recorded_csvs):  # a folder gave a traceback, a FIFO blocked the replay for ever
+        try:
+            require_regular_file(p)
+            if p != messages_path:  # (read by lines below) a CSV that is not UTF-8 gave a traceback after the run
+                decode_utf8(p.read_bytes(), str(p))
+        except OSError as error:
+            raise InputError(p, "", f"cannot be read ({error.strerror})") from None
     recorded: list[tuple[str, dict, int]] = []  # (side, message, line of messages.jsonl)
-    with open(messages_path, "rb") as fh:
+    try:
+        fh = open(messages_path, "rb")
+    except OSError as error:
+        raise InputError(messages_path, "", f"cannot be read ({error.strerror})") from None
+    with fh:
         for n, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
