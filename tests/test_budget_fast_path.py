@@ -3,6 +3,9 @@ of tests/budget_oracle.py, on random small ClusterView states and passes of seve
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from typing import Iterator
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -35,6 +38,14 @@ class KeptHosts(PowerManager):
 def at(job: QueuedJob, hosts: ProcSet) -> Assignment:
     """``job`` at the top frequency on ``hosts``."""
     return Assignment(hosts, 0, job.walltime_s)
+
+
+def begin_maybe_reserved(budget, view: ClusterView, head, data) -> None:  # type: ignore[no-untyped-def]
+    """A pass begun on ``view``, the scenario's head reserved when it has one and ``data`` draws so."""
+    budget.begin_pass([], view)
+    if head is not None and data.draw(st.booleans()):
+        job, start_s, hosts = head
+        budget.reserve_head(job, start_s, at(job, hosts), view)
 
 
 @st.composite
@@ -131,10 +142,7 @@ def test_fast_can_prepare_equals_the_oracle(scenario, data):
     """Booting asleep hosts and keeping free ones for a job (opportunistic shutdown asks), with the head's
     reservation made or not, and after jobs the power manager already prepared in the pass."""
     budget, view, head, candidates, release_after = scenario
-    budget.begin_pass([], view)
-    if head is not None and data.draw(st.booleans()):
-        job, start_s, hosts = head
-        budget.reserve_head(job, start_s, at(job, hosts), view)
+    begin_maybe_reserved(budget, view, head, data)
     now = view.now_s
     for job, order, book in candidates:
         boot = ProcSet(*data.draw(st.lists(st.sampled_from(list(view.off)), unique=True))) if view.off else ProcSet()
@@ -195,33 +203,38 @@ def _check_may_start(budget, view, head, candidates, release_after) -> None:
             taken.update(hosts)
 
 
+@contextmanager
+def bounds_counted() -> Iterator[list[int]]:
+    """``Plan.may_admit`` (the bounds of ``may_start``) counting its calls in the list yielded."""
+    from wattsched.schedulers.budget import plan as plan_module
+
+    asked: list[int] = []
+    original = plan_module.Plan.may_admit
+
+    def may_admit(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        asked.append(1)
+        return original(self, *args, **kwargs)
+
+    plan_module.Plan.may_admit = may_admit  # type: ignore[method-assign]
+    try:
+        yield asked
+    finally:
+        plan_module.Plan.may_admit = original  # type: ignore[method-assign]
+
+
 @settings(max_examples=300, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios(), st.data())
 def test_may_start_refusing_the_smallest_job_refuses_all_without_the_bounds(scenario, data):
     """With no host kept, ``may_start`` first asks about the narrowest, shortest of its jobs (issue 15). When that
     one is refused, the mask is all False and the bounds are not computed; then the oracle refuses every job on
     every allocation tried; when it is admitted, the bounds are computed and the mask is theirs."""
-    from wattsched.schedulers.budget import plan as plan_module
 
     budget, view, head, candidates, _ = scenario
-    budget.begin_pass([], view)
-    if head is not None and data.draw(st.booleans()):
-        job, start_s, hosts = head
-        budget.reserve_head(job, start_s, at(job, hosts), view)
+    begin_maybe_reserved(budget, view, head, data)
     jobs = [job for job, _, _ in candidates]
     res, wall = np.array([j.res for j in jobs]), np.array([_wall(j) for j in jobs])
-    asked = []
-    original = plan_module.Plan.may_admit
-
-    def may_admit(self, *args, **kwargs):
-        asked.append(1)
-        return original(self, *args, **kwargs)
-
-    plan_module.Plan.may_admit = may_admit
-    try:
+    with bounds_counted() as asked:
         mask = budget.may_start(res, wall, view)
-    finally:
-        plan_module.Plan.may_admit = original
     if mask is None:
         return
     fut = budget._future(view, budget._reserved, budget._cut)
@@ -245,7 +258,6 @@ def test_may_start_refusing_the_smallest_job_refuses_all_without_the_bounds(scen
 def test_may_start_skips_the_bounds_when_the_smallest_job_is_refused():
     """Half way through the window with the balance spent, a one-host job of 10 s is refused: so is every job of
     the queue, and ``may_start`` says so without its bounds; with the balance full, it computes them."""
-    from wattsched.schedulers.budget import plan as plan_module
 
     n = 4
     budget = EnergyBud(budget_j=0.6 * n * P_COMP * 3600.0, window_start_s=0.0, window_end_s=3600.0)
@@ -254,15 +266,7 @@ def test_may_start_skips_the_bounds_when_the_smallest_job_is_refused():
     budget.on_platform(platform)
     view = ClusterView.idle_machine(n, 1800.0)
     res, wall = np.array([3, 1, 2]), np.array([500.0, 10.0, 100.0])
-    asked = []
-    original = plan_module.Plan.may_admit
-
-    def may_admit(self, *args, **kwargs):
-        asked.append(1)
-        return original(self, *args, **kwargs)
-
-    plan_module.Plan.may_admit = may_admit
-    try:
+    with bounds_counted() as asked:
         for cea_j, expected_asked in ((-0.3 * budget.B, 0), (0.5 * budget.B, 1)):
             budget.cea_j = cea_j
             budget.begin_pass([], view)
@@ -273,8 +277,6 @@ def test_may_start_skips_the_bounds_when_the_smallest_job_is_refused():
             admitted = budget_oracle.can_start(budget, smallest, at(smallest, ProcSet(0)), view)
             assert admitted == bool(expected_asked)
             assert mask.any() == admitted
-    finally:
-        plan_module.Plan.may_admit = original
 
 
 def test_refuses_all_only_inside_the_window_with_no_host_kept():
@@ -307,10 +309,7 @@ def test_may_prepare_never_rules_out_a_job_the_oracle_admits(scenario, data):
     between asleep hosts to boot and free hosts (not kept for another job) to keep, for a start at
     ``start_s``, from then on in the pass; with ``boots_all`` when no such free host is left."""
     budget, view, head, candidates, _ = scenario
-    budget.begin_pass([], view)
-    if head is not None and data.draw(st.booleans()):
-        job, start_s, hosts = head
-        budget.reserve_head(job, start_s, at(job, hosts), view)
+    begin_maybe_reserved(budget, view, head, data)
     now = view.now_s
     start_s = now + data.draw(st.sampled_from([0.0, 151.52, 160.0, 600.0]))
     pm = budget.power_manager
@@ -378,10 +377,7 @@ def test_may_admit_per_distinct_end_equals_per_candidate(scenario, data):
     from wattsched.schedulers.budget import plan as plan_module
 
     budget, view, head, candidates, _ = scenario
-    budget.begin_pass([], view)
-    if head is not None and data.draw(st.booleans()):
-        job, start_s, hosts = head
-        budget.reserve_head(job, start_s, at(job, hosts), view)
+    begin_maybe_reserved(budget, view, head, data)
     jobs = [job for job, _, _ in candidates]
     picks = data.draw(st.lists(st.integers(0, max(0, len(jobs) - 1)), max_size=40)) if jobs else []
     res = np.array([j.res for j in jobs] + [jobs[i].res + data.draw(st.integers(0, 2)) for i in picks], dtype=np.int64)
