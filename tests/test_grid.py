@@ -142,6 +142,16 @@ def test_a_bad_grid_names_the_field(tmp_path, text, field):
     assert field in str(error.value) and "g.yaml" in str(error.value) and "\n" not in str(error.value)
 
 
+def test_numbers_with_an_exponent_are_numbers_in_a_grid(tmp_path):
+    """``tau_s: 1e3`` was refused ("must be a positive number, got '1e3'": YAML 1.1 reads it as a string), and so
+    was an option such as ``window_end_s: 6e3``."""
+    path = tmp_path / "g.yaml"
+    path.write_text(GRID.replace("window_end_s: 6000", "window_end_s: 6e3") + "tau_s: 1e3\n")
+    grid = load_grid(path)
+    assert grid.tau_s == 1000.0
+    assert dict(grid.schedulers)["energy-bud"]["window_end_s"] == 6000.0
+
+
 def test_a_grid_written_as_a_json_object_is_read_as_a_grid(tmp_path, capsys):
     """``sweep`` takes a ``.json`` file as a list of runs; one holding a JSON object is a grid (YAML reads JSON):
     it was refused with "expected a JSON list of runs". A FIFO is refused in one line, not read for ever."""

@@ -228,6 +228,18 @@ def test_load_yaml_names_the_line_or_path(text, field, problem):
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize(("text", "value"), [
+    ("1e3", 1000.0), ("-2E-5", -2e-05), ("+1e3", 1000.0), (".5e3", 500.0), ("5.e3", 5000.0), ("1.0e+3", 1000.0),
+    ("10", 10), ("1.5", 1.5), ('"1e3"', "1e3"), ("'1e3'", "1e3"), ("1e", "1e"), ("e3", "e3"), ("1e3.5", "1e3.5"),
+])
+def test_load_yaml_reads_exponents_as_yaml_1_2_does(text, value):
+    """``tau_s: 1e3`` in a grid was refused as "got '1e3'": PyYAML follows YAML 1.1, where a number with an
+    exponent needs a decimal point and a signed exponent. Such numbers are numbers now, as in YAML 1.2 and JSON; a
+    quoted one stays a string, and what is no number stays one too."""
+    got = load_yaml(f"x: {text}\n", "g.yaml")["x"]
+    assert got == value and type(got) is type(value)
+
+
 def test_load_yaml_accepts_ordinary_anchors():
     text = "base: &base {budget_fraction: 0.6, shutdown: true}\nruns: [*base, {<<: *base, placement: best-fit}]\n"
     doc = load_yaml(text, "g.yaml")

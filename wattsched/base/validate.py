@@ -516,10 +516,30 @@ def _check_yaml_keys(root: Any, source: str, error: ErrorFactory) -> None:
                 stack.append(child)
 
 
+#: YAML 1.2's floats that YAML 1.1 (PyYAML) reads as strings: an exponent without a decimal point or without a sign
+#: (``1e3``, ``-2E-5``, ``.5e3``, ``5.e3``). A grid's ``tau_s: 1e3`` was refused as "got '1e3'".
+_YAML12_EXPONENT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$")
+_yaml_loader: Any = None
+
+
+def _yaml_loader_class() -> Any:
+    """PyYAML's safe loader (the C one when built) that also reads :data:`_YAML12_EXPONENT` as floats."""
+    global _yaml_loader
+    if _yaml_loader is None:
+        import yaml
+
+        base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        loader: Any = type("Yaml12ExponentLoader", (base,), {})  # (a subclass: PyYAML's own loaders stay as they are)
+        loader.add_implicit_resolver("tag:yaml.org,2002:float", _YAML12_EXPONENT, list("-+.0123456789"))
+        _yaml_loader = loader
+    return _yaml_loader
+
+
 def load_yaml(text: str, source: str, error: ErrorFactory = input_error, *, unique_keys: bool = False) -> Any:
     """Parse one YAML document read from ``source`` with the safe tags only; aliases bounded by
     :func:`check_yaml_graph` before anything is built from them; then :func:`check_json_tree` (nesting,
-    NaN and ±inf refused with their path).
+    NaN and ±inf refused with their path). Numbers with an exponent are numbers as in YAML 1.2 and JSON (``1e3``:
+    PyYAML follows YAML 1.1, where it is the string '1e3').
 
     Args:
         unique_keys: refuse a mapping that gives a key twice (PyYAML keeps the last value silently), as
@@ -532,9 +552,8 @@ def load_yaml(text: str, source: str, error: ErrorFactory = input_error, *, uniq
     """
     import yaml
 
-    loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        loader = loader_class(text)
+        loader = _yaml_loader_class()(text)
         try:
             node = loader.get_single_node()
             if node is None:
