@@ -457,9 +457,13 @@ def load_ear_model(directory: str | os.PathLike | None = None) -> EarModel:
         InputError: a missing or malformed file, naming the file and the line.
     """
     folder = Path(directory) if directory is not None else DATA_DIR
-    if not folder.is_dir():
-        raise InputError(folder, "", "not a folder of EAR model data (apps, modules, <module>.energy/.power/.time)")
-    stamp = tuple(sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in folder.iterdir() if p.is_file()))
+    try:
+        if not folder.is_dir():
+            raise InputError(folder, "", "not a folder of EAR model data (apps, modules, <module>.energy/.power/.time)")
+        stamp = tuple(sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in folder.iterdir()
+                             if p.is_file()))
+    except OSError as exc:  # a name too long, a folder that cannot be listed: no traceback
+        raise InputError(folder, "", f"cannot read the folder ({exc.strerror or exc})") from None
     return _load(str(folder.resolve()), stamp)
 
 

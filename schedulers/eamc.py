@@ -88,8 +88,9 @@ from typing import Any, ClassVar, Mapping, Sequence
 import numpy as np
 from procset import ProcSet
 
-from wattsched.base.errors import InputError, OptionError
+from wattsched.base.errors import InputError, OptionError, quoted_cut
 from wattsched.base.hostsets import first_fit_within, intervals
+from wattsched.base.validate import file_name_problem
 from wattsched.energy_models.ear import (
     APP_FIELD,
     EarModel,
@@ -436,6 +437,21 @@ def _job_id(job: RunningJob) -> str:
     return job.job.id if job.job is not None else job.id
 
 
+def _check_ear_model_name(ear_model: str) -> None:
+    """Refuse an ``ear_model`` that names no folder: empty or blank (``""`` was read as the current folder: "modules:
+    missing"), or a name the system refuses (too long: an OSError traceback; a NUL).
+
+    Raises:
+        OptionError: naming the option.
+    """
+    if not ear_model.strip():
+        raise OptionError("option 'ear_model' is empty: give a folder of EAR model data, or leave it out (or null) "
+                          "for the shipped one")
+    problem = file_name_problem(ear_model)
+    if problem is not None:
+        raise OptionError(f"option 'ear_model' {quoted_cut(ear_model)}: {problem}")
+
+
 class _EarPiece(Piece):
     """The options and the :class:`EamcPlatform` every EAMC piece reads (t_weight, epm, ear_model)."""
 
@@ -445,6 +461,7 @@ class _EarPiece(Piece):
     def __init__(self, t_weight: float = 1.0, epm: str = "paper", ear_model: str | None = None) -> None:
         EnergyPrediction(t_weight, epm)  # checks the options now, before any run
         if ear_model is not None:
+            _check_ear_model_name(ear_model)
             load_ear_model(ear_model)  # a malformed model file is reported before the run
         self._settings = (t_weight, epm, ear_model)
         self._platform: EamcPlatform | None = None

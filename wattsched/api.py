@@ -48,7 +48,7 @@ from wattsched.analysis.paraver import write_paraver
 from wattsched.base.batsim_files import output_paths
 from wattsched.base.errors import InputError, OptionError, OutputError, ProtocolError, WattschedError
 from wattsched.base.signals import clean_up_on_terminate
-from wattsched.base.validate import check_python_nesting, window_beyond_time
+from wattsched.base.validate import check_python_nesting, control_character_problem, window_beyond_time
 from wattsched.experiments.runner import (
     PlatformInput,
     Scheduler,
@@ -141,11 +141,16 @@ def synthetic_workload(hosts: int, *, seed: int, days: float = 7.0, load: float 
                           users=int(users))
 
 
-def _path_argument(value: Any, name: str, what: str) -> Path:
-    """``value`` as a Path, or :class:`OptionError` naming the argument ``name`` (``"out (--out)"``)."""
+def _path_argument(value: Any, name: str, what: str, *, written: bool = False) -> Path:
+    """``value`` as a Path, or :class:`OptionError` naming the argument ``name`` (``"out (--out)"``); ``written``:
+    it names files we write, which must not hold a control character (:class:`OutputError`, as the CLI's
+    ``--out``, ``-d`` and ``-e`` refuse it: ``sweep(out="r\\n")`` made a folder whose name ends in a line break)."""
     if isinstance(value, bytes) or not isinstance(value, (str, os.PathLike)) \
             or not isinstance(os.fspath(value), str):
         raise OptionError(f"{name} must be {what} (a str or os.PathLike), got {kind_of(value)}")
+    problem = control_character_problem(os.fspath(value)) if written else None
+    if problem is not None:
+        raise OutputError(f"{name} {shown_path(value)}: {problem}")
     return Path(value)
 
 
@@ -290,7 +295,7 @@ class Result:
             OutputError: ``prefix`` names a folder (``traces/``: give ``traces/run``) or cannot be written.
         """
         _name_argument(prefix, "prefix", "a Paraver file prefix such as 'traces/run'")
-        path = _path_argument(prefix, "prefix", "a Paraver file prefix")
+        path = _path_argument(prefix, "prefix", "a Paraver file prefix", written=True)
         problem = prefix_folder_problem(os.fspath(prefix))
         if problem is not None:
             raise OutputError(f"Paraver prefix {problem}")
@@ -455,7 +460,7 @@ def sweep(
         raise OptionError(f"grid must be a grid file's path (YAML or JSON) or a mapping, got {kind_of(grid)}")
     _name_argument(grid, "grid", "a grid file's path (YAML or JSON) or a mapping")
     _name_argument(out, "out (--out)", "the sweep's folder, such as 'results/study'")  # "" is the current folder
-    _path_argument(out, "out (--out)", "the sweep's folder")
+    _path_argument(out, "out (--out)", "the sweep's folder", written=True)
     if isinstance(grid, Mapping):
         check_python_nesting(grid, "<grid>")  # (before the recursive walk)
     grid, workers = _python_scalars(grid), _python_scalars(workers)  # a grid's checks test Python's types

@@ -117,10 +117,17 @@ def find_outputs(path: str | Path, prefix: str | None = None) -> dict[str, Path]
         present.
 
     Raises:
-        InputError: the folder has no ``*_jobs.csv``, several of them and no ``prefix``, or the prefix
-            names no jobs file.
+        InputError: the folder has no ``*_jobs.csv``, several of them and no ``prefix``, the prefix names no jobs
+            file, or the system refuses the path (a name too long: an OSError traceback from ``is_dir``).
     """
-    path = Path(path)
+    try:
+        return _find_outputs(Path(path), prefix)
+    except OSError as error:
+        raise InputError(path, "", f"cannot be read ({error.strerror or error})") from None
+
+
+def _find_outputs(path: Path, prefix: str | None) -> dict[str, Path]:
+    """:func:`find_outputs`, an OSError of the system (a name too long) left to it."""
     if path.is_dir():
         folder = path
         if prefix is None:

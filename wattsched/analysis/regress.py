@@ -349,10 +349,13 @@ def update_golden(run: str | Path, golden: str | Path, *, prefix: str | None = N
         OutputError: a golden target that cannot be written (a folder, a FIFO, a read-only place); nothing is
             changed then.
     """
-    from wattsched.base.validate import check_output_files
+    from wattsched.base.validate import check_output_files, file_name_problem
 
     run_paths = find_outputs(run)
     _check_readable(run, run_paths)
+    problem = file_name_problem(golden)
+    if problem is not None:  # is_dir() below would raise (a name too long)
+        raise OutputError(f"golden {golden}: cannot write there: {problem}")
     folder = Path(golden)
     if not folder.is_dir() and (folder.name.endswith("_jobs.csv") or
                                 folder.with_name(f"{folder.name}_jobs.csv").is_file()):

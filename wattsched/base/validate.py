@@ -49,7 +49,7 @@ __all__ = [
     "DUPLICATE_KEY", "ErrorFactory", "check_count", "check_csv_name", "check_memory", "check_number",
     "check_python_nesting",
     "check_output_files", "BatsimMessageChecker", "check_endpoint", "control_character_problem", "decode_utf8",
-    "input_error", "ipc_bind_path", "is_plain_decimal",
+    "NAME_MAX_BYTES", "PATH_MAX_BYTES", "file_name_problem", "input_error", "ipc_bind_path", "is_plain_decimal",
     "integer", "load_json", "load_yaml", "non_negative_int", "not_utf8_problem", "number_problem", "option_error",
     "number", "plain_float", "plain_int", "positive_int",
     "window_beyond_time",
@@ -796,15 +796,46 @@ def control_character_problem(name: str) -> str | None:
     return None
 
 
+#: The longest path (Linux's PATH_MAX) and file name (most file systems) the system takes, in bytes: a longer string
+#: is no file path, refused without a look at the disk.
+PATH_MAX_BYTES = 4096
+NAME_MAX_BYTES = 255
+
+
+def file_name_problem(path: str | os.PathLike) -> str | None:
+    """Why the system would refuse ``path`` itself whatever the disk holds (a NUL, a name or a path too long, a
+    string with no bytes for it), None when it would not: ``Path.is_dir`` raises (``File name too long``) or
+    answers False (a NUL) where a write fails later."""
+    text = os.fspath(path)
+    if "\0" in str(text):
+        return "a file name cannot hold a NUL character"
+    try:
+        data = os.fsencode(text)
+    except UnicodeError:
+        return "not a name the file system can encode"
+    if len(data) >= PATH_MAX_BYTES:
+        return f"a path of {len(data)} bytes, longer than the {PATH_MAX_BYTES} the system takes"
+    longest = max(data.split(b"/"), key=len)
+    if len(longest) > NAME_MAX_BYTES:
+        shown = repr(os.fsdecode(longest[:40]))[:-1] + "...'"
+        return (f"the name {shown} is {len(longest)} bytes long, longer than the {NAME_MAX_BYTES} a file system "
+                "takes")
+    return None
+
+
 def check_output_files(paths: Sequence[str | os.PathLike], option: str) -> None:
-    """Refuse, before any work, output files that could not be written: a target that is a folder, a parent
-    that is a file, a folder that cannot be created or written (read-only, no permission).
+    """Refuse, before any work, output files that could not be written: a name the system refuses (too long, a
+    NUL), a target that is a folder, a parent that is a file, a folder that cannot be created or written
+    (read-only, no permission).
 
     Raises:
         OutputError: naming ``option`` (e.g. ``"-e results/out"``) and the first such path.
     """
     probed: set[Path] = set()
     for raw in paths:
+        problem = file_name_problem(raw)
+        if problem is not None:  # Path.is_dir() would raise (too long) or say False (a NUL) without a word
+            raise OutputError(f"{option}: cannot write there: {problem}")
         target = Path(raw)
         if target.is_dir():
             raise OutputError(f"{option}: {target} is a folder, not a file")

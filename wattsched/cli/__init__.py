@@ -26,12 +26,13 @@ web            :mod:`.web`: the local web page (:mod:`wattsched.web`)
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
 import sys
 from typing import Any, NoReturn, Sequence
 
-from wattsched.base.errors import WattschedError, printable
+from wattsched.base.errors import WattschedError, printable, quoted_cut
 from wattsched.base.signals import terminate_as_interrupt
 from wattsched.cli import analyse, describe, inputs, simulate, studies, web
 
@@ -133,6 +134,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         what = "out of memory" if isinstance(exc, MemoryError) else "input nested too deeply"
         print(f"wattsched: error: {what} while running '{args.command}'; see the README's 'Errors and limits' "
               "for the bounds and how to lower them", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a path the system refuses whatever the disk holds, met by a check (Path.exists...)
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+        from wattsched.base.validate import NAME_MAX_BYTES, PATH_MAX_BYTES
+
+        name = quoted_cut(os.fsdecode(exc.filename), 80) if exc.filename is not None else "a file name"
+        print(f"wattsched: error: {_one_line(name)}: {exc.strerror} (at most {NAME_MAX_BYTES} bytes a name, "
+              f"{PATH_MAX_BYTES} a path)", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("wattsched: interrupted", file=sys.stderr)

@@ -25,7 +25,8 @@ from typing import Any, TextIO, Union
 
 from wattsched.base.batsim_files import output_paths
 from wattsched.base.errors import InputError, OptionError, OutputError
-from wattsched.base.validate import check_output_files, check_python_nesting, control_character_problem, option_error
+from wattsched.base.validate import (NAME_MAX_BYTES, PATH_MAX_BYTES, check_output_files, check_python_nesting,
+                                     control_character_problem, option_error)
 from wattsched.simulator.drivers import ProgressCallback, RunStats, run_inprocess, run_zmq
 from wattsched.simulator.engine import Simulation
 from wattsched.simulator.outputs import write_outputs
@@ -48,10 +49,6 @@ __all__ = ["PlatformInput", "Scheduler", "WorkloadInput", "as_platform", "as_wor
 SHOWN_CHARS = 60
 #: At most this many characters of a path (a deep folder's is long, and worth reading whole).
 _SHOWN_PATH_CHARS = 200
-#: A string longer than this is no file path (Linux's PATH_MAX): it is refused without a look at the disk.
-_PATH_MAX = 4096
-#: The longest file name most file systems take (bytes).
-_NAME_MAX = 255
 
 
 def shorten(value: Any, limit: int = SHOWN_CHARS) -> str:
@@ -93,9 +90,18 @@ def prefix_folder_problem(prefix: str) -> str | None:
     """Why ``prefix`` cannot be an output prefix when it names a folder (``results/`` or an existing ``results``:
     the files would land beside it, not in it), e.g. ``"'results' is a folder; give a prefix inside it, e.g.
     'results/out'"``; None when it does not."""
-    if not prefix or prefix.endswith(("/", os.sep)) or Path(prefix).is_dir():
+    if not prefix or prefix.endswith(("/", os.sep)) or _is_dir(prefix):
         return f"{prefix!r} is a folder; give a prefix inside it, e.g. '{os.path.join(prefix, 'out')}'"
     return None
+
+
+def _is_dir(path: str) -> bool:
+    """``Path.is_dir``, False for a name the system refuses (too long: an OSError), which the check of the files
+    written there (:func:`~wattsched.base.validate.check_output_files`) then names."""
+    try:
+        return Path(path).is_dir()
+    except OSError:
+        return False
 
 
 def check_prefix(prefix: str | os.PathLike) -> dict[str, Path]:
@@ -119,7 +125,8 @@ def check_prefix(prefix: str | os.PathLike) -> dict[str, Path]:
             raise OutputError(f"output prefix {problem}")
         paths = output_paths(text)
         for path in paths.values():  # caught here, not when the outputs are written after the whole run
-            if len(os.fsencode(path)) >= _PATH_MAX or any(len(os.fsencode(part)) > _NAME_MAX for part in path.parts):
+            if len(os.fsencode(path)) >= PATH_MAX_BYTES or any(len(os.fsencode(part)) > NAME_MAX_BYTES
+                                                               for part in path.parts):
                 raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG))
         check_output_files(list(paths.values()), f"output prefix {shown_path(text)}")
     except (OSError, ValueError) as error:  # a name too long, a NUL byte: the system refuses the path itself
@@ -157,7 +164,7 @@ def check_not_inputs(outputs: Mapping[str, Path] | list[Path], inputs: Mapping[s
     for what, value in inputs.items():
         path = getattr(value, "path", value)
         is_text = isinstance(path, str) and (not path or path.lstrip().startswith(("<", "{", "["))
-                                             or len(path) > _PATH_MAX or "\0" in path)
+                                             or len(path) > PATH_MAX_BYTES or "\0" in path)
         if isinstance(path, os.PathLike) or (isinstance(path, str) and not is_text):
             files[file_identity(path)] = (what, os.fspath(path))
     for out in (outputs.values() if isinstance(outputs, Mapping) else outputs):
@@ -188,7 +195,7 @@ def check_scheduler(scheduler: Any, classes: bool = False) -> Scheduler:
         wanted = "string or a pybatsim BatsimScheduler class" if classes else "string"
         raise OptionError(f"scheduler must be a preset name, 'module:Class' or 'file.py[:Class]' {wanted}, got "
                           f"{kind_of(scheduler)}")
-    if any(c in scheduler for c in "\n\r\0") or len(scheduler) > _PATH_MAX:
+    if any(c in scheduler for c in "\n\r\0") or len(scheduler) > PATH_MAX_BYTES:
         raise OptionError(f"unknown scheduler {shorten(scheduler)}: a scheduler is a preset name, 'module:Class' or "
                           "'file.py[:Class]' (see 'wattsched schedulers')")
     return scheduler
@@ -215,14 +222,18 @@ def check_options(options: Any) -> dict[str, Any]:
     from wattsched.schedulers.options import _plain_number, is_numpy_bool
 
     def walk(value: Any, where: str) -> Any:
-        """``value`` with numpy's numbers and bools as Python's (JSON holds them: a sweep's run key, its table)."""
+        """``value`` with numpy's numbers and bools as Python's (JSON holds them: a sweep's run key, its table), the
+        keys of its mappings strings (a number's as the pieces read it, ``str(1)``) and every string text (no lone
+        surrogate), as JSON has them."""
         if is_numpy_bool(value):
             return bool(value)
         value = _plain_number(value)
         if isinstance(value, float) and not math.isfinite(value):
             raise OptionError(f"option {where}: {value!r} is not a finite number (options are JSON values)")
+        if isinstance(value, str) and not value.isascii():
+            _check_text(value, where)
         if isinstance(value, Mapping):
-            return {key: walk(item, f"{where}.{key}") for key, item in value.items()}
+            return {key: walk(item, f"{where}.{key}") for key, item in _json_keys(value, where).items()}
         if isinstance(value, (list, tuple)):
             return type(value)(walk(item, f"{where}[{i}]") for i, item in enumerate(value))
         return value
@@ -233,6 +244,50 @@ def check_options(options: Any) -> dict[str, Any]:
             raise OptionError(f"options: option names are strings, got {kind_of(key)}")
         out[key] = walk(value, repr(key))
     return out
+
+
+def _json_keys(mapping: Mapping[Any, Any], where: str) -> dict[str, Any]:
+    """``mapping`` with string keys, as a JSON object has them: a number's (a YAML grid's ``shares: {1: 2}``, numpy's
+    too), a bool's or None's as ``str()`` writes it, as the pieces read user and group names; a key of another type
+    (a tuple: no JSON for it) or two keys that say one name (``1`` and ``"1"``) refused. A sweep hashes the options'
+    JSON: a tuple key gave a TypeError, keys ``1`` and ``"alice"`` in one mapping another (no order between them).
+
+    Raises:
+        OptionError: naming where and the key.
+    """
+    from wattsched.schedulers.options import _plain_number
+
+    out: dict[str, Any] = {}
+    given: dict[str, Any] = {}
+    for key, item in mapping.items():
+        name = key if isinstance(key, str) else _plain_number(key)
+        if isinstance(name, (int, float, bool)) or name is None:
+            if isinstance(name, float) and not math.isfinite(name):
+                raise OptionError(f"option {where}: the key {name!r} is not a finite number (options are JSON values)")
+            name = str(name)
+        if not isinstance(name, str):
+            raise OptionError(f"option {where}: keys are strings, as in a JSON object, got {kind_of(key)}")
+        if not name.isascii():
+            _check_text(name, f"{where} key")
+        if name in out:
+            raise OptionError(f"option {where}: the keys {shorten(given[name])} and {shorten(key)} both name "
+                              f"{shorten(name)}: give it once")
+        out[name], given[name] = item, key
+    return out
+
+
+def _check_text(text: str, where: str) -> None:
+    """A string of the options is text: no half of a UTF-16 surrogate pair (``"\\ud800"`` alone: no UTF-8 for it,
+    which no output could carry), as the options the CLI reads from JSON.
+
+    Raises:
+        OptionError: naming where.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise OptionError(f"option {where}: a string holds half of a UTF-16 surrogate pair ({shorten(text)}): "
+                          "not text") from None
 
 
 def as_platform(platform: PlatformInput) -> Platform:
@@ -257,7 +312,7 @@ def as_platform(platform: PlatformInput) -> Platform:
 def _check_path_text(text: str, what: str, other: str) -> None:
     """Refuse a string that cannot be a file path (a line break, a NUL, longer than PATH_MAX) and is no text
     either, with a short message (not the whole string as a file name)."""
-    if any(c in text for c in "\n\r\0") or len(text) > _PATH_MAX:
+    if any(c in text for c in "\n\r\0") or len(text) > PATH_MAX_BYTES:
         raise InputError(shorten(text), "", f"a string that is neither a file path nor {other}: pass the {what} "
                                             "as a path or a loaded object")
 
@@ -401,17 +456,19 @@ def progress_bar(nb_jobs: int, enabled: bool = True) -> Iterator[ProgressCallbac
         bar.update(task, completed=bar.tasks[0].total)
 
 
-def check_speed(platform: Platform, workload: Workload) -> None:
+def check_speed(platform: Platform, workload: Workload, source: str | None = None) -> None:
     """Warn (one line) when a workload converted for a host speed (its ``meta.speed_flops``, e.g. from
     ``wattsched swf --speed``) runs on hosts of another top speed: its jobs would run longer or shorter than the
-    trace says, and be killed at their walltime."""
+    trace says, and be killed at their walltime. ``source`` names the workload (default: its path; a dict given to
+    the API is read from a temporary file, which the warning named)."""
     speed = workload.meta.get("speed_flops")
     if not isinstance(speed, (int, float)) or not platform.hosts:
         return
     top = max(platform.hosts[0].model.speeds_flops)
     if top == top and abs(top - speed) > 1e-9 * max(abs(top), abs(speed)):  # top == top: not NaN
         logger.warning("%s: meta.speed_flops: the workload's work is meant for hosts of %g flop/s, the platform's "
-                       "top speed is %g flop/s: run times scale by %.3g", workload.path, speed, top, speed / top)
+                       "top speed is %g flop/s: run times scale by %.3g", source or workload.path, speed, top,
+                       speed / top)
 
 
 #: Users named at most in a warning line (a trace may have thousands).
@@ -538,10 +595,12 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
                     "--acknowledge-dynamic-jobs) so that a slowed job runs with its longer walltime",
                        scheduler_name(scheduler))
         dynamic_jobs, acknowledge_dynamic_jobs = True, True
-    # a workload given as a dict is read from a temporary file: warnings name it as its errors do
-    source = "<workload object>" if isinstance(workload, Mapping) else None
+    # a workload given as a dict or JSON text is read from a temporary file: warnings and the errors of the checks
+    # below name it as the loader's errors do (the JSON text's named the temporary file, gone when they are read)
+    source = "<workload object>" if isinstance(workload, Mapping) else "<workload JSON text>" \
+        if isinstance(workload, str) and workload.lstrip().startswith(("{", "[")) else None
     platform, workload = as_platform(platform), as_workload(workload)
-    check_speed(platform, workload)
+    check_speed(platform, workload, source)
     check_energy_factors(workload, source)
     from wattsched.workloads.users import check_job_fields
 
