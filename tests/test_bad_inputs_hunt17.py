@@ -16,6 +16,7 @@ refuses, that still gave a traceback, a silent accept or an error naming a file 
   now strings (a number's as the pieces read it, ``str(1)``), others refused; lone surrogates in option strings
   are refused as the CLI's JSON reader refuses them.
 * A web form field ``opt.`` (an option without a name) was dropped and the run created; ``-o '{"": 1}'`` is refused.
+* A budget over a window so short that its rate B / (te − ts) (the powercap) is infinite ran, constraining nothing.
 * A workload given as JSON text named a deleted temporary file (``/tmp/tmpXXXX/workload.json``) in the errors of
   the checks before the run (a job's ``energy_factor``) and in the host speed warning; a workload dict named it in
   that warning too.
@@ -215,3 +216,14 @@ def test_the_speed_warning_names_the_workload_object(caplog, kind):
     (line,) = [r.getMessage() for r in caplog.records if "speed_flops" in r.getMessage()]
     assert line.startswith("<workload JSON text>" if kind == "text" else "<workload object>"), line
     assert os.sep + "tmp" not in line
+
+
+# ------------------------------------------------------------------------------------------ 6. budget windows
+@pytest.mark.parametrize("preset", ["powercap", "energy-bud", "reduce-pc"])
+def test_a_budget_over_a_window_too_short_for_its_rate_is_refused(capsys, tmp_path, preset):
+    """``{"budget_j": 1e308, "window_end_s": 1e-300}`` ran: its rate B / (te − ts), the powercap, was infinite, so
+    the budget constrained nothing."""
+    refused(capsys, ["run", PLATFORM, WORKLOAD, "-s", preset, "-o", '{"budget_j": 1e308, "window_end_s": 1e-300}',
+                     "-e", str(tmp_path / "o" / "out"), "-q"],
+            "option 'budget_j' 1e+308 J over a window of 1e-300 s", "beyond the largest number a double holds")
+    assert not (tmp_path / "o").exists()

@@ -115,6 +115,10 @@ class BudgetWindow(AdmissionConstraint):
                     f"option 'budget_fraction' {self.budget_fraction:g}: a budget of {self.B:g} J over the window "
                     f"({nb_hosts} hosts × estimated_comp_w {self.power.est_comp_w:g} W × {window:g} s) is beyond "
                     "the largest number a double holds (for no budget, leave the budget options out)")
+        if not math.isfinite(self.rate_w):  # (a window of 1e-300 s: the rate, the powercap, would be infinite)
+            raise OptionError(
+                f"option 'budget_j' {self.B:g} J over a window of {window:g} s: a rate (and powercap) of B / (te − ts) "
+                "beyond the largest number a double holds; give a longer window, or leave the budget options out")
         idle_j = nb_hosts * self.power.est_idle_w * window
         if not self.shutdown and self.B < idle_j * (1 - 1e-12):
             name = "budget_fraction" if self.budget_fraction is not None else "budget_j"
