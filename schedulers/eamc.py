@@ -79,6 +79,7 @@ jobs down, so they too need Batsim's dynamic jobs (a slowed job is re-registered
 from __future__ import annotations
 
 import bisect
+import logging
 import math
 from dataclasses import dataclass
 from functools import cached_property
@@ -107,6 +108,8 @@ from sortedcontainers import SortedKeyList
 
 from wattsched.schedulers.placement import FreeHosts, Placement
 from wattsched.schedulers.state import Assignment, ClusterView, JobState, QueuedJob, RunningJob
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["EAR_MODEL_PROPERTY", "PARTITION_PROPERTY", "EamcPlatform", "EnergyPrediction", "JobInfo",
            "metadata_text"]
@@ -658,6 +661,17 @@ class PartitionPlacement(_EarPiece, Placement):
             raise OptionError("placement 'partitions' re-registers every job with its run time on the partition and "
                               "frequency chosen (EAR model): run Batsim with --enable-dynamic-jobs "
                               "--acknowledge-dynamic-jobs ('wattsched run' does it for the EAMC presets)")
+        if set(self.platform.partitions) == {""}:  # (it ran as EASY with a frequency choice, without a word)
+            logger.warning("placement 'partitions': no host of the platform has a '%s' property: the whole machine "
+                           "is one partition ('wattsched platform --node eamc' writes a platform with partitions)",
+                           PARTITION_PROPERTY)
+        self._warned_app = False
+
+    def on_submitted(self, job: QueuedJob, view: ClusterView) -> None:
+        if not self._warned_app and APP_FIELD not in job.extra:  # (said once a run)
+            self._warned_app = True
+            logger.warning("job %s has no '%s' field (the first such job): EAMC runs a job without application at "
+                           "the top frequency, on its partitions in their order, unranked", job.id, APP_FIELD)
 
     def _forget(self, job_id: str) -> None:
         super()._forget(job_id)

@@ -102,3 +102,20 @@ def test_the_commands_write_the_inputs(tmp_path: Path) -> None:
     workload = json.loads((tmp_path / "w.json").read_text())
     assert len(workload["jobs"]) == 100 and workload["meta"]["mix"] == "50"
     assert main(["platform", "--node", "eamc", "--hosts", "6", "--flat", "--output", str(tmp_path / "q.xml")]) == 2
+
+
+def test_eamc_on_a_platform_without_partitions_or_jobs_without_application_says_so(tmp_path: Path, caplog) -> None:
+    """EAMC's placement on a plain Taurus platform (no host has a 'partition') ran as EASY with a frequency choice,
+    and jobs without an 'app' field ran at the top frequency unranked, without a word: one warning each, once."""
+    import logging
+
+    from wattsched import api
+
+    workload = {"nb_res": 4, "profiles": {"p": {"type": "delay", "delay": 10}},
+                "jobs": [{"id": str(k), "subtime": k, "res": 1, "walltime": 20, "profile": "p"} for k in range(3)]}
+    with caplog.at_level(logging.WARNING, logger="wattsched.schedulers.eamc"):
+        api.simulate(api.taurus_platform(4), workload, "eamc-reorder", out=tmp_path / "out")
+    said = [r.getMessage() for r in caplog.records if r.name == "wattsched.schedulers.eamc"]
+    assert len(said) == 2, said
+    assert "no host of the platform has a 'partition' property" in said[0]
+    assert said[1].startswith("job w0!0 has no 'app' field (the first such job)")
