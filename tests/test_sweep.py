@@ -115,3 +115,25 @@ def test_off_a_terminal_a_line_per_finished_run(tmp_path: Path, workload: str,
     assert re.search(r": easy done in \d+ s$", lines[0]) and re.search(r": easy-bestfit done in \d+ s$", lines[1])
     run_sweep(runs, workers=1, force=True, show_progress=False)
     assert capsys.readouterr().err == ""
+
+
+def test_a_local_cluster_takes_a_free_port_for_its_http_server(tmp_path: Path, workload: str) -> None:
+    """Dask's scheduler serves HTTP even without its dashboard, on port 8787 unless told: a sweep (or the web page's
+    runs) while another cluster held that port printed Dask's "Port 8787 is already in use" warning."""
+    import socket
+    import warnings
+
+    holder = socket.socket()
+    try:
+        holder.bind(("0.0.0.0", 8787))
+        holder.listen()
+    except OSError:  # already taken by another process: the situation this test makes
+        pass
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            frame = run_sweep(tiny_runs(tmp_path / "out", workload)[:2], workers=2, show_progress=False)
+    finally:
+        holder.close()
+    assert set(frame["status"]) == {"done"}
+    assert not [w for w in caught if "8787" in str(w.message)], [str(w.message) for w in caught]

@@ -57,6 +57,10 @@ from wattsched.base.validate import check_number, decode_utf8, load_json, option
 __all__ = ["Run", "run_sweep", "execute_run", "outputs_exist", "failed_runs", "load_runs", "check_sweep_arguments"]
 
 logger = logging.getLogger(__name__)
+#: The local Dask scheduler serves HTTP even without its dashboard, on port 8787 unless told: a second cluster at the
+#: same time (another sweep, the web page's runs) found it taken and printed Dask's "Port 8787 is already in use"
+#: warning. A free port instead.
+NO_DASHBOARD_PORT = {"dashboard_address": ":0"}
 
 Window = tuple[float, float]
 #: (run name, jobs done) reported while a run simulates.
@@ -419,6 +423,7 @@ def _run_dask(runs: Sequence[Run], workers: int, address: str | None, force: boo
         else:
             cluster = stack.enter_context(LocalCluster(
                 n_workers=min(workers, len(runs)), threads_per_worker=1, processes=True, dashboard_address=None,
+                scheduler_kwargs=NO_DASHBOARD_PORT,
                 silence_logs=logging.CRITICAL))  # errors come back through the futures (as in wattsched.web.runs)
             client = stack.enter_context(Client(cluster))
         queue_name = f"wattsched-progress-{uuid.uuid4().hex}" if show_progress else None

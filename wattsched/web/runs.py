@@ -147,11 +147,14 @@ class RunManager:
                 # Dask's scratch folders (scheduler-*, worker-*) in the workspace, not in the system's /tmp
                 import dask
 
+                from wattsched.experiments.sweep import NO_DASHBOARD_PORT
+
                 scratch = self.workspace.root / SCRATCH
                 scratch.mkdir(exist_ok=True)
                 with dask.config.set({"temporary-directory": str(scratch)}):
                     self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1,
                                                  processes=self.processes, dashboard_address=None,
+                                                 scheduler_kwargs=NO_DASHBOARD_PORT,
                                                  silence_logs=logging.CRITICAL, local_directory=str(scratch))
                 self._client = Client(self._cluster)
             return self._client
