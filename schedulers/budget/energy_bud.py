@@ -450,6 +450,11 @@ class EnergyBudget(BudgetWindow):
         its hosts' baseline (:meth:`_baseline`)."""
         return self._run(n, now, end) + [(a, b, -w) for a, b, w in self._baseline(n, now, kept)]
 
+    def _filters_apply(self, now: float) -> bool:
+        """Whether the pass-wide tests (:meth:`may_start`, :meth:`may_prepare`, :meth:`refuses_all`) can tell: a
+        budget, ``now`` inside the window (from its start: the plan's ``t0`` is now), refusals monotone."""
+        return not self.unlimited and self.ts <= now < self.te - TIME_EPS_S and self._monotone()
+
     def _monotone(self) -> bool:
         """Whether a job's extra power only grows with its hosts and walltime (so that a refusal in a pass
         refuses every larger and longer job without kept hosts for the rest of the pass)."""
@@ -485,14 +490,20 @@ class EnergyBudget(BudgetWindow):
             n = hi - lo + 1
         else:
             n = size(alloc)
-        kept = fut.kept.within(alloc)
+        return not self._refused_at(fut, n, end, now, fut.kept.within(alloc))
+
+    def _refused_at(self, fut: Plan, n: int, end: float, now: float, kept: tuple[tuple[float, int], ...] = ()) -> bool:
+        """Whether a job of ``n`` hosts, of which ``count`` are kept until ``until`` for each ``(until, count)`` of
+        ``kept``, starting now and ending at ``end``, is refused: dominated by a refusal of the pass with the same
+        kept hosts, else tested on the plan ``fut`` (a refusal is then recorded when refusals are monotone)."""
         refused = self._refused.get(kept)
         if refused is not None and refused.dominates(n, end):
+            return True
+        if self._admits(fut, self._job_extra(n, now, end, kept), end):
             return False
-        ok = self._admits(fut, self._job_extra(n, now, end, kept), end)
-        if not ok and self._monotone():
+        if self._monotone():
             self._refused.setdefault(kept, Staircase()).add(n, end)
-        return ok
+        return True
 
     def refuses(self, job: QueuedJob, view: ClusterView) -> bool:
         """Before placement: a job with at most as many hosts and an end no later was refused in this state
@@ -544,7 +555,7 @@ class EnergyBudget(BudgetWindow):
         inside the window under energyBud, and of 800 of the 1,900 under reducePC: after a start, or when no
         waiting job has one host)."""
         now = view.now_s
-        if self.unlimited or not self.ts <= now < self.te - TIME_EPS_S or not self._monotone():
+        if not self._filters_apply(now):
             return None
         fut = self._future(view, self._reserved, self._cut)
         if not fut.kept and len(res) and self._refuses_smallest(fut, int(res.min()), now + float(walltime_s.min()), now):
@@ -573,7 +584,7 @@ class EnergyBudget(BudgetWindow):
         hosts), 9,600 of the 14,700 backfilling phases inside the window under energyBud and 11,800 of the 12,600
         under reducePC, where EASY then neither filters nor scans its queue (about 1,500 jobs under energyBud)."""
         now = view.now_s
-        if self.unlimited or not self.ts <= now < self.te - TIME_EPS_S or not self._monotone():
+        if not self._filters_apply(now):
             return False
         pm = self.power_manager
         if pm is not None and pm.kept_hosts(view):  # (asked before the plan: with shutdown most passes keep hosts)
@@ -582,17 +593,9 @@ class EnergyBudget(BudgetWindow):
 
     def _refuses_smallest(self, fut: Plan, n: int, end: float, now: float) -> bool:
         """Whether a job of ``n`` hosts, none kept, starting now and ending at ``end`` is refused (:meth:`can_start`'s
-        test and refusal record, inside the window with monotone refusals): then so is every job at least as wide
-        and as long, whatever its hosts (:meth:`refuses_from`)."""
-        if not end < INF:
-            return False
-        refused = self._refused.get(())
-        if refused is not None and refused.dominates(n, end):
-            return True
-        if self._admits(fut, self._job_extra(n, now, end, ()), end):
-            return False
-        self._refused.setdefault((), Staircase()).add(n, end)
-        return True
+        test and refusal record, :meth:`_refused_at`, inside the window with monotone refusals): then so is every job
+        at least as wide and as long, whatever its hosts (:meth:`refuses_from`)."""
+        return end < INF and self._refused_at(fut, n, end, now)
 
     def may_prepare(self, res: np.ndarray, walltime_s: np.ndarray, start_s: float, view: ClusterView,
                     groups: WallGroups | None = None, *, boots_all: bool = False) -> np.ndarray | None:
@@ -609,8 +612,7 @@ class EnergyBudget(BudgetWindow):
         now = view.now_s
         p = self.power
         d = start_s - now
-        if (self.unlimited or not self.shutdown or not self.ts <= now < self.te - TIME_EPS_S
-                or d < p.switch_on_s or not self._monotone()):
+        if not self.shutdown or d < p.switch_on_s or not self._filters_apply(now):
             return None
         fut = self._future(view, self._reserved, self._cut)
         boot = p.switch_on_w * p.switch_on_s + p.est_idle_w * (d - p.switch_on_s) - p.sleep_w * d
