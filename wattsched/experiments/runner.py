@@ -43,7 +43,7 @@ logger = logging.getLogger(__name__)
 __all__ = ["PlatformInput", "Scheduler", "WorkloadInput", "as_platform", "as_workload", "check_not_inputs",
            "check_options", "check_energy_factors", "check_prefix", "check_scheduler", "check_shares", "check_speed",
            "file_identity", "format_sim_time", "prefix_folder_problem", "progress_bar", "progress_lines",
-           "run_simulation", "scheduler_name", "shorten", "shown_path"]
+           "run_simulation", "scheduler_name", "shorten", "shown_path", "workload_source"]
 
 #: At most this many characters of a user's value are quoted in an error message.
 SHOWN_CHARS = 60
@@ -330,6 +330,17 @@ def _load_text(text: str, file_name: str, name: str, load: Any) -> Any:
             return load(path)
 
 
+def workload_source(workload: WorkloadInput) -> str | None:
+    """What names a workload given as data, which is read from a temporary file (its errors and warnings name this,
+    not the file): ``"<workload object>"`` for a dict, ``"<workload JSON text>"`` for JSON text; None for a path or
+    a loaded :class:`Workload` (its path names it)."""
+    if isinstance(workload, Mapping):
+        return "<workload object>"
+    if isinstance(workload, str) and workload.lstrip().startswith(("{", "[")):
+        return "<workload JSON text>"
+    return None
+
+
 def as_workload(workload: WorkloadInput) -> Workload:
     """A loaded workload from a path, a Batsim JSON object or a :class:`Workload`.
 
@@ -338,19 +349,21 @@ def as_workload(workload: WorkloadInput) -> Workload:
     """
     if isinstance(workload, Workload):
         return workload
+    source = workload_source(workload)
     if isinstance(workload, Mapping):
-        check_python_nesting(workload, "<workload object>")  # json.dumps recurses
+        assert source is not None
+        check_python_nesting(workload, source)  # json.dumps recurses
         try:  # NaN and ±Infinity written as JSON's non-standard constants: the loader refuses them by path
             text = json.dumps(workload)
         except (TypeError, ValueError) as error:
-            raise InputError("<workload object>", "", f"not JSON data ({error})") from None
-        return _load_text(text, "workload.json", "<workload object>", load_workload)
+            raise InputError(source, "", f"not JSON data ({error})") from None
+        return _load_text(text, "workload.json", source, load_workload)
     if not isinstance(workload, (str, os.PathLike)) or not isinstance(os.fspath(workload), str):
         raise InputError("workload", "", "must be a Batsim JSON path, JSON text, a workload dict or a loaded "
                          f"Workload, got {kind_of(workload)}")
     text = os.fspath(workload)
-    if isinstance(workload, str) and text.lstrip().startswith(("{", "[")):  # JSON text, not a path
-        return _load_text(text.lstrip(), "workload.json", "<workload JSON text>", load_workload)
+    if source is not None:  # JSON text, not a path
+        return _load_text(text.lstrip(), "workload.json", source, load_workload)
     _check_path_text(text, "workload", "JSON text")
     return load_workload(workload)
 
@@ -597,8 +610,7 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
         dynamic_jobs, acknowledge_dynamic_jobs = True, True
     # a workload given as a dict or JSON text is read from a temporary file: warnings and the errors of the checks
     # below name it as the loader's errors do (the JSON text's named the temporary file, gone when they are read)
-    source = "<workload object>" if isinstance(workload, Mapping) else "<workload JSON text>" \
-        if isinstance(workload, str) and workload.lstrip().startswith(("{", "[")) else None
+    source = workload_source(workload)
     platform, workload = as_platform(platform), as_workload(workload)
     check_speed(platform, workload, source)
     check_energy_factors(workload, source)
