@@ -60,7 +60,7 @@ from wattsched.base.hostsets import disjoint, intervals, longest, minus, size
 from wattsched.schedulers.admission import AdmissionConstraint
 from wattsched.schedulers.pieces import Piece, register
 from wattsched.schedulers.placement import FreeHosts
-from wattsched.schedulers.queue import JobsBehind
+from wattsched.schedulers.queue import JobsBehind, narrowest_and_shortest
 from wattsched.schedulers.state import Assignment, ClusterView, QueuedJob, RunningJob, end_key
 
 INF = math.inf
@@ -364,6 +364,11 @@ class EasyBackfilling(Backfilling):
                 self._kept = _Kept(queue[i], None, True, free, free, view.now_s, len(queue) - len(starts),
                                    view.running_version + len(starts))
             return False  # no waiting job behind the head, or nothing free to backfill on
+        keyed = started is not None
+        contiguous = placer.contiguous
+        narrowest, shortest_s = narrowest_and_shortest(queue)  # (the head and the jobs started in the pass included)
+        if not (keep or keyed) and narrowest > (longest(free) if contiguous else size(free)):
+            return False  # no waiting job fits in the hosts free: no reservation to make (nor to keep, see _Kept)
         now_s = view.now_s
         head = queue[i]
         running: Iterable[RunningJob] = view.by_end()
@@ -378,8 +383,6 @@ class EasyBackfilling(Backfilling):
             shadow_s, extra = reservation.start_s, minus(free, reservation.hosts)
             admission.reserve_head(head, shadow_s, reservation.assignment, view)
         free_count, extra_count = size(free), size(extra)
-        contiguous = placer.contiguous
-        keyed = started is not None
         # smallest width known not to fit in `free` / `extra` (both only shrink during the pass); per fit key
         # with job-partition entries (the module docstring), where these two stay above every width. A contiguous
         # allocation is one interval: no width above the longest interval fits (issue 15: on a fragmented machine
@@ -405,7 +408,12 @@ class EasyBackfilling(Backfilling):
         # budget the queue grows long, and most jobs that fit by their width are too long for the reservation and
         # too wide for the hosts outside it: without this rule, energyBud visited 1.3 million jobs on the week of
         # issue 15 instead of 99,000.
-        if keyed or not admission.refuses_all(shortest_end_s, view):
+        if not keyed and (narrowest >= no_fit_free or (
+                now_s + shortest_s > shadow_s and (narrowest > extra_count or narrowest >= no_fit_extra))):
+            # every waiting job is too wide for the hosts free, or too long for the reservation and too wide for
+            # the hosts outside it: the loop below would pass over each one (issue 15: the index built for nothing)
+            later = JobsBehind(queue, len(queue) - 1, 0)
+        elif keyed or not admission.refuses_all(shortest_end_s, view):
             later = JobsBehind(queue, i, free_count,
                                lambda res, wall, groups: admission.may_start(res, wall, view, groups), rule=worth_trying)
         else:  # the admission constraint refuses every waiting job (the smallest one): nothing to scan

@@ -38,7 +38,7 @@ from wattsched.schedulers.admission import AdmissionConstraint
 from wattsched.schedulers.backfill import Placer, Start, admitted_reservation
 from wattsched.schedulers.options import Option
 from wattsched.schedulers.pieces import Piece, register
-from wattsched.schedulers.queue import JobsBehind, Staircase, WallGroups
+from wattsched.schedulers.queue import JobsBehind, Staircase, WallGroups, narrowest_and_shortest
 from wattsched.schedulers.state import CallMeLater, ClusterView, Decision, QueuedJob, RunningJob, SetPState
 
 logger = logging.getLogger(__name__)
@@ -438,6 +438,12 @@ class OpportunisticShutdown(PowerManager):
         # do not: without this, each such try scanned every interval, 12 % of EASY + shutdown at 80,640 hosts)
         contiguous = ctx.contiguous
         pool_fit, extra_fit = (longest(pool), longest(extra)) if contiguous else (pool_n, extra_n)
+        # no waiting job fits in the pool (or, ending after the head's start, in the extra hosts): the loop below
+        # would pass over every one (`may_fit`). On the week of issue 15, 22,700 of the 62,900 boot plannings of
+        # EASY + shutdown, each of which built the queue's index for nothing
+        narrowest, shortest_s = narrowest_and_shortest(queue)
+        if narrowest > pool_fit or (narrowest > extra_fit and start_s + shortest_s > shadow_s):
+            return ProcSet()
         booted = ProcSet()
         refused = Staircase()  # (hosts, end) of the jobs the admission constraint refused to boot for
         tried: set[tuple[object, int, bool]] = set()  # (fit key, width, on extra hosts only): no fit, or no boot

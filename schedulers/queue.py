@@ -22,7 +22,7 @@ from itertools import islice
 from typing import Any, Callable, Iterator, Sequence, overload
 
 import numpy as np
-from sortedcontainers import SortedKeyList
+from sortedcontainers import SortedKeyList, SortedList
 
 from wattsched.schedulers.state import QueuedJob
 
@@ -54,6 +54,8 @@ class WaitingQueue(Sequence[QueuedJob]):
         self._wvalues_np = np.zeros(0)
         self._holes = 0
         self._in_order = True  # slot order is the queue's order
+        self._widths = SortedList()  # each job's number of hosts
+        self._walltimes = SortedList()  # each job's walltime (inf: none)
 
     # ------------------------------------------------------------------ Sequence
     def __len__(self) -> int:
@@ -77,6 +79,8 @@ class WaitingQueue(Sequence[QueuedJob]):
     # ------------------------------------------------------------------ changes
     def add(self, job: QueuedJob) -> None:
         self._list.add(job)
+        self._widths.add(job.res)
+        self._walltimes.add(math.inf if job.walltime_s is None else job.walltime_s)
         if not self._in_order:
             return
         if self._list[-1] is not job:  # not behind every waiting job: renumber at the next use
@@ -86,6 +90,8 @@ class WaitingQueue(Sequence[QueuedJob]):
 
     def remove(self, job: QueuedJob) -> None:
         self._list.remove(job)
+        self._widths.remove(job.res)
+        self._walltimes.remove(math.inf if job.walltime_s is None else job.walltime_s)
         slot = self._slot.pop(job.id, None)
         if slot is not None:
             self._jobs[slot] = None
@@ -94,6 +100,8 @@ class WaitingQueue(Sequence[QueuedJob]):
 
     def clear(self) -> None:
         self._list.clear()
+        self._widths.clear()
+        self._walltimes.clear()
         self._renumber()
 
     def _append(self, job: QueuedJob) -> None:
@@ -147,6 +155,16 @@ class WaitingQueue(Sequence[QueuedJob]):
         job = self._jobs[slot]
         assert job is not None
         return job
+
+
+def narrowest_and_shortest(queue: Sequence[QueuedJob]) -> tuple[float, float]:
+    """The fewest hosts and the shortest walltime (``inf``: none) of the jobs of ``queue``, when it is a
+    :class:`WaitingQueue` (which keeps both as jobs come and go); ``(0, 0.0)`` otherwise (unknown: every width and
+    walltime may be there). Lower bounds for the jobs behind any of them: a backfilling rule or a power manager
+    then knows at once that none of them fits (issue 15)."""
+    if not isinstance(queue, WaitingQueue) or not queue:
+        return 0, 0.0
+    return queue._widths[0], queue._walltimes[0]
 
 
 #: what :class:`JobsBehind` gives a filter beside the widths and walltimes: ``(distinct walltimes, each job's

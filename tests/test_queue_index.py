@@ -248,6 +248,32 @@ def test_every_preset_decides_the_same_knowing_the_longest_free_interval(platfor
         backfill_module.longest = longest
 
 
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(raw=workloads, preset=st.sampled_from(["easy-backfill", "energy-bud", "reduce-pc", "powercap"]),
+       shutdown=st.booleans(), fraction=st.floats(0.55, 1.0), a=st.sampled_from([0.0, 0.2]), b=st.floats(0.2, 1.0))
+def test_every_preset_decides_the_same_knowing_the_narrowest_and_shortest_waiting_job(
+        platform_path, tmp_path_factory, raw, preset, shutdown, fraction, a, b):
+    """EASY's pass and the shutdown's boot planning stop before the head's reservation or the queue's scan when
+    the narrowest waiting job (and, for the jobs that would end after the head's start, the shortest one) cannot
+    fit (``narrowest_and_shortest``). The same schedule as without knowing them, for every preset, with and
+    without shutdown."""
+    from wattsched.schedulers import backfill as backfill_module
+    from wattsched.schedulers import power as power_module
+
+    workload, horizon = _budget_workload(tmp_path_factory, raw)
+    options = {"budget_fraction": fraction, "window_start_s": a * horizon,
+               "window_end_s": a * horizon + max(600.0, b * horizon), "shutdown": shutdown}
+    if preset == "easy-backfill":
+        preset, options = ("compose", {"power": "shutdown"}) if shutdown else (preset, {})
+    knowing = _run(platform_path, workload, preset, options, 0)
+    bounds = queue_module.narrowest_and_shortest
+    backfill_module.narrowest_and_shortest = power_module.narrowest_and_shortest = lambda queue: (0, 0.0)
+    try:
+        assert knowing == _run(platform_path, workload, preset, options, 0)
+    finally:
+        backfill_module.narrowest_and_shortest = power_module.narrowest_and_shortest = bounds
+
+
 def _budget_workload(tmp_path_factory, raw) -> tuple[Path, float]:
     t, profiles, entries = 0.0, {}, []
     for k, (gap, res, factor, runtime) in enumerate(raw):
