@@ -47,6 +47,7 @@ from wattsched.analysis.outputs import BatsimOutputs, load_outputs
 from wattsched.analysis.paraver import write_paraver
 from wattsched.base.batsim_files import output_paths
 from wattsched.base.errors import InputError, OptionError, OutputError, ProtocolError, WattschedError
+from wattsched.base.limits import check_limit_variables
 from wattsched.base.signals import clean_up_on_terminate
 from wattsched.base.validate import check_python_nesting, control_character_problem, window_beyond_time
 from wattsched.experiments.runner import (
@@ -372,6 +373,7 @@ def simulate(
         WattschedError: bad input or option, one line naming the file and field (nothing is written); an empty
             ``platform``, ``workload``, ``scheduler`` or ``out`` string is an :class:`OptionError` naming it.
     """
+    check_limit_variables()  # a misspelt WATTSCHED_LIMIT_* bounds nothing
     _name_argument(platform, "platform", "a SimGrid XML path, XML text or a loaded Platform")
     _name_argument(workload, "workload", "a Batsim JSON path, JSON text, a workload dict or a loaded Workload")
     _name_argument(scheduler, "scheduler", "a preset name ('wattsched schedulers' lists them), 'module:Class' or "
@@ -456,6 +458,7 @@ def sweep(
     from wattsched.experiments.grid import grid_runs, load_grid, parse_grid, write_results
     from wattsched.experiments.sweep import check_sweep_arguments, run_sweep
 
+    check_limit_variables()  # a misspelt WATTSCHED_LIMIT_* bounds nothing
     if isinstance(grid, bytes) or not isinstance(grid, (str, os.PathLike, Mapping)):
         raise OptionError(f"grid must be a grid file's path (YAML or JSON) or a mapping, got {kind_of(grid)}")
     _name_argument(grid, "grid", "a grid file's path (YAML or JSON) or a mapping")

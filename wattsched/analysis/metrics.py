@@ -520,12 +520,13 @@ def format_table(metrics: Mapping[str, float | int], title: str = "wattsched met
     """The metrics as a two-column text table (rendered with rich, without colours)."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     table = Table()
     table.add_column("metric", style="bold")
     table.add_column("value", justify="right")
-    for name, value in metrics.items():  # a user's name comes from the workload: its control characters escaped
-        table.add_row(printable(name), _format_value(value))
+    for name, value in metrics.items():  # a user's name comes from the workload: its control characters escaped,
+        table.add_row(Text(printable(name)), _format_value(value))  # and '[...]' in it is no markup of rich's
     buffer = StringIO()
     Console(file=buffer, width=80, color_system=None, force_terminal=False).print(table)
     # The title on a line of its own, as it is: as the table's title rich would wrap it to the table's width and

@@ -26,7 +26,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
 from wattsched.base.errors import InputError, OptionError, counted
-from wattsched.base.fileio import atomic_path
+from wattsched.base.fileio import atomic_path, atomic_paths
 from wattsched.base.limits import limit
 from wattsched.analysis.node_states import parse_host_set, run_nb_hosts
 from wattsched.analysis.outputs import BatsimOutputs, load_outputs
@@ -102,8 +102,9 @@ def gantt_figure(outputs: str | Path | BatsimOutputs) -> Figure:
             axes.add_patch(rectangle)
             max_host = max(max_host, interval.sup)
             if len(ran) <= _MAX_LABELLED_JOBS:
+                # an id as it is: one holding two '$' is no mathtext (a backslash there raised a ValueError)
                 axes.text(start + (end - start) / 2, (interval.inf + interval.sup) / 2, str(job.job_id),
-                          ha="center", va="center", fontsize=7, clip_on=True)
+                          ha="center", va="center", fontsize=7, clip_on=True, parse_math=False)
     nb_hosts = max(max_host + 1, run_hosts or 0)
     end_s = float(ran["finish_time"].max()) if len(ran) else 1.0
     start_s = min(0.0, float(jobs["submission_time"].min())) if len(jobs) else 0.0
@@ -249,14 +250,24 @@ def plot_machine_states(outputs: str | Path | BatsimOutputs, path_png: str | Pat
     return save_figure(machine_states_figure(outputs), path_png)
 
 
-def plot_all(outputs: str | Path | BatsimOutputs, out_dir: str | Path) -> list[Path]:
-    """Write ``gantt.png``, and ``power.png`` / ``machine_states.png`` when their CSV exists, into
-    ``out_dir``; return the paths written."""
+def plot_all(outputs: str | Path | BatsimOutputs, out_dir: str | Path,
+             budget_window: tuple[float, float] | None = None, budget_power_w: float | None = None) -> list[Path]:
+    """Write ``gantt.png``, and ``power.png`` / ``machine_states.png`` when their CSV exists (``power.png`` also
+    when a ``budget_window`` or ``budget_power_w`` is drawn on it, :func:`power_figure`), into ``out_dir``; return
+    the paths written. Every figure is built before any file is written, and all are written or none: a figure
+    that cannot be drawn (the power against a budget without ``_consumed_energy.csv``, machine states without
+    rows) leaves no PNG of the others beside the error."""
     loaded = load_outputs(outputs)
     folder = Path(out_dir)
-    written = [plot_gantt(loaded, folder / "gantt.png")]
-    if loaded.consumed_energy is not None:
-        written.append(plot_power(loaded, folder / "power.png"))
+    figures = {"gantt.png": gantt_figure(loaded)}
+    if loaded.consumed_energy is not None or budget_window is not None or budget_power_w is not None:
+        figures["power.png"] = power_figure(loaded, budget_window, budget_power_w)
     if loaded.machine_states is not None:
-        written.append(plot_machine_states(loaded, folder / "machine_states.png"))
-    return written
+        figures["machine_states.png"] = machine_states_figure(loaded)
+    paths = [folder / name for name in figures]
+    with atomic_paths(paths) as temps:
+        for figure, temp in zip(figures.values(), temps):
+            figure.savefig(temp, format="png", dpi=120)
+    for path in paths:
+        logger.info("wrote %s", path)
+    return paths

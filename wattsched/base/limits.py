@@ -5,6 +5,8 @@ it: a composed profile repeated 10^12 times, a platform of 10^11 hosts, JSON nes
 a monitoring period of a microsecond. Each bound has a name; the environment variable
 ``WATTSCHED_LIMIT_<NAME>`` (upper case) raises or lowers it, e.g. ``WATTSCHED_LIMIT_HOSTS=5000000``.
 The error that refuses an input names the bound and its variable (:func:`limit_hint`).
+A ``WATTSCHED_LIMIT_*`` variable that names no bound is refused, not ignored (:func:`check_limit_variables`, by
+the command line and the API before any work).
 
 ======================  ===========  ==============================================================================
 name                    default      what it bounds
@@ -44,7 +46,7 @@ from typing import Final
 
 from wattsched.base.errors import OptionError
 
-__all__ = ["DEFAULTS", "available_memory_bytes", "format_count", "limit", "limit_hint"]
+__all__ = ["DEFAULTS", "available_memory_bytes", "check_limit_variables", "format_count", "limit", "limit_hint"]
 
 #: The default of every bound (module docstring).
 DEFAULTS: Final[dict[str, float]] = {
@@ -67,9 +69,17 @@ DEFAULTS: Final[dict[str, float]] = {
     "runs": 100_000,
 }
 
+#: The bounds that count things (hosts, jobs, levels, bytes...): a whole number (``WATTSCHED_LIMIT_HOSTS=1.5``
+#: bounded nothing a count can reach differently from 1, and the errors said "at most 1.5 hosts").
+_COUNTS: Final[frozenset[str]] = frozenset({
+    "nesting", "profile_depth", "profile_parts", "hosts", "jobs", "yaml_nodes", "upload_bytes",
+    "messages_at_one_time", "download_bytes", "workers", "runs"})
+
+_PREFIX: Final[str] = "WATTSCHED_LIMIT_"
+
 
 def _variable(name: str) -> str:
-    return f"WATTSCHED_LIMIT_{name.upper()}"
+    return f"{_PREFIX}{name.upper()}"
 
 
 def limit(name: str) -> float:
@@ -90,7 +100,32 @@ def limit(name: str) -> float:
         value = math.nan
     if not (0 < value < math.inf):
         raise OptionError(f"environment variable {_variable(name)}: expected a positive number, got {text!r}")
+    if name in _COUNTS and not value.is_integer():
+        raise OptionError(f"environment variable {_variable(name)}: expected a whole number (it bounds a count), "
+                          f"got {text!r}")
     return int(value) if isinstance(default, int) and value.is_integer() else value
+
+
+def check_limit_variables() -> None:
+    """Every ``WATTSCHED_LIMIT_*`` variable of the environment names a bound (in upper case, as :func:`limit`
+    reads it) and holds a value :func:`limit` takes: a misspelt one (``WATTSCHED_LIMIT_HOST``) left the bound it
+    meant at its default without a word, and a bad value went unnoticed until a check read that bound.
+
+    Raises:
+        OptionError: naming the variable (and the bounds there are).
+    """
+    for variable in sorted(os.environ):
+        if not variable.startswith(_PREFIX):
+            continue
+        name = variable[len(_PREFIX):].lower()
+        if name not in DEFAULTS or variable != _variable(name):
+            import difflib
+
+            close = difflib.get_close_matches(variable.upper(), [_variable(n) for n in DEFAULTS], n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise OptionError(f"environment variable {variable}: no such bound{hint}; the bounds are {_PREFIX}NAME "
+                              f"for NAME in {', '.join(n.upper() for n in DEFAULTS)}")
+        limit(name)
 
 
 def limit_hint(name: str, unit: str = "") -> str:

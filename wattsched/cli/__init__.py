@@ -33,6 +33,7 @@ import sys
 from typing import Any, NoReturn, Sequence
 
 from wattsched.base.errors import WattschedError, printable, quoted_cut
+from wattsched.base.limits import check_limit_variables
 from wattsched.base.signals import terminate_as_interrupt
 from wattsched.cli import analyse, describe, inputs, simulate, studies, web
 
@@ -126,6 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=level, handlers=[handler])  # as before, nothing when the root logger has handlers
     try:
         with terminate_as_interrupt():  # SIGTERM (timeout, docker stop) cleans up as Ctrl-C does
+            check_limit_variables()  # a misspelt WATTSCHED_LIMIT_* bounds nothing
             return int(args.func(args))
     except WattschedError as exc:
         print(f"wattsched: error: {_one_line(str(exc))}", file=sys.stderr)

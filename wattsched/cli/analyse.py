@@ -40,7 +40,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 
 def cmd_plot(args: argparse.Namespace) -> int:
     from wattsched.analysis.outputs import find_outputs
-    from wattsched.analysis.plots import plot_all, plot_power
+    from wattsched.analysis.plots import plot_all
 
     from wattsched.base.validate import check_output_files
 
@@ -48,9 +48,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     out_dir = Path(args.output_dir) if args.output_dir else find_outputs(args.outputs)["jobs"].parent
     check_output_files([out_dir / name for name in ("gantt.png", "power.png", "machine_states.png")],
                        f"-d {out_dir}")
-    paths = plot_all(args.outputs, out_dir)
-    if args.window or args.budget_power:
-        plot_power(args.outputs, out_dir / "power.png", budget_window=args.window, budget_power_w=args.budget_power)
+    paths = plot_all(args.outputs, out_dir, budget_window=args.window, budget_power_w=args.budget_power)
     for p in paths:
         print(p)
     return 0

@@ -75,8 +75,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                connect=args.connect, show_progress=progress_enabled(args),
                                timeout_s=DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout)
     paths = output_paths(args.export)
-    budget = ({"budget_window": (float(options.get("window_start_s", 0.0)), float(options["window_end_s"]))}
-              if isinstance(options.get("window_end_s"), (int, float)) else None)  # an energy budget's window
+    budget = _budget_window(args.scheduler, options) if args.connect is None else None
     metrics = compute_metrics(str(args.export), tau_s=args.tau, workload=args.workload if args.per_user else None,
                               window=args.window, extra_windows=budget)
     rejected = int(metrics.get("nb_jobs_rejected", 0))
@@ -94,6 +93,22 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"({stats.events} events in {stats.messages} messages, {stats.simulation_time_s:.2f} s wall-clock, "
               f"{stats.scheduling_time_s:.2f} s in the scheduler)")
     return 0
+
+
+def _budget_window(scheduler: str, options: dict) -> dict[str, tuple[float, float]] | None:
+    """The energy budget's window of a preset's options (``window_start_s``, ``window_end_s``, checked by the
+    preset), measured by the metrics beside the run's; None without one. The options of another scheduler (a
+    pybatsim class, ``file.py``) are its own: a ``window_end_s`` there is no budget of ours (read as one, a
+    ``window_start_s`` after it or of text gave a ValueError traceback once the outputs were written)."""
+    from wattsched.schedulers.presets import PRESETS
+
+    preset = PRESETS.get(scheduler.strip())
+    if preset is None:
+        return None
+    values = preset.validate(options)[1]
+    if values.get("window_end_s") is None:
+        return None
+    return {"budget_window": (float(values.get("window_start_s") or 0.0), float(values["window_end_s"]))}
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -290,6 +305,7 @@ def _guarded_network_class(timeout_s: float) -> Any:
                 self.close()
                 raise
             self.connection.setsockopt(zmq.LINGER, 0)
+            self.socket_endpoint = _bound_endpoint(self.connection, self.socket_endpoint)
             self.monitor = self.connection.get_monitor_socket(zmq.EVENT_DISCONNECTED)
             self.connection.setsockopt(zmq.RCVTIMEO, slice_ms)
             print(f"wattsched: waiting for Batsim on {self.socket_endpoint} (Batsim connects with -s)",
@@ -320,6 +336,17 @@ def _guarded_network_class(timeout_s: float) -> Any:
             self.context.term()
 
     return GuardedNetwork
+
+
+def _bound_endpoint(sock: Any, bind: str) -> str:
+    """The endpoint Batsim connects to once ``sock`` is bound to ``bind``: ``bind`` itself, but for a wildcard
+    (``tcp://HOST:*``, ``ipc://*``) the port or path ZeroMQ chose, which the waiting line and the errors named
+    ``*`` (no Batsim could be told where to connect)."""
+    import zmq
+
+    if not (bind.endswith(":*") or bind == "ipc://*"):
+        return bind
+    return sock.getsockopt_string(zmq.LAST_ENDPOINT)
 
 
 #: ``wattsched serve`` waits for a message in slices of at most this many milliseconds, and between two looks
@@ -377,6 +404,7 @@ def _serve_translator(handler: Any, bind: str, timeout_s: float) -> None:
             sock.bind(bind)
         except zmq.ZMQError as exc:
             raise OptionError(f"--bind {bind}: cannot bind this endpoint ({exc})") from None
+        bind = _bound_endpoint(sock, bind)
         print(f"wattsched: waiting for Batsim on {bind} (Batsim connects with -s)", file=sys.stderr)
         monitor = sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         sock.setsockopt(zmq.RCVTIMEO, slice_ms)

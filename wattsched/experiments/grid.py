@@ -418,7 +418,8 @@ def _comparison_plots(frame: pd.DataFrame, folder: Path) -> list[Path]:
         axes.barh(y, stats["mean"], color="tab:blue", alpha=0.8)
         axes.errorbar(stats["mean"], y, xerr=[stats["mean"] - stats["min"], stats["max"] - stats["mean"]],
                       fmt="none", ecolor="black", capsize=3)
-        axes.set_yticks(y, [str(name) for name in stats.index], fontsize=8)
+        # labels as they are: an option value holding two '$' is no mathtext (a backslash there raised a ValueError)
+        axes.set_yticks(y, [str(name) for name in stats.index], fontsize=8, parse_math=False)
         axes.set_xlabel(metric)
         axes.set_title(f"{metric} (mean over inputs and seeds; whiskers: min to max)", fontsize=10)
         figure.tight_layout()
