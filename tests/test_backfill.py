@@ -296,3 +296,22 @@ def test_fcfs_starts_jobs_in_queue_order(specs):
     order = [j.id for j in fcfs.sort([q for j, (q, _) in jobs.items() if j in started], policy.view)]
     starts = [started[j][0] for j in order]
     assert starts == sorted(starts)
+
+
+_ends = st.sampled_from([0.0, 5.0, 5.0, 10.0, INF])
+_pseudo = st.tuples(_ends, st.sampled_from([0.0, 1.0]), st.sampled_from(["a", "b", "~off", "~switching0"]))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(running=st.lists(_pseudo, max_size=12), pending=st.lists(_pseudo, min_size=1, max_size=6))
+def test_the_view_merges_running_and_pending_jobs_as_heapq_does(running, pending):
+    """``ClusterView.by_end``'s merge of the running jobs and a backfill view's pseudo jobs (``merged_by_end``) gives
+    the jobs in ``heapq.merge``'s order (by ``end_key``, the running job first on equal keys), ties included."""
+    from wattsched.schedulers.state import end_key, merged_by_end
+
+    def jobs(keys):
+        return sorted((RunningJob(job_id, ProcSet(k), start, end) for k, (end, start, job_id) in enumerate(keys)),
+                      key=end_key)
+
+    r, p = jobs(running), jobs(pending)
+    assert [id(j) for j in merged_by_end(r, p)] == [id(j) for j in heapq.merge(r, p, key=end_key)]

@@ -155,7 +155,10 @@ def _minus_walking_hosts(hosts: ProcSet, removed: ProcSet) -> ProcSet:
 
 
 def plus(hosts: ProcSet, added: ProcSet) -> ProcSet:
-    """``hosts | added``."""
+    """``hosts | added``: the operand with fewer intervals added into a copy of the other's (issue 15: the few free
+    hosts joined to the many intervals asleep at 80,640 hosts cost a Python step per interval asleep)."""
+    if len(added._itvs) > len(hosts._itvs):
+        hosts, added = added, hosts
     itvs = list(hosts._itvs)
     add_into(itvs, added)
     return _wrap(itvs)
