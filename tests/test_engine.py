@@ -387,3 +387,26 @@ def test_a_job_beside_sleeping_hosts_runs_at_the_pstate_of_its_hosts(tmp_path) -
     assert msg["now"] == pytest.approx(start + 10.0)
     # host 1 computing at pstate 0 (190.738 W), hosts 0 and 2 idle (95 W), host 3 asleep (9.75 W)
     assert sim.energy_j - energy == pytest.approx(10.0 * (190.738 + 2 * 95.0 + 9.75))
+
+
+def test_a_switchs_state_times_are_summed_as_the_per_state_count_sums_them(tmp_path, monkeypatch) -> None:
+    """The hosts of a switch are all in one state: their times in it are summed one after the other in Python
+    (``Simulation._set_machine_state(uniform=)``), as ``np.bincount`` sums them: the outputs of a run with
+    shutdown are the same to the byte with every switch summed by ``bincount`` (``UNIFORM_MAX_HOSTS = 0``)."""
+    from wattsched.experiments.runner import run_simulation
+    from wattsched.simulator import engine
+
+    root = Path(__file__).resolve().parents[1]
+    platform, workload = root / "platforms" / "taurus_16.xml", root / "workloads" / "demo_taurus16.json"
+    outputs = {}
+    for bound in (engine.UNIFORM_MAX_HOSTS, 0):
+        monkeypatch.setattr(engine, "UNIFORM_MAX_HOSTS", bound)
+        prefix = tmp_path / f"b{bound}" / "out"
+        run_simulation(str(platform), str(workload), str(prefix), scheduler="compose", options={"power": "shutdown"})
+        schedule = (prefix.parent / "out_schedule.csv").read_text().splitlines()
+        header, row = schedule[0].split(","), schedule[1].split(",")
+        outputs[bound] = ({h: v for h, v in zip(header, row) if h.startswith("time_")},
+                          (prefix.parent / "out_machine_states.csv").read_text(),
+                          (prefix.parent / "out_consumed_energy.csv").read_text())
+        assert float(outputs[bound][0]["time_sleeping"]) > 0.0  # hosts were switched off
+    assert outputs[engine.UNIFORM_MAX_HOSTS] == outputs[0]
