@@ -234,11 +234,7 @@ def test_every_preset_decides_the_same_knowing_the_longest_free_interval(platfor
     The same schedule either way, for every preset, with and without shutdown."""
     from wattsched.schedulers import backfill as backfill_module
 
-    workload, horizon = _budget_workload(tmp_path_factory, raw)
-    options = {"budget_fraction": fraction, "window_start_s": a * horizon,
-               "window_end_s": a * horizon + max(600.0, b * horizon), "shutdown": shutdown}
-    if preset == "easy-backfill":
-        preset, options = ("compose", {"power": "shutdown"}) if shutdown else (preset, {})
+    workload, preset, options = _budget_case(tmp_path_factory, raw, preset, shutdown, fraction, a, b)
     knowing = _run(platform_path, workload, preset, options, 0)
     longest = backfill_module.longest
     backfill_module.longest = lambda hosts: 10**9
@@ -260,11 +256,7 @@ def test_every_preset_decides_the_same_knowing_the_narrowest_and_shortest_waitin
     from wattsched.schedulers import backfill as backfill_module
     from wattsched.schedulers import power as power_module
 
-    workload, horizon = _budget_workload(tmp_path_factory, raw)
-    options = {"budget_fraction": fraction, "window_start_s": a * horizon,
-               "window_end_s": a * horizon + max(600.0, b * horizon), "shutdown": shutdown}
-    if preset == "easy-backfill":
-        preset, options = ("compose", {"power": "shutdown"}) if shutdown else (preset, {})
+    workload, preset, options = _budget_case(tmp_path_factory, raw, preset, shutdown, fraction, a, b)
     knowing = _run(platform_path, workload, preset, options, 0)
     bounds = queue_module.narrowest_and_shortest
     backfill_module.narrowest_and_shortest = power_module.narrowest_and_shortest = lambda queue: (0, 0.0)
@@ -272,6 +264,18 @@ def test_every_preset_decides_the_same_knowing_the_narrowest_and_shortest_waitin
         assert knowing == _run(platform_path, workload, preset, options, 0)
     finally:
         backfill_module.narrowest_and_shortest = power_module.narrowest_and_shortest = bounds
+
+
+def _budget_case(tmp_path_factory, raw, preset: str, shutdown: bool, fraction: float, a: float, b: float
+                 ) -> tuple[Path, str, dict]:
+    """The workload of ``raw``, and ``preset`` with a budget window from ``a`` to ``a + b`` of its horizon (EASY: with
+    the opportunistic shutdown or without)."""
+    workload, horizon = _budget_workload(tmp_path_factory, raw)
+    options = {"budget_fraction": fraction, "window_start_s": a * horizon,
+               "window_end_s": a * horizon + max(600.0, b * horizon), "shutdown": shutdown}
+    if preset == "easy-backfill":
+        preset, options = ("compose", {"power": "shutdown"}) if shutdown else (preset, {})
+    return workload, preset, options
 
 
 def _budget_workload(tmp_path_factory, raw) -> tuple[Path, float]:
