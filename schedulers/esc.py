@@ -166,6 +166,9 @@ def parse_groups(defaults: GroupThresholds, groups: Mapping[str, Any] | None,
     """
     out = {DEFAULT_GROUP: defaults}
     for name, spec in (groups or {}).items():
+        if not str(name).strip():  # no group could be told from another by it in the outputs and errors
+            raise OptionError(f"option 'groups': the key {_got(name)} is {'a blank' if name else 'an empty'} group "
+                              "name; name the group (e.g. \"physics\")")
         if not isinstance(spec, Mapping):
             raise OptionError(f"option 'groups': group '{name}' must be an object like "
                               f"{{\"upper_wait_s\": 3600}}, got {_got(spec)}")

@@ -296,6 +296,8 @@ def test_idle_nodes_are_kept_until_the_pass_that_switches_them_off():
     ({"user_groups": {"": "physics"}, "groups": {"physics": {}}}, "option 'user_groups': the key \"\" is an empty user name"),
     ({"user_groups": {" ": "physics"}, "groups": {"physics": {}}}, "the key \" \" is a blank user name"),
     ({"groups": {"g": 5}}, "group 'g' must be an object"),
+    ({"groups": {"": {}}, "user_groups": {"ann": ""}}, "option 'groups': the key \"\" is an empty group name"),
+    ({"groups": {" ": {"upper_wait_s": 5}}}, "option 'groups': the key \" \" is a blank group name"),
     ({"groups": {"g": {"max_queued": 2.5}}}, "'max_queued' must be an integer"),
     ({"groups": {"g": {"upper_wait_s": -1}}}, "'upper_wait_s' must not be negative"),
     ({"groups": [1]}, "option 'groups' of esc must be a JSON object"),
