@@ -118,10 +118,20 @@ def emit_text(text: str, path: str | os.PathLike | None) -> None:
 
 def write_if_changed(path: str | os.PathLike, text: str) -> None:
     """Write ``text`` to ``path`` atomically unless the file already holds it (folders created): inputs that
-    a resumable study writes once and reuses."""
+    a resumable study writes once and reuses; a file of other contents (not UTF-8 text, too) is replaced.
+
+    Raises:
+        OutputError: ``path`` is a folder or no regular file (a FIFO would block the comparison for ever).
+    """
     target = Path(path)
-    if target.exists() and target.read_text(encoding="utf-8") == text:
-        return
+    try:
+        require_regular_file(target)
+        if target.read_text(encoding="utf-8") == text:
+            return
+    except (FileNotFoundError, NotADirectoryError, UnicodeDecodeError):  # (a parent that is a file: below)
+        pass
+    except OSError as exc:
+        raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
     with atomic_path(target) as tmp:
         tmp.write_text(text, encoding="utf-8")
 

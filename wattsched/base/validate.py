@@ -825,8 +825,9 @@ def file_name_problem(path: str | os.PathLike) -> str | None:
 
 def check_output_files(paths: Sequence[str | os.PathLike], option: str) -> None:
     """Refuse, before any work, output files that could not be written: a name the system refuses (too long, a
-    NUL), a target that is a folder, a parent that is a file, a folder that cannot be created or written
-    (read-only, no permission).
+    NUL), a target that is a folder or no regular file (a FIFO, a device, a socket: the atomic rename would replace
+    it, so it is refused, but only once the work was done), a parent that is a file, a folder that cannot be
+    created or written (read-only, no permission).
 
     Raises:
         OutputError: naming ``option`` (e.g. ``"-e results/out"``) and the first such path.
@@ -839,6 +840,12 @@ def check_output_files(paths: Sequence[str | os.PathLike], option: str) -> None:
         target = Path(raw)
         if target.is_dir():
             raise OutputError(f"{option}: {target} is a folder, not a file")
+        try:
+            mode = target.stat().st_mode
+        except OSError:  # absent (or a parent that is a file, named below)
+            mode = stat.S_IFREG
+        if not stat.S_ISREG(mode):
+            raise OutputError(f"{option}: cannot write {target}: not a regular file (a FIFO, device or socket)")
         ancestor = target.parent
         while not ancestor.exists():
             if ancestor.is_symlink():

@@ -19,13 +19,13 @@ PWA_FOLDER = named("the folder of the archive's logs, or leave --pwa out")
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from wattsched.base.validate import check_output_files
-    from wattsched.experiments.grid import grid_runs, load_grid, write_results
+    from wattsched.experiments.grid import grid_runs, load_grid, results_paths, write_results
     from wattsched.experiments.sweep import load_runs, report_failures, run_sweep
 
     if args.workers is not None and args.dask_scheduler is not None:  # -j would be ignored: say so
         raise OptionError(f"-j {args.workers} sizes the local cluster; with --dask-scheduler the scheduler's own "
                           "workers run the simulations (start more 'dask worker' processes instead)")
-    check_output_files([Path(args.out) / "results.csv"], f"--out {args.out}")
+    check_output_files(results_paths(args.out), f"--out {args.out}")
     json_runs = str(args.runs).endswith(".json") and not _holds_a_json_object(args.runs)
     runs = load_runs(args.runs) if json_runs else grid_runs(load_grid(args.runs), args.out)
     frame = run_sweep(runs, workers=args.workers, force=args.force, dask_scheduler=args.dask_scheduler,

@@ -46,7 +46,7 @@ from wattsched.base.fileio import atomic_path, require_regular_file, write_if_ch
 from wattsched.base.validate import check_count, check_number, window_beyond_time
 from wattsched.experiments.sweep import Run
 
-__all__ = ["Grid", "grid_runs", "load_grid", "parse_grid", "write_results", "COMPARED_METRICS"]
+__all__ = ["Grid", "grid_runs", "load_grid", "parse_grid", "write_results", "results_paths", "COMPARED_METRICS"]
 
 #: The metrics the comparison plots show (when the runs have them).
 COMPARED_METRICS = ("utilization", "mean_bounded_slowdown", "mean_waiting_time_s", "total_energy_j", "makespan_s")
@@ -341,17 +341,21 @@ def grid_runs(grid: Grid, out: str | os.PathLike) -> list[Run]:
         InputError: a missing input file or a malformed generator entry (naming the grid field).
         OutputError: ``out`` cannot be a folder written to (a file, a parent that is a file, read-only).
     """
+    from wattsched.base.batsim_files import output_paths
     from wattsched.base.validate import check_output_files
     from wattsched.experiments.runner import check_options
 
     out = Path(out)
-    check_output_files([out / "results.csv", out / "inputs" / "x", out / "runs" / "x"], f"out (--out) {out}")
+    option = f"out (--out) {out}"
+    check_output_files([*results_paths(out), out / "inputs" / "x", out / "runs" / "x"], option)
     _check_size(grid)
     _check_schedulers(grid)
     inputs = out / "inputs"
     platforms = [_platform_file(p, grid, i, inputs) for i, p in enumerate(grid.platforms)]
     workloads = [(i, w) for i, spec in enumerate(grid.workloads) for w in _workload_files(spec, grid, i, inputs)]
     generated = [(p[0], p[2]) for p in platforms] + [(w[0], w[3]) for _, w in workloads]
+    # a folder or FIFO left where a generated input goes (reading it to compare raised, or blocked)
+    check_output_files([path for path, text in generated if text is not None], option)
     _check_file_inputs(grid, out, generated)
     _check_on_platforms(grid, platforms)
     names: dict[str, tuple[int, int, int, int]] = {}
@@ -361,15 +365,13 @@ def grid_runs(grid: Grid, out: str | os.PathLike) -> list[Run]:
         label = scheduler + ("" if not options else " " + ",".join(f"{k}={options[k]}" for k in sorted(options)))
         name = f"{label} | {plabel} | {wlabel}" + ("" if seed is None else f" | seed {seed}")
         _check_names(grid, names, name, (pi, wi, si, oi))
-    for path, text in generated:
-        if text is not None:
-            write_if_changed(path, text)
+    contents = {path: path.read_bytes() if text is None else text.encode() for path, text in generated}
     runs: list[Run] = []
     for (ppath, plabel, _), (_, (wpath, wlabel, seed, _)), (scheduler, own), extra in itertools.product(
             platforms, workloads, grid.schedulers, grid.options):
         options = check_options({**own, **extra})  # numpy's numbers as Python's (checked above: no error)
         options_text = json.dumps(options, sort_keys=True)
-        key = _digest(ppath.read_bytes(), wpath.read_bytes(), scheduler, options_text, str(grid.dynamic_jobs))
+        key = _digest(contents[ppath], contents[wpath], scheduler, options_text, str(grid.dynamic_jobs))
         label = scheduler + ("" if not options else " " + ",".join(f"{k}={options[k]}" for k in sorted(options)))
         name = f"{label} | {plabel} | {wlabel}" + ("" if seed is None else f" | seed {seed}")
         tags = {"label": label, "platform_label": plabel, "workload_label": wlabel, "seed": seed, "key": key,
@@ -377,7 +379,20 @@ def grid_runs(grid: Grid, out: str | os.PathLike) -> list[Run]:
         runs.append(Run(name, str(ppath), str(wpath), scheduler, options, str(out / "runs" / key / "out"),
                         window=grid.window, max_power_w=grid.max_power_w, tau_s=grid.tau_s, tags=tags,
                         dynamic_jobs=grid.dynamic_jobs))
+    # what an earlier sweep (or anything else) left in out/runs: a file where a run's folder goes, a folder where
+    # one of its outputs goes (which would also pass for a finished run)
+    check_output_files([path for run in runs for path in output_paths(run.prefix).values()], option)
+    for path, text in generated:
+        if text is not None:
+            write_if_changed(path, text)
     return runs
+
+
+def results_paths(out: str | os.PathLike) -> list[Path]:
+    """The files :func:`write_results` may write in ``out``: the table and every comparison plot (checked before
+    a sweep starts: a ``plots`` that is a file was found only once every run had ended)."""
+    out = Path(out)
+    return [out / "results.csv", out / "results.parquet", *(out / "plots" / f"{m}.png" for m in COMPARED_METRICS)]
 
 
 def write_results(frame: pd.DataFrame, out: str | os.PathLike) -> list[Path]:

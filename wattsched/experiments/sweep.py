@@ -295,6 +295,12 @@ def _workload_jobs(path: str, cache: dict[str, int]) -> int:
     return cache[path]
 
 
+#: The columns of a run's row that the sweep fills itself (:func:`_base_row`, :func:`execute_run`): a runs file's tag
+#: of one of these names would replace the run's own value in the table (``tags: {"prefix": ...}``) or vanish.
+ROW_COLUMNS = frozenset({"name", "scheduler", "options", "platform", "workload", "prefix", "workload_nb_jobs",
+                         "status", "error", "wall_s"})
+
+
 def _base_row(run: Run, nb_jobs: int) -> dict[str, Any]:
     row: dict[str, Any] = {
         "name": run.name,
@@ -561,6 +567,10 @@ def _run_from_entry(entry: Any, source: str, index: int) -> Run:
         if key in entry and not isinstance(entry[key], dict):
             raise option_error(source, f"{where}: {key}",
                                f"must be a JSON object of {what}, got {_json_text(entry[key])}")
+    clash = sorted(ROW_COLUMNS.intersection(entry.get("tags", {})))
+    if clash:
+        raise option_error(source, f"{where}: tags.{clash[0]}", "a column the sweep fills itself (the run's own "
+                                                                "field or its status): give the tag another name")
     if entry.get("window") is not None:
         values["window"] = _window_of(entry["window"], source, f"{where}: window")
     values["extra_windows"] = {name: _window_of(window, source, f"{where}: extra_windows.{name}")
