@@ -107,6 +107,7 @@ from wattsched.schedulers.power import (
     PowerManager,
     Transition,
     platform_sleep_model,
+    PseudoMemo,
     transition_pseudo_jobs,
     transition_times_s,
 )
@@ -297,6 +298,7 @@ class EnergySavingCluster(PowerManager):
         self._idle_since = np.zeros(0)
         self._booting = ProcSet()  # hosts we booted whose RESOURCE_STATE_CHANGED has not come
         self._transitions: list[Transition] = []
+        self._pseudo_memo: PseudoMemo = {}  # the switches' pseudo jobs kept between passes (transition_pseudo_jobs)
         #: ask for every pass while work remains, not only those at which a rule may act (for tests)
         self.every_period = every_period
         self._refused = False  # the admission constraint refused the last pass's boot
@@ -400,7 +402,8 @@ class EnergySavingCluster(PowerManager):
         nxt = self._next_pass_s
         return transition_pseudo_jobs(view, self.switching_parts(view), ProcSet(), "~esc",
                                       lambda end_s: self._tick_at_or_after(end_s) + self.switch_on_s,
-                                      nxt + self.switch_off_s + self.switch_on_s, nxt + self.switch_on_s)
+                                      nxt + self.switch_off_s + self.switch_on_s, nxt + self.switch_on_s,
+                                      self._pseudo_memo)
 
     def kept_hosts(self, view: ClusterView) -> Mapping[int, float]:
         """Every idle node, until the pass that would switch it off for its idle time (rule 4). The same

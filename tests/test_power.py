@@ -334,3 +334,45 @@ def test_transition_pseudo_jobs_take_the_same_hosts_with_one_sort_of_many_switch
         return [(j.id, list(j.alloc.intervals()), j.start_s, j.expected_end_s) for j in jobs]
 
     assert pseudo(0) == pseudo(10**9)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(_part_sets, st.lists(st.tuples(st.integers(0, 60), st.integers(0, 3)), max_size=3),
+       st.lists(st.tuples(st.integers(0, 60), st.integers(0, 3)), max_size=3), st.integers(0, 2**12 - 1),
+       st.integers(0, 2**12 - 1), st.sampled_from([100.0, 130.0, 400.0]))
+def test_transition_pseudo_jobs_kept_between_calls_are_those_made_again(parts, counted, counted2, booting, dropped,
+                                                                        later_s):
+    """With a memo, a second call (later, some switches ended, other hosts counted) gives pseudo jobs of the same hosts
+    and ends, in the same order, as a call without one; a switch unchanged and holding no counted host keeps its job."""
+    from wattsched.schedulers import power
+
+    def hosts(pairs) -> ProcSet:
+        return ProcSet(*[(a, a + d) for a, d in pairs])
+
+    sets = [hosts(p) for p in parts]
+    transitions = [power.Transition(hs, bool(booting >> k & 1), 100.0 + 10 * k) for k, hs in enumerate(sets)]
+
+    def call(now_s: float, alive: list, counted_hosts: ProcSet, memo):
+        switching = ProcSet()
+        for t in alive:
+            switching |= t.hosts
+        view = ClusterView.idle_machine(80, now_s=now_s)
+        view.switching, view.off = switching, ProcSet((75, 77)) - switching
+        view.free = ProcSet((0, 79)) - switching - view.off
+        triples = [(k, t, t.hosts & switching) for k, t in enumerate(alive)]
+        return power.transition_pseudo_jobs(view, triples, counted_hosts & switching, "~s", lambda end: end + 151.0,
+                                            now_s + 400.0, now_s + 150.0, memo)
+
+    def shape(jobs) -> list:
+        return [(list(j.alloc.intervals()), j.expected_end_s) for j in jobs]
+
+    memo: dict = {}
+    first = call(100.0, transitions, hosts(counted), memo)
+    assert shape(first) == shape(call(100.0, transitions, hosts(counted), None))
+    alive = [t for k, t in enumerate(transitions) if not dropped >> k & 1]
+    second = call(later_s, alive, hosts(counted2), memo)
+    assert shape(second) == shape(call(later_s, alive, hosts(counted2), None))
+    disjoint_sets = sum(len(hs) for hs in sets) == len(ProcSet().union(*sets))
+    if len(alive) == len(transitions) and not counted and not counted2 and later_s <= 100.0 and disjoint_sets:
+        switches = [(a, b) for a, b in zip(first, second) if a.id[2:].isdigit()]
+        assert len(switches) == len(sets) and all(a is b for a, b in switches)  # nothing changed: each job kept

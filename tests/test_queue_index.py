@@ -266,6 +266,30 @@ def test_every_preset_decides_the_same_knowing_the_narrowest_and_shortest_waitin
         backfill_module.narrowest_and_shortest = power_module.narrowest_and_shortest = bounds
 
 
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(raw=workloads, preset=st.sampled_from(["easy-backfill", "energy-bud", "reduce-pc", "powercap", "esc"]),
+       fraction=st.floats(0.55, 1.0), a=st.sampled_from([0.0, 0.2]), b=st.floats(0.2, 1.0))
+def test_every_switching_preset_decides_the_same_with_the_switches_pseudo_jobs_kept(
+        platform_path, tmp_path_factory, raw, preset, fraction, a, b):
+    """The shutdown's and ESC's switches keep their pseudo jobs from one pass to the next while unchanged
+    (``transition_pseudo_jobs``' memo: a kept job's start is that of the pass that made it). The same schedule as
+    with every pseudo job made again at each pass, for every budget preset with shutdown and for ESC."""
+    from wattsched.schedulers import esc as esc_module
+    from wattsched.schedulers import power as power_module
+
+    if preset == "esc":
+        workload, options = _budget_workload(tmp_path_factory, raw)[0], {}
+    else:
+        workload, preset, options = _budget_case(tmp_path_factory, raw, preset, True, fraction, a, b)
+    kept = _run(platform_path, workload, preset, options, 0)
+    original = power_module.transition_pseudo_jobs
+    esc_module.transition_pseudo_jobs = power_module.transition_pseudo_jobs = lambda *args: original(*args[:7])
+    try:
+        assert kept == _run(platform_path, workload, preset, options, 0)
+    finally:
+        esc_module.transition_pseudo_jobs = power_module.transition_pseudo_jobs = original
+
+
 def _budget_case(tmp_path_factory, raw, preset: str, shutdown: bool, fraction: float, a: float, b: float
                  ) -> tuple[Path, str, dict]:
     """The workload of ``raw``, and ``preset`` with a budget window from ``a`` to ``a + b`` of its horizon (EASY: with
