@@ -337,16 +337,30 @@ def _walltime_rule(rule: str) -> Callable[[float], float | None]:
 
 
 def _procs_per_host(value: int | str, header: SwfHeader, source: Path) -> int:
+    """The processors of one host: ``value``, or MaxProcs / MaxNodes of the header for ``"node"``.
+
+    Raises:
+        InputError: for ``"node"``, a header MaxProcs or MaxNodes missing, not a whole number or not positive, or
+            not dividing; the message names the option (``--procs-per-host``) as the command line spells it.
+        OptionError: a ``value`` that is neither a positive int nor ``"node"``.
+    """
     if value == "node":
+        asked = "procs_per_host (--procs-per-host) 'node' divides MaxProcs by MaxNodes"
+        instead = "give the processors per host as a number (--procs-per-host N)"
         for key, read in (("MaxProcs", header.max_procs), ("MaxNodes", header.max_nodes)):
-            if key in header.fields and read is None:  # 'None' in the sentence below said nothing of the value
+            if key not in header.fields:  # it said 'None/None is not a whole number of processors per node'
+                raise InputError(source, f"header {key}", f"missing: {asked}; {instead}")
+            if read is None:
                 raise InputError(source, f"line {header.lines[key]}, header {key}",
-                                 f"{_shown(header.fields[key])} is not a whole number (procs_per_host 'node' divides "
-                                 "MaxProcs by MaxNodes)")
-        if not header.max_procs or not header.max_nodes or header.max_procs % header.max_nodes:
+                                 f"{_shown(header.fields[key])} is not a whole number ({asked}); {instead}")
+            if read < 1:  # 8 // -2 made hosts of -4 processors: a workload of -2 hosts
+                raise InputError(source, f"line {header.lines[key]}, header {key}",
+                                 f"{read} is not a positive number ({asked}); {instead}")
+        assert header.max_procs is not None and header.max_nodes is not None
+        if header.max_procs % header.max_nodes:
             raise InputError(source, "header MaxProcs/MaxNodes",
                              f"{header.max_procs}/{header.max_nodes} is not a whole number of processors per node: "
-                             "give procs_per_host as a number")
+                             f"{instead}")
         return header.max_procs // header.max_nodes
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise OptionError(f"procs_per_host must be at least 1 or 'node', got {value!r}")

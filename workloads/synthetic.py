@@ -51,6 +51,7 @@ Command line: ``wattsched synth --hosts 1152 --seed 1 --output week.json [--days
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -61,6 +62,8 @@ from wattsched.base.errors import OptionError
 from wattsched.base.limits import limit, limit_hint
 from wattsched.base.validate import check_count, option_error
 from wattsched.workloads.swf import profile_name
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["SyntheticModel", "DEFAULT_MODEL", "WALLTIME_GRID_S", "synthetic_week", "offered_load",
            "longest_walltime_s", "walltime_problem"]
@@ -148,6 +151,31 @@ def _check(nb_hosts: int, duration_s: float, target_load: float, speed_flops: fl
         raise option_error("synthetic workload", "runtime_range_s", problem)
     if len(model.hourly_weights) != 24 or min(model.hourly_weights) <= 0:
         raise OptionError("hourly_weights must be 24 positive numbers")
+
+
+def _too_little_work(first_area: float, nb_hosts: int, duration_s: float, target_load: float, seed: int) -> str:
+    """The warning of a target load whose work is below half the first job's: the workload closest to it has no
+    job, yet one job is written (a workload needs one), whose offered load is far from the target (``--days 1e-9``
+    gave a load of 2e6, ``--load 1e-12`` one of 4e-4, without a word). Not an error: tests and demos make tiny
+    workloads (2 hosts over 0.01 day) for their names or formats. The jobs are drawn before the arrivals, so the
+    first job depends neither on the days nor on the load: the smallest values given are exact."""
+
+    def at_least(value: float) -> str:  # rounded up, so that the value shown is enough
+        shown, step = f"{value:.3g}", 1e-3
+        while float(shown) < value:
+            shown, step = f"{value * (1 + step):.3g}", step * 2
+        return shown
+
+    work = first_area / 2
+    smallest = {"load": (work / (nb_hosts * duration_s), 1.0),  # a load above 1 or days beyond their bound would
+                "days": (work / (nb_hosts * target_load) / 86400.0, limit("days"))}  # be no sensible advice
+    fixes = [f"--{name} at least {at_least(value)}"
+             for name, (value, sensible) in smallest.items() if value <= sensible]
+    return (f"target_load (--load) {target_load:g} over {duration_s / 86400.0:g} days (--days) on {nb_hosts} hosts "
+            f"asks for {target_load * nb_hosts * duration_s:.3g} host-seconds of work, less than half the first job "
+            f"of seed {seed} ({first_area:.3g}): that one job written, an offered load of "
+            f"{first_area / (nb_hosts * duration_s):.3g}, not {target_load:g}; a workload near the target needs "
+            + (" or ".join(fixes) if fixes else "more --days, --load or --hosts"))
 
 
 def _sizes(rng: np.random.Generator, n: int, nb_hosts: int, m: SyntheticModel) -> np.ndarray:
@@ -268,6 +296,8 @@ def synthetic_week(
         chunk = int(min(max((target_area - area) / mean_area * 1.2, 256), 1e6))
     drawn = {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]}
     cumulative = np.cumsum(drawn["res"] * drawn["occupancy_s"])
+    if target_area < cumulative[0] / 2:  # one job is written all the same: said, not silent
+        logger.warning(_too_little_work(float(cumulative[0]), nb_hosts, duration_s, target_load, seed))
     # Keep the prefix whose total area is closest to the target.
     n = int(np.searchsorted(cumulative, target_area)) + 1
     if n > 1 and target_area - cumulative[n - 2] < cumulative[n - 1] - target_area:

@@ -454,10 +454,26 @@ def format_statistics(stats: OnOffStatistics, title: str = "on/off statistics (E
     lines += [f"{a:<{width}}  {b:>22}  {c:>18}" for a, b, c in rows]
     lines.append("time in each state (node-seconds): "
                  + ", ".join(f"{k} {v:.0f}" for k, v in stats.time_in_state_s.items()))
-    lines.append(f"makespan {format_duration(stats.makespan_s)} ({stats.makespan_s:.0f} s), "
-                 f"energy to the makespan {stats.energy_j / 3.6e9:.4f} MWh")
+    lines.append(_makespan_and_energy(stats.makespan_s, stats.energy_j, "energy to the makespan"))
     if stats.baseline_energy_j is not None:
-        lines.append(f"against the baseline: makespan {format_duration(stats.baseline_makespan_s or math.nan)}, "
-                     f"energy {stats.baseline_energy_j / 3.6e9:.4f} MWh; time ratio {stats.time_ratio:.6f}, "
-                     f"energy ratio {stats.energy_ratio:.4f}")
+        base_span = math.nan if stats.baseline_makespan_s is None else stats.baseline_makespan_s
+        ran = not (math.isnan(stats.makespan_s) or math.isnan(base_span))
+        no_energy = "no energy recorded" if math.isnan(stats.energy_j + stats.baseline_energy_j) else "a baseline of 0"
+        lines.append(f"against the baseline: {_makespan_and_energy(base_span, stats.baseline_energy_j, 'energy')}; "
+                     f"time ratio {_number(stats.time_ratio, '.6f', '', 'a baseline of 0' if ran else 'no job ran')}, "
+                     f"energy ratio {_number(stats.energy_ratio, '.4f', '', no_energy if ran else 'no job ran')}")
     return "\n".join(lines) + "\n"
+
+
+def _number(value: float, spec: str, unit: str, why: str) -> str:
+    """``value`` formatted with ``spec`` and ``unit``; ``n/a (why)`` for NaN, never ``nan``."""
+    return f"n/a ({why})" if math.isnan(value) else f"{value:{spec}}{unit}"
+
+
+def _makespan_and_energy(span_s: float, energy_j: float, energy_name: str) -> str:
+    """``makespan 1h 0m 0s (3600 s), ENERGY_NAME 0.0012 MWh``; a run where no job ran has neither (``n/a``, as
+    ``metrics`` prints its makespan), a run without energy file no energy."""
+    if math.isnan(span_s):
+        return f"makespan n/a (no job ran), {energy_name} n/a"
+    return (f"makespan {format_duration(span_s)} ({span_s:.0f} s), "
+            f"{energy_name} {_number(energy_j / 3.6e9, '.4f', ' MWh', 'no energy recorded')}")

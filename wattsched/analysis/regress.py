@@ -65,6 +65,19 @@ DEFAULT_ABS_TOL_ENERGY: Final[float] = 1e-6
 
 _MISSING: Final[str] = "(missing)"
 
+#: The columns Batsim fills in every row (True: with a number), by output kind: an empty cell there (a truncated
+#: row ``37852,0,0,0,6,``) or text in a number column is a broken file, refused with its line and column rather
+#: than compared (a golden row cut short showed as differences of the run). Other cells may be empty (the times
+#: of a rejected job, its metadata) and are compared as text; hand-edited numbers are compared, not refused.
+_FILLED: Final[dict[str, dict[str, bool]]] = {
+    "jobs": {"job_id": False, "workload_name": False, "profile": False, "submission_time": True,
+             "requested_number_of_resources": True, "requested_time": False, "success": True, "final_state": False},
+    "machine_states": dict.fromkeys(("time", "nb_sleeping", "nb_switching_on", "nb_switching_off", "nb_idle",
+                                     "nb_computing"), True),
+    "consumed_energy": {"time": True, "energy": True, "event_type": False, "wattmin": False},
+    "pstate_changes": {"time": True, "machine_id": False, "new_pstate": True},
+}
+
 
 @dataclass(frozen=True)
 class Difference:
@@ -100,8 +113,12 @@ def _show(value: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------ reading
-def _read_rows(path: Path) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of a CSV file, as text."""
+def _read_rows(path: Path, kind: str = "") -> tuple[list[str], list[list[str]]]:
+    """Header and rows of a CSV file, as text; the cells of ``kind``'s :data:`_FILLED` columns checked.
+
+    Raises:
+        InputError: naming the file, and the line and column of a row that is not whole.
+    """
     try:
         require_regular_file(path)
         with path.open(newline="", encoding="utf-8") as handle:
@@ -119,7 +136,26 @@ def _read_rows(path: Path) -> tuple[list[str], list[list[str]]]:
     for number, row in enumerate(body, start=2):
         if len(row) != len(header):
             raise InputError(path, f"line {number}", f"{counted(len(row), 'field')} for {counted(len(header), 'column')}")
+    for column, numeric in _FILLED.get(kind, {}).items():
+        if column not in header:  # a column missing is a difference of the headers
+            continue
+        index = header.index(column)
+        for number, row in enumerate(body, start=2):
+            if not row[index]:
+                raise InputError(path, f"line {number}, column '{column}'",
+                                 "empty, where Batsim writes a value in every row (a truncated row?)")
+            if numeric and not _is_number(row[index]):
+                raise InputError(path, f"line {number}, column '{column}'",
+                                 f"{printable(repr(row[index][:40]))} is not a number")
     return header, body
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 # ---------------------------------------------------------------------------------------- comparing
@@ -179,8 +215,8 @@ def _job_keys(header: list[str], rows: list[list[str]], path: Path) -> list[str]
 
 
 def _compare_jobs(name: str, golden_path: Path, run_path: Path, tol: _Tolerance) -> list[Difference]:
-    golden_header, golden_rows = _read_rows(golden_path)
-    run_header, run_rows = _read_rows(run_path)
+    golden_header, golden_rows = _read_rows(golden_path, "jobs")
+    run_header, run_rows = _read_rows(run_path, "jobs")
     diffs, columns = _compare_header(name, golden_header, run_header)
     golden_keys = _job_keys(golden_header, golden_rows, golden_path)
     run_keys = _job_keys(run_header, run_rows, run_path)
@@ -228,9 +264,9 @@ def _compare_schedule(name: str, golden_path: Path, run_path: Path, tol: _Tolera
     return diffs
 
 
-def _compare_rows(name: str, golden_path: Path, run_path: Path, tol: _Tolerance) -> list[Difference]:
-    golden_header, golden_rows = _read_rows(golden_path)
-    run_header, run_rows = _read_rows(run_path)
+def _compare_rows(name: str, kind: str, golden_path: Path, run_path: Path, tol: _Tolerance) -> list[Difference]:
+    golden_header, golden_rows = _read_rows(golden_path, kind)
+    run_header, run_rows = _read_rows(run_path, kind)
     diffs, columns = _compare_header(name, golden_header, run_header)
     golden_dicts = [dict(zip(golden_header, row)) for row in golden_rows]
     run_dicts = [dict(zip(run_header, row)) for row in run_rows]
@@ -299,7 +335,7 @@ def compare_outputs(
         elif kind == "schedule":
             diffs += _compare_schedule(name, golden_path, run_path, tol)
         else:
-            diffs += _compare_rows(name, golden_path, run_path, tol)
+            diffs += _compare_rows(name, kind, golden_path, run_path, tol)
     logger.debug("%d differences between %s and golden %s", len(diffs), run, golden)
     return diffs
 

@@ -137,6 +137,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"wattsched: error: {what} while running '{args.command}'; see the README's 'Errors and limits' "
               "for the bounds and how to lower them", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # before OSError, of which it is one: that clause re-raised it (a traceback for '| head')
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except OSError as exc:  # a path the system refuses whatever the disk holds, met by a check (Path.exists...)
         if exc.errno != errno.ENAMETOOLONG:
             raise
@@ -149,7 +152,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("wattsched: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
 

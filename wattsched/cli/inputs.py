@@ -153,6 +153,16 @@ def efficiencies(text: str) -> tuple[float, float, float]:
     return values[0], values[1], values[2]
 
 
+def walltime_factor(text: str) -> float:
+    """``--walltime-factor F``: a finite number ≥ 1 (a walltime shorter than the run time would kill every job);
+    refused as a usage error naming the option, which :func:`~wattsched.workloads.lightesp.light_esp`'s
+    ``walltime_factor must be at least 1`` did not."""
+    value = number(text, "a number ≥ 1")
+    if not 1.0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number ≥ 1 (walltime / run time), got {text[:40]!r}")
+    return value
+
+
 def cmd_lightesp(args: argparse.Namespace) -> int:
     from wattsched.workloads.lightesp import DEFAULT_EFFICIENCIES, light_esp
 
@@ -349,7 +359,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="hosts per 12-core node: 1 = a host is a node (15 hosts), 12 = a host is a core (default 1)")
     p.add_argument("--period", type=positive_float, default=935.0, metavar="S",
                    help="seconds between the starts of two copies (default 935, table II's theoretical run time)")
-    p.add_argument("--walltime-factor", type=positive_float, default=1.0,
+    p.add_argument("--walltime-factor", type=walltime_factor, default=1.0, metavar="F",
                    help="walltime / run time, at least 1 (default 1)")
     p.add_argument("--speed", type=positive_float, default=100e6, help="host speed in flop/s (default 100e6)")
     p.set_defaults(func=cmd_lightesp)

@@ -117,8 +117,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
     for folder in args.folders:
         _check_messages_recorded(Path(folder))
     if args.keep_outputs is not None:
+        written: dict[Path, str] = {}
         for folder in args.folders:
-            _check_kept_outputs(Path(folder), Path(args.keep_outputs))
+            for target in _check_kept_outputs(Path(folder), Path(args.keep_outputs)):
+                if target in written:  # the second replay replaced the first's CSVs without a word
+                    raise OptionError(f"--keep-outputs {args.keep_outputs}: {printable(written[target])} and "
+                                      f"{printable(folder)} would both write {printable(str(target))}, the second "
+                                      "replacing the first's; replay them one at a time, each into its own folder")
+                written[target] = folder
     failed = 0
     for folder in args.folders:
         report = replay(folder, rel_tol=args.rel_tol, outputs_dir=args.keep_outputs)
@@ -151,21 +157,23 @@ def _check_messages_recorded(folder: Path) -> None:
     raise InputError(path, "", "empty (no message recorded)")
 
 
-def _check_kept_outputs(folder: Path, keep: Path) -> None:
+def _check_kept_outputs(folder: Path, keep: Path) -> list[Path]:
     """Refuse, before any replay, a ``--keep-outputs`` folder where our CSVs would replace a file of the
     recording ``folder`` (its recorded CSVs when ``keep`` is the recording itself, also through a link): the
-    replay would then compare our files with themselves and report them identical."""
+    replay would then compare our files with themselves and report them identical. Returns the files the replay
+    of ``folder`` writes in ``keep`` (none known when the recording lacks its ``batsim-args.txt``)."""
     from wattsched.base.batsim_files import OUTPUT_KINDS
     from wattsched.experiments.runner import check_not_inputs
     from wattsched.simulator.replay import parse_args_file
 
     args_file = folder / "batsim-args.txt"
     if not (folder.is_dir() and args_file.is_file()):
-        return  # the replay says what is missing
+        return []  # the replay says what is missing
     prefix = parse_args_file(args_file)[0].get("e", "out")
     recorded = {f"recorded {path.name}": path for path in sorted(folder.iterdir()) if path.is_file()}
-    check_not_inputs([keep / f"{prefix}_{kind}.csv" for kind in OUTPUT_KINDS], recorded, f"--keep-outputs {keep}",
-                     "give a folder outside the recording")
+    targets = [keep / f"{prefix}_{kind}.csv" for kind in OUTPUT_KINDS]
+    check_not_inputs(targets, recorded, f"--keep-outputs {keep}", "give a folder outside the recording")
+    return targets
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -500,7 +508,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "out_*.csv recorded with real Batsim) against the embedded simulator: one summary "
                                    "line per scenario and a count. Exits 1 and prints the first differences when a "
                                    "Batsim message or a CSV differs.")
-    p.add_argument("folders", nargs="+", metavar="FOLDER", type=named("a folder recorded with real Batsim"))
+    p.add_argument("folders", nargs="+", metavar="FOLDER", type=named("a folder recorded with real Batsim"),
+                   help="a recording of real Batsim (e.g. tests/fixtures/batsim-reference/fcfs-compute)")
     p.add_argument("--rel-tol", type=positive_float, default=1e-7, help="relative tolerance on energies (default 1e-7)")
     p.add_argument("--limit", type=non_negative_int, default=10, help="differences shown per folder (default 10)")
     p.add_argument("--keep-outputs", metavar="DIR", type=named("a folder, or leave --keep-outputs out", written=True),

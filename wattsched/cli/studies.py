@@ -32,8 +32,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                       show_progress=False if args.quiet else None)
     written = write_results(frame, args.out)
     counts = frame["status"].value_counts().to_dict()
-    print(f"{len(frame)} runs ({', '.join(f'{v} {k}' for k, v in counts.items())}); "
-          f"table {written[0]} (and .parquet), {len(written) - 2} comparison plots in {Path(args.out) / 'plots'}")
+    print(f"{counted(len(frame), 'run')} ({', '.join(f'{v} {k}' for k, v in counts.items())}); "
+          f"table {written[0]} (and .parquet), {counted(len(written) - 2, 'comparison plot')} in "
+          f"{Path(args.out) / 'plots'}")
     return 1 if report_failures(frame) else 0
 
 
@@ -107,11 +108,11 @@ def cmd_reproduce_energy_budget(args: argparse.Namespace) -> int:
         print(f"{inp.machine.name}: {inp.source}", file=sys.stderr)
     for note in result.notes:
         print(f"EASY utilization, {note}")
-    print(f"{len(result.frame)} runs in {result.wall_s:.0f} s; report: {Path(args.out) / 'report.md'}")
+    print(f"{counted(len(result.frame), 'run')} in {result.wall_s:.0f} s; report: {Path(args.out) / 'report.md'}")
     expected = refused_by_design(result.frame)
     if expected.any():
-        print(f"{int(expected.sum())} runs refused, as they should be: a budget below the platform held idle "
-              "without shutdown (listed in the report)", file=sys.stderr)
+        print(f"{counted(int(expected.sum()), 'run')} refused, as they should be: a budget below the platform held "
+              "idle without shutdown (listed in the report)", file=sys.stderr)
     return 1 if report_failures(result.frame[~expected]) else 0
 
 
@@ -131,7 +132,7 @@ def cmd_reproduce_efs(args: argparse.Namespace) -> int:
                             workers=args.workers, force=args.force,
                             show_progress=False if args.quiet else None, charge=args.charge,
                             note=None if args.quiet else lambda line: print(line, file=sys.stderr, flush=True))
-    print(f"{len(result.frame)} runs in {result.wall_s:.0f} s; report: {result.report}")
+    print(f"{counted(len(result.frame), 'run')} in {result.wall_s:.0f} s; report: {result.report}")
     return 1 if report_failures(result.frame) else 0
 
 
@@ -151,7 +152,7 @@ def cmd_reproduce_esc(args: argparse.Namespace) -> int:
     for inp in result.inputs:
         print(f"{inp.label}: {inp.source}")
     report = Path(args.report_dir or args.out) / "report.md"
-    print(f"{len(result.frame)} runs in {result.wall_s:.0f} s; report: {report}")
+    print(f"{counted(len(result.frame), 'run')} in {result.wall_s:.0f} s; report: {report}")
     return 1 if report_failures(result.frame) else 0
 
 
@@ -172,7 +173,7 @@ def cmd_reproduce_upas(args: argparse.Namespace) -> int:
                             seed=args.seed, workers=args.workers, force=args.force,
                             show_progress=False if args.quiet else None,
                             note=None if args.quiet else lambda line: print(line, file=sys.stderr, flush=True))
-    print(f"{len(result.frame)} runs in {result.wall_s:.0f} s; report: {result.report}")
+    print(f"{counted(len(result.frame), 'run')} in {result.wall_s:.0f} s; report: {result.report}")
     return 1 if report_failures(result.frame) else 0
 
 
@@ -186,7 +187,7 @@ def cmd_reproduce_eamc(args: argparse.Namespace) -> int:
                             seed=args.seed, mixes=args.mixes.split(","), workers=args.workers, force=args.force,
                             show_progress=False if args.quiet else None)
     inputs = result.inputs
-    print(f"{len(result.frame)} runs ({inputs.hosts_per_partition} + {inputs.hosts_per_partition} nodes, "
+    print(f"{counted(len(result.frame), 'run')} ({inputs.hosts_per_partition} + {inputs.hosts_per_partition} nodes, "
           f"{counted(inputs.nb_jobs, 'job')} per workload) in {result.wall_s:.0f} s; report: {result.report}")
     return 1 if report_failures(result.frame) else 0
 
