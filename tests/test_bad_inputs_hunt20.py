@@ -46,14 +46,19 @@ def _run(tmp_path: Path, name: str, jobs: list[dict]) -> Path:
 
 
 # ------------------------------------------------------------------ 1. node-stats of a run where no job ran
-@pytest.mark.parametrize("jobs", [[], [dict(JOB, res=5)]], ids=["empty workload", "every job rejected"])
-def test_node_stats_of_a_run_where_no_job_ran_prints_no_nan(capsys, tmp_path, jobs):
-    """It printed ``makespan n/a (nan s), energy to the makespan nan MWh`` and ``time ratio nan``."""
-    prefix = _run(tmp_path, "none", jobs)
+def _node_stats_against_itself(capsys, prefix) -> str:
+    """What ``node-stats PREFIX --baseline PREFIX`` prints (exit 0), checked free of ``nan``."""
     capsys.readouterr()
     assert main(["node-stats", str(prefix), "--baseline", str(prefix)]) == 0
     out = capsys.readouterr().out
     assert "nan" not in out.lower(), out
+    return out
+
+
+@pytest.mark.parametrize("jobs", [[], [dict(JOB, res=5)]], ids=["empty workload", "every job rejected"])
+def test_node_stats_of_a_run_where_no_job_ran_prints_no_nan(capsys, tmp_path, jobs):
+    """It printed ``makespan n/a (nan s), energy to the makespan nan MWh`` and ``time ratio nan``."""
+    out = _node_stats_against_itself(capsys, _run(tmp_path, "none", jobs))
     assert "makespan n/a (no job ran)" in out and "time ratio n/a (no job ran)" in out, out
 
 
@@ -61,10 +66,7 @@ def test_node_stats_of_a_run_without_energy_file_says_so(capsys, tmp_path):
     """``energy to the makespan nan MWh`` for a run Batsim ran without its energy plugin."""
     prefix = _run(tmp_path, "one", [JOB])
     Path(f"{prefix}_consumed_energy.csv").unlink()
-    capsys.readouterr()
-    assert main(["node-stats", str(prefix), "--baseline", str(prefix)]) == 0
-    out = capsys.readouterr().out
-    assert "nan" not in out.lower(), out
+    out = _node_stats_against_itself(capsys, prefix)
     assert "energy to the makespan n/a (no energy recorded)" in out and "time ratio 1.000000" in out, out
 
 
