@@ -113,41 +113,52 @@ def _show(value: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------ reading
-def _read_rows(path: Path, kind: str = "") -> tuple[list[str], list[list[str]]]:
-    """Header and rows of a CSV file, as text; the cells of ``kind``'s :data:`_FILLED` columns checked.
+def _read_rows(path: Path, kind: str = "") -> tuple[list[str], list[list[str]], list[int]]:
+    """Header, rows and the file's line number of each row (blank lines skipped, a quoted line break counted),
+    as text; the cells of ``kind``'s :data:`_FILLED` columns checked.
 
     Raises:
         InputError: naming the file, and the line and column of a row that is not whole.
     """
+    rows: list[list[str]] = []
+    lines: list[int] = []
     try:
         require_regular_file(path)
         with path.open(newline="", encoding="utf-8") as handle:
-            rows = list(csv.reader(handle))
+            reader = csv.reader(handle)
+            last = 0
+            for row in reader:
+                if row or not rows:  # a blank line is no row, but one before the header leaves no header
+                    rows.append(row)
+                    lines.append(last + 1)
+                last = reader.line_num
     except OSError as error:
         raise InputError(path, "", f"cannot read ({error.strerror})") from error
     except (csv.Error, UnicodeDecodeError) as error:
         raise InputError(path, "", f"not a readable CSV file ({error})") from error
     if not rows:
         raise InputError(path, "header", "empty file, a CSV header was expected")
-    header, body = rows[0], [row for row in rows[1:] if row]
+    if not rows[0]:
+        raise InputError(path, "line 1", "blank, a CSV header was expected")
+    header, body, lines = rows[0], rows[1:], lines[1:]
     twice = next((name for i, name in enumerate(header) if name in header[:i]), None)
     if twice is not None:  # the second column would hide the first in every row's dict
         raise InputError(path, f"column '{twice}'", "twice in the header")
-    for number, row in enumerate(body, start=2):
+    for number, row in zip(lines, body):
         if len(row) != len(header):
             raise InputError(path, f"line {number}", f"{counted(len(row), 'field')} for {counted(len(header), 'column')}")
     for column, numeric in _FILLED.get(kind, {}).items():
         if column not in header:  # a column missing is a difference of the headers
             continue
         index = header.index(column)
-        for number, row in enumerate(body, start=2):
+        for number, row in zip(lines, body):
             if not row[index]:
                 raise InputError(path, f"line {number}, column '{column}'",
                                  "empty, where Batsim writes a value in every row (a truncated row?)")
             if numeric and not _is_number(row[index]):
                 raise InputError(path, f"line {number}, column '{column}'",
                                  f"{printable(repr(row[index][:40]))} is not a number")
-    return header, body
+    return header, body, lines
 
 
 def _is_number(text: str) -> bool:
@@ -196,7 +207,7 @@ def _compare_cells(
     ]
 
 
-def _job_keys(header: list[str], rows: list[list[str]], path: Path) -> list[str]:
+def _job_keys(header: list[str], rows: list[list[str]], lines: list[int], path: Path) -> list[str]:
     if "job_id" not in header:
         raise InputError(path, "column 'job_id'", "missing from the header")
     job = header.index("job_id")
@@ -206,7 +217,7 @@ def _job_keys(header: list[str], rows: list[list[str]], path: Path) -> list[str]
         if len({row[workload] for row in rows}) > 1:
             keys = [f"{row[workload]}!{row[job]}" for row in rows]
     first: dict[str, int] = {}
-    for number, key in enumerate(keys, start=2):  # a job twice: its rows would hide each other (metrics refuse it)
+    for number, key in zip(lines, keys):  # a job twice: its rows would hide each other (metrics refuse it)
         if key in first:
             raise InputError(path, f"line {number}, column 'job_id'",
                              printable(f"job {key} a second time (first on line {first[key]})"))
@@ -215,11 +226,11 @@ def _job_keys(header: list[str], rows: list[list[str]], path: Path) -> list[str]
 
 
 def _compare_jobs(name: str, golden_path: Path, run_path: Path, tol: _Tolerance) -> list[Difference]:
-    golden_header, golden_rows = _read_rows(golden_path, "jobs")
-    run_header, run_rows = _read_rows(run_path, "jobs")
+    golden_header, golden_rows, golden_lines = _read_rows(golden_path, "jobs")
+    run_header, run_rows, run_lines = _read_rows(run_path, "jobs")
     diffs, columns = _compare_header(name, golden_header, run_header)
-    golden_keys = _job_keys(golden_header, golden_rows, golden_path)
-    run_keys = _job_keys(run_header, run_rows, run_path)
+    golden_keys = _job_keys(golden_header, golden_rows, golden_lines, golden_path)
+    run_keys = _job_keys(run_header, run_rows, run_lines, run_path)
     golden_jobs = {key: dict(zip(golden_header, row)) for key, row in zip(golden_keys, golden_rows)}
     run_jobs = {key: dict(zip(run_header, row)) for key, row in zip(run_keys, run_rows)}
     for key in golden_keys:
@@ -244,8 +255,8 @@ def _compare_jobs(name: str, golden_path: Path, run_path: Path, tol: _Tolerance)
 
 
 def _compare_schedule(name: str, golden_path: Path, run_path: Path, tol: _Tolerance) -> list[Difference]:
-    golden_header, golden_rows = _read_rows(golden_path)
-    run_header, run_rows = _read_rows(run_path)
+    golden_header, golden_rows, _ = _read_rows(golden_path)
+    run_header, run_rows, _ = _read_rows(run_path)
     golden = dict(zip(golden_header, golden_rows[0])) if golden_rows else {}
     actual = dict(zip(run_header, run_rows[0])) if run_rows else {}
     diffs: list[Difference] = []
@@ -265,8 +276,8 @@ def _compare_schedule(name: str, golden_path: Path, run_path: Path, tol: _Tolera
 
 
 def _compare_rows(name: str, kind: str, golden_path: Path, run_path: Path, tol: _Tolerance) -> list[Difference]:
-    golden_header, golden_rows = _read_rows(golden_path, kind)
-    run_header, run_rows = _read_rows(run_path, kind)
+    golden_header, golden_rows, _ = _read_rows(golden_path, kind)
+    run_header, run_rows, _ = _read_rows(run_path, kind)
     diffs, columns = _compare_header(name, golden_header, run_header)
     golden_dicts = [dict(zip(golden_header, row)) for row in golden_rows]
     run_dicts = [dict(zip(run_header, row)) for row in run_rows]
@@ -358,9 +369,9 @@ def _check_readable(run: str | Path, paths: dict[str, Path]) -> None:
     ``job_id`` column in the jobs file) and as ``metrics`` loads it (:func:`~wattsched.analysis.outputs.
     load_outputs`: finite numbers, no truncated file): a mangled run is not made golden."""
     for kind, path in paths.items():
-        header, rows = _read_rows(path)
+        header, rows, lines = _read_rows(path)
         if kind == "jobs":
-            _job_keys(header, rows, path)
+            _job_keys(header, rows, lines, path)
     load_outputs(run)
 
 

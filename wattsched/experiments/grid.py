@@ -108,9 +108,9 @@ def parse_grid(data: Any, source: str = "<grid>") -> Grid:
             if required:
                 raise InputError(source, key, "missing (a list)")
             return []
-        if not isinstance(value, list) or not value:
+        if not isinstance(value, (list, tuple)) or not value:  # a tuple: a grid built in Python (window's type)
             raise InputError(source, key, "must be a non-empty list")
-        return value
+        return list(value)
 
     schedulers: list[tuple[str, Mapping[str, Any]]] = []
     for i, entry in enumerate(items("schedulers")):
@@ -131,13 +131,17 @@ def parse_grid(data: Any, source: str = "<grid>") -> Grid:
             raise InputError(source, f"seeds[{i}]", f"must be an integer ≥ 0, got {seed!r}")
         if seed in seeds[:i]:  # the same synthetic workloads twice: two runs of one name
             raise InputError(source, f"seeds[{i}]", f"the same seed as seeds[{seeds.index(seed)}], {seed}")
+    files: dict[str, list[Any]] = {}
     for key in ("platforms", "workloads"):
-        for i, entry in enumerate(items(key)):
+        files[key] = items(key)
+        for i, entry in enumerate(files[key]):
+            if isinstance(entry, os.PathLike) and isinstance(os.fspath(entry), str):  # a Path, as simulate() takes
+                files[key][i] = entry = os.fspath(entry)
             if not isinstance(entry, (str, Mapping)):
-                raise InputError(source, f"{key}[{i}]", "a file path, or a generator mapping")
+                raise InputError(source, f"{key}[{i}]", f"a file path, or a generator mapping, got {entry!r:.40}")
     window = data.get("window")
     if window is not None:
-        if not (isinstance(window, list) and len(window) == 2 and all(_finite(x) for x in window)
+        if not (isinstance(window, (list, tuple)) and len(window) == 2 and all(_finite(x) for x in window)
                 and window[1] > window[0] >= 0):
             raise InputError(source, "window", "must be [start, end] in seconds, 0 ≤ start < end")
         window = (float(window[0]), float(window[1]))
@@ -151,7 +155,7 @@ def parse_grid(data: Any, source: str = "<grid>") -> Grid:
         raise InputError(source, "dynamic_jobs", "must be true or false")
     if "name" in data and not (isinstance(data["name"], str) and data["name"].strip()):
         raise InputError(source, "name", f"must be a non-empty string (the study's name), got {data['name']!r:.40}")
-    return Grid(source, tuple(items("platforms")), tuple(items("workloads")), tuple(seeds), tuple(schedulers),
+    return Grid(source, tuple(files["platforms"]), tuple(files["workloads"]), tuple(seeds), tuple(schedulers),
                 tuple(dict(o) for o in options), bool(data.get("dynamic_jobs", False)),
                 float(data.get("tau_s") or 10.0), window,
                 None if data.get("max_power_w") is None else float(data["max_power_w"]))
