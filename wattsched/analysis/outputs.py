@@ -146,16 +146,15 @@ def _find_outputs(path: Path, prefix: str | None) -> dict[str, Path]:
         if prefix is not None:
             raise InputError(path, "", "not a folder (a prefix was given, so a folder was expected)")
         folder, prefix = path.parent, path.name
-    found = {
-        kind: folder / f"{prefix}_{kind}.csv" for kind in OUTPUT_KINDS if (folder / f"{prefix}_{kind}.csv").is_file()
-    }
-    for kind in OUTPUT_KINDS:  # a folder or a FIFO was skipped as an absent file: the energy metrics went unsaid
+    found: dict[str, Path] = {}
+    for kind in OUTPUT_KINDS:
         file = folder / f"{prefix}_{kind}.csv"
-        if kind not in found and file.exists():
-            try:
-                require_regular_file(file)
-            except OSError as error:
-                raise InputError(file, "", f"cannot be read ({error.strerror})") from None
+        try:  # a folder or a FIFO was skipped as an absent file: the energy metrics went unsaid
+            require_regular_file(file)
+        except OSError as error:
+            raise InputError(file, "", f"cannot be read ({error.strerror})") from None
+        if file.exists():
+            found[kind] = file
     if "jobs" not in found:
         raise InputError(folder, f"{prefix}{_SUFFIX}", "missing: no Batsim jobs output for this prefix")
     logger.debug("outputs of prefix %r in %s: %s", prefix, folder, sorted(found))

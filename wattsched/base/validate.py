@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from wattsched.base.errors import InputError, OptionError, OutputError, WattschedError, counted
+from wattsched.base.fileio import require_regular_file
 from wattsched.base.limits import available_memory_bytes, format_count, limit, limit_hint
 
 __all__ = [
@@ -838,14 +839,12 @@ def check_output_files(paths: Sequence[str | os.PathLike], option: str) -> None:
         if problem is not None:  # Path.is_dir() would raise (too long) or say False (a NUL) without a word
             raise OutputError(f"{option}: cannot write there: {problem}")
         target = Path(raw)
-        if target.is_dir():
-            raise OutputError(f"{option}: {target} is a folder, not a file")
         try:
-            mode = target.stat().st_mode
-        except OSError:  # absent (or a parent that is a file, named below)
-            mode = stat.S_IFREG
-        if not stat.S_ISREG(mode):
-            raise OutputError(f"{option}: cannot write {target}: not a regular file (a FIFO, device or socket)")
+            require_regular_file(target)  # (absent, or a parent that is a file: named below)
+        except IsADirectoryError:
+            raise OutputError(f"{option}: {target} is a folder, not a file") from None
+        except OSError as exc:  # a FIFO, a device, a socket
+            raise OutputError(f"{option}: cannot write {target}: {exc.strerror}") from None
         ancestor = target.parent
         while not ancestor.exists():
             if ancestor.is_symlink():

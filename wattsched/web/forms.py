@@ -199,8 +199,9 @@ def options_from_form(scheduler: str, form: Mapping[str, str], resolve: Callable
     shown = {f.name for f in fields}
     for key, value in form.items():
         # an empty name (a field 'opt.') too: the CLI refuses -o '{"": 1}' ("unknown option ''"), it was dropped
-        if key.startswith(FIELD_PREFIX) and key[len(FIELD_PREFIX):] not in shown and str(value).strip():
-            errors.setdefault(GENERAL, _not_taken(preset, key[len(FIELD_PREFIX):], options, valid))
+        name = key[len(FIELD_PREFIX):]
+        if key.startswith(FIELD_PREFIX) and name not in shown and str(value).strip():
+            errors.setdefault(GENERAL, _not_taken(preset, name, options, valid))
     built = dict(options)
     for name in sorted(PATH_OPTIONS & options.keys()):
         if options[name] is not None and name not in errors:
