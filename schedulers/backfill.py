@@ -367,7 +367,8 @@ class EasyBackfilling(Backfilling):
         keyed = started is not None
         contiguous = placer.contiguous
         narrowest, shortest_s = narrowest_and_shortest(queue)  # (the head and the jobs started in the pass included)
-        if not (keep or keyed) and narrowest > (longest(free) if contiguous else size(free)):
+        free_fit = longest(free) if contiguous else size(free)  # the widest job the hosts free hold
+        if not (keep or keyed) and narrowest > free_fit:
             return False  # no waiting job fits in the hosts free: no reservation to make (nor to keep, see _Kept)
         now_s = view.now_s
         head = queue[i]
@@ -388,7 +389,7 @@ class EasyBackfilling(Backfilling):
         # allocation is one interval: no width above the longest interval fits (issue 15: on a fragmented machine
         # with a long queue each failed width was learnt by a placement, and the index narrowed at each of them)
         if contiguous and not keyed:
-            no_fit_free, no_fit_extra = longest(free) + 1, longest(extra) + 1
+            no_fit_free, no_fit_extra = free_fit + 1, longest(extra) + 1
         else:
             no_fit_free = no_fit_extra = free_count + 1
         no_fit_free_by: dict[object, int] = {}
