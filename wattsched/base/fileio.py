@@ -86,13 +86,19 @@ def _check_target(given: str | os.PathLike, target: Path) -> None:
 
 
 def _make_folders(folder: Path, created: list[Path]) -> None:
-    """``mkdir -p folder``, remembering in ``created`` the folders it made (outermost first)."""
+    """``mkdir -p folder``, remembering in ``created`` the folders it made (outermost first). A folder that
+    another process makes between the check and ``mkdir`` is taken as it is."""
     missing: list[Path] = []
     while not folder.exists() and folder != folder.parent:
         missing.append(folder)
         folder = folder.parent
     for path in reversed(missing):
-        path.mkdir()
+        try:
+            path.mkdir()
+        except FileExistsError:
+            if not path.is_dir():
+                raise
+            continue  # made at the same time by another writer (a sweep's parallel runs): not ours to remove
         created.append(path)
 
 
