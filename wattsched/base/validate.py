@@ -894,8 +894,9 @@ class BatsimMessageChecker:
     * jobs were submitted before; a job completes once; hosts are those of SIMULATION_BEGINS (whose
       ``compute_resources`` list ids 0 to ``nb_compute_resources`` - 1), a pstate is an integer string and,
       when SIMULATION_BEGINS gives every host's ``wattage_per_state``, one of the host's pstates;
-    * with ``sees_replies``, a completed or killed job is one the scheduler started: the replies are shown to
-      :meth:`replied` (jobs started and registered).
+    * with ``sees_replies``, a completed or killed job is one the scheduler started, and a REQUESTED_CALL answers
+      one of its CALL_ME_LATERs: the replies are shown to :meth:`replied` (jobs started and registered, calls asked);
+    * a JOB_SUBMITTED's ``job.id`` is its ``job_id`` (Batsim writes the one id in both).
 
     Every check is a few set or dict lookups per event (SIMULATION_BEGINS: one pass over the hosts).
 
@@ -916,6 +917,8 @@ class BatsimMessageChecker:
         self.started: set[str] | None = set() if sees_replies else None
         #: jobs the scheduler registered whose acknowledgement (a JOB_SUBMITTED) may still come
         self.registered: set[str] = set()
+        #: CALL_ME_LATERs of the scheduler not answered yet by a REQUESTED_CALL (counted when the replies are shown)
+        self.calls = 0
         #: pstates of each host (from ``wattage_per_state``), None when SIMULATION_BEGINS does not give them all
         self.pstates: list[int] | None = None
         self.min_pstates = 0
@@ -979,6 +982,8 @@ class BatsimMessageChecker:
             if kind == "EXECUTE_JOB":
                 if started is not None and type(ev.get("data")) is dict:
                     started.add(str(ev["data"].get("job_id")))
+            elif kind == "CALL_ME_LATER":
+                self.calls += 1
             elif kind == "REGISTER_JOB" and type(ev.get("data")) is dict:
                 jid = str(ev["data"].get("job_id"))
                 if jid not in self.jobs:
@@ -1080,6 +1085,9 @@ class BatsimMessageChecker:
             job = data.get("job")
             if not isinstance(job, dict):
                 raise ValueError(f"job {jid!r}: field 'job' must be an object")
+            if "id" in job and job["id"] != jid:  # the scheduler would run one job under the other's id
+                raise ValueError(f"job {jid!r}: field 'job.id' {_show(job['id'])} is not the event's 'job_id' "
+                                 "(Batsim writes the same id in both)")
             res = job.get("res")
             if isinstance(res, bool) or not isinstance(res, int) or res < 1:
                 raise ValueError(f"job {jid!r}: field 'job.res' must be a host count ≥ 1, got {_show(res)}")
@@ -1122,6 +1130,12 @@ class BatsimMessageChecker:
                         if pstate >= pstates[host]:
                             raise ValueError(f"field 'state': host {host} has no pstate {pstate} (pstates "
                                              f"0-{pstates[host] - 1}: its 'wattage_per_state')")
+        elif kind == "REQUESTED_CALL":
+            if self.started is not None:
+                if self.calls == 0:
+                    raise ValueError("no CALL_ME_LATER of the scheduler waits for it (Batsim sends one per "
+                                     "CALL_ME_LATER)")
+                self.calls -= 1
         elif kind == "ANSWER":
             energy = data.get("consumed_energy", 0.0)
             if "consumed_energy" not in data or isinstance(energy, bool) or not isinstance(energy, (int, float)):

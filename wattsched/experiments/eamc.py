@@ -44,6 +44,7 @@ import pandas as pd
 
 from wattsched.base.errors import OptionError, counted
 from wattsched.base.fileio import write_if_changed
+from wattsched.base.validate import check_count, option_error
 from wattsched.experiments.sweep import Run, failed_runs, run_sweep
 
 __all__ = ["MIXES", "PAPER", "POLICIES", "Policy", "build_runs", "epm_table", "prepare_inputs", "run_experiment",
@@ -602,9 +603,11 @@ def run_experiment(out: str | Path, *, report_dir: str | Path | None = None, ful
     t0 = time.perf_counter()
     if seeds < 1:
         raise OptionError(f"--seeds must be at least 1, got {seeds}")
+    # --seeds 1e9 built a list of a billion seeds (gigabytes) before drawing the first workload
+    check_count(seeds, "runs", "--seeds", "", "workloads per mix (each its runs)", option_error)
     for mix in mixes:
         if mix not in MIXES:
-            raise OptionError(f"unknown mix '{mix}'; mixes: {', '.join(MIXES)}")
+            raise OptionError(f"--mixes: unknown mix '{mix}'; mixes: {', '.join(MIXES)}")
     if full and scale is not None:
         raise OptionError(f"--full and --scale {scale:g}: give one of them (--full is the paper's size)")
     if len(set(mixes)) < len(mixes):

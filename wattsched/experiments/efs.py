@@ -52,6 +52,7 @@ import pandas as pd
 from wattsched.workloads.pwa import find_pwa
 from wattsched.base.errors import OptionError
 from wattsched.base.fileio import emit_text
+from wattsched.base.validate import check_count, option_error
 from wattsched.energy_models.taurus import TAURUS
 from wattsched.experiments.energy_budget import platform_file
 from wattsched.experiments.sweep import Run, failed_runs, run_sweep
@@ -633,13 +634,20 @@ def run_experiment(out: str | Path, *, parts: Sequence[str] = ("lightesp", "tabl
     t0 = time.perf_counter()
     unknown = set(parts) - {"lightesp", "table1"}
     if unknown:
-        raise OptionError(f"unknown part(s) {', '.join(sorted(unknown))}; parts: lightesp, table1")
+        raise OptionError(f"--parts: unknown part(s) {', '.join(sorted(unknown))}; parts: lightesp, table1")
     keys = {t.key for t in TRACES}
     chosen = [t for t in TRACES if traces is None or t.key in traces]
     if traces is not None and set(traces) - keys:
-        raise OptionError(f"unknown trace(s) {', '.join(sorted(set(traces) - keys))}; traces: {', '.join(sorted(keys))}")
+        raise OptionError(f"--traces: unknown trace(s) {', '.join(sorted(set(traces) - keys))}; traces: "
+                          f"{', '.join(sorted(keys))}")
     if weeks is not None and weeks < 1:
         raise OptionError(f"--weeks must be at least 1, got {weeks}")
+    # before any input is written: --weeks 1e9 wrote the Light-ESP and SWF inputs, then stopped on the synthetic
+    # trace's "duration_s"; --seeds 1e9 wrote Light-ESP workloads without end
+    if weeks is not None:
+        check_count(weeks * 7, "days", "--weeks", "", f"days ({weeks} weeks)", option_error)
+    if "lightesp" in parts:
+        check_count(seeds, "runs", "--seeds", "", "submission orders (each its runs)", option_error)
     if charge not in ("end", "running"):
         raise OptionError(f"--charge must be end or running, got {charge!r}")
     out = Path(out)

@@ -837,7 +837,7 @@ def choose_machines(full: bool, names: Sequence[str] | None, scale: float | None
     chosen = [m for m in MACHINES if not names or m.key in names]
     unknown = set(names or ()) - {m.key for m in MACHINES}
     if unknown:
-        raise OptionError(f"unknown machine(s) {', '.join(sorted(unknown))}; machines: "
+        raise OptionError(f"--machines: unknown machine(s) {', '.join(sorted(unknown))}; machines: "
                           + ", ".join(m.key for m in MACHINES))
     if scale is not None and not 0 < scale <= 1:
         raise OptionError(f"--scale must be in (0, 1], got {scale}")

@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from wattsched.base.fileio import write_if_changed
+from wattsched.base.validate import check_count, option_error
 from wattsched.energy_models.upas import UPAS_NODE, UPAS_POWER, enlarged_size
 from wattsched.experiments.sweep import Run, failed_runs, run_sweep
 from wattsched.workloads.pwa import find_log
@@ -346,6 +347,8 @@ def run_experiment(out: str | Path, *, report_dir: str | Path | None = None, mac
     unknown = [k for k in keys if k not in MACHINES]
     if unknown:
         raise OptionError(f"--machines: unknown machine {', '.join(unknown)}; machines: {', '.join(MACHINES)}")
+    # before any input is written (--jobs 1e9 read whole logs, or drew ever longer synthetic traces)
+    check_count(nb_jobs, "jobs", "--jobs", "", "jobs per trace", option_error)
     say = note or (lambda line: None)
     inputs = prepare_inputs(out, [MACHINES[k] for k in keys], pwa=pwa, seed=seed, nb_jobs=nb_jobs,
                             synthetic=synthetic)
