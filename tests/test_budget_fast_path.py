@@ -571,3 +571,41 @@ def test_unique_inverse_is_numpy_unique(repeated, spread) -> None:
         got_uniq, got_inverse = _unique_inverse(values, repeats)
         assert got_uniq.tobytes() == uniq.tobytes()
         assert np.array_equal(got_inverse, inverse.reshape(-1)) and got_inverse.shape == values.shape
+
+
+@settings(max_examples=500, derandomize=True, deadline=None)
+@given(st.lists(st.tuples(_times, _times, _watts), min_size=1, max_size=40),
+       st.lists(st.tuples(_knots | st.floats(0.0, 1200.0), _knots | st.floats(0.0, 1200.0),
+                          st.floats(-5e3, 5e3) | st.sampled_from([0.0, 203.12, -95.7])), max_size=5),
+       st.floats(-2e5, 2e6), st.sampled_from([None, 5e3, 2e4]), st.sampled_from([0.0, 400.0, np.inf]))
+def test_admits_without_interpolation_only_when_the_interpolation_agrees(segments, candidate, cea, cap, cap_until):
+    """``Plan.admits`` skips the interpolation at the plan's breakpoints when its lowest balance there stays above the
+    candidate's highest energy (issue 15): the answer is the one with the interpolation always made, for candidates
+    whose power is negative at times (a job on kept hosts may save energy) and balances near zero."""
+    from wattsched.schedulers.budget import plan as plan_module
+
+    arrays = tuple(np.array(x, dtype=float) for x in zip(*segments))
+    plan = plan_module.Plan((), 0.0, 1000.0, 203.12 * 7 / 3, 1e-9, cea, arrays, [], {})
+    quick = plan.admits(candidate, cap, cap_until)
+    plan._inner_min_g = -np.inf  # every check interpolates
+    assert quick == plan.admits(candidate, cap, cap_until)
+
+
+@pytest.mark.parametrize("saving_w", [0.0, 1.0])
+@pytest.mark.parametrize("slack_j", [-1e-6, 1e-6])
+def test_admits_interpolates_where_the_plan_dips_between_the_candidates_breakpoints(saving_w, slack_j):
+    """A plan whose balance is lowest at 600 s, between the breakpoints of a candidate computing until 300 s (then
+    saving ``saving_w``): the candidate is refused when its balance there is a micro-joule short, admitted with a
+    micro-joule to spare; only the check at the plan's breakpoints sees it (the candidate's own breakpoints and the
+    window's end have room), and the shortcut that skips the interpolation must not decide it."""
+    from wattsched.schedulers.budget import plan as plan_module
+
+    rate_w, comp_w = 100.0, 100.0
+    # G(600) = cea + 600·rate − 200·1000; X(600) = 300·comp − 300·saving
+    cea = 200 * 1000.0 - 600 * rate_w + 300 * comp_w - 300 * saving_w + slack_j
+    arrays = (np.array([400.0]), np.array([600.0]), np.array([1000.0]))
+    plan = plan_module.Plan((), 0.0, 1000.0, rate_w, 1e-9, cea, arrays, [], {})
+    candidate = [(0.0, 300.0, comp_w), (300.0, 1000.0, -saving_w)]
+    assert plan.admits(candidate, None, -np.inf) is (slack_j > 0)
+    plan._inner_min_g = -np.inf  # every check interpolates
+    assert plan.admits(candidate, None, -np.inf) is (slack_j > 0)

@@ -77,7 +77,7 @@ from procset import ProcSet
 
 from wattsched.base.hostsets import contains_many, intervals, minus, plus, size
 from wattsched.schedulers.budget.estimates import Segment
-from wattsched.schedulers.budget.plan import KeptIndex, Plan, Staircase, same_state
+from wattsched.schedulers.budget.plan import PY_MAX_SEGMENTS, KeptIndex, Plan, PlanSegments, Staircase, same_state
 from wattsched.schedulers.budget.window import TIME_EPS_S, BudgetWindow
 from wattsched.schedulers.pieces import register
 from wattsched.schedulers.queue import WallGroups
@@ -120,7 +120,7 @@ class EnergyBudget(BudgetWindow):
         self._cut: tuple[float, float] | None = None  # reducePC: (lowered power J/(q-now), q)
         # fast path (see Plan): the pass's plan as arrays, the running jobs' segments, refusals
         self._fut: Plan | None = None
-        self._running_cache: tuple[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+        self._running_cache: tuple[tuple, tuple[list[float], list[float], list[float], list]] | None = None
         #: the kept mapping, kept_version and free hosts of the last _kept_arrays, what it built of the mapping (index,
         #: hosts, untils), which of the hosts were free, and its answer
         self._kept_cache: tuple[Mapping[int, float], int, ProcSet, tuple[KeptIndex, np.ndarray, np.ndarray], np.ndarray,
@@ -129,9 +129,8 @@ class EnergyBudget(BudgetWindow):
         #: _kept_arrays's answer when no host is kept (built once)
         self._no_kept: tuple[Mapping[int, float], KeptIndex, int,
                              tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
-        #: the plan's segments of one state of the pass (_plan_arrays): (key, started, kept hosts, arrays)
-        self._plan_cache: tuple[tuple, tuple[int, int], KeptIndex,
-                                tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+        #: the plan's segments of one state of the pass (_plan_segments): (key, started, kept hosts, arrays)
+        self._plan_cache: tuple[tuple, tuple[int, int], KeptIndex, PlanSegments] | None = None
         #: refusals of the pass by kept hosts of the allocation: (hosts, expected end)
         self._refused: dict[tuple, Staircase] = {}
 
@@ -299,31 +298,38 @@ class EnergyBudget(BudgetWindow):
         return self._future(view, reserved, cut).admits(extra, None, -INF)
 
     # ------------------------------------------------------------ the plan as arrays (fast path)
-    def _running_arrays(self, view: ClusterView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The plan's segments of the running jobs (:meth:`_run` from now), as arrays; cached while the
-        running jobs do not change. The computing segment starts at ``-inf`` instead of now: the plan is
-        only read from ``t0 ≥ now`` on, where both are the same."""
+    def _running_segments(self, view: ClusterView) -> tuple[list[float], list[float], list[float], list]:
+        """The plan's segments of the running jobs (:meth:`_run` from now) as three lists ``a, b, w`` (and a slot
+        for their arrays, :meth:`_running_arrays`); cached while the running jobs do not change. The computing
+        segment starts at ``-inf`` instead of now: the plan is only read from ``t0 ≥ now`` on, where both are the
+        same."""
         key = (id(view.running), view.running_version, len(view.running))
         cached = self._running_cache
         if cached is not None and cached[0] == key:
             return cached[1]
         p = self.power
-        jobs = list(view.running.values())
-        n = np.array(self._job_sizes(view), dtype=float)
-        end = np.array([job.expected_end_s for job in jobs], dtype=float)
-        start = np.full(len(jobs), -INF)
+        sizes = self._job_sizes(view)
+        end = [job.expected_end_s for job in view.running.values()]
+        comp = [n * p.est_comp_w for n in sizes]
         if not self.shutdown:
-            a = np.concatenate((start, end))
-            b = np.concatenate((end, np.full(len(jobs), INF)))
-            w = np.concatenate((n * p.est_comp_w, n * p.est_idle_w))
+            a = [-INF] * len(end) + end
+            b = end + [INF] * len(end)
+            w = comp + [n * p.est_idle_w for n in sizes]
         else:
-            off = end + p.switch_off_s
-            a = np.concatenate((start, end, off))
-            b = np.concatenate((end, off, np.full(len(jobs), INF)))
-            w = np.concatenate((n * p.est_comp_w, n * p.switch_off_w, n * p.sleep_w))
-        arrays = (a, b, w)
-        self._running_cache = (key, arrays)
-        return arrays
+            off = [t + p.switch_off_s for t in end]
+            a = [-INF] * len(end) + end + off
+            b = end + off + [INF] * len(end)
+            w = comp + [n * p.switch_off_w for n in sizes] + [n * p.sleep_w for n in sizes]
+        segments: tuple[list[float], list[float], list[float], list] = (a, b, w, [])
+        self._running_cache = (key, segments)
+        return segments
+
+    def _running_arrays(self, view: ClusterView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`_running_segments` as arrays (the same floats), made once per state of the running jobs."""
+        a, b, w, arrays = self._running_segments(view)
+        if not arrays:
+            arrays += (np.array(a, dtype=float), np.array(b, dtype=float), np.array(w, dtype=float))
+        return arrays[0], arrays[1], arrays[2]
 
     def _state_key(self, view: ClusterView, reserved: Sequence[Segment], cut: tuple[float, float] | None) -> tuple:
         """What the plan depends on, beyond the jobs started in the pass: the view's objects (by identity), the
@@ -336,7 +342,7 @@ class EnergyBudget(BudgetWindow):
     def _future(self, view: ClusterView, reserved: Sequence[Segment], cut: tuple[float, float] | None) -> Plan:
         """The plan (``plan`` of tests/budget_oracle.py, with ``reserved`` and ``cut`` in the balance) as a
         :class:`~.plan.Plan`, rebuilt only when the view, Cea, the jobs started in the pass, the power
-        manager, the head's reservation or the cut changed (the plan's own segments, :meth:`_plan_arrays`,
+        manager, the head's reservation or the cut changed (the plan's own segments, :meth:`_plan_segments`,
         only for the first four)."""
         key = self._state_key(view, reserved, cut)
         started = (len(self._started), len(self._prepared))
@@ -347,7 +353,7 @@ class EnergyBudget(BudgetWindow):
         else:  # not only more jobs started in the pass: the refusals no longer hold
             self._refused = {}
         t0, cea = self._t0(view.now_s)
-        kept, arrays = self._plan_arrays(view, (key[0], key[1][:3] + key[1][5:]), started)
+        kept, arrays = self._plan_segments(view, (key[0], key[1][:3] + key[1][5:]), started)
         other = list(reserved)
         if cut is not None:
             other.append((t0, cut[1], cut[0]))
@@ -356,9 +362,9 @@ class EnergyBudget(BudgetWindow):
         self._fut = fut
         return fut
 
-    def _plan_arrays(self, view: ClusterView, key: tuple, started: tuple[int, int]
-                     ) -> tuple[KeptIndex, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """The power manager's kept hosts and the plan's segments as arrays ``(a, b, w)``: the running jobs,
+    def _plan_segments(self, view: ClusterView, key: tuple, started: tuple[int, int]) -> tuple[KeptIndex, PlanSegments]:
+        """The power manager's kept hosts and the plan's segments ``(a, b, w)`` (arrays, or lists for a plan that
+        :class:`~.plan.Plan` builds in plain Python, :data:`~.plan.PY_MAX_SEGMENTS`): the running jobs,
         the jobs started and prepared in the pass, the free hosts, the hosts asleep and switching. Cached
         for ``key`` (:meth:`_state_key` without the reservation and the cut: the head's reservation is made
         and released several times in a pass, the rest stays) and ``started``."""
@@ -379,16 +385,37 @@ class EnergyBudget(BudgetWindow):
             after.append((now, INF, size(view.off) * p.sleep_w))
         if view.switching:
             after += self._switching_segments(view, kept)
-        parts = [self._running_arrays(view)]
-        if segs:
-            parts.append(_segment_arrays(segs))
-        if nb_kept:
-            parts.append(kept_arrays)
-        if after:
-            parts.append(_segment_arrays(after))
-        a, b, w = parts[0] if len(parts) == 1 else (np.concatenate(x) for x in zip(*parts))
-        self._plan_cache = (key, started, index, (a, b, w))
-        return index, (a, b, w)
+        ra, rb, rw, _ = self._running_segments(view)
+        plan: PlanSegments
+        if len(ra) + len(segs) + len(after) + (len(kept_arrays[0]) if nb_kept else 0) <= PY_MAX_SEGMENTS:
+            # a plan the Plan builds in plain Python (most passes at 1,152 hosts): lists, no numpy call; the same
+            # segments in the same order as the arrays below
+            a, b, w = list(ra), list(rb), list(rw)
+            for x, y, v in segs:
+                a.append(x)
+                b.append(y)
+                w.append(v)
+            if nb_kept:
+                a += kept_arrays[0].tolist()
+                b += kept_arrays[1].tolist()
+                w += kept_arrays[2].tolist()
+            for x, y, v in after:
+                a.append(x)
+                b.append(y)
+                w.append(v)
+            plan = (a, b, w)
+        else:
+            parts = [self._running_arrays(view)]
+            if segs:
+                parts.append(_segment_arrays(segs))
+            if nb_kept:
+                parts.append(kept_arrays)
+            if after:
+                parts.append(_segment_arrays(after))
+            a_np, b_np, w_np = parts[0] if len(parts) == 1 else (np.concatenate(x) for x in zip(*parts))
+            plan = (a_np, b_np, w_np)
+        self._plan_cache = (key, started, index, plan)
+        return index, plan
 
     def _kept_arrays(self, view: ClusterView
                      ) -> tuple[Mapping[int, float], KeptIndex, int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
