@@ -157,7 +157,7 @@ def _path_argument(value: Any, name: str, what: str, *, written: bool = False) -
 
 def _check_window(window: Any, name: str, from_zero: bool = True) -> tuple[float, float] | None:
     """``window`` as ``(start_s, end_s)``: two finite numbers, start < end, and 0 ≤ start when ``from_zero`` (as
-    ``plot --window``; ``run --window`` takes any start)."""
+    ``plot --window`` and ``run --window``: simulated time starts at 0)."""
     if window is None:
         return None
     if isinstance(window, (str, bytes)) or not isinstance(window, Sequence) or len(window) != 2 \
@@ -267,7 +267,7 @@ class Result:
 
     def _required(self, frame: pd.DataFrame | None, kind: str) -> pd.DataFrame:
         if frame is None:
-            raise InputError(self.outputs.source(kind), "", "missing output file")
+            raise InputError(output_paths(self.prefix)[kind], "", "missing output file")
         return frame
 
     @cached_property
@@ -385,7 +385,7 @@ def simulate(
     scheduler = check_scheduler(scheduler, classes=True)
     options = check_options(options)
     dynamic_jobs, progress = _flag(dynamic_jobs, "dynamic_jobs"), _flag(progress, "progress")
-    window = _check_window(window, "window", from_zero=False)
+    window = _check_window(window, "window")
     tau_s = _positive(tau_s, "tau_s")
     max_power_w = _check_positive(max_power_w, "max_power_w")
     if out is None:

@@ -124,7 +124,7 @@ def _read_rows(path: Path, kind: str = "") -> tuple[list[str], list[list[str]], 
     lines: list[int] = []
     try:
         require_regular_file(path)
-        with path.open(newline="", encoding="utf-8") as handle:
+        with path.open(newline="", encoding="utf-8-sig") as handle:  # a BOM (a spreadsheet's save), as pandas
             reader = csv.reader(handle)
             last = 0
             for row in reader:

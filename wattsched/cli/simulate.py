@@ -11,6 +11,7 @@ from typing import Any
 
 from wattsched.base.errors import InputError, OptionError, ProtocolError, counted, printable
 from wattsched.base.limits import limit
+from wattsched.cli.analyse import run_window
 from wattsched.cli.common import (
     add_options_argument,
     add_progress_arguments,
@@ -20,7 +21,6 @@ from wattsched.cli.common import (
     positive_float,
     progress_enabled,
     timeout_seconds,
-    window,
     scheduler_options,
 )
 
@@ -494,7 +494,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="answer each registration with a JOB_SUBMITTED (Batsim's flag of the same name)")
     p.add_argument("--tau", type=positive_float, default=10.0,
                    help="bounded-slowdown threshold in seconds (default 10)")
-    p.add_argument("--window", type=window, metavar="START,END",
+    p.add_argument("--window", type=run_window, metavar="START,END",
                    help="utilization and energy in this window of seconds (besides the whole run's); an energy "
                         "budget's window (options window_start_s, window_end_s) is measured too")
     p.add_argument("--json", action="store_true", help="print the metrics as JSON")

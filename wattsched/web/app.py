@@ -56,7 +56,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from wattsched.base.errors import OptionError, WattschedError
+from wattsched.base.errors import OptionError, WattschedError, printable
 from wattsched.base.limits import limit
 from wattsched.web import charts
 from wattsched.web.forms import GENERAL, option_fields, options_from_form, preset_names, unknown_preset
@@ -102,7 +102,8 @@ async def read_form(request: Request, *, max_files: int, max_fields: int = 1000,
     """The submitted form, read with Starlette's parsers and bounds (``max_files`` files, ``max_fields``
     other fields of at most :data:`FIELD_BYTES`, a multipart body of at most ``max_bytes`` whatever its
     ``Content-Length`` says); what they refuse becomes a :class:`FormError` that says what was wrong,
-    instead of Starlette's plain-text 400.
+    instead of Starlette's plain-text 400. A body of another type (JSON, text, none given) is refused, not read
+    as an empty form.
 
     Raises:
         BodyTooLarge: a multipart body longer than ``max_bytes``.
@@ -111,6 +112,12 @@ async def read_form(request: Request, *, max_files: int, max_fields: int = 1000,
     from starlette.formparsers import parse_options_header
 
     content_type, _ = parse_options_header(request.headers.get("content-type", ""))
+    if content_type not in (b"multipart/form-data", b"application/x-www-form-urlencoded") and (
+            content_type or request.headers.get("content-length", "0") != "0"
+            or "transfer-encoding" in request.headers):  # Starlette would read it as an empty form
+        kind = f"of type '{printable(content_type.decode('latin-1')[:60])}'" if content_type else "of no type"
+        raise FormError(f"the form could not be read: its body is {kind} (post it from the page: "
+                        "application/x-www-form-urlencoded or multipart/form-data)")
     if content_type != b"multipart/form-data":
         try:
             return _once_each(await request.form(max_files=max_files, max_fields=max_fields,
@@ -558,7 +565,11 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         if errors:
             return inputs_page(request, 400, platform_errors=errors)
         generate, prefix = generators[node]
-        cluster = form.get("flat") != "on"
+        flat = str(form.get("flat", ""))
+        if flat not in ("", "on"):  # the checkbox sends "on", or nothing
+            return inputs_page(request, 400,
+                               platform_errors={"flat": f"flat: a checkbox (on, or left out), got '{printable(flat[:60])}'"})
+        cluster = flat != "on"
         try:  # the generator's bound on hosts (platform_xml's check), before anything is generated
             check_count(hosts, "hosts", "platform", "hosts", "hosts", option_error)
         except OptionError as error:

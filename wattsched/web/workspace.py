@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from wattsched.base.errors import OptionError, WattschedError
+from wattsched.base.errors import OptionError, WattschedError, printable
 from wattsched.base.fileio import atomic_path
 
 __all__ = ["PATH_OPTIONS", "Workspace", "WorkspaceError", "check_run_name", "shipped_ear_models", "shipped_inputs",
@@ -234,14 +234,15 @@ class Workspace:
         origin, _, name = choice.partition(":")
         if origin == "shipped" and name in shipped_inputs(kind):
             return shipped_inputs(kind)[name]
-        if origin == "workspace":
+        if origin == "workspace" and "\x00" not in name:  # a NUL: no file's name (resolve() raises ValueError)
             path = self.inside(Path("inputs") / name)
             if INPUT_NAME.match(name) and path.parent == self.inputs_dir and path.is_file() \
                     and name.startswith(f"{kind}-") and name.endswith(SUFFIX[kind]):
                 return path
             if path != self.inputs_dir and self.inputs_dir not in path.parents:
                 raise WorkspaceError(f"{kind}: '{name}' is outside the workspace's inputs")
-        raise WorkspaceError(f"{kind}: no input '{choice}' (choose a shipped one or one of the workspace's inputs)")
+        raise WorkspaceError(f"{kind}: no input '{printable(choice)}' (choose a shipped one or one of the workspace's "
+                             "inputs)")
 
     def model_path(self, option: str, choice: Any) -> Path:
         """The folder a path option (:data:`PATH_OPTIONS`) names on the page: ``shipped:NAME`` (or ``NAME``), a
