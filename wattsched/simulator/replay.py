@@ -242,16 +242,19 @@ def parse_args_file(path: Path) -> tuple[dict[str, str], set[str]]:
     i = 0
     while i < len(args):
         a, field = args[i], f"argument {i + 1} {args[i]!r}"
-        if a in VALUE_FLAGS:
-            if i + 1 >= len(args) or args[i + 1].startswith("-"):
+        flag, value = _attached_value(a)
+        if flag in VALUE_FLAGS:
+            if value == "" or (value is None and (i + 1 >= len(args) or args[i + 1].startswith("-"))):
                 raise InputError(path, field, "needs a value")
-            key = a.lstrip("-")[0]
+            key = flag.lstrip("-")[0]
             if key in opts and key in "pwe":
                 raise InputError(path, field, "given twice: the replay takes one platform, one workload and one "
                                               "export prefix")
-            opts[key] = args[i + 1]
-            i += 2
+            opts[key] = args[i + 1] if value is None else value
+            i += 2 if value is None else 1
             continue
+        if value is not None and flag in PLAIN_FLAGS | set(SIMULATION_FLAGS):
+            raise InputError(path, field, f"{flag} takes no value")
         if a in SIMULATION_FLAGS:
             flags.add(SIMULATION_FLAGS[a])
         elif a not in PLAIN_FLAGS:
@@ -260,6 +263,18 @@ def parse_args_file(path: Path) -> tuple[dict[str, str], set[str]]:
                              else "unexpected word (not a flag's value)")
         i += 1
     return {k: v for k, v in opts.items() if k in "pwe"}, flags
+
+
+def _attached_value(arg: str) -> tuple[str, str | None]:
+    """A flag and the value written in the same word, as Batsim's command line (docopt) takes them:
+    ``--export=out`` and ``-eout`` are ``("--export", "out")`` and ``("-e", "out")``; any other word is itself,
+    without a value. (They were refused as flags the replay does not know, the list of known ones naming them.)"""
+    if arg.startswith("--") and "=" in arg:
+        flag, value = arg.split("=", 1)
+        return flag, value
+    if len(arg) > 2 and arg[0] == "-" and arg[1] != "-" and arg[:2] in VALUE_FLAGS:
+        return arg[:2], arg[2:]
+    return arg, None
 
 
 def replay(folder: str | os.PathLike, *, rel_tol: float = ENERGY_REL_TOL, outputs_dir: str | os.PathLike | None = None) -> ReplayReport:
