@@ -290,6 +290,58 @@ def test_every_switching_preset_decides_the_same_with_the_switches_pseudo_jobs_k
         esc_module.transition_pseudo_jobs = power_module.transition_pseudo_jobs = original
 
 
+def _run_checking_the_heads_clear_refusal(platform_path, workload: Path, preset: str, options: dict) -> tuple[list, int]:
+    """The schedule, with ``refuses_all`` asked of the plan with the reservation too whenever the head's clear refusal
+    answers it (``EnergyBudget._head_refused_now``: both must say "refused"), and how often it answered."""
+    from wattsched.schedulers.budget.energy_bud import EnergyBudget
+
+    shortcut = EnergyBudget._head_refused_now
+    used = 0
+
+    def checked(self, end_s, view):
+        nonlocal used
+        known = shortcut(self, end_s, view)
+        if known:
+            used += 1
+            assert self._refuses_smallest(self._future(view, self._reserved, self._cut), 1, end_s, view.now_s)
+        return known
+
+    EnergyBudget._head_refused_now = checked
+    try:
+        return _run(platform_path, workload, preset, options, 0), used
+    finally:
+        EnergyBudget._head_refused_now = shortcut
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(raw=workloads, preset=st.sampled_from(["energy-bud", "reduce-pc"]), fraction=st.floats(0.55, 1.0),
+       a=st.sampled_from([0.0, 0.2]), b=st.floats(0.2, 1.0))
+def test_refuses_all_knows_the_answer_from_the_heads_clear_refusal(platform_path, tmp_path_factory, raw, preset,
+                                                                    fraction, a, b):
+    """When ``can_start`` refused the head by more than the rounding and EASY then reserved it from now on,
+    ``refuses_all`` answers without the plan with the reservation (``EnergyBudget._head_refused_now``): at every
+    such pass the answer the plan gives, and the same schedule as without the shortcut."""
+    from wattsched.schedulers.budget.energy_bud import EnergyBudget
+
+    workload, preset, options = _budget_case(tmp_path_factory, raw, preset, False, fraction, a, b)
+    with_shortcut, _ = _run_checking_the_heads_clear_refusal(platform_path, workload, preset, options)
+    shortcut = EnergyBudget._head_refused_now
+    EnergyBudget._head_refused_now = lambda *args: False
+    try:
+        assert with_shortcut == _run(platform_path, workload, preset, options, 0)
+    finally:
+        EnergyBudget._head_refused_now = shortcut
+
+
+def test_the_heads_clear_refusal_answers_passes_under_a_tight_budget(platform_path, tmp_path_factory):
+    """(The test above is not vacuous:) a queue of small jobs under a budget barely above the idle platform's, whose
+    head fits but is refused, passes after passes."""
+    raw = [(5.0, 1 + k % 3, 1.0, 600 + 37 * k) for k in range(40)]
+    workload, preset, options = _budget_case(tmp_path_factory, raw, "energy-bud", False, 0.55, 0.0, 1.0)
+    _, used = _run_checking_the_heads_clear_refusal(platform_path, workload, preset, options)
+    assert used > 5
+
+
 def _budget_case(tmp_path_factory, raw, preset: str, shutdown: bool, fraction: float, a: float, b: float
                  ) -> tuple[Path, str, dict]:
     """The workload of ``raw``, and ``preset`` with a budget window from ``a`` to ``a + b`` of its horizon (EASY: with
@@ -315,23 +367,26 @@ def _budget_workload(tmp_path_factory, raw) -> tuple[Path, float]:
 
 def _run_probing(platform: Path, workload: Path, preset: str, options: dict, probe: bool) -> tuple[list, int]:
     """The schedule, with or without the budget's test of the smallest job (``EnergyBudget._refuses_smallest``:
-    ``refuses_all`` before EASY scans its queue, and ``may_start`` before its bounds), and how often it refused."""
+    ``refuses_all`` before EASY scans its queue, and ``may_start`` before its bounds; and ``refuses_all``'s answer from
+    the head's clear refusal, ``_head_refused_now``), and how often either refused."""
     from wattsched.schedulers.budget.energy_bud import EnergyBudget
 
-    original = EnergyBudget._refuses_smallest
+    originals = EnergyBudget._refuses_smallest, EnergyBudget._head_refused_now
     refused = 0
 
-    def probing(self, *args):  # type: ignore[no-untyped-def]
-        nonlocal refused
-        answer = probe and original(self, *args)
-        refused += answer
-        return answer
+    def probing(original):  # type: ignore[no-untyped-def]
+        def probe_with(self, *args):  # type: ignore[no-untyped-def]
+            nonlocal refused
+            answer = probe and original(self, *args)
+            refused += answer
+            return answer
+        return probe_with
 
-    EnergyBudget._refuses_smallest = probing  # type: ignore[method-assign]
+    EnergyBudget._refuses_smallest, EnergyBudget._head_refused_now = map(probing, originals)  # type: ignore[method-assign]
     try:
         return _run(platform, workload, preset, options, 0), refused
     finally:
-        EnergyBudget._refuses_smallest = original  # type: ignore[method-assign]
+        EnergyBudget._refuses_smallest, EnergyBudget._head_refused_now = originals  # type: ignore[method-assign]
 
 
 @settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))

@@ -133,6 +133,9 @@ class EnergyBudget(BudgetWindow):
         self._plan_cache: tuple[tuple, tuple[int, int], KeptIndex, PlanSegments] | None = None
         #: refusals of the pass by kept hosts of the allocation: (hosts, expected end)
         self._refused: dict[tuple, Staircase] = {}
+        #: the plan, hosts and end of a job that can_start refused by more than the rounding, without the head's
+        #: reservation, no host kept (refuses_all then knows the answer with the head reserved in its place: see there)
+        self._clearly_refused: tuple[Plan, int, float] | None = None
 
     # ------------------------------------------------------------ the counter (rule 1, monitoring)
     def estimated_power_w(self, view: ClusterView) -> float:
@@ -498,6 +501,7 @@ class EnergyBudget(BudgetWindow):
         self._cut = None
         self._fut = None
         self._refused = {}
+        self._clearly_refused = None
 
     def end_pass(self, view: ClusterView) -> None:
         """The pass's starts are applied to ``view`` (they are running jobs now, no longer counted apart)."""
@@ -517,7 +521,14 @@ class EnergyBudget(BudgetWindow):
             n = hi - lo + 1
         else:
             n = size(alloc)
-        return not self._refused_at(fut, n, end, now, fut.kept.within(alloc))
+        kept = fut.kept.within(alloc)
+        if not self._refused_at(fut, n, end, now, kept):
+            return True
+        if not (self._reserved or self._cut or kept or fut.kept or self.shutdown) and self._filters_apply(now):
+            extra_w = n * (self.power.est_comp_w - self.power.est_idle_w)
+            if not fut.admits(self._job_extra(n, now, end, ()), None, -INF, fut.rounding_margin_j(extra_w)):
+                self._clearly_refused = (fut, n, end)
+        return False
 
     def _refused_at(self, fut: Plan, n: int, end: float, now: float, kept: tuple[tuple[float, int], ...] = ()) -> bool:
         """Whether a job of ``n`` hosts, of which ``count`` are kept until ``until`` for each ``(until, count)`` of
@@ -616,7 +627,28 @@ class EnergyBudget(BudgetWindow):
         pm = self.power_manager
         if pm is not None and pm.kept_hosts(view):  # (asked before the plan: with shutdown most passes keep hosts)
             return False
+        if self._head_refused_now(end_s, view):
+            return True
         return self._refuses_smallest(self._future(view, self._reserved, self._cut), 1, end_s, now)
+
+    def _head_refused_now(self, end_s: float, view: ClusterView) -> bool:
+        """Whether the head, whose energy is now reserved from now on (its hosts are free: EASY reserved it now), was
+        refused by :meth:`can_start` in this state of the pass by more than the rounding (:attr:`_clearly_refused`):
+        then every job ending by ``end_s`` or later is refused, without the plan with the reservation (issue 15:
+        7,000 passes of energyBud's week at 1,152 hosts built it for that). Without shutdown or kept hosts the
+        reservation, ``n · (P̃comp − P̃idle)`` from now to its end, is the head's extra power as :meth:`can_start`
+        tested it, so the balance with it is the balance the head left, below zero somewhere; another job's
+        energy (never negative: :meth:`_monotone`) only lowers it there. Both plans' balances are sums over the
+        same segments, so they differ by their rounding, which the margin of the head's test bounds."""
+        refused = self._clearly_refused
+        if refused is None or not end_s < INF or self._cut is not None or refused[0] is not self._fut:
+            return False
+        fut, n, end = refused
+        now = view.now_s
+        p = self.power
+        if self._reserved != [(now, end, n * (p.est_comp_w - p.est_idle_w))] or fut.started != (len(self._started), 0):
+            return False
+        return same_state(fut.key, self._state_key(view, [], None))
 
     def _refuses_smallest(self, fut: Plan, n: int, end: float, now: float) -> bool:
         """Whether a job of ``n`` hosts, none kept, starting now and ending at ``end`` is refused (:meth:`can_start`'s

@@ -374,10 +374,11 @@ class Plan:
         p0, times, deltas = _clip_py([a], [b], [w], t0, t1)
         return float(p0), np.array(times, dtype=float), np.array(deltas, dtype=float)
 
-    def admits(self, segments: Sequence[Segment], cap: float | None, cap_until: float) -> bool:
+    def admits(self, segments: Sequence[Segment], cap: float | None, cap_until: float, slack: float = 0.0) -> bool:
         """Whether the balance with ``segments`` added stays ≥ −tol on ``[t0, te]`` and, when ``cap`` is
-        given, the plan's power with ``segments`` stays ≤ ``cap + 1e-9`` on ``[t0, cap_until)``."""
-        t0, te, rate, tol = self.t0, self.te, self.rate, self.tol
+        given, the plan's power with ``segments`` stays ≤ ``cap + 1e-9`` on ``[t0, cap_until)``. ``slack``: more
+        tolerance on the balance (False then: short by more than ``tol + slack``)."""
+        t0, te, rate, tol = self.t0, self.te, self.rate, self.tol + slack
         T, G, bal = self.T, self.G, self.bal
         if G[0] < -tol:
             return False
@@ -432,6 +433,13 @@ class Plan:
                 if max(plan[lo:hi]) + levels[i] > limit:
                     return False
         return True
+
+    def rounding_margin_j(self, extra_w: float) -> float:
+        """A bound, thousands of times over, on the rounding of this plan's balance and of another plan's built from
+        the same segments and ``extra_w`` watts more over the window (each a cumulative sum over the breakpoints),
+        as :meth:`_bounds` loosens its own."""
+        scale = abs(self.G[0]) + (abs(self.rate) + max(0.0, *map(abs, self.bal)) + abs(extra_w)) * (self.te - self.t0)
+        return 1e-12 * (len(self.T) + 18) * scale
 
     def peak_power_w(self, until_s: float) -> float:
         """The plan's highest power on ``[t0, until_s)`` (``until_s`` > ``t0``), read as :meth:`admits` reads
