@@ -8,11 +8,12 @@ are valid.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from wattsched.base.errors import OptionError
 from wattsched.base.limits import limit, limit_hint
@@ -103,20 +104,25 @@ class Option:
         if not ok:
             raise OptionError(
                 f"option '{self.name}' of {owner} must be {_TYPE_NAMES.get(self.type, self.type.__name__)}, "
-                f"got {_got(value)}; valid options: {valid}"
+                f"got {_got(value)}; {self._expected(valid)}"
             )
         if self.choices is not None and value not in self.choices:
             raise OptionError(
                 f"option '{self.name}' of {owner} must be one of {'|'.join(_show(c) for c in self.choices)}, "
-                f"got {_got(value)}; valid options: {valid}"
+                f"got {_got(value)}; {self._expected(valid)}"
             )
         if ((self.min is not None and (value < self.min or (self.min_exclusive and value == self.min)))
                 or (self.max is not None and value > self.max)):
             raise OptionError(
-                f"option '{self.name}' of {owner} is out of range, got {_got(value)}; valid options: {valid}"
+                f"option '{self.name}' of {owner} is out of range, got {_got(value)}; {self._expected(valid)}"
             )
         return value
 
+
+    def _expected(self, valid: str) -> str:
+        """The end of an error about this option's value: every valid option (:func:`describe_all`), or this one's
+        description when they are too many to describe on one line (named only)."""
+        return f"expected {self.describe()}" if valid.endswith(NAMED_ONLY) else f"valid options: {valid}"
 
     def _check_bounds(self, value: float, owner: str, valid: str) -> None:
         """The bounds every number option has (:mod:`wattsched.base.limits`): finite; a time (a name ending
@@ -125,7 +131,7 @@ class Option:
         least ``min_period_s``, so that no run wakes up a billion times."""
         if not -MAX_DOUBLE <= value <= MAX_DOUBLE:
             raise OptionError(f"option '{self.name}' of {owner} must be a finite number, got {_got(value)}; "
-                              f"valid options: {valid}")
+                              f"{self._expected(valid)}")
         is_time, instant, period = self._kind()
         if is_time and (value < -limit("time_s") or (instant and value > limit("time_s"))):
             raise OptionError(f"option '{self.name}' of {owner}: {_got(value)} s is beyond the times a simulation "
@@ -189,11 +195,28 @@ def validate(options: Options | None, declared: Sequence[Option], owner: str) ->
     known = {o.name: o for o in declared}
     for key in options:
         if key not in known:
-            raise OptionError(f"unknown option '{key}' for {owner}; valid options: {valid}")
+            raise OptionError(f"{unknown_option(key, known)} for {owner}; valid options: {valid}")
     return {name: opt.check(options[name], owner, valid) if name in options else opt.default
             for name, opt in known.items()}
 
 
+#: a description of options longer than this names them only (``compose`` has about fifty: every type, range and
+#: default made an error line of 2,000 characters)
+DESCRIBE_MAX_CHARS = 400
+#: the end of such a list
+NAMED_ONLY = " (`wattsched schedulers` gives each one's values and default)"
+
+
 def describe_all(declared: Sequence[Option]) -> str:
-    """``placement (first-fit|best-fit|non-contiguous, default first-fit), ...`` or ``none``."""
-    return ", ".join(o.describe() for o in declared) or "none"
+    """``placement (first-fit|best-fit|non-contiguous, default first-fit), ...`` or ``none``; the names alone, and
+    where to read the rest, when that is longer than :data:`DESCRIBE_MAX_CHARS`."""
+    full = ", ".join(o.describe() for o in declared) or "none"
+    if len(full) <= DESCRIBE_MAX_CHARS:
+        return full
+    return ", ".join(o.name for o in declared) + NAMED_ONLY
+
+
+def unknown_option(key: str, known: Iterable[str]) -> str:
+    """``unknown option 'KEY'``, with the closest known name as a suggestion when one is close (a typo)."""
+    close = difflib.get_close_matches(key, list(known), n=1)
+    return f"unknown option '{key}'" + (f" (did you mean '{close[0]}'?)" if close else "")

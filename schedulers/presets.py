@@ -47,7 +47,7 @@ from wattsched.schedulers import (  # noqa: F401
     admission, backfill, budget, eamc, esc, fairshare, frequency, order, placement, power, upas)
 from wattsched.base.errors import OptionError
 from wattsched.schedulers.core import PolicyScheduler
-from wattsched.schedulers.options import Option, Options, _got, describe_all
+from wattsched.schedulers.options import Option, Options, _got, describe_all, unknown_option
 from wattsched.schedulers.pieces import REGISTRY, SLOTS, build_piece
 
 
@@ -151,7 +151,7 @@ class Preset:
         known = {o.name: o for o in self.options}
         for key in options:
             if key not in known:
-                raise OptionError(f"unknown option '{key}' for {self.name}; valid options: {valid}")
+                raise OptionError(f"{unknown_option(key, known)} for {self.name}; valid options: {valid}")
         switch_values = {sw.option.name: sw.option.check(options[sw.option.name], self.name, valid)
                          if sw.option.name in options else sw.option.default for sw in self.switches}
         chosen = self._slots(switch_values)

@@ -141,3 +141,27 @@ def test_a_typo_in_a_scheduler_name_gets_a_suggestion() -> None:
         build("energy-budd")
     with pytest.raises(OptionError, match=r"unknown scheduler 'xyzzy'; presets: "):  # nothing close: no guess
         build("xyzzy")
+
+
+def test_compose_option_errors_name_the_options_without_describing_fifty_of_them():
+    """``compose`` has about fifty options: describing each (type, range, default) in an error made a line of 2,000
+    characters. Its errors name them, say where they are described, suggest the closest name to a typo, and describe
+    the option whose value is refused."""
+    from wattsched.schedulers.presets import PRESETS
+
+    compose = PRESETS["compose"]
+    with pytest.raises(OptionError) as error:
+        compose.validate({"bogus": 1})
+    message = str(error.value)
+    assert message.startswith("unknown option 'bogus' for compose; valid options: order, backfill, placement, ")
+    assert "`wattsched schedulers` gives each one's values and default" in message and len(message) < 1000
+    assert "(first-fit|" not in message
+    with pytest.raises(OptionError, match=r"unknown option 'threshhold' \(did you mean 'threshold'\?\) for compose"):
+        compose.validate({"threshhold": 0.5})
+    with pytest.raises(OptionError) as error:
+        compose.validate({"power": "shutdwn"})
+    assert str(error.value) == ("option 'power' of compose must be one of none|shutdown|esc, got \"shutdwn\"; "
+                                "expected power (none|shutdown|esc, default none)")
+    with pytest.raises(OptionError) as error:
+        compose.validate({"admission": "energy-bud", "budget_fraction": float("inf")})
+    assert str(error.value).endswith("; expected budget_fraction (float, default unset)")
