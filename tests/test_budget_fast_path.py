@@ -609,3 +609,65 @@ def test_admits_interpolates_where_the_plan_dips_between_the_candidates_breakpoi
     assert plan.admits(candidate, None, -np.inf) is (slack_j > 0)
     plan._inner_min_g = -np.inf  # every check interpolates
     assert plan.admits(candidate, None, -np.inf) is (slack_j > 0)
+
+
+@settings(max_examples=150, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(4, 10), st.data())
+def test_may_prepare_under_reduce_pc_cap_counts_every_hosts_preparation(n, data):
+    """reducePC with shutdown behind a head reserved later (its energy lowers the power cap until then), hosts free
+    and asleep: whatever split of a job's hosts between booting and keeping, each adds at least min(P_on, P̃idle)
+    − sleep to the platform's power from the end of a switch-off until the job starts, so ``may_prepare`` rules out
+    the widths the cap cannot hold then. It says False only where ``can_prepare`` refuses every split, and it does
+    rule out some (the cap binds)."""
+    te = 3600.0
+    budget = ReducePC(budget_j=data.draw(st.floats(0.2, 0.9)) * n * P_COMP * te, window_start_s=0.0, window_end_s=te)
+    budget.bind_power(KeptHosts({}))
+    platform = ClusterView.idle_machine(n)
+    platform.power = PlatformPower.uniform(TAURUS.node_model, n)
+    budget.on_platform(platform)
+    now = data.draw(st.sampled_from([0.0, 100.0, 1000.0]))
+    budget.cea_j = data.draw(st.floats(0.0, 0.5)) * budget.B  # energy enough: the cap decides
+    states = data.draw(st.lists(st.sampled_from(["run", "free", "off", "off"]), min_size=n, max_size=n))
+    view = ClusterView.idle_machine(n, now)
+    view.free = ProcSet(*[h for h, s in enumerate(states) if s == "free"])
+    view.off = ProcSet(*[h for h, s in enumerate(states) if s == "off"])
+    for h, s in enumerate(states):
+        if s == "run":
+            view.add_running(RunningJob(f"r{h}", ProcSet(h), now - 1.0, now + data.draw(st.floats(10.0, 3000.0))))
+    free, off = list(view.free), list(view.off)
+    assume(off)
+    budget.begin_pass([], view)
+    head_res = data.draw(st.integers(1, n))
+    head = QueuedJob("head", head_res, data.draw(st.floats(100.0, 2000.0)), 0.0)
+    q = now + data.draw(st.sampled_from([60.0, 100.0, 160.0, 600.0]))  # (before the boot's end too)
+    budget.reserve_head(head, q, at(head, ProcSet((0, head_res - 1))), view)
+    assume(budget._cut is not None)
+    start_s = now + budget.power.switch_on_s
+    wall = data.draw(st.sampled_from([10.0, 100.0, 1000.0]))
+    widths = np.arange(1, len(free) + len(off) + 1)
+    mask = budget.may_prepare(widths, np.full(len(widths), wall), start_s, view, boots_all=not free)
+    assume(mask is not None)  # (None when now + switch_on_s − now rounds below switch_on_s)
+    for width, ok in zip(widths.tolist(), mask.tolist()):
+        if ok:
+            continue
+        candidate = QueuedJob(f"c{width}", width, wall, 0.0)
+        for k in range(max(0, width - len(free)), min(width, len(off)) + 1):  # k hosts booted, the rest kept
+            boot, keep = ProcSet(*off[:k]), ProcSet(*free[:width - k])
+            assert not budget_oracle.can_prepare(budget, candidate, boot, keep, start_s, at(candidate, boot | keep),
+                                                 view), (width, k, wall)
+    _CAP_RULED_OUT.append(int((~mask).sum()))
+
+
+_CAP_RULED_OUT: list[int] = []
+
+
+def test_may_prepare_under_reduce_pc_cap_rules_some_widths_out(monkeypatch):
+    """(The test above is not vacuous.) Its cases, drawn again, with and without the bounds of the preparation's
+    power under the cap (``EnergyBudget._prepare_room``): with them, many more widths are ruled out."""
+    _CAP_RULED_OUT.clear()
+    test_may_prepare_under_reduce_pc_cap_counts_every_hosts_preparation()
+    with_bounds = sum(_CAP_RULED_OUT)
+    _CAP_RULED_OUT.clear()
+    monkeypatch.setattr(ReducePC, "_prepare_room", staticmethod(lambda *args: float("inf")))
+    test_may_prepare_under_reduce_pc_cap_counts_every_hosts_preparation()
+    assert with_bounds >= sum(_CAP_RULED_OUT) + 100

@@ -441,10 +441,11 @@ class Plan:
         scale = abs(self.G[0]) + (abs(self.rate) + max(0.0, *map(abs, self.bal)) + abs(extra_w)) * (self.te - self.t0)
         return 1e-12 * (len(self.T) + 18) * scale
 
-    def peak_power_w(self, until_s: float) -> float:
-        """The plan's highest power on ``[t0, until_s)`` (``until_s`` > ``t0``), read as :meth:`admits` reads
-        it for a candidate's power from ``t0``."""
-        return max(self.plan[:max(1, bisect_left(self.T, until_s))])
+    def peak_power_w(self, until_s: float, from_s: float | None = None) -> float:
+        """The plan's highest power on ``[t0, until_s)``, or on ``[from_s, until_s)`` (``t0 ≤ from_s < until_s``), read
+        as :meth:`admits` reads it for a candidate's power on a span that holds this one."""
+        first = 0 if from_s is None else bisect_right(self.T, from_s) - 1
+        return max(self.plan[first:max(first + 1, bisect_left(self.T, until_s))])
 
     def may_admit(self, res: np.ndarray, ends: np.ndarray, *, a: float, origin: float, slope: float,
                   offset: float, tail_s: float, total_offset: float, saving: tuple[float, float, float] | None = None,
