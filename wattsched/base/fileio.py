@@ -1,19 +1,21 @@
 """Writing files atomically: a failed run or tool never leaves a half-written file behind.
 
 Everything is first written to temporary files in the destination folder, which are given the usual
-permissions (0666 less the umask) and renamed over the destinations only when all were written.
+permissions (0666 less the umask) and renamed over the destinations only when all were written. A process killed
+while writing (SIGKILL) leaves its temporary files: whoever killed it removes them (:func:`remove_temporaries`).
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from wattsched.base.errors import OutputError
 
@@ -100,6 +102,30 @@ def _make_folders(folder: Path, created: list[Path]) -> None:
                 raise
             continue  # made at the same time by another writer (a sweep's parallel runs): not ours to remove
         created.append(path)
+
+
+#: The name of a temporary file of :func:`atomic_paths` after ``.<target's name>.``: :func:`tempfile.mkstemp`'s eight
+#: random characters.
+_TEMPORARY_SUFFIX = re.compile(r"[a-z0-9_]{8}")
+
+
+def remove_temporaries(paths: Iterable[str | os.PathLike]) -> list[Path]:
+    """Remove the temporary files that :func:`atomic_paths` made for ``paths`` and a process killed while writing
+    left in their folders (the names it gives them, nothing else); returns the files removed."""
+    removed = []
+    for target in map(Path, paths):
+        head = f".{target.name}."
+        try:
+            names = os.listdir(target.parent)
+        except OSError:  # no folder: nothing was written there
+            continue
+        for name in names:
+            temp = target.parent / name
+            if name.startswith(head) and _TEMPORARY_SUFFIX.fullmatch(name[len(head):]) and temp.is_file() \
+                    and not temp.is_symlink():
+                temp.unlink(missing_ok=True)
+                removed.append(temp)
+    return removed
 
 
 @contextmanager

@@ -410,11 +410,19 @@ def run_sweep(
 
 def _run_dask(runs: Sequence[Run], workers: int, address: str | None, force: bool, on_jobs: JobsCallback,
               finish: Callable[[dict[str, Any]], None], show_progress: bool) -> None:
-    """The runs as tasks of a Dask cluster: a local one of ``workers`` processes, or the one at ``address``."""
+    """The runs as tasks of a Dask cluster: a local one of ``workers`` processes, or the one at ``address``.
+
+    Interrupted, it closes the local cluster, whose worker processes still simulating are killed after a few seconds,
+    then removes the temporary outputs they were writing (:func:`~wattsched.base.fileio.remove_temporaries`) in the
+    runs that had not finished.
+    """
     from contextlib import ExitStack
 
-    from distributed import Client, LocalCluster, Queue, wait
+    from distributed import Client, Queue, wait
 
+    from wattsched.experiments.cluster import local_cluster
+
+    unfinished = {run.name: run for run in runs}
     with ExitStack() as stack:
         # Dask's own INFO lines (workers starting, comms closing) are noise in a sweep's output; -vv shows them.
         dask_logger = logging.getLogger("distributed")
@@ -427,10 +435,9 @@ def _run_dask(runs: Sequence[Run], workers: int, address: str | None, force: boo
             except (OSError, TimeoutError, ValueError) as error:
                 raise OptionError(f"dask_scheduler (--dask-scheduler) {address}: cannot reach a Dask scheduler there ({error})") from None
         else:
-            cluster = stack.enter_context(LocalCluster(
-                n_workers=min(workers, len(runs)), threads_per_worker=1, processes=True, dashboard_address=None,
-                scheduler_kwargs=NO_DASHBOARD_PORT,
-                silence_logs=logging.CRITICAL))  # errors come back through the futures (as in wattsched.web.runs)
+            stack.callback(_remove_temporaries, unfinished)  # last, once the cluster is closed (its workers gone)
+            # workers' logs silenced: errors come back through the futures (as in wattsched.web.runs)
+            cluster = stack.enter_context(local_cluster(min(workers, len(runs))))
             client = stack.enter_context(Client(cluster))
         queue_name = f"wattsched-progress-{uuid.uuid4().hex}" if show_progress else None
         queue = Queue(queue_name, client=client) if queue_name is not None else None
@@ -451,6 +458,7 @@ def _run_dask(runs: Sequence[Run], workers: int, address: str | None, force: boo
             drain()
             for future in finished:
                 run = pending.pop(future)
+                del unfinished[run.name]
                 try:
                     row = future.result()
                 except Exception as error:  # noqa: BLE001 - e.g. a worker that died under the run
@@ -458,6 +466,21 @@ def _run_dask(runs: Sequence[Run], workers: int, address: str | None, force: boo
                            "wall_s": math.nan}
                 finish(row)
         drain()
+
+
+def _remove_temporaries(runs: Mapping[str, Run]) -> None:
+    """The temporary outputs that a killed worker process left in ``runs`` (by name)."""
+    from wattsched.base.batsim_files import output_paths
+    from wattsched.base.fileio import remove_temporaries
+
+    for run in runs.values():
+        try:
+            removed = remove_temporaries(output_paths(run.prefix).values())
+        except (OSError, ValueError) as error:  # (a cleanup must not hide why the sweep stopped)
+            logger.warning("run %s: cannot remove its temporary outputs (%s)", run.name, error)
+        else:
+            if removed:
+                logger.info("run %s: removed %d temporary files its worker left", run.name, len(removed))
 
 
 def failed_runs(frame: pd.DataFrame) -> list[tuple[str, str]]:

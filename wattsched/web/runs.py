@@ -6,7 +6,8 @@ A task reads its ``run.json`` from the workspace (:mod:`.workspace`), simulates 
 ``runs/<id>/out_*.csv``), measures the run with :func:`wattsched.experiments.sweep.run_metrics` (the
 metrics of ``wattsched metrics``), writes the Paraver trace and records everything in ``status.json``:
 progress while it runs (simulated time reached, jobs done, at most every half second), then ``done`` with
-the metrics, or ``failed`` with the one-line error the CLI would print. The page polls ``status.json``, so
+the metrics, or ``failed`` with the one-line error the CLI would print; a run the server's stop cuts short ends
+``interrupted`` (:meth:`RunManager.close`). The page polls ``status.json``, so
 the progress of several runs at once, and of runs started before a restart of the page, needs no channel
 back from the workers.
 """
@@ -20,7 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from wattsched.web.workspace import Workspace
+from wattsched.base.errors import WattschedError
+from wattsched.web.workspace import ACTIVE, STOPPED_ERROR, Workspace
 
 __all__ = ["RunManager", "check_run", "simulate"]
 
@@ -104,7 +106,7 @@ def simulate(root: str, run_id: str) -> str:
         names = [host.name for host in load_platform(platform).hosts]
         states = node_states(str(prefix))
         write_paraver(states, prefix, names if len(names) == states.nb_hosts else None)
-        workspace.set_status(run_id, state="done", metrics=metrics, wall_s=time.perf_counter() - started,
+        workspace.set_status(run_id, state="done", error="", metrics=metrics, wall_s=time.perf_counter() - started,
                              sim_time_s=float(metrics.get("makespan_s") or 0.0), jobs_done=int(metrics["nb_jobs"]),
                              jobs=int(metrics["nb_jobs"]), events=stats.events)
         return "done"
@@ -132,11 +134,13 @@ class RunManager:
         self._cluster: Any = None
         self._futures: dict[str, Any] = {}
         self._lock = threading.Lock()
+        self._closing = False
 
     def _start(self) -> Any:
         with self._lock:
             if self._client is None:
-                from distributed import Client, LocalCluster
+                self._closing = False
+                from distributed import Client
 
                 # workers' logs silenced: a run's error reaches its page through its future, and a worker
                 # that dies through the nanny (KilledWorker); what is left is shutdown chatter (a heartbeat
@@ -147,15 +151,13 @@ class RunManager:
                 # Dask's scratch folders (scheduler-*, worker-*) in the workspace, not in the system's /tmp
                 import dask
 
-                from wattsched.experiments.sweep import NO_DASHBOARD_PORT
+                from wattsched.experiments.cluster import local_cluster
 
                 scratch = self.workspace.root / SCRATCH
                 scratch.mkdir(exist_ok=True)
-                with dask.config.set({"temporary-directory": str(scratch)}):
-                    self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1,
-                                                 processes=self.processes, dashboard_address=None,
-                                                 scheduler_kwargs=NO_DASHBOARD_PORT,
-                                                 silence_logs=logging.CRITICAL, local_directory=str(scratch))
+                with dask.config.set({"temporary-directory": str(scratch)}):  # (worker processes ignore Ctrl-C)
+                    self._cluster = local_cluster(self.workers, processes=self.processes,
+                                                  local_directory=str(scratch))
                 self._client = Client(self._cluster)
             return self._client
 
@@ -169,8 +171,10 @@ class RunManager:
     def _finished(self, run_id: str, future: Any) -> None:
         """A task that did not return (a worker died under it) fails its run with one line, unless the run
         recorded its end already (the cluster closing cancels the futures whose result it had not sent yet:
-        a run that failed or finished keeps its own status and error)."""
+        a run that failed or finished keeps its own status and error), or :meth:`close` cancelled it."""
         self._futures.pop(run_id, None)
+        if self._closing:  # its run is marked by close
+            return
         try:
             if future.status != "finished" and self.workspace.status(run_id).get("state") not in ("done", "failed"):
                 error = future.exception(timeout=5) if future.status == "error" else f"task {future.status}"
@@ -186,13 +190,31 @@ class RunManager:
         return list(self._futures)
 
     def close(self) -> None:
-        """Stop the cluster (runs still going are left ``running``: :meth:`Workspace.recover` marks them)."""
+        """Stop the cluster; the runs still going end ``interrupted``, as :meth:`Workspace.recover` marks them after a
+        restart, without the temporary files their killed worker was writing. Marked once the cluster is closed: its
+        worker processes, stopped or killed after a few seconds, write no status after that."""
         with self._lock:
-            if self._client is not None:
-                self._client.close()
-                self._cluster.close()
-                self._client = self._cluster = None
-                self._futures.clear()
+            if self._client is None:
+                return
+            self._closing = True  # the futures the closing client cancels: no failures of their runs (_finished)
+            going = list(self._futures)
+            self._client.close()
+            self._cluster.close()
+            self._client = self._cluster = None
+            self._futures.clear()
+        for run_id in going:
+            self._interrupted(run_id)
+
+    def _interrupted(self, run_id: str) -> None:
+        """Run ``run_id``, stopped with the server: ``interrupted`` unless it ended meanwhile."""
+        from wattsched.base.fileio import remove_temporaries
+
+        try:
+            if self.workspace.status(run_id).get("state") in ACTIVE:
+                self.workspace.set_status(run_id, state="interrupted", error=STOPPED_ERROR)
+            remove_temporaries(output_files(self.workspace.prefix(run_id)).values())
+        except (OSError, WattschedError) as error:  # the other runs are still marked
+            logger.warning("run %s: cannot record its interruption (%s)", run_id, error)
 
 
 def output_files(prefix: Path) -> dict[str, Path]:

@@ -55,6 +55,8 @@ INPUT_NAME: Final = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,150}$")
 #: Run states; the last three are final.
 STATES: Final = ("queued", "running", "done", "failed", "interrupted")
 ACTIVE: Final = ("queued", "running")
+#: The error of a run the server stopped (``interrupted``).
+STOPPED_ERROR: Final = "the server stopped before this run finished; launch it again"
 #: Scheduler options whose value names a file or folder of the server. A form never gives such a path: it
 #: names a choice (:meth:`Workspace.model_path`), stored as typed in ``run.json`` and resolved when the run
 #: starts, so no form can make the server read a folder outside the shipped data and the workspace.
@@ -409,8 +411,7 @@ class Workspace:
         stopped = []
         for entry in self.runs():
             if entry.get("state") in ACTIVE:
-                self.set_status(entry["id"], state="interrupted",
-                                error="the server stopped before this run finished; launch it again")
+                self.set_status(entry["id"], state="interrupted", error=STOPPED_ERROR)
                 stopped.append(entry["id"])
         return stopped
 
