@@ -331,21 +331,10 @@ class Plan:
             arrays = self._arrays = (np.array(self.T), np.array(self.G), np.array(self.plan), np.array(self.bal))
         return arrays
 
-    @property
-    def T_np(self) -> np.ndarray:
-        return self._np()[0]
-
-    @property
-    def G_np(self) -> np.ndarray:
-        return self._np()[1]
-
-    @property
-    def plan_np(self) -> np.ndarray:
-        return self._np()[2]
-
-    @property
-    def bal_np(self) -> np.ndarray:
-        return self._np()[3]
+    T_np = property(lambda self: self._np()[0], doc="``T`` as an array.")
+    G_np = property(lambda self: self._np()[1], doc="``G`` as an array.")
+    plan_np = property(lambda self: self._np()[2], doc="``plan`` as an array.")
+    bal_np = property(lambda self: self._np()[3], doc="``bal`` as an array.")
 
     def _inner_min(self) -> float:
         """The lowest balance at the breakpoints strictly inside ``(t0, te)`` (``len(T) > 2``)."""
