@@ -634,7 +634,7 @@ class EnergyBudget(BudgetWindow):
     def _head_refused_now(self, end_s: float, view: ClusterView) -> bool:
         """Whether the head, whose energy is now reserved from now on (its hosts are free: EASY reserved it now), was
         refused by :meth:`can_start` in this state of the pass by more than the rounding (:attr:`_clearly_refused`):
-        then every job ending by ``end_s`` or later is refused, without the plan with the reservation (issue 15:
+        then every job ending at ``end_s`` or later is refused, without the plan with the reservation (issue 15:
         7,000 passes of energyBud's week at 1,152 hosts built it for that). Without shutdown or kept hosts the
         reservation, ``n · (P̃comp − P̃idle)`` from now to its end, is the head's extra power as :meth:`can_start`
         tested it, so the balance with it is the balance the head left, below zero somewhere; another job's
