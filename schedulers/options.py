@@ -203,17 +203,17 @@ def validate(options: Options | None, declared: Sequence[Option], owner: str) ->
 #: a description of options longer than this names them only (``compose`` has about fifty: every type, range and
 #: default made an error line of 2,000 characters)
 DESCRIBE_MAX_CHARS = 400
-#: the end of such a list
-NAMED_ONLY = " (`wattsched schedulers` gives each one's values and default)"
+#: the end of such a list (after the command that describes them)
+NAMED_ONLY = " gives each one's values and default)"
 
 
-def describe_all(declared: Sequence[Option]) -> str:
-    """``placement (first-fit|best-fit|non-contiguous, default first-fit), ...`` or ``none``; the names alone, and
-    where to read the rest, when that is longer than :data:`DESCRIBE_MAX_CHARS`."""
+def describe_all(declared: Sequence[Option], described_by: str = "wattsched schedulers") -> str:
+    """``placement (first-fit|best-fit|non-contiguous, default first-fit), ...`` or ``none``; the names alone, and the
+    command that describes them (``described_by``), when that is longer than :data:`DESCRIBE_MAX_CHARS`."""
     full = ", ".join(o.describe() for o in declared) or "none"
     if len(full) <= DESCRIBE_MAX_CHARS:
         return full
-    return ", ".join(o.name for o in declared) + NAMED_ONLY
+    return ", ".join(o.name for o in declared) + f" (`{described_by}`" + NAMED_ONLY
 
 
 def unknown_option(key: str, known: Iterable[str]) -> str:

@@ -134,7 +134,7 @@ class Preset:
 
     def describe_options(self) -> str:
         """``placement (first-fit|best-fit|non-contiguous, default first-fit), ...`` or ``none``."""
-        return describe_all(self.options)
+        return describe_all(self.options, f"wattsched schedulers {self.name}")
 
     def validate(self, options: Options | None) -> tuple[dict[str, str], dict[str, Any]]:
         """The chosen piece of every slot and every option with its value (defaults filled in).

@@ -134,6 +134,20 @@ def test_schedulers_lists_presets(capsys) -> None:
     assert "easy-backfill" in out and "placement" in out and "first-fit" in out
 
 
+def test_schedulers_describes_one_preset(capsys) -> None:
+    """``wattsched schedulers NAME``: that preset only (where option errors of a preset with many options point),
+    compose with the pieces whose options it takes; a typo gets a suggestion."""
+    assert main(["schedulers", "energy-bud"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("PRESETS") and "\nenergy-bud\n" in out and "budget_fraction" in out
+    assert "\nreduce-pc\n" not in out and "PIECES" not in out
+    assert main(["schedulers", "compose", "--json"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    assert list(listing["presets"]) == ["compose"] and "power" in listing["pieces"]
+    assert main(["schedulers", "energy-budd"]) == 2
+    assert "unknown scheduler 'energy-budd' (did you mean 'energy-bud'?)" in capsys.readouterr().err
+
+
 def test_metrics_and_plot_on_real_batsim_outputs(tmp_path, capsys) -> None:
     assert main(["metrics", str(REFERENCE / "pybatsim-easy"), "--json"]) == 0
     metrics = json.loads(capsys.readouterr().out)

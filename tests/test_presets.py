@@ -154,7 +154,7 @@ def test_compose_option_errors_name_the_options_without_describing_fifty_of_them
         compose.validate({"bogus": 1})
     message = str(error.value)
     assert message.startswith("unknown option 'bogus' for compose; valid options: order, backfill, placement, ")
-    assert "`wattsched schedulers` gives each one's values and default" in message and len(message) < 1000
+    assert "(`wattsched schedulers compose` gives each one's values and default)" in message and len(message) < 1000
     assert "(first-fit|" not in message
     with pytest.raises(OptionError, match=r"unknown option 'threshhold' \(did you mean 'threshold'\?\) for compose"):
         compose.validate({"threshhold": 0.5})

@@ -8,28 +8,37 @@ from typing import Any
 
 
 def cmd_schedulers(args: argparse.Namespace) -> int:
+    from wattsched.base.errors import OptionError
     from wattsched.schedulers.pieces import REGISTRY, SLOTS
-    from wattsched.schedulers.presets import PRESETS
+    from wattsched.schedulers.presets import PRESETS, unknown_preset
 
     def option_json(option: Any) -> dict[str, Any]:
         return {"default": option.default, "help": option.help, "valid": option.describe()}
 
+    presets = PRESETS
+    if args.name is not None:
+        if args.name not in PRESETS:
+            raise OptionError(unknown_preset(args.name))
+        presets = {args.name: PRESETS[args.name]}
+    pieces = args.name in (None, "compose")  # (compose's options are its pieces')
     if args.json:
-        out = {
+        out: dict[str, Any] = {
             "presets": {name: {"description": p.description, "reference": p.reference,
-                               "options": {o.name: option_json(o) for o in p.options}} for name, p in PRESETS.items()},
-            "pieces": {slot: {name: {"description": cls.description, "reference": cls.reference,
-                                     "options": {o.name: option_json(o) for o in cls.options}}
-                              for name, cls in REGISTRY[slot].items()} for slot in SLOTS},
-        }
+                               "options": {o.name: option_json(o) for o in p.options}} for name, p in presets.items()}}
+        if pieces:
+            out["pieces"] = {slot: {name: {"description": cls.description, "reference": cls.reference,
+                                           "options": {o.name: option_json(o) for o in cls.options}}
+                                    for name, cls in REGISTRY[slot].items()} for slot in SLOTS}
         print(json.dumps(out, indent=2, default=str))
         return 0
     print("PRESETS  (-s NAME -o '{...}')\n")
-    for name, preset in PRESETS.items():
+    for name, preset in presets.items():
         print(f"{name}\n    {preset.description}\n    from: {preset.reference}")
         for o in preset.options:
             print(f"    {o.describe()}\n        {o.help}")
         print()
+    if not pieces:
+        return 0
     print("PIECES  (-s compose -o '{\"SLOT\": \"NAME\", ...}'; each piece's options go in the same object)\n")
     for slot in SLOTS:
         print(f"{slot}:")
@@ -49,5 +58,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                        description="List every preset with its options (type, default, valid values) and the paper "
                                    "it comes from, then every piece of every slot (order, backfill, placement, "
                                    "admission, power, frequency) that '-s compose' combines.")
+    p.add_argument("name", nargs="?", metavar="PRESET",
+                   help="only this preset (compose: with the pieces whose options it takes)")
     p.add_argument("--json", action="store_true", help="print the listing as JSON")
     p.set_defaults(func=cmd_schedulers)

@@ -184,7 +184,7 @@ def options_from_form(scheduler: str, form: Mapping[str, str], resolve: Callable
     """
     preset = _preset(scheduler)
     fields = option_fields(scheduler, form)
-    valid = describe_all(preset.options)
+    valid = preset.describe_options()
     options: dict[str, Any] = {}
     errors: dict[str, str] = {}
     declared = {o.name: o for o in preset.options}
