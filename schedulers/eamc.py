@@ -177,7 +177,12 @@ class EnergyPrediction:
         return part_eff > (1.0 + threshold) * best
 
     def index(self, projection: Projection, usable: np.ndarray, rule: str) -> int:
-        """The frequency index ``rule`` chooses among the ``usable`` ones (ties: the highest frequency)."""
+        """The frequency index ``rule`` chooses among the ``usable`` ones (ties: the highest frequency).
+
+        Raises:
+            OverflowError: eq. 4's scores are not all finite (ratios of the projected energies or times beyond
+                what a double squares: model data no measure gives).
+        """
         if rule == "top":
             return int(np.flatnonzero(usable)[-1])
         if rule == "min-runtime":
@@ -186,7 +191,11 @@ class EnergyPrediction:
             values = projection.energy_j
         else:  # eq. 4
             energy, time = projection.energy_j, projection.time_s
-            values = self.distance(energy / np.min(energy[usable]), time / np.min(time[usable]))
+            with np.errstate(all="ignore"):  # (checked below: inf scores would all tie)
+                values = self.distance(energy / np.min(energy[usable]), time / np.min(time[usable]))
+            if not np.isfinite(values[usable]).all():
+                raise OverflowError("eq. 4 cannot compare its frequencies: their projected energies or times "
+                                    "differ by more than a double can square")
         best = -1
         for k in np.flatnonzero(usable):
             if best < 0 or values[k] <= values[best]:
@@ -195,10 +204,20 @@ class EnergyPrediction:
 
     def rank(self, choices: Sequence[tuple[str, float, float]]) -> list[tuple[str, float]]:
         """``(partition, energy, time)`` at each partition's f_opt → ``(partition, part_eff)`` best first
-        (eq. 5; stable: ties keep the given order)."""
+        (eq. 5; stable: ties keep the given order).
+
+        Raises:
+            OverflowError: a part_eff is not finite (as :meth:`index`).
+        """
         e_min = min(e for _, e, _ in choices)
         t_min = min(t for _, _, t in choices)
-        effs = [(name, self.part_eff(e / e_min, t / t_min)) for name, e, t in choices]
+        try:
+            effs = [(name, self.part_eff(e / e_min, t / t_min)) for name, e, t in choices]
+        except ArithmeticError:  # (a square beyond a double, an energy of 0 after underflow)
+            effs = [(name, math.inf) for name, _, _ in choices]
+        if not all(math.isfinite(eff) for _, eff in effs):
+            raise OverflowError("eq. 5 cannot rank them: their energies or times at f_opt differ by more than a "
+                                "double can square")
         return sorted(effs, key=lambda item: item[1])
 
 
@@ -364,7 +383,10 @@ class EamcPlatform:
         k = self._index.get(key)
         if k is None:
             assert self.model is not None and partition.module is not None
-            k = self.epm.index(self.model.projection(app, partition.module), self.usable(app, partition), rule)
+            try:
+                k = self.epm.index(self.model.projection(app, partition.module), self.usable(app, partition), rule)
+            except OverflowError as exc:
+                raise self._beyond(app, f"on partition '{partition.name}'", exc) from None
             self._index[key] = k
         return k
 
@@ -387,10 +409,20 @@ class EamcPlatform:
                 k = self.index("eamc", app, part)
                 projection = self.model.projection(app, part.module)
                 choices.append((name, float(projection.energy_j[k]), float(projection.time_s[k])))
-            ranked = self.epm.rank(choices)
+            try:
+                ranked = self.epm.rank(choices)
+            except OverflowError as exc:
+                raise self._beyond(app, f"on partitions {', '.join(names)}", exc) from None
             cached = (tuple(n for n, _ in ranked), MappingProxyType(dict(ranked)))
             self._rankings[key] = cached
         return cached
+
+    def _beyond(self, app: int, where: str, exc: OverflowError) -> InputError:
+        """The error of EPM scores that are not finite for ``app`` (:meth:`EnergyPrediction.index`, ``rank``),
+        naming the model data."""
+        assert self.model is not None
+        return InputError(self.model.source, f"application {app}", f"{where}: {exc} (check its signatures in "
+                          "'apps' and the modules' coefficients)")
 
     def info(self, job: QueuedJob) -> JobInfo:
         """The job's application and partitions, validated, with the EPM's ranking (cached by job id).

@@ -65,7 +65,8 @@ its thresholds (``upper_wait_s``, ``lower_wait_s``, ``max_queued``; a missing ke
 option of that name, ``null`` disables the rule for the group), ``user_groups`` maps a user (the
 workload's ``user`` field) to a group; everyone else is in the group ``default``, whose thresholds are the
 top-level options (or ``groups["default"]``: a threshold given in both places with two values is refused, as
-neither overrides the other; the same value twice is accepted).
+neither overrides the other; the same value twice is accepted). A group other than ``default`` that no user is
+in is refused: it would apply to no job, yet its rule 5 would switch a node off at every pass.
 
 The paper gives no value for the period, the idle time or the thresholds; our defaults are
 ``period_s`` 60 s, ``idle_s`` 1800 s (PBS Pro's ``node_idle_limit``), ``upper_wait_s`` 3600 s, no lower
@@ -163,7 +164,8 @@ def parse_groups(defaults: GroupThresholds, groups: Mapping[str, Any] | None,
 
     Raises:
         OptionError: a group that is not an object, an unknown key, a bad number, a lower threshold
-            above the upper one, or a user in a group ``groups`` does not define (one line each).
+            above the upper one, a user in a group ``groups`` does not define or whose group is not a name, or a
+            group no user is in (one line each).
     """
     out = {DEFAULT_GROUP: defaults}
     for name, spec in (groups or {}).items():
@@ -190,10 +192,20 @@ def parse_groups(defaults: GroupThresholds, groups: Mapping[str, Any] | None,
         if not str(user).strip():  # names no user: a job without a 'user' field is in the default group
             raise OptionError(f"option 'user_groups': the key {_got(user)} is {'a blank' if user else 'an empty'} user "
                               f"name; name a user (jobs without a 'user' field are in group '{DEFAULT_GROUP}')")
-        if not isinstance(group, str) or group not in out:
+        if not isinstance(group, str):  # (a number: group names are JSON keys, strings; 1 is not "1")
+            hint = f" ({_got(str(group))})" if is_number(group) else ""
+            raise OptionError(f"option 'user_groups': user '{user}' is in group {_got(group)}, which is not a group "
+                              f"name: a group is named by a string{hint} (groups: {', '.join(sorted(out))})")
+        if group not in out:
             raise OptionError(f"option 'user_groups': user '{user}' is in group {_got(group)}, which is not defined "
                               f"(groups: {', '.join(sorted(out))}; define it in option 'groups')")
         members[str(user)] = group
+    # a group no user is in applies to no job, but its rule 5 (a mean wait of 0 is below any lower_wait_s) would
+    # switch a node off at every pass
+    empty = sorted(set(out) - set(members.values()) - {DEFAULT_GROUP})
+    if empty:
+        raise OptionError(f"option 'groups': group '{empty[0]}' has no user (no entry of option 'user_groups' is in "
+                          f"it): its thresholds would apply to no job; put users in it or leave it out")
     return out, members
 
 
