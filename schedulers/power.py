@@ -312,6 +312,8 @@ class OpportunisticShutdown(PowerManager):
         #: still listed here: :meth:`_forget_kept` checks :attr:`_kept`)
         self._kept_groups: dict[float, ProcSet] = {}
         self._pseudo_memo: PseudoMemo = {}  # the switches' pseudo jobs kept between passes (transition_pseudo_jobs)
+        #: a job started since :meth:`_forget_kept` last looked (it may have taken kept hosts: :meth:`on_started`)
+        self._started_since = True
         self.plan_version = 0
         self.kept_version = 0
 
@@ -384,6 +386,9 @@ class OpportunisticShutdown(PowerManager):
         return out
 
     # ------------------------------------------------------------ decisions
+    def on_started(self, job: RunningJob, view: ClusterView) -> None:
+        self._started_since = True
+
     def on_hosts_changed(self, hosts: ProcSet, pstate: int, view: ClusterView) -> None:
         """Switches ended: the transitions with no host still switching are dropped here, before the pass (the
         only event that takes hosts out of ``view.switching``), so that EASY's pass and :meth:`decide` read the
@@ -576,10 +581,14 @@ class OpportunisticShutdown(PowerManager):
         :attr:`_kept_groups` and a set difference), not a visit of every kept host; the others keep their
         order."""
         kept = self._kept
+        started, self._started_since = self._started_since, False
         if not kept:
             return False
         groups = self._kept_groups
-        gone = minus(minus(self._kept_set(), view.free), view.switching)  # (no union of the two large sets)
+        # only a job that started takes a kept host out of the free and switching ones (a kept host is never switched
+        # off, and a boot's end makes it free): without one since the last look, the two differences of large sets are
+        # not made (issue 15: 27 µs a pass at 80,640 hosts under EASY + shutdown)
+        gone = minus(minus(self._kept_set(), view.free), view.switching) if started else ()
         due = [until for until in groups if until <= now]
         if not gone and not due:
             return False

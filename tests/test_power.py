@@ -376,3 +376,20 @@ def test_transition_pseudo_jobs_kept_between_calls_are_those_made_again(parts, c
     if len(alive) == len(transitions) and not counted and not counted2 and later_s <= 100.0 and disjoint_sets:
         switches = [(a, b) for a, b in zip(first, second) if a.id[2:].isdigit()]
         assert len(switches) == len(sets) and all(a is b for a, b in switches)  # nothing changed: each job kept
+
+
+def test_the_shutdown_forgets_a_kept_host_a_job_took_once_a_job_started():
+    """A free host kept for a job is forgotten when another job takes it. Only a start takes a kept host out of the
+    free and switching hosts, so the shutdown looks for such hosts only after one (``on_started``): a job that took
+    kept hosts is seen, and without a start since the last look nothing is looked for."""
+    from wattsched.schedulers.state import ClusterView, RunningJob
+
+    pm = OpportunisticShutdown()
+    view = ClusterView.idle_machine(8, 0.0)
+    pm._keep(ProcSet((0, 3)), 100.0)  # hosts 0-3 kept until t=100
+    assert not pm._forget_kept(0.0, view)  # all free still
+    view.free = ProcSet((2, 7))
+    pm.on_started(RunningJob("j", ProcSet((0, 1)), 0.0, 50.0), view)  # a job took 0-1
+    assert pm._forget_kept(1.0, view) and sorted(pm.kept_hosts(view)) == [2, 3]
+    view.free = ProcSet((3, 7))  # (no start made this: not looked for)
+    assert not pm._forget_kept(2.0, view) and sorted(pm.kept_hosts(view)) == [2, 3]

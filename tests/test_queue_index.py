@@ -290,6 +290,32 @@ def test_every_switching_preset_decides_the_same_with_the_switches_pseudo_jobs_k
         esc_module.transition_pseudo_jobs = power_module.transition_pseudo_jobs = original
 
 
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(raw=workloads, preset=st.sampled_from(["easy-backfill", "energy-bud", "reduce-pc", "powercap"]),
+       fraction=st.floats(0.55, 1.0), a=st.sampled_from([0.0, 0.2]), b=st.floats(0.2, 1.0))
+def test_the_shutdown_forgets_the_same_kept_hosts_looking_only_after_a_start(
+        platform_path, tmp_path_factory, raw, preset, fraction, a, b):
+    """The shutdown looks for kept hosts a job took only when a job started since it last looked
+    (``OpportunisticShutdown.on_started``): the same schedule as looking at every pass, for EASY and every budget
+    preset with shutdown."""
+    from wattsched.schedulers.power import OpportunisticShutdown
+
+    workload, preset, options = _budget_case(tmp_path_factory, raw, preset, True, fraction, a, b)
+    looking_after_starts = _run(platform_path, workload, preset, options, 0)
+    original = OpportunisticShutdown.on_started
+    forget = OpportunisticShutdown._forget_kept
+
+    def always(self, now, view):  # type: ignore[no-untyped-def]
+        self._started_since = True
+        return forget(self, now, view)
+
+    OpportunisticShutdown._forget_kept = always  # type: ignore[method-assign]
+    try:
+        assert looking_after_starts == _run(platform_path, workload, preset, options, 0)
+    finally:
+        OpportunisticShutdown._forget_kept, OpportunisticShutdown.on_started = forget, original  # type: ignore[method-assign]
+
+
 def _run_checking_the_heads_clear_refusal(platform_path, workload: Path, preset: str, options: dict) -> tuple[list, int]:
     """The schedule, with ``refuses_all`` asked of the plan with the reservation too whenever the head's clear refusal
     answers it (``EnergyBudget._head_refused_now``: both must say "refused"), and how often it answered."""
