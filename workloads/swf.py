@@ -623,6 +623,18 @@ def summary_line(workload: dict[str, Any]) -> str:
     return f"{Path(meta['source']).name}: " + "; ".join(parts)
 
 
+def require_jobs(workload: dict[str, Any], source: str | Path, what: str = "") -> dict[str, Any]:
+    """``workload`` (a conversion of ``source``) when it has a job.
+
+    Raises:
+        InputError: it has none, naming ``source``, ``what`` was converted of it (a window, job numbers) and
+            :func:`summary_line` (the reproductions simulated empty workloads, then failed or reported on nothing).
+    """
+    if not workload["jobs"]:
+        raise InputError(source, "", f"no job left to simulate{what} ({summary_line(workload)})")
+    return workload
+
+
 def busiest_window(swf_path: str | Path, *, nb_hosts: int, duration_s: float, step_s: float = 7 * 86400.0,
                    procs_per_host: int | str = 1) -> tuple[float, float]:
     """The start (trace seconds, a multiple of ``step_s``) of the ``duration_s`` extract with the highest

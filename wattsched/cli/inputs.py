@@ -42,7 +42,7 @@ def cmd_swf(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from wattsched.workloads.swf import summary_line, swf_to_batsim
+    from wattsched.workloads.swf import require_jobs, summary_line, swf_to_batsim
     from wattsched.workloads.traces import fetch_trace
 
     if args.hosts is not None:  # before --busiest reads the trace
@@ -68,8 +68,7 @@ def cmd_swf(args: argparse.Namespace) -> int:
                              start_time_s=start_s, duration_s=duration_s, procs_per_host=args.procs_per_host,
                              job_numbers=args.job_numbers, walltime_rule=args.walltime,
                              too_large=args.too_large, no_runtime=args.no_runtime)
-    if not workload["jobs"]:
-        raise InputError(source, "", f"no job left to simulate ({summary_line(workload)})")
+    require_jobs(workload, source)
     emit_text(json.dumps(workload, indent=1) + "\n", args.output)
     print(summary_line(workload), file=sys.stderr)
     return 0

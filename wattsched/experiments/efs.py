@@ -159,7 +159,7 @@ def _write_json(path: Path, content: Any) -> None:
 def trace_inputs(trace: Trace, inputs_dir: Path, *, pwa: Path | None, full: bool, weeks: int | None,
                  nb_users: int, seed: int) -> TraceInputs:
     """The baseline workload of ``trace`` (every energy factor 1), written once, and its top users."""
-    from wattsched.workloads.swf import busiest_window, swf_to_batsim
+    from wattsched.workloads.swf import busiest_window, require_jobs, swf_to_batsim
     from wattsched.workloads.synthetic import synthetic_week
     from wattsched.workloads.users import most_active_users
 
@@ -187,6 +187,7 @@ def trace_inputs(trace: Trace, inputs_dir: Path, *, pwa: Path | None, full: bool
             source = (f"PWA log {log.name}: its busiest {length} week(s) (from trace week {start_s / WEEK_S:.0f}, "
                       f"offered load {load:.2f})")
             stem = f"{trace.key}_swf_w{start_s / WEEK_S:.0f}x{length}"
+        require_jobs(workload, log, "" if full and weeks is None else f" in its busiest {length} week(s) (--weeks)")
     else:
         workload = synthetic_week(trace.hosts, seed=seed, duration_s=length * WEEK_S, target_load=0.9,
                                   speed_flops=TAURUS.max_speed_flops, users=trace.users)

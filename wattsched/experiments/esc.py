@@ -204,7 +204,7 @@ def prepare_inputs(out: Path, *, pwa: str | None = None, full: bool = False, see
         OptionError: ``pwa`` holds no NASA log.
     """
     from wattsched.platforms.generate import esc_platform_xml
-    from wattsched.workloads.swf import swf_to_batsim
+    from wattsched.workloads.swf import require_jobs, swf_to_batsim
 
     inputs_dir = out / "inputs"
     made: list[Inputs] = []
@@ -230,6 +230,7 @@ def prepare_inputs(out: Path, *, pwa: str | None = None, full: bool = False, see
     if log is not None:
         work = swf_to_batsim(log, speed_flops=ESC.max_speed_flops, nb_hosts=nasa.nb_hosts,
                              duration_s=None if days is None else days * DAY_S, walltime_rule=SWF_WALLTIME_RULE)
+        require_jobs(work, log, "" if days is None else f" in its first {days:g} days (--days)")
         path = inputs_dir / f"nasa-trace{'' if days is None else f'_{days:g}d'}.json"
         write_if_changed(path, json.dumps(work))
         window = "" if days is None else f", submitted in its first {days:g} days"

@@ -532,6 +532,26 @@ def check_energy_factors(workload: Workload, source: str | None = None) -> None:
                 raise InputError(source or workload.path, f"job {job.id}.{ENERGY_FACTOR_FIELD}", str(error)) from None
 
 
+def check_replacement_ids(workload: Workload, source: str | None = None) -> None:
+    """No job's id is ``resized.<id>`` beside a job ``<id>``: with dynamic jobs it is the id the scheduler gives the
+    replacement of job ``<id>`` when it slows it down (``w0!resized.7``, :mod:`wattsched.schedulers.core`), and
+    the run stopped at that registration ("REGISTER_JOB: field 'job_id': job w0!resized.7 already exists"), or,
+    had the job another profile, its outputs read the user's job as the replacement.
+
+    Raises:
+        InputError: naming ``source`` (default: the workload's path) and the job.
+    """
+    from wattsched.base.batsim_files import REPLACEMENT_WORKLOAD, original_job_id
+
+    ids = {job.id for job in workload.jobs}
+    for job in workload.jobs:
+        original = original_job_id(job.id)
+        if original != job.id and original in ids:
+            raise InputError(source or workload.path, f"job {job.id}.id",
+                             f"with dynamic jobs, '{REPLACEMENT_WORKLOAD}.<id>' is the id of the replacement of job "
+                             f"'<id>' ({original}) when the scheduler re-registers it: rename the job")
+
+
 def check_run_scheduler(scheduler: Any, options: Any, platform: Platform | None = None, *,
                         dynamic_jobs: bool = False) -> None:
     """``scheduler`` built with ``options`` as a run builds it and, one of our presets, started on ``platform``'s
@@ -619,6 +639,8 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
     check_job_fields((job.entry for job in workload.jobs), source or workload.path)  # as 'wattsched run' does
     if handler is not None:
         check_shares(workload, options or {}, source)
+    if dynamic_jobs:
+        check_replacement_ids(workload, source)
     sim = Simulation(platform, workload, dynamic_jobs=dynamic_jobs,
                      acknowledge_dynamic_jobs=dynamic_jobs if acknowledge_dynamic_jobs is None else acknowledge_dynamic_jobs)
     with progress_bar(len(sim.jobs), show_progress) as bar:

@@ -10,7 +10,9 @@ Batsim's five CSV files to its own prefix. It returns a :class:`pandas.DataFrame
 the order of the list:
 
 * **Resumable**: a run whose five output files exist is not simulated again (``status`` ``skipped``) unless
-  ``force``; its metrics are read from the files. Outputs are written atomically
+  ``force``, or unless the stamp ``<prefix>_run.json`` its simulation wrote names other inputs (another platform
+  or workload file or contents, scheduler, options or dynamic jobs: a reproduction run again into its folder with
+  another seed or size); its metrics are read from the files. Outputs are written atomically
   (:func:`simulator.outputs.write_outputs`), so an interrupted sweep leaves no half-written run.
 * **Robust**: a grid's schedulers and options are built before anything runs (:func:`grid.grid_runs`); a
   run that still fails (a runs file's unknown scheduler or bad option, bad input, a worker that died) gets
@@ -50,7 +52,7 @@ from typing import Any
 import pandas as pd
 
 from wattsched.base.errors import OptionError, WattschedError
-from wattsched.base.fileio import require_regular_file
+from wattsched.base.fileio import emit_text, require_regular_file
 from wattsched.base.limits import limit, limit_hint
 from wattsched.base.validate import check_number, decode_utf8, load_json, option_error, window_beyond_time
 
@@ -113,6 +115,35 @@ def outputs_exist(prefix: str | os.PathLike) -> bool:
     return all(path.exists() for path in output_paths(prefix).values())
 
 
+def run_stamp(run: Run) -> dict[str, Any]:
+    """What the outputs of ``run`` depend on: its platform's and workload's paths and contents (sha256), scheduler,
+    options and dynamic jobs (``<prefix>_run.json``, written beside the outputs once simulated)."""
+    from wattsched.workloads.traces import sha256_of
+
+    scheduler = run.scheduler if isinstance(run.scheduler, str) else (
+        f"{getattr(run.scheduler, '__module__', '')}:{getattr(run.scheduler, '__qualname__', run.scheduler)}")
+    return {"platform": str(run.platform), "platform_sha256": sha256_of(Path(run.platform)),
+            "workload": str(run.workload), "workload_sha256": sha256_of(Path(run.workload)),
+            "scheduler": scheduler, "options": json.loads(json.dumps(run.options, sort_keys=True, default=str)),
+            "dynamic_jobs": bool(run.dynamic_jobs)}
+
+
+def _stamp_path(run: Run) -> Path:
+    return Path(f"{os.fspath(run.prefix)}_run.json")
+
+
+def _same_inputs(run: Run, stamp: Mapping[str, Any]) -> bool:
+    """False when the stamp the outputs of ``run`` were written with names other inputs (no stamp: outputs of an
+    older version, taken as they are)."""
+    path = _stamp_path(run)
+    try:
+        return json.loads(path.read_text()) == stamp
+    except FileNotFoundError:
+        return True
+    except (OSError, ValueError):
+        return False
+
+
 def one_line_error(error: BaseException) -> str:
     """``error`` on one line: its message for user errors, ``Type: message`` otherwise."""
     text = str(error) if isinstance(error, WattschedError) else f"{type(error).__name__}: {error}"
@@ -156,10 +187,16 @@ def execute_run(run: Run, *, force: bool = False, on_jobs: JobsCallback | None =
     t0 = time.perf_counter()
     row: dict[str, Any] = {"name": run.name, "status": STATUS_DONE, "error": ""}
     try:
-        if not force and outputs_exist(run.prefix):
+        try:
+            stamp: dict[str, Any] | None = run_stamp(run)
+        except OSError:  # an input that cannot be read: the simulation says so, or the outputs are taken as they are
+            stamp = None
+        if not force and outputs_exist(run.prefix) and (stamp is None or _same_inputs(run, stamp)):
             row["status"] = STATUS_SKIPPED
         else:
             _simulate(run, on_jobs)
+            if stamp is not None:
+                emit_text(json.dumps(stamp, indent=1) + "\n", _stamp_path(run))
         row.update(run_metrics(run))
     except Exception as error:  # noqa: BLE001 - a failing run must not stop the sweep
         logger.debug("run %s failed", run.name, exc_info=True)

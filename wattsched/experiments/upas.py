@@ -170,7 +170,7 @@ def prepare_inputs(out: Path, machines: Sequence[Machine], *, pwa: str | None = 
         OptionError: ``pwa`` is given and does not hold a machine's log.
     """
     from wattsched.platforms.generate import upas_platform_xml
-    from wattsched.workloads.swf import swf_to_batsim
+    from wattsched.workloads.swf import require_jobs, swf_to_batsim
     from wattsched.workloads.upas import beta_workload
 
     folder = out / "inputs"
@@ -184,6 +184,7 @@ def prepare_inputs(out: Path, machines: Sequence[Machine], *, pwa: str | None = 
                 # walltime_rule "none": jobs without a requested time get beta_workload's estimate (workloads/upas.py)
                 base = swf_to_batsim(log, speed_flops=TOP_SPEED, nb_hosts=m.processors,
                                      job_numbers=(m.first_job, m.first_job + nb_jobs - 1), walltime_rule="none")
+                require_jobs(base, log, f" among its jobs {m.first_job}-{m.first_job + nb_jobs - 1} (--jobs)")
                 write_if_changed(path, json.dumps(beta_workload(base, seed=seed)))
         else:
             path = folder / f"{m.key}-like_seed{seed}{suffix}_beta{seed}.json"
