@@ -128,7 +128,7 @@ def test_a_careless_command_is_one_line_exit_2_and_writes_nothing(place, argv, n
 @pytest.mark.parametrize(("argv", "command"), [
     (["run", PLATFORM, WORKLOAD, "--tpyo"], "wattsched run"),
     (["reproduce", "esc", "--tpyo"], "wattsched reproduce esc"),
-    (["schedulers", "extra"], "wattsched schedulers"),
+    (["schedulers", "energy-bud", "extra"], "wattsched schedulers"),  # (one preset is its argument)
 ])
 def test_an_unknown_option_points_to_the_help_of_its_command(place, argv, command):
     """was: "wattsched: error: unrecognized arguments: ... (see 'wattsched --help')", the top level's help."""
