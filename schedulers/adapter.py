@@ -344,7 +344,25 @@ def user_code_error(what: str, error: BaseException, source: str | None = None) 
     raised = (f"called sys.exit({error.code!r})" if isinstance(error, SystemExit)
               else f"raised {type(error).__name__}" + (f": {message}" if message else ""))
     where = f" (at {at[0]}:{at[1]})" if at[0] else ""
+    missing = _undefined_callback(error, at)
+    if missing is not None:  # pybatsim's BatsimScheduler.onJobSubmission etc. raise it: the class lacks the callback
+        raised = f"does not define {missing} (pybatsim's BatsimScheduler.{missing} raises NotImplementedError)"
+        where = ""
     return OptionError(" ".join(f"{what} {raised}{where}".split()))
+
+
+def _undefined_callback(error: BaseException, at: tuple[str | None, int | None]) -> str | None:
+    """The callback (``onJobSubmission``...) whose default of pybatsim's ``BatsimScheduler`` raised ``error``, a bare
+    :class:`NotImplementedError` at ``at`` (file, line): the scheduler class does not define it. None otherwise."""
+    if type(error) is not NotImplementedError or error.args or at[0] is None:
+        return None
+    frames = traceback.extract_tb(error.__traceback__)
+    name = frames[-1].name if frames else ""
+    default = getattr(BatsimScheduler, name, None) if name.startswith("on") else None
+    code = getattr(default, "__code__", None)
+    if code is None or os.path.realpath(code.co_filename) != os.path.realpath(at[0]):
+        return None
+    return name
 
 
 def _source_file(cls: type) -> str | None:

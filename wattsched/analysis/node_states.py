@@ -55,6 +55,9 @@ STATES: Final[tuple[str, ...]] = ("off", "running", "idle", "switching on", "swi
 #: ``_machine_states.csv`` column of each state.
 STATE_COLUMNS: Final[dict[int, str]] = {OFF: "nb_sleeping", RUNNING: "nb_computing", IDLE: "nb_idle",
                                         SWITCHING_ON: "nb_switching_on", SWITCHING_OFF: "nb_switching_off"}
+#: How far after its real end a job's printed ``finish_time`` may be: a job that ended at its start (no work) has
+#: Batsim's 1e-5 s of ``execution_time`` (behaviour 17), plus half a unit of the 6th decimal it is printed with.
+_FINISH_SLACK_S: Final[float] = 1e-5 + 5e-7
 
 
 @dataclass
@@ -228,7 +231,8 @@ def _host_intervals(host: int, power: list[tuple[float, int]], jobs: list[tuple[
         if state != IDLE:
             slack_a, slack_b = (0.0, 0.0) if exact else (_printed_error_s(a), _printed_error_s(b))
             for start, finish, job_id in runs[j:]:
-                if start < b - slack_b and finish > a + slack_a and finish > start:
+                # a job may end when the host starts switching off: a job of no work (its 1e-5 s) there too
+                if start < b - slack_b and finish > a + slack_a + _FINISH_SLACK_S and finish > start:
                     raise InputError(source, f"job {job_id}", f"runs on host {host} during [{start:g}, {finish:g}] "
                                      f"while the host is {STATES[state]} from {a:g} to {b:g}")
                 if start >= b:

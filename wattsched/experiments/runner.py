@@ -41,9 +41,9 @@ Scheduler = Union[str, type]
 logger = logging.getLogger(__name__)
 
 __all__ = ["PlatformInput", "Scheduler", "WorkloadInput", "as_platform", "as_workload", "check_not_inputs",
-           "check_options", "check_energy_factors", "check_prefix", "check_scheduler", "check_shares", "check_speed",
-           "file_identity", "format_sim_time", "prefix_folder_problem", "progress_bar", "progress_lines",
-           "run_simulation", "scheduler_name", "shorten", "shown_path", "workload_source"]
+           "check_options", "check_eamc_profiles", "check_energy_factors", "check_prefix", "check_scheduler",
+           "check_shares", "check_speed", "file_identity", "format_sim_time", "prefix_folder_problem", "progress_bar",
+           "progress_lines", "run_simulation", "scheduler_name", "shorten", "shown_path", "workload_source"]
 
 #: At most this many characters of a user's value are quoted in an error message.
 SHOWN_CHARS = 60
@@ -532,6 +532,30 @@ def check_energy_factors(workload: Workload, source: str | None = None) -> None:
                 raise InputError(source or workload.path, f"job {job.id}.{ENERGY_FACTOR_FIELD}", str(error)) from None
 
 
+def check_eamc_profiles(handler: Any, platform: Platform, workload: Workload, source: str | None = None) -> None:
+    """With EAMC's placement ``partitions`` (:mod:`wattsched.schedulers.eamc`) on a platform with EAR models, every
+    job with an application runs the model's time, scaled from its profile's run time at the top frequency: a
+    ``delay`` or ``parallel_homogeneous`` profile. Refused before the run (a ``composed`` one, such as ``wattsched
+    beta`` writes, stopped it at the job's start without naming the workload).
+
+    Raises:
+        InputError: naming ``source`` (default: the workload's path), the job and its profile.
+    """
+    from wattsched.energy_models.ear import APP_FIELD
+    from wattsched.schedulers.eamc import PartitionPlacement
+
+    placement = getattr(getattr(handler, "policy", None), "placement", None)
+    if not isinstance(placement, PartitionPlacement) \
+            or not any(host.properties.get("ear_model") is not None for host in platform.hosts):
+        return
+    for job in workload.jobs:
+        kind = workload.profiles_json.get(job.profile, {}).get("type")
+        if job.entry.get(APP_FIELD) is not None and kind not in ("delay", "parallel_homogeneous"):
+            raise InputError(source or workload.path, f"job {job.id}.profile",
+                             f"'{job.profile}' is {kind!r}: EAMC's placement 'partitions' scales a job's run time at "
+                             "the top frequency of its partition, given by a 'delay' or 'parallel_homogeneous' profile")
+
+
 def check_replacement_ids(workload: Workload, source: str | None = None) -> None:
     """No job's id is ``resized.<id>`` beside a job ``<id>``: with dynamic jobs it is the id the scheduler gives the
     replacement of job ``<id>`` when it slows it down (``w0!resized.7``, :mod:`wattsched.schedulers.core`), and
@@ -639,6 +663,7 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
     check_job_fields((job.entry for job in workload.jobs), source or workload.path)  # as 'wattsched run' does
     if handler is not None:
         check_shares(workload, options or {}, source)
+        check_eamc_profiles(handler, platform, workload, source)
     if dynamic_jobs:
         check_replacement_ids(workload, source)
     sim = Simulation(platform, workload, dynamic_jobs=dynamic_jobs,

@@ -12,7 +12,8 @@ the order of the list:
 * **Resumable**: a run whose five output files exist is not simulated again (``status`` ``skipped``) unless
   ``force``, or unless the stamp ``<prefix>_run.json`` its simulation wrote names other inputs (another platform
   or workload file or contents, scheduler, options or dynamic jobs: a reproduction run again into its folder with
-  another seed or size); its metrics are read from the files. Outputs are written atomically
+  another seed or size) or was written for other outputs (``run`` or ``api.simulate`` replaced them since); its
+  metrics are read from the files. Outputs are written atomically
   (:func:`simulator.outputs.write_outputs`), so an interrupted sweep leaves no half-written run.
 * **Robust**: a grid's schedulers and options are built before anything runs (:func:`grid.grid_runs`); a
   run that still fails (a runs file's unknown scheduler or bad option, bad input, a worker that died) gets
@@ -54,7 +55,8 @@ import pandas as pd
 from wattsched.base.errors import OptionError, WattschedError
 from wattsched.base.fileio import emit_text, require_regular_file
 from wattsched.base.limits import limit, limit_hint
-from wattsched.base.validate import check_number, decode_utf8, load_json, option_error, window_beyond_time
+from wattsched.base.validate import (check_number, check_output_files, decode_utf8, load_json, option_error,
+                                     window_beyond_time)
 
 __all__ = ["Run", "run_sweep", "execute_run", "outputs_exist", "failed_runs", "load_runs", "check_sweep_arguments"]
 
@@ -132,12 +134,24 @@ def _stamp_path(run: Run) -> Path:
     return Path(f"{os.fspath(run.prefix)}_run.json")
 
 
+def _outputs_sha256(run: Run) -> dict[str, str]:
+    """The sha256 of the jobs and schedule files of ``run``, which its stamp names: outputs another simulation wrote
+    over them since (``wattsched run -e`` or ``api.simulate(out=)`` into the sweep's folder) are not the stamp's."""
+    from wattsched.base.batsim_files import output_paths
+    from wattsched.workloads.traces import sha256_of
+
+    paths = output_paths(run.prefix)
+    return {kind: sha256_of(paths[kind]) for kind in ("jobs", "schedule")}
+
+
 def _same_inputs(run: Run, stamp: Mapping[str, Any]) -> bool:
-    """False when the stamp the outputs of ``run`` were written with names other inputs (no stamp: outputs of an
-    older version, taken as they are)."""
+    """False when the stamp the outputs of ``run`` were written with names other inputs, or other outputs than those
+    there now (no stamp: outputs of an older version, taken as they are)."""
     path = _stamp_path(run)
     try:
-        return json.loads(path.read_text()) == stamp
+        written = json.loads(path.read_text())
+        return isinstance(written, dict) and written.pop("outputs_sha256", None) == _outputs_sha256(run) \
+            and written == stamp
     except FileNotFoundError:
         return True
     except (OSError, ValueError):
@@ -194,8 +208,11 @@ def execute_run(run: Run, *, force: bool = False, on_jobs: JobsCallback | None =
         if not force and outputs_exist(run.prefix) and (stamp is None or _same_inputs(run, stamp)):
             row["status"] = STATUS_SKIPPED
         else:
+            if stamp is not None:  # the stamp can be written (not a folder...): known before the simulation
+                check_output_files([_stamp_path(run)], f"output prefix {run.prefix}")
             _simulate(run, on_jobs)
             if stamp is not None:
+                stamp = {**stamp, "outputs_sha256": _outputs_sha256(run)}
                 emit_text(json.dumps(stamp, indent=1) + "\n", _stamp_path(run))
         row.update(run_metrics(run))
     except Exception as error:  # noqa: BLE001 - a failing run must not stop the sweep
@@ -228,8 +245,8 @@ def _check_runs(runs: Sequence[Run]) -> None:
 
 
 def _check_outputs_not_inputs(runs: Sequence[Run], source: str | None = None) -> None:
-    """No run writes an output file that is an input of a run (its own or another's), which it would
-    overwrite: found before the first run starts.
+    """No run writes an output file (its stamp ``<prefix>_run.json`` too) that is an input of a run (its own or
+    another's), which it would overwrite: found before the first run starts.
 
     Raises:
         OptionError: naming the run (and ``source``, a runs file), its prefix and the input.
@@ -243,7 +260,7 @@ def _check_outputs_not_inputs(runs: Sequence[Run], source: str | None = None) ->
             inputs.setdefault(file_identity(getattr(other, what)), (what, other.name, getattr(other, what)))
     for index, run in enumerate(runs):
         try:
-            outputs = list(output_paths(run.prefix).values())
+            outputs = [*output_paths(run.prefix).values(), _stamp_path(run)]
         except (OSError, ValueError):  # a prefix the system refuses: the run itself says so
             continue
         for out in outputs:
