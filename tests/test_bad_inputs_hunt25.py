@@ -37,8 +37,8 @@ placement, as hunt tests expect, and refusing the piece would refuse them too); 
 the run ends, or budget options without a budget (``window_*_s`` are also what ``run`` measures its window on),
 have no effect; powercap takes ``monitoring_period_s`` and ignores it (the experiments pass it to every budget
 preset); ``estimated_comp_w`` below ``estimated_idle_w`` is planned with (the budget's fast path is off when
-not monotone); a huge ``interval_s`` (UPAS) or ``monitoring_period_s`` means "never" as other periods do; a
-refused ``upas`` run on a terminal prints the "dynamic jobs enabled" warning before its error line.
+not monotone); a huge ``interval_s`` (UPAS) or ``monitoring_period_s`` means "never" as other periods do. (A
+refused ``upas`` run printed the "dynamic jobs enabled" warning before its error line: fixed since, see hunt 27.)
 """
 
 from __future__ import annotations

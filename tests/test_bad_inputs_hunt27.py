@@ -38,6 +38,10 @@ energy-bud, UPAS and EFS pieces), then ``metrics``, ``plot``, ``paraver`` and ``
 (one job, a warning for a tiny ``--days``), ``beta`` on ``synth``, ``lightesp``, ``eamc-workload`` and its own
 output (the run time is kept), run on one host.
 
+* before: a ``upas`` run refused by the platform (a gear it lacks, no gears at all) printed UPAS's note that it
+  turns dynamic jobs on, then the error: two lines. The note now comes once the inputs and the scheduler on the
+  platform passed their checks (``runner.run_simulation``).
+
 Noticed and left (see the hunt's report): a pybatsim scheduler that asks to be called back forever and never
 starts its jobs runs forever, as under Batsim (it cannot be told from one waiting for a time to start them);
 ``eamc-workload --jobs 1`` refuses some ``--mean-runtime-h`` with some seeds ("cannot be reached with these 1
@@ -147,3 +151,25 @@ def test_eamc_on_a_job_with_a_composed_profile_is_refused_before_the_run(capsys,
     refused(capsys, ["run", str(platform), str(workload), "-s", "eamc-base", "-e", str(out / "r"), "-q"],
             f"{workload}: job w0!1.profile: 'b1' is 'composed'", "'partitions'")
     assert not out.exists()
+
+
+
+def test_a_run_refused_by_the_platform_is_one_line_without_the_dynamic_jobs_note(tmp_path, caplog):
+    """was: UPAS's note that it turns dynamic jobs on ("upas lowers jobs' gears: dynamic jobs enabled ...") printed
+    before the error of an option the platform cannot serve (a gear it lacks, no gears at all): two lines for one
+    refused run. The note now comes once the run's inputs and the scheduler on the platform passed their checks."""
+    import logging
+
+    root = Path(__file__).resolve().parent.parent
+    workload = str(root / "workloads" / "demo_taurus16.json")
+    note = "lowers jobs' gears"
+    for platform, options in (("upas_16.xml", '{"f_upper_ghz": 3.3}'), ("taurus_16.xml", "{}")):
+        caplog.clear()
+        assert main(["run", str(root / "platforms" / platform), workload, "-s", "upas", "-o", options,
+                     "-e", str(tmp_path / "out"), "-q"]) == 2
+        assert not any(note in r.getMessage() for r in caplog.records)
+        assert not list(tmp_path.iterdir())
+    caplog.clear()
+    assert main(["run", str(root / "platforms" / "upas_16.xml"), workload, "-s", "upas", "-e", str(tmp_path / "out"),
+                 "-q"]) == 0
+    assert any(note in r.getMessage() and r.levelno == logging.WARNING for r in caplog.records)

@@ -646,11 +646,10 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
     paths = check_prefix(prefix)
     check_not_inputs(paths, {"platform": platform, "workload": workload}, f"output prefix {shown_path(prefix)}")
     handler = _handler(scheduler, options) if connect is None else None
-    if handler is not None and needs_dynamic_jobs(handler) and not dynamic_jobs:
-        # A preset that slows jobs down (UPAS) re-registers them with their longer walltime.
-        logger.warning("%s lowers jobs' gears: dynamic jobs enabled (as Batsim's --enable-dynamic-jobs "
-                    "--acknowledge-dynamic-jobs) so that a slowed job runs with its longer walltime",
-                       scheduler_name(scheduler))
+    # a preset that slows jobs down (UPAS) re-registers them with their longer walltime: said once the inputs passed
+    # their checks (a run refused is one line, not this note and then the error)
+    turned_on = handler is not None and needs_dynamic_jobs(handler) and not dynamic_jobs
+    if turned_on:
         dynamic_jobs, acknowledge_dynamic_jobs = True, True
     # a workload given as a dict or JSON text is read from a temporary file: warnings and the errors of the checks
     # below name it as the loader's errors do (the JSON text's named the temporary file, gone when they are read)
@@ -666,6 +665,11 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
         check_eamc_profiles(handler, platform, workload, source)
     if dynamic_jobs:
         check_replacement_ids(workload, source)
+    if turned_on:
+        check_run_scheduler(scheduler, options, platform, dynamic_jobs=True)  # (what the platform refuses at once)
+        logger.warning("%s lowers jobs' gears: dynamic jobs enabled (as Batsim's --enable-dynamic-jobs "
+                       "--acknowledge-dynamic-jobs) so that a slowed job runs with its longer walltime",
+                       scheduler_name(scheduler))
     sim = Simulation(platform, workload, dynamic_jobs=dynamic_jobs,
                      acknowledge_dynamic_jobs=dynamic_jobs if acknowledge_dynamic_jobs is None else acknowledge_dynamic_jobs)
     with progress_bar(len(sim.jobs), show_progress) as bar:
