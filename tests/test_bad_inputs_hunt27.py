@@ -39,8 +39,8 @@ energy-bud, UPAS and EFS pieces), then ``metrics``, ``plot``, ``paraver`` and ``
 output (the run time is kept), run on one host.
 
 * before: a ``upas`` run refused by the platform (a gear it lacks, no gears at all) printed UPAS's note that it
-  turns dynamic jobs on, then the error: two lines. The note now comes once the inputs and the scheduler on the
-  platform passed their checks (``runner.run_simulation``).
+  turns dynamic jobs on, then the error: two lines. The note now comes once the scheduler took the platform (the
+  first Batsim message answered: ``runner.run_simulation``).
 
 Noticed and left (see the hunt's report): a pybatsim scheduler that asks to be called back forever and never
 starts its jobs runs forever, as under Batsim (it cannot be told from one waiting for a time to start them);
@@ -157,7 +157,7 @@ def test_eamc_on_a_job_with_a_composed_profile_is_refused_before_the_run(capsys,
 def test_a_run_refused_by_the_platform_is_one_line_without_the_dynamic_jobs_note(tmp_path, caplog):
     """was: UPAS's note that it turns dynamic jobs on ("upas lowers jobs' gears: dynamic jobs enabled ...") printed
     before the error of an option the platform cannot serve (a gear it lacks, no gears at all): two lines for one
-    refused run. The note now comes once the run's inputs and the scheduler on the platform passed their checks."""
+    refused run. The note now comes once the scheduler took the platform (the first Batsim message answered)."""
     import logging
 
     root = Path(__file__).resolve().parent.parent

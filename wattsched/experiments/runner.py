@@ -646,8 +646,8 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
     paths = check_prefix(prefix)
     check_not_inputs(paths, {"platform": platform, "workload": workload}, f"output prefix {shown_path(prefix)}")
     handler = _handler(scheduler, options) if connect is None else None
-    # a preset that slows jobs down (UPAS) re-registers them with their longer walltime: said once the inputs passed
-    # their checks (a run refused is one line, not this note and then the error)
+    # a preset that slows jobs down (UPAS) re-registers them with their longer walltime: said once the scheduler took the
+    # platform (a run refused is one line, not this note and then the error)
     turned_on = handler is not None and needs_dynamic_jobs(handler) and not dynamic_jobs
     if turned_on:
         dynamic_jobs, acknowledge_dynamic_jobs = True, True
@@ -665,22 +665,24 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
         check_eamc_profiles(handler, platform, workload, source)
     if dynamic_jobs:
         check_replacement_ids(workload, source)
-    if turned_on:
-        check_run_scheduler(scheduler, options, platform, dynamic_jobs=True)  # (what the platform refuses at once)
-        logger.warning("%s lowers jobs' gears: dynamic jobs enabled (as Batsim's --enable-dynamic-jobs "
-                       "--acknowledge-dynamic-jobs) so that a slowed job runs with its longer walltime",
-                       scheduler_name(scheduler))
     sim = Simulation(platform, workload, dynamic_jobs=dynamic_jobs,
                      acknowledge_dynamic_jobs=dynamic_jobs if acknowledge_dynamic_jobs is None else acknowledge_dynamic_jobs)
     with progress_bar(len(sim.jobs), show_progress) as bar:
         callbacks = [c for c in (bar, progress) if c is not None]
+        noted = not turned_on
 
         def callback(now_s: float, done: int, total: int) -> None:
+            nonlocal noted
+            if not noted:  # once the scheduler took the platform (SIMULATION_BEGINS answered)
+                noted = True
+                logger.warning("%s lowers jobs' gears: dynamic jobs enabled (as Batsim's --enable-dynamic-jobs "
+                               "--acknowledge-dynamic-jobs) so that a slowed job runs with its longer walltime",
+                               scheduler_name(scheduler))
             for call in callbacks:
                 call(now_s, done, total)
 
         if handler is not None:
-            stats = run_inprocess(sim, handler, progress=callback if callbacks else None)
+            stats = run_inprocess(sim, handler, progress=callback if callbacks or turned_on else None)
         else:
             assert connect is not None
             stats = run_zmq(sim, connect, progress=callback if callbacks else None, timeout_s=timeout_s)
