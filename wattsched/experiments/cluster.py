@@ -30,6 +30,10 @@ from typing import Any
 
 __all__ = ["dask_setup", "local_cluster"]
 
+#: The local Dask scheduler serves HTTP even without its dashboard, on port 8787 unless told: a second cluster at the
+#: same time (another sweep, the web page's runs) found it taken and printed Dask's "Port 8787 is already in use"
+#: warning. A free port instead.
+NO_DASHBOARD_PORT = {"dashboard_address": ":0"}
 #: The signals held while a cluster starts (when their handler is Python's).
 HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -52,8 +56,6 @@ def local_cluster(n_workers: int, *, processes: bool = True, **kwargs: Any) -> A
         KeyboardInterrupt: as the held signal's handler does, after the cluster is closed.
     """
     from distributed import LocalCluster
-
-    from wattsched.experiments.sweep import NO_DASHBOARD_PORT
 
     options = dict(n_workers=n_workers, threads_per_worker=1, processes=processes, dashboard_address=None,
                    scheduler_kwargs=NO_DASHBOARD_PORT, silence_logs=logging.CRITICAL, **kwargs)

@@ -61,10 +61,6 @@ from wattsched.base.validate import (check_number, check_output_files, decode_ut
 __all__ = ["Run", "run_sweep", "execute_run", "outputs_exist", "failed_runs", "load_runs", "check_sweep_arguments"]
 
 logger = logging.getLogger(__name__)
-#: The local Dask scheduler serves HTTP even without its dashboard, on port 8787 unless told: a second cluster at the
-#: same time (another sweep, the web page's runs) found it taken and printed Dask's "Port 8787 is already in use"
-#: warning. A free port instead.
-NO_DASHBOARD_PORT = {"dashboard_address": ":0"}
 
 Window = tuple[float, float]
 #: (run name, jobs done) reported while a run simulates.
@@ -132,6 +128,13 @@ def run_stamp(run: Run) -> dict[str, Any]:
 
 def _stamp_path(run: Run) -> Path:
     return Path(f"{os.fspath(run.prefix)}_run.json")
+
+
+def _written_paths(run: Run) -> list[Path]:
+    """Every file a run writes: Batsim's outputs and its stamp."""
+    from wattsched.base.batsim_files import output_paths
+
+    return [*output_paths(run.prefix).values(), _stamp_path(run)]
 
 
 def _outputs_sha256(run: Run) -> dict[str, str]:
@@ -251,7 +254,6 @@ def _check_outputs_not_inputs(runs: Sequence[Run], source: str | None = None) ->
     Raises:
         OptionError: naming the run (and ``source``, a runs file), its prefix and the input.
     """
-    from wattsched.base.batsim_files import output_paths
     from wattsched.experiments.runner import file_identity
 
     inputs: dict[Any, tuple[str, str, str]] = {}
@@ -260,7 +262,7 @@ def _check_outputs_not_inputs(runs: Sequence[Run], source: str | None = None) ->
             inputs.setdefault(file_identity(getattr(other, what)), (what, other.name, getattr(other, what)))
     for index, run in enumerate(runs):
         try:
-            outputs = [*output_paths(run.prefix).values(), _stamp_path(run)]
+            outputs = _written_paths(run)
         except (OSError, ValueError):  # a prefix the system refuses: the run itself says so
             continue
         for out in outputs:
@@ -523,13 +525,12 @@ def _run_dask(runs: Sequence[Run], workers: int, address: str | None, force: boo
 
 
 def _remove_temporaries(runs: Mapping[str, Run]) -> None:
-    """The temporary outputs that a killed worker process left in ``runs`` (by name)."""
-    from wattsched.base.batsim_files import output_paths
+    """The temporary outputs (and stamps) that a killed worker process left in ``runs`` (by name)."""
     from wattsched.base.fileio import remove_temporaries
 
     for run in runs.values():
         try:
-            removed = remove_temporaries(output_paths(run.prefix).values())
+            removed = remove_temporaries(_written_paths(run))
         except (OSError, ValueError) as error:  # (a cleanup must not hide why the sweep stopped)
             logger.warning("run %s: cannot remove its temporary outputs (%s)", run.name, error)
         else:
