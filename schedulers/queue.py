@@ -196,22 +196,25 @@ class JobsBehind:
             return
         self._queue = queue
         first, alive, res, wall, codes = queue.after(queue[i])
-        idx = np.flatnonzero(alive & (res <= max_res))
-        self._res, self._wall, self._codes = res[idx], wall[idx], codes[idx]
-        self._slots = idx + first
+        # one mask over the queue's arrays, then one selection (issue 15: selecting the arrays again at each step
+        # cost more than the steps; `rule` is elementwise, so it may read the holes' and the wide jobs' values)
+        mask = alive & (res <= max_res)
+        if rule is not None:
+            mask &= rule(res, wall)
+        idx = np.flatnonzero(mask)
         self._pos = 0
-        if rule is not None and len(idx):
-            self._take(rule(self._res, self._wall))
-        if keep is not None and len(self._slots):  # (asked of the jobs left only: it may cost per job)
-            mask = keep(self._res, self._wall, (queue.walltimes(), self._codes))
-            if mask is not None:
+        #: (widths, walltimes, codes) of the jobs of _slots, when the filter needed them (else read in narrow())
+        self._arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        if keep is not None and len(idx):  # (asked of the jobs left only: it may cost per job)
+            arrays = (res[idx], wall[idx], codes[idx])
+            more = keep(arrays[0], arrays[1], (queue.walltimes(), arrays[2]))
+            if more is not None:
                 self._filtered = True
-                self._take(mask)
+                idx = idx[more]
+                arrays = (arrays[0][more], arrays[1][more], arrays[2][more])
+            self._arrays = arrays
+        self._slots = idx + first
         self._list: list[int] = self._slots.tolist()
-
-    def _take(self, mask: np.ndarray) -> None:
-        self._slots, self._res, self._wall, self._codes = (
-            self._slots[mask], self._res[mask], self._wall[mask], self._codes[mask])
 
     def __iter__(self) -> Iterator[QueuedJob]:
         if self._plain is not None:
@@ -255,17 +258,22 @@ class JobsBehind:
         pos = self._pos
         if len(self._list) - pos < NARROW_MIN_JOBS or not ((self._filtered and refilter) or rule):
             return
-        self._slots, self._res, self._wall, self._codes = (
-            self._slots[pos:], self._res[pos:], self._wall[pos:], self._codes[pos:])
-        mask = self._res <= max_res
+        slots = self._slots[pos:]
+        if self._arrays is None:  # (a slot keeps its job during a pass: the queue is renumbered between passes only)
+            queue = self._queue
+            res, wall, codes = queue._res[slots], queue._wall[slots], queue._wcode[slots]
+        else:
+            res, wall, codes = (a[pos:] for a in self._arrays)
+        mask = res <= max_res
         if rule is not None:
-            mask &= rule(self._res, self._wall)
-        self._take(mask)
-        if self._filtered and refilter and len(self._slots):  # (the filter asked of the jobs left only)
+            mask &= rule(res, wall)
+        if self._filtered and refilter and mask.any():  # (the filter asked of the jobs left only)
             assert self._keep is not None
-            more = self._keep(self._res, self._wall, (self._queue.walltimes(), self._codes))
+            more = self._keep(res[mask], wall[mask], (self._queue.walltimes(), codes[mask]))
             if more is not None:
-                self._take(more)
+                mask[mask] = more
+        self._slots = slots[mask]
+        self._arrays = (res[mask], wall[mask], codes[mask])
         self._list = self._slots.tolist()
         self._pos = 0
 
