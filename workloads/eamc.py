@@ -120,7 +120,8 @@ def eamc_workload(*, seed: int, mix: str = "13", nb_jobs: int = 5000, mean_res: 
     u, pow2 = rng.random(n), rng.random(n) < 0.75
     b_max = math.log2(max_res) + 1
     if _sizes(u, pow2, b_max, max_res).mean() < mean_res:
-        raise OptionError(f"mean_res {mean_res} cannot be reached with jobs of at most {max_res} hosts")
+        raise OptionError(f"mean_res (--mean-res) {mean_res:g} cannot be reached with jobs of at most {max_res} hosts "
+                          "(--max-res)")
     b = _bisect(lambda x: float(_sizes(u, pow2, x, max_res).mean()), 0.0, b_max, mean_res, 0.01)
     res = _sizes(u, pow2, b, max_res)
 

@@ -55,7 +55,8 @@ counted; ``"keep"``; ``"error"``: the conversion stops on the first one, naming 
   start) or not. Kept, they become jobs of run time 0 (a zero-work profile).
 
 The bounds ``wattsched run`` applies (:mod:`wattsched.base.limits`) are applied here, before anything is
-written: the machine size (``nb_hosts``, or the header's) and every kept job's ``res`` within ``hosts``; every
+written: the machine size (``nb_hosts``, or the header's) and every kept job's ``res`` within ``hosts``; the
+number of kept jobs within ``jobs``; every
 walltime (requested, or given by the rule: ``limit:S`` with S beyond it is refused as an option), every
 ``subtime`` and every run time of a job without walltime (rule ``none``) within ``time_s``.
 
@@ -80,6 +81,7 @@ import datetime
 import gzip
 import itertools
 import math
+import os
 import re
 import zlib
 from collections import Counter
@@ -91,7 +93,7 @@ from typing import Any, NamedTuple
 from wattsched.base.errors import InputError, OptionError, counted
 from wattsched.base.fileio import require_regular_file
 from wattsched.base.limits import limit, limit_hint
-from wattsched.base.validate import check_count, is_plain_decimal, option_error
+from wattsched.base.validate import check_count, check_memory, is_plain_decimal, option_error
 
 __all__ = ["SWF_FIELDS", "SwfHeader", "SwfJob", "header_hosts", "read_swf", "read_swf_trace", "swf_to_batsim",
            "summary_line",
@@ -219,9 +221,20 @@ def _whole(r: SwfJob, name: str, source: Path) -> int:
     return int(value)
 
 
+#: Memory the parsed jobs of an SWF trace take per byte of its (decompressed) text, for :func:`check_memory`
+#: (a :class:`SwfJob` of 19 numbers per line of about 100 bytes, then its Batsim job).
+_SWF_BYTES_PER_TEXT_BYTE = 20
+
+#: The line ends of an SWF file: LF, CRLF or CR alone. Not those of :meth:`str.splitlines`, which also splits at a
+#: form feed, ``\x1c``-``\x1e``, NEL or U+2028: a comment holding one went on as a job line ("expected 18 fields,
+#: found 1"), and every later line was numbered one too many.
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
 def _read_text(source: Path) -> str:
     try:
         require_regular_file(source)
+        check_memory(os.path.getsize(source) * _SWF_BYTES_PER_TEXT_BYTE, str(source), "", "reading this SWF trace")
         with open(source, "rb") as fh:
             data = fh.read()
     except OSError as exc:
@@ -231,11 +244,13 @@ def _read_text(source: Path) -> str:
             data = gzip.decompress(data)
         except (OSError, EOFError, zlib.error) as exc:
             raise InputError(source, "", f"a gzip file that does not decompress ({exc})") from None
+        check_memory(len(data) * _SWF_BYTES_PER_TEXT_BYTE, str(source), "",
+                     f"reading this SWF trace ({len(data):,} bytes once decompressed)")
     return data.decode("utf-8-sig", errors="replace")  # (a byte-order mark is not part of the first line)
 
 
 def read_swf_trace(swf_path: str | Path) -> tuple[SwfHeader, list[SwfJob]]:
-    """Parse an SWF file (plain or gzip-compressed, LF or CRLF line ends): its header and one :class:`SwfJob`
+    """Parse an SWF file (plain or gzip-compressed, LF, CRLF or CR line ends): its header and one :class:`SwfJob`
     per job line (comments and blank lines skipped).
 
     Header lines are ``; Key: value`` comments before the first job (the archive's "swf.html"). A key the
@@ -252,7 +267,7 @@ def read_swf_trace(swf_path: str | Path) -> tuple[SwfHeader, list[SwfJob]]:
     header: dict[str, str] = {}
     header_lines: dict[str, int] = {}
     jobs: list[SwfJob] = []
-    for line_no, raw in enumerate(text.splitlines(), start=1):
+    for line_no, raw in enumerate(_LINE_END.split(text), start=1):
         line, _, comment = raw.partition(";")
         if comment and not jobs and ":" in comment:
             key, _, value = comment.partition(":")
@@ -477,7 +492,7 @@ def swf_to_batsim(
     header, records = read_swf_trace(source)
     per_host = _procs_per_host(procs_per_host, header, source)
     machine_hosts = nb_hosts if nb_hosts is not None else _header_hosts(header, per_host, source)
-    max_time_s = limit("time_s")
+    max_time_s, max_kept = limit("time_s"), limit("jobs")
     window_start = start_time_s
     if window_start is None and duration_s is not None:
         submits = [r["submit_time"] for r in records if r["submit_time"] >= 0]
@@ -557,6 +572,9 @@ def swf_to_batsim(
             raise InputError(source, f"line {line}, field 'run_time'",
                              f"a run time of {run_s:g} s and no walltime (rule {walltime_rule!r}); "
                              f"{limit_hint('time_s', 's')}")
+        if len(kept) >= max_kept:  # `wattsched run` refuses a workload of more jobs
+            check_count(len(kept) + 1, "jobs", str(source), f"line {line}",
+                        "jobs kept (keep fewer: --max-jobs, --window or --job-numbers)")
         kept.append(_Kept(submit_s, number, res, walltime_s, _whole(r, "user_id", source), _whole(r, "group_id", source),
                           run_s, line))
 

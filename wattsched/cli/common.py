@@ -200,10 +200,12 @@ def add_progress_arguments(parser: argparse.ArgumentParser) -> None:
                             "slows down as its backlog grows), for a log file")
 
 
-def output_file(text: str) -> Path:
+def output_file(text: str) -> Path | None:
     """An ``--output FILE`` value: a file's path (``Path`` drops a trailing slash, which names a folder), named as
     :func:`named` wants a written file (an empty name was read as the current folder, "cannot write .", a blank one
-    wrote a file named " ")."""
+    wrote a file named " "); ``-`` is standard output, as the option's default (it wrote a file named ``-``)."""
+    if text == "-":
+        return None
     text = named("a file name, or leave --output out to write to standard output", written=True)(text)
     if text.endswith(("/", os.sep)):
         raise argparse.ArgumentTypeError(f"{text!r} names a folder: give a file name")
@@ -211,7 +213,8 @@ def output_file(text: str) -> Path:
 
 
 def add_output_argument(parser: argparse.ArgumentParser, what: str) -> None:
-    parser.add_argument("--output", type=output_file, metavar="FILE", help=f"{what} (default: standard output)")
+    parser.add_argument("--output", type=output_file, metavar="FILE",
+                        help=f"{what} (default, or -: standard output)")
 
 
 def add_output_dir_argument(parser: argparse.ArgumentParser, what: str) -> None:

@@ -50,6 +50,9 @@ def cmd_swf(args: argparse.Namespace) -> int:
     source = Path(args.swf)
     if not source.exists() and "/" not in args.swf and not args.swf.endswith((".swf", ".gz")):
         source = fetch_trace(args.swf, mirror=args.mirror, download=False)  # a name of 'wattsched traces'
+    elif args.mirror is not None:  # it would be silently ignored (even a mirror that does not exist)
+        raise OptionError(f"--mirror {args.mirror}: only with a trace name of 'wattsched traces' ({args.swf} is read "
+                          "as a file)")
     _check_output_not_input(args.output, source, "SWF trace")
     start_s, duration_s = (None, None) if args.window is None else (args.window[0], args.window[1] - args.window[0])
     if args.busiest is not None:
@@ -63,7 +66,7 @@ def cmd_swf(args: argparse.Namespace) -> int:
         duration_s = args.busiest * 86400.0
         start_s, load = busiest_window(source, nb_hosts=hosts, duration_s=duration_s, step_s=86400.0,
                                        procs_per_host=args.procs_per_host)
-        print(f"busiest {args.busiest:g} days: from {start_s:.0f} s, offered load {load:.2f}", file=sys.stderr)
+        print(f"busiest {args.busiest:g} days: from {start_s:.0f} s, offered load {load:.3g}", file=sys.stderr)
     workload = swf_to_batsim(source, speed_flops=args.speed, nb_hosts=args.hosts, max_jobs=args.max_jobs,
                              start_time_s=start_s, duration_s=duration_s, procs_per_host=args.procs_per_host,
                              job_numbers=args.job_numbers, walltime_rule=args.walltime,
@@ -297,7 +300,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-jobs", type=positive_int, help="keep at most this many jobs")
     p.add_argument("--window", type=window, metavar="START,END",
                    help="keep the jobs submitted in this window of trace seconds (shifted to start at 0)")
-    p.add_argument("--busiest", type=positive_float, metavar="DAYS",
+    p.add_argument("--busiest", type=time_in(86400.0, "days"), metavar="DAYS",
                    help="keep the DAYS-long extract (starting at a whole day) with the highest offered load")
     p.add_argument("--job-numbers", type=job_range, metavar="FIRST,LAST",
                    help="keep the jobs whose SWF job number is in [FIRST, LAST]")
