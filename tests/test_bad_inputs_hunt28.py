@@ -89,9 +89,33 @@ def test_swf_refuses_a_gzip_trace_whose_text_is_beyond_the_memory(capsys, tmp_pa
     assert trace.stat().st_size < 20_000
     with pytest.MonkeyPatch.context() as monkeypatch:
         _memory_allowing(monkeypatch, 2_000_000)  # the file's 2 KB pass, its 1 MB of text do not
-        refused(capsys, ["swf", str(trace)], "t.swf.gz: reading this SWF trace (1,001,047 bytes once decompressed) "
+        refused(capsys, ["swf", str(trace)], "t.swf.gz: reading this SWF trace (at least 1,001,047 bytes once decompressed) "
                                              "would need about")
     assert main(["swf", str(trace), "--output", str(tmp_path / "w.json")]) == 0  # read within the default share
+
+
+def test_swf_stops_decompressing_once_the_text_is_beyond_the_memory(capsys, tmp_path):
+    """A gzip bomb: the text is refused by the part decompressed so far, not once all of it was allocated."""
+    trace = tmp_path / "t.swf.gz"
+    trace.write_bytes(gzip.compress((";" + "x" * 999 + "\n").encode() * 1000 + JOB.format(n=1, t=0).encode()))
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr("wattsched.workloads.swf._GUNZIP_CHUNK_BYTES", 65_536)
+        _memory_allowing(monkeypatch, 2_000_000)  # 100 KB of text at 20 bytes a byte: the second chunk is too many
+        refused(capsys, ["swf", str(trace)], "t.swf.gz: reading this SWF trace (at least 131,072 bytes once "
+                                             "decompressed) would need about")
+
+
+def test_swf_reads_every_gzip_member_and_refuses_a_truncated_one(capsys, tmp_path):
+    trace = tmp_path / "t.swf.gz"  # two members, as `cat a.gz b.gz` makes: both are read (gzip.decompress does)
+    trace.write_bytes(gzip.compress(JOB.format(n=1, t=0).encode() + b"\n")
+                      + gzip.compress(JOB.format(n=2, t=5).encode() + b"\n"))
+    out = tmp_path / "w.json"
+    assert main(["swf", str(trace), "--output", str(out)]) == 0
+    assert len(json.loads(out.read_text())["jobs"]) == 2
+    cut = tmp_path / "cut.swf.gz"
+    cut.write_bytes(trace.read_bytes()[:30])
+    capsys.readouterr()
+    refused(capsys, ["swf", str(cut)], "cut.swf.gz: a gzip file that does not decompress")
 
 
 # ---------------------------------------------------------------------- 4. --mirror with a file

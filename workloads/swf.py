@@ -78,7 +78,6 @@ from __future__ import annotations
 
 import bisect
 import datetime
-import gzip
 import itertools
 import math
 import os
@@ -240,13 +239,40 @@ def _read_text(source: Path) -> str:
     except OSError as exc:
         raise InputError(source, "", f"cannot read the file: {exc.strerror or exc}") from None
     if data[:2] == b"\x1f\x8b":  # gzip, as the Parallel Workloads Archive ships its logs
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(source, "", f"a gzip file that does not decompress ({exc})") from None
-        check_memory(len(data) * _SWF_BYTES_PER_TEXT_BYTE, str(source), "",
-                     f"reading this SWF trace ({len(data):,} bytes once decompressed)")
+        return _gunzip(data, source).decode("utf-8-sig", errors="replace")
     return data.decode("utf-8-sig", errors="replace")  # (a byte-order mark is not part of the first line)
+
+
+#: :func:`_gunzip` decompresses this many bytes at a time, and checks the memory the text would take between two
+_GUNZIP_CHUNK_BYTES = 1 << 24
+
+
+def _gunzip(data: bytes, source: Path) -> bytearray:
+    """The text of a gzip file (every member, as :func:`gzip.decompress`), decompressed a chunk at a time: a text
+    whose parsed jobs would not fit in the memory share is refused as soon as the part decompressed says so, not
+    once all of it was allocated (a small file may decompress to gigabytes: it got the system's out-of-memory
+    kill instead of an error line).
+
+    Raises:
+        InputError: naming ``source``, for a file that does not decompress or a text beyond the memory share.
+    """
+    out = bytearray()
+    rest = data
+    try:
+        while rest:
+            inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)  # (16: a gzip header and trailer)
+            while not inflater.eof:
+                piece = inflater.decompress(rest, _GUNZIP_CHUNK_BYTES)
+                rest = inflater.unconsumed_tail
+                if not piece and not rest:
+                    raise EOFError("compressed file ended before the end-of-stream marker was reached")
+                out += piece
+                check_memory(len(out) * _SWF_BYTES_PER_TEXT_BYTE, str(source), "",
+                             f"reading this SWF trace (at least {len(out):,} bytes once decompressed)")
+            rest = inflater.unused_data
+    except (EOFError, zlib.error) as exc:
+        raise InputError(source, "", f"a gzip file that does not decompress ({exc})") from None
+    return out
 
 
 def read_swf_trace(swf_path: str | Path) -> tuple[SwfHeader, list[SwfJob]]:
