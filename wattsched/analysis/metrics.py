@@ -65,7 +65,7 @@ from wattsched.base.errors import InputError, OptionError, WattschedError, count
 from wattsched.base.fileio import require_regular_file
 from wattsched.base.validate import (check_number, load_json, number, option_error, positive_int,
                                      window_beyond_time)
-from wattsched.analysis.outputs import BatsimOutputs, load_outputs, nb_hosts_of_run
+from wattsched.analysis.outputs import BatsimOutputs, check_energy_job_starts, load_outputs, nb_hosts_of_run
 
 __all__ = [
     "DEFAULT_TAU_S",
@@ -433,6 +433,7 @@ def compute_metrics(
     if nb_hosts is not None:
         check_number(nb_hosts, "metrics", "nb_hosts", min=1, integer=True, error=option_error)
     outputs = load_outputs(outputs_path)
+    check_energy_job_starts(outputs)
     jobs = outputs.jobs
     hosts = nb_hosts if nb_hosts is not None else nb_hosts_of_run(outputs)
     win = window if window is not None else default_window(jobs)

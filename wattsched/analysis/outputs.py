@@ -34,14 +34,15 @@ from procset import ProcSet
 
 from wattsched.base import batsim_files
 from wattsched.base.batsim_files import OUTPUT_KINDS, REPLACEMENT_WORKLOAD
-from wattsched.base.errors import InputError, counted, quoted_cut
+from wattsched.base.errors import InputError, counted, printable, quoted_cut
 from wattsched.base.fileio import require_regular_file
 from wattsched.base.limits import format_count, limit, limit_hint
-from wattsched.base.validate import number_problem
+from wattsched.base.validate import CSV_UNSAFE, number_problem
 
 __all__ = [
     "OUTPUT_KINDS",
     "BatsimOutputs",
+    "check_energy_job_starts",
     "find_outputs",
     "load_outputs",
     "merge_replacements",
@@ -98,6 +99,9 @@ _JOBS_TEXT_COLUMNS: Final[tuple[str, ...]] = (
 #: (``job_state_to_string``).
 JOB_FINAL_STATES: Final[tuple[str, ...]] = ("COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED", "COMPLETED_WALLTIME_REACHED",
                                             "COMPLETED_KILLED", "REJECTED")
+
+#: The ``event_type`` of a ``_consumed_energy.csv`` row (behaviour 30): a job start, a job end, a pstate change.
+ENERGY_EVENT_TYPES: Final[tuple[str, ...]] = ("s", "e", "p")
 
 _SUFFIX: Final[str] = "_jobs.csv"
 #: The largest pstate number: Batsim and SimGrid hold a pstate in a C ``int``.
@@ -293,6 +297,11 @@ def read_jobs(path: str | Path) -> pd.DataFrame:
     _require_times(frame, path, _JOBS_TIME_COLUMNS)
     ran = frame["final_state"] != "REJECTED"
     _first_bad(path, (frame["final_state"] == "").to_numpy(), "final_state", "empty")
+    ids = frame["job_id"].to_numpy()  # the key of every job (and of paraver's .pcf lines, one a job)
+    _first_bad(path, np.array([not text or not CSV_UNSAFE.isdisjoint(text) for text in ids], dtype=bool), "job_id",
+               lambda row: "empty" if not ids[row] else
+               f"{printable(repr(ids[row]))}: Batsim writes job ids unquoted, without a comma, double quote, line "
+               "break or NUL (a workload's job id cannot hold one)")
     states = frame["final_state"].to_numpy()
     _first_bad(path, ~frame["final_state"].isin(JOB_FINAL_STATES).to_numpy(), "final_state",
                lambda row: f"{quoted_cut(str(states[row]))} is not a state Batsim writes "
@@ -467,7 +476,24 @@ def read_consumed_energy(path: str | Path) -> pd.DataFrame:
     _require_times(frame, path, ("time",))
     _not_before_start(frame, path)
     _non_decreasing(frame, path, "time", "time")
+    energy = frame["energy"].to_numpy(dtype=float)  # (never falls: only the first row can be the one)
+    _first_bad(path, energy < 0, "energy", lambda row: f"{energy[row]:f} J: negative, while it is the energy "
+                                                       "consumed since 0 s")
     _non_decreasing(frame, path, "energy", "the energy consumed so far")
+    if "event_type" in frame.columns:  # 'p' rows time the pstate changes (node_states), 's' rows the job starts
+        kinds = frame["event_type"].fillna("").to_numpy()
+        _first_bad(path, ~np.isin(kinds, ENERGY_EVENT_TYPES), "event_type",
+                   lambda row: f"{quoted_cut(str(kinds[row]))} is not an event Batsim writes "
+                               "(s: a job start, e: a job end, p: a pstate change)")
+    if "wattmin" in frame.columns:  # the last row's is the power after it (energy_at_j): a window past it
+        _require_values(frame, path, ("wattmin",))
+        wattmin = frame["wattmin"].to_numpy(dtype=float)
+        _first_bad(path, wattmin < 0, "wattmin",
+                   lambda row: f"{wattmin[row]:f} W: negative, while it is the hosts' idle (or sleep) power")
+        bound = limit("time_s")
+        _first_bad(path, wattmin > np.finfo(float).max / bound, "wattmin",
+                   lambda row: f"{wattmin[row]:g} W: its energy over {bound:g} s of simulated time (the "
+                               "WATTSCHED_LIMIT_TIME_S bound) is beyond the largest number a double holds")
     return frame
 
 
@@ -578,6 +604,55 @@ def _check_pstate_hosts(outputs: "BatsimOutputs") -> None:
         seen.add(text)
 
 
+def _check_job_hosts(outputs: "BatsimOutputs") -> None:
+    """Every job that ran names a host set of the run's compute hosts (when the schedule or the machine states count
+    them), as :func:`_check_pstate_hosts` checks the pstate changes: ``node-stats``, ``paraver`` and ``plot`` refused
+    an allocation such as ``abc`` or ``20-23`` on 16 hosts, ``metrics`` took it without a word. Fields as
+    :func:`~wattsched.analysis.node_states.node_states` names them: ``job ID.allocated_resources``."""
+    jobs = outputs.jobs
+    try:
+        nb_hosts: int | None = nb_hosts_of_run(outputs)
+    except InputError:  # no count, or a malformed one: the commands that need it name it
+        nb_hosts = None
+    source = outputs.source("jobs")
+    ran = (jobs["final_state"] != "REJECTED").to_numpy()
+    for job_id, text in zip(jobs["job_id"].to_numpy()[ran], jobs["allocated_resources"].to_numpy()[ran]):
+        if not _host_set_within(text, nb_hosts):
+            parse_host_set(text, source, f"job {job_id}.allocated_resources", nb_hosts)
+
+
+def check_energy_job_starts(outputs: "BatsimOutputs") -> None:
+    """The ``s`` rows of the consumed energy are the starts of the jobs that ran: Batsim writes one at each job
+    start, at its ``starting_time`` (behaviour 30, both printed with 6 decimals). The energy file of another run
+    beside these jobs gave its energy metrics without a word. Checked by the readers of the energy (``metrics``,
+    ``node-stats`` and ``paraver`` once the hosts' states are rebuilt, ``plot``'s power), after what they find
+    wrong in the jobs themselves.
+
+    Raises:
+        InputError: naming the energy file, the first time whose ``s`` rows and job starts differ in number, and a
+            job starting then.
+    """
+    energy = outputs.consumed_energy
+    if energy is None or "event_type" not in energy.columns:
+        return
+    rows = np.sort(energy["time"].to_numpy(dtype=float)[energy["event_type"].to_numpy() == "s"])
+    jobs = outputs.jobs[(outputs.jobs["final_state"] != "REJECTED").to_numpy()]
+    starts = np.sort(jobs["starting_time"].to_numpy(dtype=float))
+    count = min(len(rows), len(starts))
+    differ = np.flatnonzero(np.abs(rows[:count] - starts[:count]) > _WAITING_ABS_TOL_S)
+    if len(rows) == len(starts) and not len(differ):
+        return
+    first = int(differ[0]) if len(differ) else count  # the first time whose rows and starts differ in number
+    time = min(rows[first] if first < len(rows) else np.inf, starts[first] if first < len(starts) else np.inf)
+    near = np.abs(jobs["starting_time"].to_numpy(dtype=float) - time) <= _WAITING_ABS_TOL_S
+    rows_then = counted(int((np.abs(rows - time) <= _WAITING_ABS_TOL_S).sum()), "'s' row")
+    ids = jobs["job_id"].to_numpy()[near]
+    jobs_then = counted(len(ids), "job") + (f" ({'first: ' if len(ids) > 1 else ''}job {ids[0]!r})" if len(ids) else "")
+    raise InputError(outputs.paths["consumed_energy"], "event_type",
+                     f"{rows_then} at {time:f} s, for {jobs_then} of {outputs.paths['jobs'].name} starting then; "
+                     "Batsim writes one at each job start: the files of two runs?")
+
+
 def _refuse_empty_jobs(outputs: "BatsimOutputs") -> None:
     """A ``_jobs.csv`` with a header and no rows, while the schedule counts jobs or hosts computed: a truncated
     file, refused like the other outputs' (a run of no job writes no row anywhere)."""
@@ -676,8 +751,14 @@ def load_outputs(path: str | Path | BatsimOutputs, prefix: str | None = None) ->
     states, changes = outputs.machine_states, outputs.pstate_changes
     _check_schedule_hosts(outputs)
     _check_pstate_hosts(outputs)
-    if changes is not None and changes.empty and states is not None and len(states) \
-            and (states[list(_NEEDED_MACHINE_STATES[1:4])].to_numpy() > 0).any():
-        raise InputError(paths["pstate_changes"], "row 2", "missing: a header but no rows, while hosts were switched "
-                         f"off or on ({paths['machine_states'].name}); a truncated file?")
+    _check_job_hosts(outputs)
+    if changes is not None and states is not None and len(states):
+        off = (states[list(_NEEDED_MACHINE_STATES[1:4])].to_numpy() > 0).any(axis=1)
+        if changes.empty and off.any():
+            raise InputError(paths["pstate_changes"], "row 2", "missing: a header but no rows, while hosts were "
+                             f"switched off or on ({paths['machine_states'].name}); a truncated file?")
+        if off.any() and not (changes["new_pstate"] == -2).any():  # a host starts in a computation pstate
+            raise InputError(paths["pstate_changes"], "new_pstate",
+                             f"no switch-off request (-2), while {paths['machine_states'].name} has hosts asleep or "
+                             f"switching (line {int(np.argmax(off)) + 2}): the files of two runs?")
     return outputs

@@ -157,7 +157,9 @@ def _normalise_begins(msg: dict) -> dict:
 
 
 def _read_csv(path: Path) -> list[list[str]]:
-    with open(path, newline="") as fh:
+    """The rows of ``path``, UTF-8 (checked by :func:`replay`) with or without a BOM (a spreadsheet's save, read as
+    ``regress`` reads one: its header differed from ours by ``\\ufeffjob_id``)."""
+    with open(path, newline="", encoding="utf-8-sig") as fh:
         return list(csv.reader(fh))
 
 
