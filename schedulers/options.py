@@ -97,8 +97,9 @@ class Option:
         if self.type is float and isinstance(value, int) and not isinstance(value, bool):
             try:
                 value, ok = float(value), True
-            except OverflowError:
-                ok = False
+            except OverflowError:  # a number, beyond a double: "must be a number" said it was none
+                raise OptionError(f"option '{self.name}' of {owner} must be a finite number, got {_got(value)}; "
+                                  f"{self._expected(valid)}") from None
         if ok and isinstance(value, (int, float)) and not isinstance(value, bool):
             self._check_bounds(value, owner, valid)
         if not ok:

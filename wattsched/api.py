@@ -49,7 +49,8 @@ from wattsched.base.batsim_files import output_paths
 from wattsched.base.errors import InputError, OptionError, OutputError, ProtocolError, WattschedError
 from wattsched.base.limits import check_limit_variables
 from wattsched.base.signals import clean_up_on_terminate
-from wattsched.base.validate import check_python_nesting, control_character_problem, window_beyond_time
+from wattsched.base.validate import (check_python_nesting, control_character_problem, home_folder_problem,
+                                     window_beyond_time)
 from wattsched.experiments.runner import (
     PlatformInput,
     Scheduler,
@@ -149,7 +150,7 @@ def _path_argument(value: Any, name: str, what: str, *, written: bool = False) -
     if isinstance(value, bytes) or not isinstance(value, (str, os.PathLike)) \
             or not isinstance(os.fspath(value), str):
         raise OptionError(f"{name} must be {what} (a str or os.PathLike), got {kind_of(value)}")
-    problem = control_character_problem(os.fspath(value)) if written else None
+    problem = (control_character_problem(os.fspath(value)) or home_folder_problem(value)) if written else None
     if problem is not None:
         raise OutputError(f"{name} {shown_path(value)}: {problem}")
     return Path(value)
@@ -404,7 +405,8 @@ def simulate(
                 shutil.rmtree(folder, ignore_errors=True)
             raise
     users = _users_source(workload)
-    result = Result(prefix, stats, scheduler_name(scheduler), options, tau_s, window, max_power_w, users)
+    # absolute: the files are read lazily, maybe after a notebook's os.chdir (another run's outputs there)
+    result = Result(prefix.absolute(), stats, scheduler_name(scheduler), options, tau_s, window, max_power_w, users)
     if folder is not None:
         weakref.finalize(result, shutil.rmtree, folder, True)
     return result
@@ -421,7 +423,11 @@ def _users_source(workload: WorkloadInput) -> Any:
         import json
 
         return json.loads(workload)  # already loaded once by the run: valid
-    return workload if isinstance(workload, (str, os.PathLike, Mapping)) else None
+    if isinstance(workload, Mapping) and isinstance(workload.get("jobs"), tuple):
+        return {"jobs": list(workload["jobs"])}  # the run read it as JSON, a list (metrics wants one)
+    if isinstance(workload, (str, os.PathLike)):
+        return Path(workload).absolute()  # read lazily, maybe after an os.chdir (as Result.prefix)
+    return workload if isinstance(workload, Mapping) else None
 
 
 def sweep(
@@ -491,4 +497,14 @@ def compare(results: Sequence[Result]) -> pd.DataFrame:
     for i, result in enumerate(results):
         if not isinstance(result, Result):
             raise OptionError(f"results[{i}] must be a result of simulate(), got {kind_of(result)}")
-    return pd.concat([r.metrics_table() for r in results], axis=1)
+    columns = [r.metrics_table() for r in results]
+    names: set[str] = set()
+    for column in columns:  # one label twice (a scheduler on two platforms): 'fcfs', 'fcfs #2', not two 'fcfs'
+        label = name = str(column.name)
+        n = 1
+        while name in names:
+            n += 1
+            name = f"{label} #{n}"
+        names.add(name)
+        column.name = name
+    return pd.concat(columns, axis=1)

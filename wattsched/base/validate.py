@@ -50,6 +50,7 @@ __all__ = [
     "DUPLICATE_KEY", "ErrorFactory", "check_count", "check_csv_name", "check_memory", "check_number",
     "check_python_nesting",
     "check_output_files", "BatsimMessageChecker", "check_endpoint", "control_character_problem", "decode_utf8",
+    "home_folder_problem",
     "NAME_MAX_BYTES", "PATH_MAX_BYTES", "file_name_problem", "input_error", "ipc_bind_path", "is_plain_decimal",
     "integer", "load_json", "load_yaml", "non_negative_int", "not_utf8_problem", "number_problem", "option_error",
     "number", "plain_float", "plain_int", "positive_int",
@@ -795,6 +796,19 @@ def control_character_problem(name: str) -> str | None:
             return (f"holds the control character {repr(char)[1:-1]} (U+{ord(char):04X}); a file name must not "
                     "hold control characters")
     return None
+
+
+def home_folder_problem(name: str | os.PathLike) -> str | None:
+    """Why ``name`` cannot name a file we write when its first folder is ``~`` (or ``~user``), None otherwise. Only a
+    shell reads it as the home folder: ``out="~/runs/a"`` (the Python API, a quoted ``-e '~/runs/a'``) made a folder
+    named ``~`` in the current one, whose outputs the readers (pandas, which expands ``~``) then looked for in the
+    home folder (``file not found``, or the files of another run there)."""
+    path = Path(name)  # ./~/x is ~/x to pathlib, so to pandas
+    first = path.parts[0] if path.parts else ""
+    if not first.startswith("~") or os.path.expanduser(first) == first:
+        return None
+    return (f"starts with {first!r}, which only a shell reads as a home folder (a folder named {first!r} would be "
+            f"made here); give the full path, {os.path.expanduser(str(path))!r}")
 
 
 #: The longest path (Linux's PATH_MAX) and file name (most file systems) the system takes, in bytes: a longer string

@@ -29,8 +29,9 @@ from typing import Any, Callable, Iterator
 from wattsched.base.errors import OptionError, WattschedError, quoted_cut
 from wattsched.base.fileio import require_regular_file
 from wattsched.base.limits import limit, limit_hint
-from wattsched.base.validate import (DUPLICATE_KEY, control_character_problem, decode_utf8, integer,  # noqa: F401
-                                     load_json, non_negative_int, number, positive_int, window_beyond_time)
+from wattsched.base.validate import (DUPLICATE_KEY, control_character_problem, decode_utf8,  # noqa: F401
+                                     home_folder_problem, integer, load_json, non_negative_int, number, positive_int,
+                                     window_beyond_time)
 
 
 def scheduler_options(text: str) -> dict[str, Any]:
@@ -108,7 +109,7 @@ def named(what: str, written: bool = False) -> Callable[[str], str]:
     def check(text: str) -> str:
         if not text.strip():
             raise argparse.ArgumentTypeError(f"empty: give {what}")
-        problem = control_character_problem(text) if written else None
+        problem = (control_character_problem(text) or home_folder_problem(text)) if written else None
         if problem is not None:
             raise argparse.ArgumentTypeError(f"{quoted_cut(text, 200)} {problem}")
         return text

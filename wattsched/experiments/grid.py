@@ -98,9 +98,9 @@ def parse_grid(data: Any, source: str = "<grid>") -> Grid:
     """
     if not isinstance(data, Mapping):
         raise InputError(source, "", "a grid is a mapping with platforms, workloads and schedulers")
-    unknown = sorted(set(data) - _KEYS)
+    unknown = sorted(set(data) - _KEYS, key=str)  # str: a YAML key 1 beside a key x has no order with it
     if unknown:
-        raise InputError(source, unknown[0], f"unknown field (fields: {', '.join(sorted(_KEYS))})")
+        raise InputError(source, str(unknown[0]), f"unknown field (fields: {', '.join(sorted(_KEYS))})")
 
     def items(key: str, required: bool = True) -> list[Any]:
         value = data.get(key)
@@ -173,12 +173,25 @@ def _digest(*parts: bytes | str) -> str:
     return h.hexdigest()[:16]
 
 
+def _existing_file(spec: str, grid: Grid, field: str) -> Path:
+    """``spec`` as the path of an existing file, else :class:`InputError` naming ``field`` and the path, quoted and
+    cut when it is no short printable name (XML or JSON text given as a file, a line break): a name the system
+    refuses (too long: ``is_file`` raised OSError, a NUL) names no file either."""
+    from wattsched.experiments.runner import shown_path
+
+    try:
+        found = Path(spec).is_file()
+    except (OSError, ValueError):
+        found = False
+    if not found:
+        raise InputError(grid.source, field, f"no file {shown_path(spec) if spec.strip() else repr(spec)}")
+    return Path(spec)
+
+
 def _platform_file(spec: Any, grid: Grid, index: int, inputs: Path) -> tuple[Path, str, str | None]:
     """(path, label, text) of a platform entry: a file (text None), or a generator's XML to write at ``path``."""
     if isinstance(spec, str):
-        path = Path(spec)
-        if not path.is_file():
-            raise InputError(grid.source, f"platforms[{index}]", f"no file {spec}")
+        path = _existing_file(spec, grid, f"platforms[{index}]")
         return path, path.stem, None
     from wattsched.platforms import generate
 
@@ -201,9 +214,7 @@ def _workload_files(spec: Any, grid: Grid, index: int, inputs: Path) -> list[tup
     """(path, label, seed, text) of a workload entry: one file (text None), or one synthetic workload per seed
     (its JSON to write at ``path``)."""
     if isinstance(spec, str):
-        path = Path(spec)
-        if not path.is_file():
-            raise InputError(grid.source, f"workloads[{index}]", f"no file {spec}")
+        path = _existing_file(spec, grid, f"workloads[{index}]")
         return [(path, path.stem, None, None)]
     from wattsched.workloads.synthetic import synthetic_week
 
@@ -260,9 +271,14 @@ def _check_schedulers(grid: Grid) -> None:
                                                             for j, extra in enumerate(grid.options) if extra]:
             try:
                 check_scheduler(scheduler)
-                scheduler_handler(scheduler, check_options(options))  # NaN refused for any scheduler, as -o's JSON
+                checked = check_options(options)
+                scheduler_handler(scheduler, checked)  # NaN refused for any scheduler, as -o's JSON
+                json.dumps(checked)  # a run's key hashes them (a pybatsim scheduler's options are not checked)
             except OptionError as error:
                 raise InputError(grid.source, field, str(error)) from None
+            except (TypeError, ValueError) as error:  # bytes, a set, an object given in Python
+                raise InputError(grid.source, field, f"options must be JSON values, as in a grid file ({error})"
+                                 ) from None
 
 
 def _check_on_platforms(grid: Grid, platforms: list[tuple[Path, str, str | None]]) -> None:

@@ -26,7 +26,7 @@ from typing import Any, TextIO, Union
 from wattsched.base.batsim_files import output_paths
 from wattsched.base.errors import InputError, OptionError, OutputError
 from wattsched.base.validate import (NAME_MAX_BYTES, PATH_MAX_BYTES, check_output_files, check_python_nesting,
-                                     control_character_problem, option_error)
+                                     control_character_problem, home_folder_problem, option_error)
 from wattsched.simulator.drivers import ProgressCallback, RunStats, run_inprocess, run_zmq
 from wattsched.simulator.engine import Simulation
 from wattsched.simulator.outputs import write_outputs
@@ -116,8 +116,8 @@ def check_prefix(prefix: str | os.PathLike) -> dict[str, Path]:
             or not isinstance(os.fspath(prefix), str):
         raise OutputError(f"output prefix (out, -e) must be a path (a str or os.PathLike), got {kind_of(prefix)}")
     text = os.fspath(prefix)
-    problem = control_character_problem(text)
-    if problem is not None:  # the system takes it, but it is no sane file name
+    problem = control_character_problem(text) or home_folder_problem(text)
+    if problem is not None:  # the system takes it, but it is no sane file name (or not the one meant)
         raise OutputError(f"output prefix (out, -e) {shown_path(text)}: {problem}")
     try:
         problem = prefix_folder_problem(text)

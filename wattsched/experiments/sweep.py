@@ -583,11 +583,11 @@ def _check_prefixes(runs: Sequence[Run], source: str) -> None:
     Raises:
         OptionError: naming ``source``, the run's index and name, and the field.
     """
-    from wattsched.base.validate import control_character_problem
+    from wattsched.base.validate import control_character_problem, home_folder_problem
     from wattsched.experiments.runner import prefix_folder_problem, shown_path
 
     for index, run in enumerate(runs):
-        problem = control_character_problem(run.prefix)
+        problem = control_character_problem(run.prefix) or home_folder_problem(run.prefix)
         problem = prefix_folder_problem(run.prefix) if problem is None else f"{shown_path(run.prefix)} {problem}"
         if problem is not None:
             raise option_error(source, f"run {index} ({run.name!r}): prefix", problem)
