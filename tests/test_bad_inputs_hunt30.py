@@ -19,6 +19,9 @@
   (``table["fcfs"]`` a frame, ``table.to_json()`` a ValueError). Now ``fcfs``, ``fcfs #2``.
 * before: a float option given an integer beyond a double (``{"window_end_s": 10**400}``) said it ``must be a
   number``. Now ``must be a finite number``.
+* before: ``window=(0, 1e-300), max_power_w=1e-300`` (also ``wattsched metrics --window 0,1e-300 --max-power
+  1e-300``) gave a ZeroDivisionError traceback: the window's maximum energy underflows to 0. Now refused as a
+  maximum whose ratio is beyond a double.
 
 Every run simulates one job on two Taurus hosts; the sweeps run in this process (``workers=1``).
 """
@@ -176,3 +179,14 @@ def test_a_float_option_beyond_a_double_is_said_not_finite(inputs):
     one_line(error, "option 'window_end_s' of energy-bud must be a finite number, got 1000")
     assert "must be a number" not in str(error.value)
 
+
+
+def test_metrics_refuse_a_maximum_energy_that_underflows(capsys):
+    run = Path(__file__).parent / "fixtures" / "batsim-reference" / "fcfs-compute"
+    from wattsched.analysis.metrics import compute_metrics
+
+    with pytest.raises(OptionError) as error:
+        compute_metrics(run / "out", window=(0.0, 1e-300), max_power_w=1e-300)
+    one_line(error, "max_power_w (--max-power) 1e-300 W", "beyond a double")
+    refused(capsys, ["metrics", str(run / "out"), "--window", "0,1e-300", "--max-power", "1e-300"],
+            "max_power_w (--max-power) 1e-300 W")

@@ -372,7 +372,10 @@ def relative_window_energy(energy: pd.DataFrame, window: Window, max_power_w: fl
     t0, t1 = window
     if max_power_w <= 0 or not t1 > t0:
         return math.nan
-    return energy_in_window_j(energy, window) / (max_power_w * (t1 - t0))
+    maximum_j = max_power_w * (t1 - t0)
+    if maximum_j == 0:  # the product underflows (1e-300 W over 1e-300 s): the ratio is beyond a double
+        return math.inf
+    return energy_in_window_j(energy, window) / maximum_j
 
 
 # ------------------------------------------------------------------------------------- all of them
