@@ -16,6 +16,8 @@
   printed with 3 significant digits.
 * before: ``--output -`` (of ``synth``, ``swf``, ``lightesp``, ``eamc-workload``, ``beta``, ``platform``) wrote a
   file named ``-``; now it is standard output, as the option's default.
+* before: ``platform --flat --hosts 2000000`` (within the hosts bound) built 2 GB of text and checked it, about 10 KB a
+  host: the system's out-of-memory kill. Now refused first beyond the memory share, naming ``--flat``.
 * before: ``eamc-workload --mean-res 512`` said ``mean_res 512.0 cannot be reached with jobs of at most 512 hosts``,
   naming neither option; now ``mean_res (--mean-res) 512 ... (--max-res)``.
 """
@@ -156,3 +158,13 @@ def test_eamc_mean_res_out_of_reach_names_the_options(capsys, tmp_path):
     refused(capsys, ["eamc-workload", "--jobs", "10", "--mean-res", "512", "--output", str(tmp_path / "w.json")],
             "mean_res (--mean-res) 512 cannot be reached with jobs of at most 512 hosts (--max-res)")
     assert not (tmp_path / "w.json").exists()
+
+
+def test_platform_refuses_flat_hosts_beyond_the_memory(capsys, tmp_path):
+    out = tmp_path / "p.xml"
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _memory_allowing(monkeypatch, 5_000_000)  # 1,000 flat hosts take about 10 MB
+        refused(capsys, ["platform", "--hosts", "1000", "--flat", "--output", str(out)],
+                "platform: hosts: a platform of 1000 flat hosts (--flat;", "would need about")
+        assert main(["platform", "--hosts", "1000", "--output", str(out)]) == 0  # the <cluster> form: a few KB
+    assert main(["platform", "--hosts", "1000", "--flat", "--output", str(out)]) == 0  # within the default share
