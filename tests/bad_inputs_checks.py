@@ -1,5 +1,6 @@
-"""Checks shared by the bad-input tests: a command refused in one line, an argparse usage error, a copy of a
-recording's outputs to edit by hand, a line or a CSV field of a file replaced, the command line of an analysis."""
+"""Checks shared by the bad-input tests: a command refused in one line, an exception of one line, an argparse usage
+error, a copy of a recording's outputs to edit by hand, a line or a CSV field of a file replaced, the command line of
+an analysis."""
 
 from __future__ import annotations
 
@@ -24,6 +25,16 @@ def refused(capsys: pytest.CaptureFixture[str], argv: list[str], *needles: str) 
     for needle in needles:
         assert needle in err, (needle, err)
     return err
+
+
+def one_line(error: pytest.ExceptionInfo, *fragments: str, longest: int = 300) -> str:
+    """The message of a raised error (the Python API's): one line of at most ``longest`` characters holding every
+    fragment."""
+    text = str(error.value)
+    assert "\n" not in text and len(text) <= longest, text
+    for fragment in fragments:
+        assert fragment in text, text
+    return text
 
 
 def usage_error(capsys: pytest.CaptureFixture[str], argv: list[str], *needles: str) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.bad_inputs_checks import one_line
 from wattsched import api
 from wattsched.base.errors import InputError, OptionError, OutputError
 from wattsched.cli import main
@@ -37,14 +38,6 @@ def inputs(tmp_path_factory) -> tuple[Path, Path]:
 @pytest.fixture(scope="module")
 def result(inputs, tmp_path_factory):
     return api.simulate(*inputs, out=tmp_path_factory.mktemp("run") / "out")
-
-
-def one_line(error: pytest.ExceptionInfo, *fragments: str, longest: int = 300) -> str:
-    text = str(error.value)
-    assert "\n" not in text and len(text) <= longest, text
-    for fragment in fragments:
-        assert fragment in text, text
-    return text
 
 
 # ------------------------------------------------------------------------------- A2: inputs never overwritten

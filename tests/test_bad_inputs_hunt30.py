@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bad_inputs_checks import refused, usage_error
+from tests.bad_inputs_checks import one_line, refused, usage_error
 from wattsched import api
 from wattsched.base.errors import InputError, OptionError, OutputError
 
@@ -58,14 +58,6 @@ def home(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path / "here")
     return tmp_path / "home"
-
-
-def one_line(error: pytest.ExceptionInfo, *fragments: str, longest: int = 400) -> str:
-    text = str(error.value)
-    assert "\n" not in text and len(text) <= longest, text
-    for fragment in fragments:
-        assert fragment in text, text
-    return text
 
 
 def _nothing_written(home: Path) -> None:
