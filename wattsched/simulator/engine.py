@@ -159,6 +159,9 @@ def _switch_job_order(unread: int) -> Any:
 
 #: What :meth:`Simulation._job_part_ended` says when the job's next part starts (compared by identity).
 _GOES_ON: tuple[str, int] = ("", 0)
+#: The smallest rate of a task (the smallest positive double): a task whose rate underflows to 0 (its time beyond a
+#: double, e.g. 1e9 flops at 1e-320 flop/s) ends at +inf, unless its walltime or a DVFS change ends it earlier.
+_MIN_RATE: Final = math.ulp(0.0)
 #: Solver steps in a row that neither move the clock nor produce an event after which the engine
 #: gives up (:class:`EngineStalled`): each such step ends an action, so a real run has a handful.
 STALL_STEPS: Final = 10_000
@@ -586,6 +589,8 @@ class Simulation:
         switch requests completing now, after every switch ending now was applied. Events keep the
         order of rule 9/37 whatever the work order.
         """
+        if self._clock.now == math.inf:
+            self._check_ends_at_infinity(ended)
         # (entry, event): sorted by the entry's phase, order, version (stable: a submission's events)
         keyed: list[tuple[Entry, dict]] = []
         switches: list[Entry] = []
@@ -650,6 +655,34 @@ class Simulation:
             else:
                 self._notify_deferred = True
         return events
+
+    def _check_ends_at_infinity(self, ended: list[Entry]) -> None:
+        """The clock reached +inf, where only a CALL_ME_LATER at +inf ("never") may end: a job's task or a switch
+        ending there takes longer than a double holds (flops over a tiny speed, a transition pstate's one flop at a
+        subnormal speed), a run real Batsim would never end. Raises :class:`InputError` naming the host's speed."""
+        for entry in ended:
+            act = entry[_ACTION]
+            if act.kind == _EXEC:
+                rj: _RunJob = act.owner
+                hosts = ids_array(rj.alloc)
+                speeds = self._speed[self.model_of[hosts], self.pstate[hosts]]
+                flops = np.broadcast_to(rj.flops, speeds.shape)
+                h = int(np.argmin(speeds / np.where(flops > 0.0, flops, math.nan)))
+                leaf = rj.leaves[rj.leaf_idx].profile
+                source = f" of {self.workload.path}" if rj.workload == self.workload.name else ""
+                what = (f"job {rj.job.id}'s task (profile '{leaf.name}'{source}, {float(flops[h]):g} flops on this "
+                        "host)")
+            elif act.kind == _SWITCH:
+                hosts = act.owner[1]
+                h = 0
+                what = "a switch through it (one flop)"
+            else:
+                continue
+            host = self.platform.hosts[int(hosts[h])]
+            p = int(self.pstate[host.id])
+            raise InputError(self.platform.path, f"host '{host.name}'.speed",
+                             f"pstate {p} at {float(host.model.speeds_flops[p]):g} flop/s: {what} would end at "
+                             "t=+inf, its time beyond the largest double (real Batsim would never end)")
 
     def _unread_hosts(self, ended: list[Entry]) -> int | None:
         """The number of compute hosts not read yet at this clock when the actors woken by
@@ -1410,7 +1443,7 @@ class Simulation:
             if flops <= 0.0:
                 rj.rate, rj.work, rj.dyn_w, rj.first_dyn_w = 1.0, False, 0.0, 0.0
             else:
-                rj.rate, rj.work = float(self._speed[0, p]) / flops, True
+                rj.rate, rj.work = max(float(self._speed[0, p]) / flops, _MIN_RATE), True
                 rj.dyn_w, rj.first_dyn_w = rj.nb_hosts * span, span
             self.dyn_w += rj.dyn_w
             return
@@ -1418,15 +1451,20 @@ class Simulation:
         ps = self.pstate[hosts]
         models = 0 if self._single_model else self.model_of[hosts]
         speeds = self._speed[models, ps]
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", over="ignore"):
             times = flops / speeds
             rates = speeds / flops
         t_max = float(np.max(times))
         if t_max <= 0.0:
             rj.rate, rj.work, rj.dyn_w, rj.first_dyn_w = 1.0, False, 0.0, 0.0
         else:
-            rj.rate, rj.work = float(np.min(rates)), True
-            load = times / t_max
+            rate = float(np.min(rates))
+            rj.rate, rj.work = max(rate, _MIN_RATE), True
+            if t_max < math.inf:
+                load = times / t_max
+            else:  # a time beyond a double: the loads from the rates (a host whose rate underflowed is the slowest)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    load = np.where(rates > 0.0, np.minimum(rate / rates, 1.0), 1.0)
             if self._eps is None:
                 per_host = (self._full[models, ps] - self._idle[models, ps]) * load
             else:  # a loaded host draws epsilon + load x (full - epsilon) (SimGrid's get_current_watts_value)

@@ -7,8 +7,9 @@ ignored: the platforms we simulate have zero-cost networks (see docs/architectur
 ``tests/fixtures/batsim-reference/README.md``); a zone's ``routing`` must still be one SimGrid knows. What
 the simulator does not model is refused, not ignored: ``<cabinet>``, ``<peer>``, and the ``speed_file``,
 ``availability_file`` and ``state_file`` attributes of a ``<host>`` (its speed or state changing over time), a
-``<trace_connect>`` of kind ``SPEED`` or ``HOST_AVAIL``, ``<include>`` (removed in SimGrid 3.18), and any element
-outside SimGrid's DTD (a misspelt ``<hots>`` would otherwise leave a host out).
+``<trace_connect>`` of kind ``SPEED`` or ``HOST_AVAIL``, ``<include>`` (removed in SimGrid 3.18), any element
+outside SimGrid's DTD (a misspelt ``<hots>`` would otherwise leave a host out), and any attribute the DTD does not give
+a ``<platform>``, zone, ``<host>``, ``<cluster>`` or ``<prop>`` (a misspelt ``pstate`` would leave the host at 0).
 
 Rules reproduced from real Batsim (behaviours 1, 2, 34, 35):
 
@@ -201,6 +202,30 @@ _UNSUPPORTED_HOST_ATTRIBUTES = ("speed_file", "availability_file", "state_file")
 _CLUSTER_ENUMS = {"topology": (("FLAT", "TORUS", "FAT_TREE", "DRAGONFLY"), "FLAT"),
                   "sharing_policy": (("SHARED", "SPLITDUPLEX", "FULLDUPLEX", "FATPIPE"), "SPLITDUPLEX"),
                   "bb_sharing_policy": (("SHARED", "FATPIPE"), "SHARED")}
+#: The attributes SimGrid's DTD (version 4.1, SimGrid 3.32) gives the elements read here: its parser refuses any other
+#: ("Bad attribute `pstat' in `host' element start tag."), while ignored, a misspelt ``pstate`` or ``core`` would
+#: silently leave the host at its default.
+_ATTRIBUTES = {
+    "platform": frozenset(("version",)),
+    "zone": frozenset(("id", "routing")),
+    "AS": frozenset(("id", "routing")),
+    "host": frozenset(("id", "speed", "core", "speed_file", "availability_file", "state_file", "coordinates", "pstate")),
+    "cluster": frozenset(("id", "prefix", "suffix", "radical", "speed", "core", "bw", "lat", "sharing_policy", "topology",
+                          "topo_parameters", "bb_bw", "bb_lat", "bb_sharing_policy", "router_id", "limiter_link",
+                          "loopback_bw", "loopback_lat")),
+    "prop": frozenset(("id", "value")),
+}
+
+
+def _check_attributes(path: str, elem: ET.Element, where: str) -> None:
+    """``elem``'s attributes are those SimGrid's DTD gives it (:data:`_ATTRIBUTES`). Raises :class:`InputError`."""
+    allowed = _ATTRIBUTES[elem.tag]
+    for name in elem.keys():
+        if name not in allowed:
+            raise InputError(path, f"{where}.{_cut(name)}", f"unknown attribute of <{elem.tag}> (SimGrid's DTD gives it "
+                                                            f"{', '.join(sorted(allowed))}, and SimGrid refuses any other)")
+
+
 #: Memory one compute host takes while loading and simulating (its name, tuple, Host and engine state).
 _BYTES_PER_HOST = 1500
 
@@ -240,10 +265,14 @@ class _Loader:
             if child.tag == "prop":
                 key = child.get("id")
                 value = child.get("value")
+                _check_attributes(self.path, child, f"{where}.prop" + ("" if key is None else f" '{key}'"))
                 if key is None:
                     raise self.error(f"{where}.prop", "<prop> has no 'id' attribute")
                 if value is None:
                     raise self.error(f"{where}.prop '{key}'", "<prop> has no 'value' attribute")
+                if len(child):  # EMPTY in SimGrid's DTD
+                    raise self.error(f"{where}.prop '{key}'", f"<{child[0].tag}> inside a <prop> (SimGrid's DTD: a "
+                                                              "<prop> holds nothing)")
                 if key in props:  # SimGrid keeps the first value (try_emplace, surfxml_sax_cb.cpp), as Batsim reads it
                     log.warning("%s: %s.prop '%s' given twice: the first value, %s, is used (as SimGrid does), not %s",
                                 self.path, where, key, quoted_cut(props[key]), quoted_cut(value))
@@ -333,6 +362,7 @@ class _Loader:
         if name is None:
             raise self.error("<host>", "missing 'id' attribute")
         where = f"host '{_cut(name)}'"
+        _check_attributes(self.path, elem, where)
         for attribute in _UNSUPPORTED_HOST_ATTRIBUTES:
             if elem.get(attribute):
                 raise self.error(f"{where}.{attribute}", f"not supported: the embedded simulator does not change "
@@ -384,6 +414,7 @@ class _Loader:
         where = f"cluster '{_cut(cid)}'" if cid is not None else "<cluster>"
         if cid is None:
             raise self.error(where, "missing 'id' attribute")
+        _check_attributes(self.path, elem, where)
         for attr in ("prefix", "radical", "speed"):
             if elem.get(attr) is None:
                 raise self.error(f"{where}.{attr}", f"missing '{attr}' attribute")
@@ -468,6 +499,7 @@ class _Loader:
         if self.depth > limit("nesting"):
             raise self.error(f"zone '{elem.get('id')}'", f"zones nested too deeply; {limit_hint('nesting', 'levels')}")
         zid, routing = elem.get("id"), elem.get("routing")
+        _check_attributes(self.path, elem, f"<{elem.tag} id='{_cut(zid or '')}'>")
         for attr, value in (("id", zid), ("routing", routing)):
             if value is None:  # #REQUIRED in SimGrid's DTD: "Required attribute `routing' not set for `zone' element."
                 raise self.error(f"<{elem.tag} id='{zid}'>.{attr}", f"missing '{attr}' attribute (SimGrid requires it)")
@@ -528,6 +560,7 @@ _VERSION = re.compile(r"\s*[0-9]+(?:\.[0-9]*)?\s*")
 def _check_version(path: str, root: ET.Element) -> None:
     if root.tag != "platform":
         raise InputError(path, f"<{root.tag}>", "root element must be <platform version=\"4.1\">")
+    _check_attributes(path, root, "platform")
     version = root.get("version")
     if version is None:
         raise InputError(path, "platform.version", "missing 'version' attribute (expected 4.1)")

@@ -371,6 +371,8 @@ def parse_job(source: str, where: str, entry: object, workload_name: str, profil
         if len(parts) != 2 or parts[0] != workload_name:
             raise InputError(source, f"{where}.id", f"{raw_id!r} holds the workload name '{workload_name}': "
                              f"Batsim reads it as '<workload>!<name>' and aborts unless it is '{prefix}<name>'")
+        if not parts[1]:  # Batsim takes it, and writes an empty job_id in its CSV files
+            raise InputError(source, f"{where}.id", f"{raw_id!r} names no job after '{prefix}' (an empty job id)")
         job_id = prefix + parts[1]
     if not CSV_UNSAFE.isdisjoint(job_id):
         check_csv_name(job_id, source, f"{where}.id", "job id")
