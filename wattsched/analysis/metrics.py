@@ -65,7 +65,8 @@ from wattsched.base.errors import InputError, OptionError, WattschedError, count
 from wattsched.base.fileio import require_regular_file
 from wattsched.base.validate import (check_number, load_json, number, option_error, positive_int,
                                      window_beyond_time)
-from wattsched.analysis.outputs import BatsimOutputs, check_energy_job_starts, load_outputs, nb_hosts_of_run
+from wattsched.analysis.outputs import (JOB_FINAL_STATES, BatsimOutputs, check_energy_job_starts, load_outputs,
+                                       nb_hosts_of_run)
 
 __all__ = [
     "DEFAULT_TAU_S",
@@ -383,6 +384,28 @@ def _state_key(state: str) -> str:
     return "nb_jobs_" + "".join(c if c.isalnum() else "_" for c in state.lower())
 
 
+#: The metrics :func:`compute_metrics` gives under fixed names (besides ``mean_stretch_user_<user>`` and EAMC's of each
+#: partition): no extra window's column may take one (a window named ``window`` replaced ``window_energy_j``).
+FIXED_METRICS: Final[frozenset[str]] = frozenset({
+    "nb_jobs", "nb_jobs_started", "nb_jobs_rejected", *(_state_key(state) for state in JOB_FINAL_STATES),
+    "makespan_s", "mean_waiting_time_s", "mean_bounded_slowdown", "max_bounded_slowdown", "mean_stretch", "nb_hosts",
+    "window_start_s", "window_end_s", "utilization", "whole_run_utilization", "total_energy_j", "window_energy_j",
+    "window_energy_relative", "makespan_since_first_submission_s", "mean_response_time_s", "sum_runtimes_s",
+    "jobs_energy_j", "mean_frequency_ghz", "favoured_partition_share"})
+
+
+def extra_window_columns(name: str) -> tuple[str, str, str]:
+    """The metrics :func:`compute_metrics` adds for the extra window ``name``."""
+    return f"{name}_utilization", f"{name}_energy_j", f"{name}_nb_jobs_started"
+
+
+def extra_window_problem(name: str) -> str | None:
+    """Why ``name`` cannot name an extra window (a column of it is another metric), or None."""
+    taken = [column for column in extra_window_columns(name) if column in FIXED_METRICS]
+    return (f"its metric {taken[0]} is one of every run's: it would replace it; give the window another name"
+            if taken else None)
+
+
 def compute_metrics(
     outputs_path: str | Path | BatsimOutputs,
     *,
@@ -435,6 +458,10 @@ def compute_metrics(
         check_number(max_power_w, "metrics", "max_power_w", min=0.0, min_open=True, error=option_error)
     if nb_hosts is not None:
         check_number(nb_hosts, "metrics", "nb_hosts", min=1, integer=True, error=option_error)
+    for name in extra_windows or {}:
+        problem = extra_window_problem(str(name))
+        if problem is not None:
+            raise OptionError(f"metrics: extra window '{name}': {problem}")
     outputs = load_outputs(outputs_path)
     check_energy_job_starts(outputs)
     jobs = outputs.jobs
@@ -484,10 +511,10 @@ def compute_metrics(
     started = ran["starting_time"]
     for name, (t0, t1) in (extra_windows or {}).items():
         energy = outputs.consumed_energy
-        metrics[f"{name}_utilization"] = utilization(jobs, hosts, (t0, t1))
-        metrics[f"{name}_energy_j"] = (energy_in_window_j(energy, (t0, t1))
-                                       if energy is not None and not energy.empty else math.nan)
-        metrics[f"{name}_nb_jobs_started"] = int(((started >= t0) & (started < t1)).sum())
+        used, spent, started_in = extra_window_columns(name)
+        metrics[used] = utilization(jobs, hosts, (t0, t1))
+        metrics[spent] = (energy_in_window_j(energy, (t0, t1)) if energy is not None and not energy.empty else math.nan)
+        metrics[started_in] = int(((started >= t0) & (started < t1)).sum())
     from wattsched.analysis.eamc import ear_metrics, has_ear_metadata
 
     if has_ear_metadata(jobs):  # jobs placed by EAMC (EAMC paper §5's metrics)

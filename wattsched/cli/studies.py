@@ -69,15 +69,17 @@ def _name_list(text: str) -> list[str]:
     return names
 
 
-def _check_output_folders(args: argparse.Namespace) -> None:
+def _check_output_folders(args: argparse.Namespace, tables: tuple[str, ...] = ("results.csv",)) -> None:
     """Refuse, before a reproduction's minutes of work, an ``--out`` or ``--report-dir`` that cannot be a
-    folder written to (a file, under a file, read-only): one line, exit 2, nothing made."""
+    folder written to (a file, under a file, read-only), or ``tables`` (the files of fixed names the paper writes
+    in ``--out``) that cannot be written there (a folder of that name): one line, exit 2, nothing made."""
     from wattsched.base.validate import check_output_files
 
     for option in ("out", "report_dir"):
         folder = getattr(args, option, None)
         if folder is not None:
-            check_output_files([Path(folder) / "report.md"], f"--{option.replace('_', '-')} {folder}")
+            names = ("report.md", *tables) if option == "out" else ("report.md",)
+            check_output_files([Path(folder) / name for name in names], f"--{option.replace('_', '-')} {folder}")
 
 
 def cmd_reproduce_energy_budget(args: argparse.Namespace) -> int:
@@ -92,6 +94,10 @@ def cmd_reproduce_energy_budget(args: argparse.Namespace) -> int:
 
     _check_output_folders(args)
     logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
+    if args.pwa is not None and args.synthetic:  # a mistyped --pwa is refused with --synthetic too (no log read)
+        from wattsched.workloads.pwa import find_pwa
+
+        find_pwa(args.pwa)
     machines, size_note = choose_machines(args.full, args.machines, args.scale)
     _, missing = available_algorithms()
     if missing:
@@ -121,7 +127,7 @@ def cmd_reproduce_efs(args: argparse.Namespace) -> int:
     from wattsched.workloads.pwa import find_pwa
     from wattsched.experiments.sweep import report_failures
 
-    _check_output_folders(args)
+    _check_output_folders(args, ("runs.csv", "lightesp.csv", "table1_users.csv", "table1.csv"))
     logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
     pwa = find_pwa(args.pwa)
     print(f"Parallel Workloads Archive logs: {pwa if pwa is not None else 'not found, synthetic traces'}",
@@ -140,7 +146,7 @@ def cmd_reproduce_esc(args: argparse.Namespace) -> int:
     from wattsched.experiments.esc import run_experiment
     from wattsched.experiments.sweep import report_failures
 
-    _check_output_folders(args)
+    _check_output_folders(args, ("results.csv", "timing.json"))
     if args.pwa is not None:
         from wattsched.workloads.pwa import find_pwa
 
@@ -161,9 +167,11 @@ def cmd_reproduce_upas(args: argparse.Namespace) -> int:
     from wattsched.experiments.upas import run_experiment
     from wattsched.workloads.pwa import find_pwa
 
-    _check_output_folders(args)
+    _check_output_folders(args, ("results.csv", "timing.json"))
     logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
-    pwa = None if args.synthetic else find_pwa(args.pwa)
+    # a mistyped --pwa is refused with --synthetic too (which reads no log)
+    found = find_pwa(args.pwa) if args.pwa is not None or not args.synthetic else None
+    pwa = None if args.synthetic else found
     if not args.quiet:
         print(f"Parallel Workloads Archive logs: {pwa if pwa is not None else 'not used, synthetic traces'}",
               file=sys.stderr)
@@ -181,7 +189,7 @@ def cmd_reproduce_eamc(args: argparse.Namespace) -> int:
     from wattsched.experiments.eamc import run_experiment
     from wattsched.experiments.sweep import report_failures
 
-    _check_output_folders(args)
+    _check_output_folders(args, ("results.csv", "summary.csv", "timing.json"))
     logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
     result = run_experiment(args.out, report_dir=args.report_dir, full=args.full, scale=args.scale, seeds=args.seeds,
                             seed=args.seed, mixes=args.mixes.split(","), workers=args.workers, force=args.force,

@@ -45,7 +45,7 @@ import pandas as pd
 from wattsched.base.errors import OptionError, counted
 from wattsched.base.fileio import write_if_changed
 from wattsched.base.validate import check_count, option_error
-from wattsched.experiments.sweep import Run, failed_runs, run_sweep
+from wattsched.experiments.sweep import Run, failed_runs, read_timing, run_sweep, write_table
 
 __all__ = ["MIXES", "PAPER", "POLICIES", "Policy", "build_runs", "epm_table", "prepare_inputs", "run_experiment",
            "summarize", "write_report"]
@@ -615,20 +615,21 @@ def run_experiment(out: str | Path, *, report_dir: str | Path | None = None, ful
     out = Path(out)
     report = Path(report_dir) if report_dir is not None else out
     seed_list = list(range(seed, seed + seeds))
+    timing = out / "timing.json"
+    read_timing(timing)  # one edited by hand is refused before the runs, not read after them
     inputs = prepare_inputs(out, full=full, scale=scale, seeds=seed_list, mixes=mixes, workload_options=workload_options)
     runs = build_runs(inputs, out / "runs")
     frame = run_sweep(runs, workers=workers, force=force, show_progress=show_progress)
-    frame.to_csv(out / "results.csv", index=False)
+    write_table(frame, out / "results.csv")
     summary = summarize(frame)
-    summary.to_csv(out / "summary.csv", index=False)
+    write_table(summary, out / "summary.csv")
     report.mkdir(parents=True, exist_ok=True)
     figures = plot_figures(summary, report)
     wall_s = time.perf_counter() - t0
-    timing = out / "timing.json"
     simulated = bool((frame["status"] == "done").all())
     if simulated:
         write_if_changed(timing, json.dumps({"wall_s": wall_s, "runs": len(frame), "workers": workers or os.cpu_count()}))
-    measured = json.loads(timing.read_text()) if timing.exists() and not simulated else None
+    measured = None if simulated else read_timing(timing)
     path = write_report(frame, summary, report / "report.md", inputs=inputs, wall_s=wall_s, workers=workers,
                         figures=figures, full=full, seeds=seed_list, measured=measured)
     return EamcResult(frame, summary, inputs, time.perf_counter() - t0, path)

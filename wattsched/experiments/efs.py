@@ -55,7 +55,7 @@ from wattsched.base.fileio import emit_text
 from wattsched.base.validate import check_count, option_error
 from wattsched.energy_models.taurus import TAURUS
 from wattsched.experiments.energy_budget import platform_file
-from wattsched.experiments.sweep import Run, failed_runs, run_sweep
+from wattsched.experiments.sweep import Run, failed_runs, run_sweep, write_table
 
 __all__ = ["POLICIES", "TRACES", "PAPER_TABLE1", "Policy", "Trace", "run_experiment"]
 
@@ -667,16 +667,16 @@ def run_experiment(out: str | Path, *, parts: Sequence[str] = ("lightesp", "tabl
         runs += table1_runs(inputs, inputs_dir, runs_dir, charge)
     say(f"{len(runs)} runs on {workers or os.cpu_count()} processes (done runs are skipped)")
     frame = run_sweep(runs, workers=workers, force=force, show_progress=show_progress)
-    frame.to_csv(out / "runs.csv", index=False)
+    write_table(frame, out / "runs.csv")
     lightesp = lightesp_table(frame) if "lightesp" in parts else pd.DataFrame()
     per_user, checks = table1_table(frame, inputs) if inputs else (pd.DataFrame(), {})
     stats = table1_stats(per_user)
     if not lightesp.empty:
-        lightesp.to_csv(out / "lightesp.csv", index=False)
+        write_table(lightesp, out / "lightesp.csv")
         plot_lightesp(lightesp, out)
     if not per_user.empty:
-        per_user.to_csv(out / "table1_users.csv", index=False)
-        stats.to_csv(out / "table1.csv", index=False)
+        write_table(per_user, out / "table1_users.csv")
+        write_table(stats, out / "table1.csv")
     wall = time.perf_counter() - t0
     how = ("full: whole logs" if full else "reduced: each trace cut to its busiest weeks") if weeks is None else \
         f"{weeks} week(s) per trace"

@@ -63,7 +63,7 @@ import pandas as pd
 
 from wattsched.base.fileio import write_if_changed
 from wattsched.energy_models.taurus import TAURUS, budget_energy_j
-from wattsched.experiments.sweep import Run, failed_runs, run_sweep
+from wattsched.experiments.sweep import Run, failed_runs, run_sweep, write_table
 from wattsched.base.errors import InputError, OptionError
 
 __all__ = [
@@ -482,7 +482,7 @@ def run_experiment(out: str | Path, machines: Sequence[tuple[Machine, int]], *, 
     if "status" in frame:  # EASY's runs, made by the calibration above, were simulated by this invocation too
         frame.loc[frame["name"].isin(simulated) & (frame["status"] == "skipped"), "status"] = "done"
     frame = add_derived_columns(frame)
-    frame.to_csv(out / "results.csv", index=False)
+    write_table(frame, out / "results.csv")
     result = ExperimentResult(frame, inputs, missing, time.perf_counter() - t0, notes)
     plot_figures(frame, out)
     write_report(frame, out / "report.md", inputs=inputs, missing=missing, wall_s=result.wall_s,

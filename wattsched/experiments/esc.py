@@ -54,7 +54,7 @@ import pandas as pd
 from wattsched.workloads.pwa import find_log
 from wattsched.base.fileio import write_if_changed
 from wattsched.energy_models.esc import ESC, WH_J
-from wattsched.experiments.sweep import Run, failed_runs, run_sweep
+from wattsched.experiments.sweep import Run, failed_runs, read_timing, run_sweep, write_table
 
 __all__ = ["WORKLOADS", "PAPER", "EscWorkload", "find_nasa_log", "prepare_inputs", "build_runs", "run_experiment",
            "synthetic_log", "write_report"]
@@ -336,22 +336,22 @@ def run_experiment(out: str | Path, *, report_dir: str | Path | None = None, pwa
     t0 = time.perf_counter()
     out = Path(out)
     report = Path(report_dir) if report_dir is not None else out
+    timing = out / "timing.json"  # the wall time of the run that simulated everything, kept for re-renderings
+    read_timing(timing)  # one edited by hand is refused before the runs, not read after them
     inputs = prepare_inputs(out, pwa=pwa, full=full, seed=seed, days=days)
     runs = build_runs(inputs, out / "runs", grid=grid)
     frame = run_sweep(runs, workers=workers, force=force, show_progress=show_progress)
     frame = add_statistics(frame)
-    frame.to_csv(out / "results.csv", index=False)
+    write_table(frame, out / "results.csv")
     traces = write_traces(frame, inputs, out / "paraver")
     figures = plot_figures(frame, inputs, report)
     result = EscResult(frame, inputs, time.perf_counter() - t0)
-    timing = out / "timing.json"  # the wall time of the run that simulated everything, kept for re-renderings
     simulated = bool((frame["status"] == "done").all())
     if simulated:
         write_if_changed(timing, json.dumps({"wall_s": result.wall_s, "runs": len(frame),
                                              "workers": workers or os.cpu_count()}))
-    measured = json.loads(timing.read_text()) if timing.exists() else None
     write_report(frame, report / "report.md", inputs=inputs, wall_s=result.wall_s, workers=workers,
-                 traces=traces, figures=figures, full=full, measured=None if simulated else measured)
+                 traces=traces, figures=figures, full=full, measured=None if simulated else read_timing(timing))
     return result
 
 

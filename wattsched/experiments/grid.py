@@ -227,6 +227,7 @@ def _workload_files(spec: Any, grid: Grid, index: int, inputs: Path) -> list[tup
     where = f"workloads[{index}].synth"
     hosts = check_number(params["hosts"], grid.source, f"{where}.hosts", min=1, integer=True)
     days = check_number(params.get("days", 7), grid.source, f"{where}.days", min=0.0, min_open=True)
+    check_count(days, "days", grid.source, f"{where}.days", "days")  # 1e308 days: an infinite "duration_s"
     load = check_number(params.get("load", 0.85), grid.source, f"{where}.load", min=0.0, min_open=True)
     users = check_number(params.get("users", 50), grid.source, f"{where}.users", min=1, integer=True)
     out: list[tuple[Path, str, int | None, str | None]] = []

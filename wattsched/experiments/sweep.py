@@ -58,7 +58,8 @@ from wattsched.base.limits import limit, limit_hint
 from wattsched.base.validate import (check_number, check_output_files, decode_utf8, load_json, option_error,
                                      window_beyond_time)
 
-__all__ = ["Run", "run_sweep", "execute_run", "outputs_exist", "failed_runs", "load_runs", "check_sweep_arguments"]
+__all__ = ["Run", "run_sweep", "execute_run", "outputs_exist", "failed_runs", "load_runs", "check_sweep_arguments",
+           "write_table", "read_timing"]
 
 logger = logging.getLogger(__name__)
 
@@ -459,8 +460,7 @@ def run_sweep(
     rows = [{**_base_row(run, jobs_of[run.name]), **results[run.name]} for run in runs]
     frame = pd.DataFrame(rows)
     if csv_path is not None:
-        Path(csv_path).parent.mkdir(parents=True, exist_ok=True)
-        frame.to_csv(csv_path, index=False)
+        write_table(frame, csv_path)
     return frame
 
 
@@ -645,10 +645,19 @@ def _run_from_entry(entry: Any, source: str, index: int) -> Run:
         if key in entry and not isinstance(entry[key], dict):
             raise option_error(source, f"{where}: {key}",
                                f"must be a JSON object of {what}, got {_json_text(entry[key])}")
-    clash = sorted(ROW_COLUMNS.intersection(entry.get("tags", {})))
+    from wattsched.analysis.metrics import FIXED_METRICS, extra_window_columns, extra_window_problem
+
+    for name in entry.get("extra_windows", {}):
+        problem = extra_window_problem(name)
+        if problem is not None:
+            raise option_error(source, f"{where}: extra_windows.{name}", problem)
+    # a tag of a metric's name vanished from the table under the metric (tags: {"utilization": ...})
+    metrics = FIXED_METRICS.union(*(extra_window_columns(name) for name in entry.get("extra_windows", {})))
+    clash = sorted((ROW_COLUMNS | metrics).intersection(entry.get("tags", {})))
     if clash:
         raise option_error(source, f"{where}: tags.{clash[0]}", "a column the sweep fills itself (the run's own "
-                                                                "field or its status): give the tag another name")
+                                                                "field, its status or a metric): give the tag "
+                                                                "another name")
     if entry.get("window") is not None:
         values["window"] = _window_of(entry["window"], source, f"{where}: window")
     values["extra_windows"] = {name: _window_of(window, source, f"{where}: extra_windows.{name}")
@@ -668,6 +677,45 @@ def _run_from_entry(entry: Any, source: str, index: int) -> Run:
 def runs_to_json(runs: Sequence[Run]) -> str:
     """The inverse of :func:`load_runs`."""
     return json.dumps([{**asdict(r), "options": dict(r.options)} for r in runs], indent=2)
+
+
+def write_table(frame: pd.DataFrame, path: str | os.PathLike) -> None:
+    """``frame`` as CSV at ``path``, written atomically (a reproduction's tables: a folder there, or a place that
+    cannot be written, is one line, and an interruption leaves no half-written table)."""
+    from wattsched.base.fileio import atomic_path
+
+    with atomic_path(path) as tmp:
+        frame.to_csv(tmp, index=False)
+
+
+def read_timing(path: str | os.PathLike) -> dict[str, Any] | None:
+    """The ``timing.json`` a reproduction keeps in its output folder (``wall_s``, ``runs`` and ``workers`` of the
+    invocation that simulated every run, shown by a later one that only re-renders the report); None when absent.
+
+    Raises:
+        InputError: naming the file and the field: no regular file, not UTF-8 JSON, not an object, or a field
+            missing or of the wrong type or value (a file edited by hand or left by another program).
+    """
+    from wattsched.base.errors import InputError
+
+    source = str(path)
+    hint = "delete it: it is written again once every run is simulated (--force)"
+    try:
+        require_regular_file(path)
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise InputError(source, "", f"cannot read the timing of the runs ({error.strerror or error}); {hint}"
+                         ) from None
+    content = load_json(decode_utf8(data, source), source)
+    if not isinstance(content, dict):
+        raise InputError(source, "", f"expected a JSON object of wall_s, runs and workers; {hint}")
+    for key, integer, minimum in (("wall_s", False, 0.0), ("runs", True, 1), ("workers", True, 1)):
+        if key not in content:
+            raise InputError(source, key, f"missing; {hint}")
+        check_number(content[key], source, key, min=minimum, integer=integer)
+    return content
 
 
 def report_failures(frame: pd.DataFrame, stream: Any = None) -> int:

@@ -50,7 +50,7 @@ import pandas as pd
 from wattsched.base.fileio import write_if_changed
 from wattsched.base.validate import check_count, option_error
 from wattsched.energy_models.upas import UPAS_NODE, UPAS_POWER, enlarged_size
-from wattsched.experiments.sweep import Run, failed_runs, run_sweep
+from wattsched.experiments.sweep import Run, failed_runs, read_timing, run_sweep, write_table
 from wattsched.workloads.pwa import find_log
 
 __all__ = ["MACHINES", "WQ_THRESHOLDS", "ENLARGEMENTS", "Machine", "prepare_inputs", "build_runs", "add_metrics",
@@ -350,6 +350,8 @@ def run_experiment(out: str | Path, *, report_dir: str | Path | None = None, mac
         raise OptionError(f"--machines: unknown machine {', '.join(unknown)}; machines: {', '.join(MACHINES)}")
     # before any input is written (--jobs 1e9 read whole logs, or drew ever longer synthetic traces)
     check_count(nb_jobs, "jobs", "--jobs", "", "jobs per trace", option_error)
+    timing = out / "timing.json"  # the wall time of the run that simulated everything, kept for re-renderings
+    read_timing(timing)  # one edited by hand is refused before the runs, not read after them
     say = note or (lambda line: None)
     inputs = prepare_inputs(out, [MACHINES[k] for k in keys], pwa=pwa, seed=seed, nb_jobs=nb_jobs,
                             synthetic=synthetic)
@@ -360,15 +362,14 @@ def run_experiment(out: str | Path, *, report_dir: str | Path | None = None, mac
     frame = run_sweep(runs, workers=workers, force=force, show_progress=show_progress)
     say("metrics of every run")
     frame = add_metrics(frame, inputs)
-    frame.to_csv(out / "results.csv", index=False)
+    write_table(frame, out / "results.csv")
     say("figures and report")
     figures = plot_figures(frame, inputs, report)
     wall = time.perf_counter() - t0
-    timing = out / "timing.json"  # the wall time of the run that simulated everything, kept for re-renderings
     simulated = bool((frame["status"] == "done").all())
     if simulated:
         write_if_changed(timing, json.dumps({"wall_s": wall, "runs": len(frame), "workers": workers or os.cpu_count()}))
-    measured = json.loads(timing.read_text()) if timing.exists() and not simulated else None
+    measured = None if simulated else read_timing(timing)
     path = write_report(frame, report / "report.md", inputs=inputs, wall_s=wall, workers=workers, figures=figures,
                         full=full, nb_jobs=nb_jobs, measured=measured)
     return UpasResult(frame, inputs, wall, path)

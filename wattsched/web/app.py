@@ -42,14 +42,13 @@ from collections.abc import Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncGenerator, AsyncIterator
-from urllib.parse import urlencode
+from urllib.parse import unquote_plus, urlencode
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData, UploadFile
-from starlette.exceptions import HTTPException
-from starlette.formparsers import MultiPartException, MultiPartParser
+from starlette.formparsers import FormParser, MultiPartException, MultiPartParser
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
@@ -79,7 +78,12 @@ CHUNK_BYTES = 256 * 1024
 
 class FormError(WattschedError):
     """A form that cannot be read (malformed multipart data, too many files or fields, a field too large):
-    one sentence saying what was wrong, naming the field when it is known."""
+    one sentence saying what was wrong, naming the field when it is known (``field``: a field that is not UTF-8
+    text, shown beside it)."""
+
+    def __init__(self, message: str, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class BodyTooLarge(FormError):
@@ -95,6 +99,39 @@ async def _bounded(stream: AsyncIterator[bytes], max_bytes: int) -> AsyncGenerat
         if total > max_bytes:
             raise BodyTooLarge(f"upload of more than {max_bytes} bytes")
         yield chunk
+
+
+#: The message of the :class:`MultiPartException` a form field that is not UTF-8 text raises.
+NOT_UTF8 = "Not UTF-8 text"
+
+
+class Utf8FormParser(FormParser):
+    """Starlette's parser of a URL-encoded form, refusing a field that is not UTF-8 text: Starlette reads raw bytes
+    as Latin-1 and replaces percent-escapes of other bytes with U+FFFD (a run named 'ÿþ' or '��', without a word)."""
+
+    bad_field = ""
+
+    def on_field_end(self) -> None:
+        for raw in (self._field_name, self._field_value):
+            try:  # URL-encoded: ASCII, with percent-escapes of UTF-8
+                unquote_plus(bytes(raw).decode("ascii"), errors="strict")
+            except UnicodeDecodeError:
+                self.bad_field = unquote_plus(bytes(self._field_name).decode("latin-1"))
+                raise MultiPartException(NOT_UTF8) from None
+        super().on_field_end()
+
+
+class Utf8MultiPartParser(MultiPartParser):
+    """Starlette's multipart parser, refusing a field (not a file) that is not UTF-8 text, which Starlette reads as
+    Latin-1."""
+
+    def on_part_end(self) -> None:
+        if self._current_part.file is None:
+            try:
+                bytes(self._current_part.data).decode("utf-8")
+            except UnicodeDecodeError:
+                raise MultiPartException(NOT_UTF8) from None
+        super().on_part_end()
 
 
 async def read_form(request: Request, *, max_files: int, max_fields: int = 1000,
@@ -119,20 +156,23 @@ async def read_form(request: Request, *, max_files: int, max_fields: int = 1000,
         raise FormError(f"the form could not be read: its body is {kind} (post it from the page: "
                         "application/x-www-form-urlencoded or multipart/form-data)")
     if content_type != b"multipart/form-data":
+        fields = Utf8FormParser(request.headers, request.stream(), max_fields=max_fields, max_part_size=FIELD_BYTES)
         try:
-            return _once_each(await request.form(max_files=max_files, max_fields=max_fields,
-                                                 max_part_size=FIELD_BYTES))
-        except HTTPException as error:
-            raise FormError(_form_problem(str(error.detail), "", max_files, max_fields)) from None
+            request._form = await fields.parse()
+        except MultiPartException as error:
+            raise FormError(_form_problem(error.message, fields.bad_field, max_files, max_fields),
+                            fields.bad_field if error.message == NOT_UTF8 else "") from None
+        return _once_each(request._form)
     stream = request.stream() if max_bytes is None else _bounded(request.stream(), max_bytes)
-    parser = MultiPartParser(request.headers, stream, max_files=max_files, max_fields=max_fields,
-                             max_part_size=FIELD_BYTES)
+    parser = Utf8MultiPartParser(request.headers, stream, max_files=max_files, max_fields=max_fields,
+                                 max_part_size=FIELD_BYTES)
     try:
         form = await parser.parse()
     except MultiPartException as error:
         part = getattr(parser, "_current_part", None)
-        raise FormError(_form_problem(error.message, getattr(part, "field_name", "") or "", max_files,
-                                      max_fields)) from None
+        field = getattr(part, "field_name", "") or ""
+        raise FormError(_form_problem(error.message, field, max_files, max_fields),
+                        field if error.message == NOT_UTF8 else "") from None
     request._form = form  # closed with the request, as Starlette's own request.form() does
     return _once_each(form)
 
@@ -155,7 +195,9 @@ def _once_each(form: FormData) -> FormData:
 
 def _form_problem(detail: str, field: str, max_files: int, max_fields: int) -> str:
     """One sentence for a form Starlette's parsers refuse with ``detail``."""
-    shown = field if len(field) <= 60 else field[:57] + "..."
+    shown = printable(field if len(field) <= 60 else field[:57] + "...")
+    if detail == NOT_UTF8:
+        return f"the form could not be read: field '{shown}' is not UTF-8 text (post it from the page)"
     if detail.startswith(("Part exceeded", "Field exceeded")):
         where = f"field '{shown}'" if shown else "a field"
         return (f"the form could not be read: {where} holds more than {FIELD_BYTES // 1024} KiB (only files "
@@ -410,8 +452,9 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
             submitted = await read_form(request, max_files=2, max_bytes=max_bytes)
         except BodyTooLarge as error:
             return new_run_page(request, {}, {GENERAL: too_big(str(error))}, status_code=413)
-        except FormError as error:
-            return new_run_page(request, {}, {GENERAL: str(error)}, status_code=400)
+        except FormError as error:  # beside the field it names, when the page shows one
+            field = error.field if error.field in ("platform", "workload", "scheduler", "name") else GENERAL
+            return new_run_page(request, {}, {field: str(error)}, status_code=400)
         form = {k: v for k, v in submitted.items() if isinstance(v, str)}
         errors: dict[str, str] = {}
         scheduler = form.get("scheduler", "")
@@ -588,13 +631,14 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
 
     async def generate_workload(request: Request) -> Response:
         from wattsched.base.validate import check_count, check_memory
-        from wattsched.cli.common import non_negative_int, positive_float
+        from wattsched.cli.common import days, non_negative_int, positive_float
         from wattsched.workloads.synthetic import synthetic_week
 
         try:
             form = await read_form(request, max_files=0, max_fields=20)
-        except FormError as error:
-            return inputs_page(request, 400, workload_errors={"hosts": str(error)})
+        except FormError as error:  # beside the field it names, when the page shows one
+            field = error.field if error.field in ("hosts", "seed", "days", "load", "users") else "hosts"
+            return inputs_page(request, 400, workload_errors={field: str(error)})
         errors: dict[str, str] = {}
         hosts = _positive_int(form.get("hosts"), "--hosts", errors)
         users = _positive_int(form.get("users") or "50", "--users", errors)
@@ -612,10 +656,11 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         except argparse.ArgumentTypeError as error:
             errors["seed"] = f"argument --seed: {error}"
         numbers = {}
-        for name, default in (("days", "7"), ("load", "0.85")):
+        for name, default, parse in (("days", "7", days), ("load", "0.85", positive_float)):
             try:
-                # stripped as the integer fields are; the number in ASCII (positive_float: not '١٦', '1_6')
-                numbers[name] = positive_float(str(form.get(name) or default).strip())
+                # stripped as the integer fields are; the number in ASCII (positive_float: not '١٦', '1_6'); days
+                # within their bound as 'wattsched synth --days' (1e308 days was an infinite "duration_s")
+                numbers[name] = parse(str(form.get(name) or default).strip())
             except argparse.ArgumentTypeError as error:
                 errors[name] = f"argument --{name}: {error}"
         if errors:
