@@ -48,7 +48,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData, UploadFile
-from starlette.formparsers import FormParser, MultiPartException, MultiPartParser
+from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
@@ -101,24 +101,40 @@ async def _bounded(stream: AsyncIterator[bytes], max_bytes: int) -> AsyncGenerat
         yield chunk
 
 
-#: The message of the :class:`MultiPartException` a form field that is not UTF-8 text raises.
+#: What the readers of a form say of a field that is not UTF-8 text (a multipart one's :class:`MultiPartException`).
 NOT_UTF8 = "Not UTF-8 text"
 
 
-class Utf8FormParser(FormParser):
-    """Starlette's parser of a URL-encoded form, refusing a field that is not UTF-8 text: Starlette reads raw bytes
-    as Latin-1 and replaces percent-escapes of other bytes with U+FFFD (a run named 'ÿþ' or '��', without a word)."""
+async def _read_urlencoded(request: Request, max_fields: int) -> FormData:
+    """A URL-encoded form (``max_fields`` fields of at most :data:`FIELD_BYTES`), each name and value ASCII with
+    percent-escapes of UTF-8, refusing a field that is not UTF-8 text: Starlette's parser reads raw bytes as Latin-1
+    and replaces percent-escapes of other bytes with U+FFFD (a run named 'ÿþ' or '��', without a word), and its own
+    bounds on such forms, and the names of its parser's state, changed from one version to the next.
 
-    bad_field = ""
-
-    def on_field_end(self) -> None:
-        for raw in (self._field_name, self._field_value):
-            try:  # URL-encoded: ASCII, with percent-escapes of UTF-8
-                unquote_plus(bytes(raw).decode("ascii"), errors="strict")
-            except UnicodeDecodeError:
-                self.bad_field = unquote_plus(bytes(self._field_name).decode("latin-1"))
-                raise MultiPartException(NOT_UTF8) from None
-        super().on_field_end()
+    Raises:
+        FormError: naming the field, or the bound exceeded.
+    """
+    chunks: list[bytes] = []
+    try:
+        async for chunk in _bounded(request.stream(), max_fields * (FIELD_BYTES + 1)):
+            chunks.append(chunk)
+    except BodyTooLarge:
+        raise FormError(_form_problem("Field exceeded", "", 0, max_fields)) from None
+    fields = [field for field in b"".join(chunks).split(b"&") if field]
+    if len(fields) > max_fields:
+        raise FormError(_form_problem("Too many fields", "", 0, max_fields))
+    pairs: list[tuple[str, str | UploadFile]] = []
+    for field in fields:
+        raw_name, _, raw_value = field.partition(b"=")
+        shown = unquote_plus(raw_name.decode("latin-1"))
+        if len(raw_name) + len(raw_value) > FIELD_BYTES:
+            raise FormError(_form_problem("Field exceeded", shown, 0, max_fields))
+        try:
+            name, value = (unquote_plus(raw.decode("ascii"), errors="strict") for raw in (raw_name, raw_value))
+        except UnicodeDecodeError:
+            raise FormError(_form_problem(NOT_UTF8, shown, 0, max_fields), shown) from None
+        pairs.append((name, value))
+    return FormData(pairs)
 
 
 class Utf8MultiPartParser(MultiPartParser):
@@ -156,23 +172,19 @@ async def read_form(request: Request, *, max_files: int, max_fields: int = 1000,
         raise FormError(f"the form could not be read: its body is {kind} (post it from the page: "
                         "application/x-www-form-urlencoded or multipart/form-data)")
     if content_type != b"multipart/form-data":
-        fields = Utf8FormParser(request.headers, request.stream(), max_fields=max_fields, max_part_size=FIELD_BYTES)
-        try:
-            request._form = await fields.parse()
-        except MultiPartException as error:
-            raise FormError(_form_problem(error.message, fields.bad_field, max_files, max_fields),
-                            fields.bad_field if error.message == NOT_UTF8 else "") from None
-        return _once_each(request._form)
+        return _once_each(await _read_urlencoded(request, max_fields))
     stream = request.stream() if max_bytes is None else _bounded(request.stream(), max_bytes)
     parser = Utf8MultiPartParser(request.headers, stream, max_files=max_files, max_fields=max_fields,
                                  max_part_size=FIELD_BYTES)
     try:
         form = await parser.parse()
-    except MultiPartException as error:
+    except (MultiPartException, ValueError) as error:  # (python-multipart's own errors are ValueErrors, which
+        # Starlette before 1.5 let through: a header too large was a 500)
+        detail = error.message if isinstance(error, MultiPartException) else str(error)
         part = getattr(parser, "_current_part", None)
         field = getattr(part, "field_name", "") or ""
-        raise FormError(_form_problem(error.message, field, max_files, max_fields),
-                        field if error.message == NOT_UTF8 else "") from None
+        raise FormError(_form_problem(detail, field, max_files, max_fields),
+                        field if detail == NOT_UTF8 else "") from None
     request._form = form  # closed with the request, as Starlette's own request.form() does
     return _once_each(form)
 
