@@ -37,7 +37,7 @@ import sys
 import traceback
 from importlib.metadata import entry_points
 from types import ModuleType
-from typing import Any, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Mapping
 
 from procset import ProcSet
 from pybatsim.batsim.batsim import Batsim, BatsimScheduler, Job
@@ -340,8 +340,8 @@ def user_code_error(what: str, error: BaseException, source: str | None = None) 
         mine = [f for f in frames if source is not None and os.path.realpath(f.filename) == os.path.realpath(source)]
         last = mine or frames
         at = (last[-1].filename, last[-1].lineno) if last else (None, None)
-        message = str(error)
-    raised = (f"called sys.exit({error.code!r})" if isinstance(error, SystemExit)
+        message = _shown(str, error)
+    raised = (f"called sys.exit({_shown(repr, error.code)})" if isinstance(error, SystemExit)
               else f"raised {type(error).__name__}" + (f": {message}" if message else ""))
     where = f" (at {at[0]}:{at[1]})" if at[0] else ""
     missing = _undefined_callback(error, at)
@@ -349,6 +349,15 @@ def user_code_error(what: str, error: BaseException, source: str | None = None) 
         raised = f"does not define {missing} (pybatsim's BatsimScheduler.{missing} raises NotImplementedError)"
         where = ""
     return OptionError(" ".join(f"{what} {raised}{where}".split()))
+
+
+def _shown(show: Callable[[Any], str], value: Any) -> str:
+    """``show(value)`` (``str`` or ``repr``) of a user's object; one whose ``__str__`` or ``__repr__`` raises (a
+    traceback of its own, in place of the one-line error) is named by its type."""
+    try:
+        return show(value)
+    except Exception:
+        return f"<{type(value).__name__} whose {show.__name__}() raised>"
 
 
 def _undefined_callback(error: BaseException, at: tuple[str | None, int | None]) -> str | None:
@@ -363,6 +372,18 @@ def _undefined_callback(error: BaseException, at: tuple[str | None, int | None])
     if code is None or os.path.realpath(code.co_filename) != os.path.realpath(at[0]):
         return None
     return name
+
+
+def end_forked_child(pid: int, label: str) -> None:
+    """End this process at once, with one error line, when it is not ``pid`` but a child the scheduler's code forked
+    (``os.fork``) that returned into the simulation instead of ending with ``os._exit``: it ran the rest of the
+    simulation beside its parent (each process wrote every output and printed the metrics; under ``serve``, both
+    answered on the parent's socket). Nothing of the parent's is cleaned up in it (its files, its socket)."""
+    if os.getpid() != pid:
+        os.write(2, f"wattsched: error: process {os.getpid()}, forked by {label} (os.fork), returned into the "
+                    "simulation and was ended (a child must end with os._exit); the simulation goes on in process "
+                    f"{pid}\n".encode())
+        os._exit(2)
 
 
 def _source_file(cls: type) -> str | None:
@@ -388,7 +409,9 @@ def _load_file(path: str) -> ModuleType:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except (Exception, SystemExit) as error:  # user code: whatever it raises is reported on one line
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # user code: whatever it raises is reported on one line
         del sys.modules[name]
         raise user_code_error(f"scheduler file {path}", error, path) from None
     return module
@@ -441,7 +464,9 @@ def load_scheduler(name_or_module_path: str | type[BatsimScheduler],
     if found:
         try:
             cls = found[0].load()
-        except (Exception, SystemExit) as error:  # a plugin's code: reported on one line
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # a plugin's code: reported on one line
             raise user_code_error(f"scheduler {spec} ({found[0].value})", error) from None
         return _instantiate(cls, opts, spec)
     target, class_name = spec, None
@@ -457,7 +482,9 @@ def load_scheduler(name_or_module_path: str | type[BatsimScheduler],
             module = importlib.import_module(target)
         except ImportError as error:
             raise _unknown(spec, f" (cannot import {target}: {error})") from None
-        except (Exception, SystemExit) as error:  # the module's own code failed
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # the module's own code failed
             raise user_code_error(f"scheduler module {target}", error) from None
     else:
         raise _unknown(spec)
@@ -469,9 +496,9 @@ def _instantiate(cls: type[BatsimScheduler], options: dict[str, Any], spec: str)
     line) is reported on one line naming the scheduler, the error and the line that raised it."""
     try:
         return cls(options)
-    except WattschedError:
+    except (WattschedError, KeyboardInterrupt):
         raise
-    except (Exception, SystemExit) as error:
+    except BaseException as error:  # a SystemExit, a GeneratorExit, a BaseException of its own: one line too
         raise user_code_error(f"scheduler {spec}", error, _source_file(cls)) from None
 
 
@@ -549,6 +576,7 @@ def pybatsim_handler(scheduler: BatsimScheduler, name: str | None = None) -> Han
     client: InProcessBatsim | None = None
     label = f"scheduler {name or type(scheduler).__name__}"
     source = _source_file(type(scheduler))
+    pid = os.getpid()
 
     def handle(message: dict) -> dict:
         nonlocal client
@@ -557,9 +585,11 @@ def pybatsim_handler(scheduler: BatsimScheduler, name: str | None = None) -> Han
                 client = InProcessBatsim(scheduler, message)
                 return client.first_reply()
             return client.handle(message)
-        except WattschedError:
+        except (WattschedError, KeyboardInterrupt):
             raise
-        except (Exception, SystemExit) as error:  # user code: reported on one line, the run stops
+        except BaseException as error:  # user code (a sys.exit, a BaseException of its own): one line, the run stops
             raise user_code_error(label, error, source) from None
+        finally:
+            end_forked_child(pid, label)
 
     return handle

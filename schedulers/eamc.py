@@ -112,7 +112,7 @@ from wattsched.schedulers.state import Assignment, ClusterView, JobState, Queued
 logger = logging.getLogger(__name__)
 
 __all__ = ["EAR_MODEL_PROPERTY", "PARTITION_PROPERTY", "EamcPlatform", "EnergyPrediction", "JobInfo",
-           "metadata_text"]
+           "check_ear_model_name", "metadata_text"]
 
 #: The host property naming a host's partition.
 PARTITION_PROPERTY = "partition"
@@ -472,7 +472,7 @@ def _job_id(job: RunningJob) -> str:
     return job.job.id if job.job is not None else job.id
 
 
-def _check_ear_model_name(ear_model: str) -> None:
+def check_ear_model_name(ear_model: str) -> None:
     """Refuse an ``ear_model`` that names no folder: empty or blank (``""`` was read as the current folder: "modules:
     missing"), or a name the system refuses (too long: an OSError traceback; a NUL).
 
@@ -496,7 +496,7 @@ class _EarPiece(Piece):
     def __init__(self, t_weight: float = 1.0, epm: str = "paper", ear_model: str | None = None) -> None:
         EnergyPrediction(t_weight, epm)  # checks the options now, before any run
         if ear_model is not None:
-            _check_ear_model_name(ear_model)
+            check_ear_model_name(ear_model)
             load_ear_model(ear_model)  # a malformed model file is reported before the run
         self._settings = (t_weight, epm, ear_model)
         self._platform: EamcPlatform | None = None

@@ -894,6 +894,10 @@ _BEGINS_FIELDS: dict[str, type] = {
 _BEGINS_CONFIG = ("profiles-forwarded-on-submission", "dynamic-jobs-enabled", "dynamic-jobs-acknowledged",
                   "forward-unknown-events")
 _KIND_NAMES = {int: "an integer", list: "a list", dict: "an object", bool: "true or false"}
+#: The NOTIFY types Batsim 4.2.1 sends (the machine events hold 'resources'); others only when it forwards unknown
+#: external events (pybatsim raises on them otherwise)
+_NOTIFY_TYPES = frozenset({"no_more_static_job_to_submit", "no_more_external_event_to_occur"})
+_MACHINE_NOTIFY = frozenset({"event_machine_unavailable", "event_machine_available"})
 _JOB_STATES = frozenset({"COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED", "COMPLETED_WALLTIME_REACHED",
                          "COMPLETED_KILLED", "REJECTED"})
 
@@ -908,20 +912,28 @@ class BatsimMessageChecker:
     * jobs were submitted before; a job completes once; hosts are those of SIMULATION_BEGINS (whose
       ``compute_resources`` list ids 0 to ``nb_compute_resources`` - 1), a pstate is an integer string and,
       when SIMULATION_BEGINS gives every host's ``wattage_per_state``, one of the host's pstates;
-    * with ``sees_replies``, a completed or killed job is one the scheduler started, and a REQUESTED_CALL answers
-      one of its CALL_ME_LATERs: the replies are shown to :meth:`replied` (jobs started and registered, calls asked);
-    * a JOB_SUBMITTED's ``job.id`` is its ``job_id`` (Batsim writes the one id in both).
+    * with ``sees_replies``, a completed or killed job is one the scheduler started, and a REQUESTED_CALL, a
+      RESOURCE_STATE_CHANGED and an ANSWER each answer one of its CALL_ME_LATERs, SET_RESOURCE_STATEs and QUERYs:
+      the replies are shown to :meth:`replied` (jobs started and registered, calls, switches and queries asked);
+    * a JOB_SUBMITTED's ``job.id`` is its ``job_id`` (Batsim writes the one id in both), and it gives ``job.profile``;
+    * the fields Batsim always writes and pybatsim reads unchecked: a JOB_KILLED's ``job_progress``, a FROM_JOB_MSG's
+      ``msg``; a NOTIFY is of a type Batsim sends (any with ``config.forward-unknown-events``), a machine event's
+      ``resources`` are hosts.
 
     Every check is a few set or dict lookups per event (SIMULATION_BEGINS: one pass over the hosts).
 
     Args:
         sees_replies: :meth:`replied` is called with every reply, so the jobs started are known.
+        pybatsim: the scheduler is pybatsim's client, which reads a JOB_SUBMITTED's ``job.subtime`` and a
+            JOB_COMPLETED's ``return_code`` without checking them (a KeyError in pybatsim, reported as the scheduler's
+            error); our translator names what it lacks itself.
 
     Raises:
         ProtocolError: naming the message (its number and time) and the event at fault.
     """
 
-    def __init__(self, *, sees_replies: bool = False) -> None:
+    def __init__(self, *, sees_replies: bool = False, pybatsim: bool = False) -> None:
+        self.pybatsim = pybatsim
         self.number = 0
         self.now: float = 0.0
         self.nb_hosts: int | None = None
@@ -933,6 +945,11 @@ class BatsimMessageChecker:
         self.registered: set[str] = set()
         #: CALL_ME_LATERs of the scheduler not answered yet by a REQUESTED_CALL (counted when the replies are shown)
         self.calls = 0
+        #: SET_RESOURCE_STATEs and QUERYs not answered yet by a RESOURCE_STATE_CHANGED, an ANSWER (B23, B26)
+        self.switches = 0
+        self.queries = 0
+        #: SIMULATION_BEGINS's 'config.forward-unknown-events': NOTIFYs of other types may come
+        self.forwards_unknown = False
         #: pstates of each host (from ``wattage_per_state``), None when SIMULATION_BEGINS does not give them all
         self.pstates: list[int] | None = None
         self.min_pstates = 0
@@ -998,6 +1015,10 @@ class BatsimMessageChecker:
                     started.add(str(ev["data"].get("job_id")))
             elif kind == "CALL_ME_LATER":
                 self.calls += 1
+            elif kind == "SET_RESOURCE_STATE":
+                self.switches += 1
+            elif kind == "QUERY":
+                self.queries += 1
             elif kind == "REGISTER_JOB" and type(ev.get("data")) is dict:
                 jid = str(ev["data"].get("job_id"))
                 if jid not in self.jobs:
@@ -1080,6 +1101,7 @@ class BatsimMessageChecker:
                     else:
                         pstates = None  # a host without them: pstates are not checked
         self.nb_hosts = nb
+        self.forwards_unknown = data["config"].get("forward-unknown-events") is True
         self.pstates = pstates
         self.min_pstates = min(pstates, default=0) if pstates else 0
 
@@ -1099,9 +1121,12 @@ class BatsimMessageChecker:
             job = data.get("job")
             if not isinstance(job, dict):
                 raise ValueError(f"job {jid!r}: field 'job' must be an object")
-            if "id" in job and job["id"] != jid:  # the scheduler would run one job under the other's id
-                raise ValueError(f"job {jid!r}: field 'job.id' {_show(job['id'])} is not the event's 'job_id' "
+            if job.get("id") != jid:  # the scheduler would run one job under the other's id
+                raise ValueError(f"job {jid!r}: field 'job.id' {_show(job.get('id'))} is not the event's 'job_id' "
                                  "(Batsim writes the same id in both)")
+            for key in ("profile", "subtime") if self.pybatsim else ("profile",):  # Batsim writes them (B6)
+                if key not in job:
+                    raise ValueError(f"job {jid!r}: field 'job.{key}' is missing")
             res = job.get("res")
             if isinstance(res, bool) or not isinstance(res, int) or res < 1:
                 raise ValueError(f"job {jid!r}: field 'job.res' must be a host count ≥ 1, got {_show(res)}")
@@ -1120,6 +1145,9 @@ class BatsimMessageChecker:
             self._started(jid, "job_id")
             if data.get("job_state") not in _JOB_STATES:
                 raise ValueError(f"field 'job_state': unknown state {_show(data.get('job_state'))}")
+            code = data.get("return_code")
+            if self.pybatsim and (isinstance(code, bool) or not isinstance(code, int)):  # Batsim writes it (B13)
+                raise ValueError(f"field 'return_code' must be an integer, got {_show(code)}")
             if "alloc" in data:
                 self._hosts(data["alloc"], "alloc")
             self.done.add(jid)
@@ -1127,15 +1155,20 @@ class BatsimMessageChecker:
             ids = data.get("job_ids")
             if not isinstance(ids, list):
                 raise ValueError("field 'job_ids' must be a list of job ids")
-            if not isinstance(data.get("job_progress", {}), dict):
-                raise ValueError("field 'job_progress' must be an object")
             for jid in ids:
                 self._started(self._job({"job_id": jid}), "job_ids")
+            if not isinstance(data.get("job_progress"), dict):  # Batsim writes it (B15); pybatsim reads it
+                raise ValueError("field 'job_progress' must be an object")
         elif kind == "RESOURCE_STATE_CHANGED":
             intervals = self._hosts(data.get("resources"), "resources")
             state = data.get("state")
             if type(state) is not str or not (state.isdigit() and state.isascii()):
                 raise ValueError(f"field 'state' must be a pstate number in a string (e.g. \"0\"), got {_show(state)}")
+            if self.started is not None:
+                if self.switches == 0:
+                    raise ValueError("no SET_RESOURCE_STATE of the scheduler waits for it (Batsim sends one per "
+                                     "SET_RESOURCE_STATE)")
+                self.switches -= 1
             pstates = self.pstates
             if pstates is not None and int(state) >= self.min_pstates:
                 pstate = int(state)
@@ -1154,11 +1187,24 @@ class BatsimMessageChecker:
             energy = data.get("consumed_energy", 0.0)
             if "consumed_energy" not in data or isinstance(energy, bool) or not isinstance(energy, (int, float)):
                 raise ValueError(f"field 'consumed_energy' must be a number, got {_show(energy)}")
+            if self.started is not None:
+                if self.queries == 0:
+                    raise ValueError("no QUERY of the scheduler waits for it (Batsim sends one ANSWER per QUERY)")
+                self.queries -= 1
         elif kind == "FROM_JOB_MSG":
             self._job(data)
+            if "msg" not in data:
+                raise ValueError("field 'msg' is missing")
         elif kind == "NOTIFY":
-            if not isinstance(data.get("type"), str):
-                raise ValueError(f"field 'type' must be a string, got {_show(data.get('type'))}")
+            notify = data.get("type")
+            if not isinstance(notify, str):
+                raise ValueError(f"field 'type' must be a string, got {_show(notify)}")
+            if notify in _MACHINE_NOTIFY:
+                self._hosts(data.get("resources"), "resources")
+            elif notify not in _NOTIFY_TYPES and not self.forwards_unknown:
+                raise ValueError(f"field 'type': unknown type {_show(notify)} (Batsim sends "
+                                 "no_more_static_job_to_submit, no_more_external_event_to_occur and the machine "
+                                 "events; others only with 'config.forward-unknown-events')")
 
 
 def check_endpoint(endpoint: str, option: str) -> str:

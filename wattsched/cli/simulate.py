@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -26,6 +27,8 @@ from wattsched.cli.common import (
 
 #: Seconds to wait for the peer's next message (``--timeout``); the same as the Batsim stand-in's default.
 DEFAULT_TIMEOUT_S = 600.0
+#: The scheduler of ``wattsched run`` without ``-s``.
+DEFAULT_SCHEDULER = "easy-backfill"
 
 EPILOG_RUN = """\
 examples:
@@ -56,6 +59,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.timeout is not None and args.connect is None:  # it would be ignored: say so rather than run
         raise OptionError("--timeout applies with --connect only (the in-process scheduler cannot stop answering)")
+    if args.connect is not None and (args.scheduler is not None or args.options is not None):  # ignored likewise
+        given = [flag for flag, value in (("-s", args.scheduler), ("-o", args.options)) if value is not None]
+        verb = "apply" if len(given) > 1 else "applies"
+        raise OptionError(f"{' and '.join(given)} {verb} without --connect only (the scheduler is the one listening "
+                          f"on {args.connect}: give its name and options to 'wattsched serve -s NAME -o JSON')")
+    scheduler = args.scheduler if args.scheduler is not None else DEFAULT_SCHEDULER
     options = scheduler_options(args.options) if args.options is not None else {}
     if args.options is not None and args.options.startswith("@"):  # an input too: it was replaced by an output
         from wattsched.experiments.runner import check_not_inputs, check_prefix, shown_path
@@ -65,17 +74,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     platform = load_platform(args.platform)
     workload = load_workload(args.workload)
     check_job_fields((job.entry for job in workload.jobs), args.workload)
-    ear_model = options.get("ear_model") if isinstance(options.get("ear_model"), str) else None
+    with naming_options_file(args.options):
+        ear_model = _ear_model(scheduler, options) if args.connect is None else None
     check_eamc_inputs((host.properties for host in platform.hosts), (job.entry for job in workload.jobs),
                       args.workload, ear_model)
     with naming_options_file(args.options):
-        stats = run_simulation(platform, workload, args.export, scheduler=args.scheduler, options=options,
+        stats = run_simulation(platform, workload, args.export, scheduler=scheduler, options=options,
                                dynamic_jobs=args.enable_dynamic_jobs,
                                acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs,
                                connect=args.connect, show_progress=progress_enabled(args),
                                timeout_s=DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout)
     paths = output_paths(args.export)
-    budget = _budget_window(args.scheduler, options) if args.connect is None else None
+    budget = _budget_window(scheduler, options) if args.connect is None else None
     metrics = compute_metrics(str(args.export), tau_s=args.tau, workload=args.workload if args.per_user else None,
                               window=args.window, extra_windows=budget)
     rejected = int(metrics.get("nb_jobs_rejected", 0))
@@ -87,12 +97,31 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         print(metrics_to_json(metrics))
     else:
-        print(format_table(metrics, title=f"{args.scheduler if args.connect is None else args.connect} on "
+        print(format_table(metrics, title=f"{scheduler if args.connect is None else args.connect} on "
                                           f"{Path(args.platform).name} / {Path(args.workload).name}"))
         print(f"outputs: {paths['jobs'].parent}/{Path(str(args.export)).name}_*.csv  "
               f"({stats.events} events in {stats.messages} messages, {stats.simulation_time_s:.2f} s wall-clock, "
               f"{stats.scheduling_time_s:.2f} s in the scheduler)")
     return 0
+
+
+def _ear_model(scheduler: str, options: dict) -> str | None:
+    """The folder of EAR model data a preset's options name (None: the shipped one), which the inputs' applications
+    are checked against before the run; the options are checked first, as the preset checks them. It was read from
+    the options of any scheduler: a preset without the option (``fcfs``) was refused for a folder that is no EAR
+    model instead of for an unknown option, and an empty name read the current folder ("./modules: missing"). The
+    options of another scheduler (a pybatsim class, ``file.py``) are its own: an ``ear_model`` there is none of ours.
+    """
+    from wattsched.schedulers.eamc import check_ear_model_name
+    from wattsched.schedulers.presets import PRESETS
+
+    preset = PRESETS.get(scheduler.strip())
+    if preset is None:
+        return None
+    ear_model = preset.validate(options)[1].get("ear_model")
+    if ear_model is not None:
+        check_ear_model_name(ear_model)
+    return ear_model
 
 
 def _budget_window(scheduler: str, options: dict) -> dict[str, tuple[float, float]] | None:
@@ -222,10 +251,15 @@ def _remove_own_socket(path: Path, before: tuple[int, int] | None) -> None:
         pass  # gone already (ZeroMQ removes it when its context ends)
 
 
-def _text(raw: bytes, number: int) -> str:
-    """A message as text; one that is not UTF-8 is refused naming it (``number``)."""
+def _text(frames: list[bytes], number: int) -> str:
+    """A message (its ZeroMQ frames) as text; one that is not UTF-8, or of several frames, is refused naming it
+    (``number``): the reply to a message of several frames cannot be sent (the REP socket's send raised ZMQError,
+    a traceback, or was blamed on a pybatsim scheduler's code)."""
+    if len(frames) != 1:
+        raise ProtocolError(f"Batsim message {number}: a message of {len(frames)} parts (ZeroMQ frames); Batsim "
+                            "sends each message in one")
     try:
-        return raw.decode()
+        return frames[0].decode()
     except UnicodeDecodeError as exc:
         raise ProtocolError(f"Batsim message {number}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
@@ -253,7 +287,7 @@ def _serve_pybatsim(name: str, options: dict, bind: str, timeout_s: float) -> No
     from wattsched.schedulers.adapter import _source_file, load_scheduler, user_code_error
 
     scheduler = load_scheduler(name, options)
-    network_class = _guarded_network_class(timeout_s)
+    network_class = _guarded_network_class(timeout_s, f"scheduler {name.strip()}")
     plain = pybatsim_batsim.NetworkHandler
     pybatsim_batsim.NetworkHandler = network_class  # pybatsim's Batsim binds and reads in its constructor
     network = None
@@ -268,30 +302,34 @@ def _serve_pybatsim(name: str, options: dict, bind: str, timeout_s: float) -> No
                 pybatsim_batsim.NetworkHandler = plain
                 network = network_class.created[0] if network_class.created else None
             bs.start()
-        except WattschedError:
+        except (WattschedError, KeyboardInterrupt):
             raise
-        except (Exception, SystemExit) as error:  # user code: reported on one line, as run -s reports it
+        except BaseException as error:  # user code: reported on one line, as run -s reports it
             raise user_code_error(f"scheduler {name.strip()}", error, _source_file(type(scheduler))) from None
     finally:
         if network is not None:
             network.close()
 
 
-def _guarded_network_class(timeout_s: float) -> Any:
+def _guarded_network_class(timeout_s: float, label: str) -> Any:
     """pybatsim's network handler, made safe for a peer that breaks the protocol: every message Batsim sends
     is parsed and checked (:class:`~wattsched.base.validate.BatsimMessageChecker`) before pybatsim sees it;
     a peer that disconnects, or sends nothing for ``timeout_s`` seconds, raises :class:`ProtocolError`; the
-    socket and its context are closed on every way out (the port is released)."""
+    socket and its context are closed on every way out (the port is released). A child process the scheduler
+    (``label``) forked that returns into the simulation ends before it sends a reply on the parent's socket
+    (:func:`~wattsched.schedulers.adapter.end_forked_child`)."""
     import zmq
     from pybatsim.batsim.network import NetworkHandler
 
     from wattsched.base.errors import ProtocolError
     from wattsched.base.validate import BatsimMessageChecker, load_json
+    from wattsched.schedulers.adapter import end_forked_child
 
     def error(source: str, field: str, problem: str) -> ProtocolError:
         return ProtocolError(f"{source}{' at ' + field if field else ''}: {problem}")
 
     slice_ms = _slice_ms(timeout_s)
+    pid = os.getpid()
     max_depth = int(limit("nesting"))  # read once, not at every message
 
     class GuardedNetwork(NetworkHandler):
@@ -302,7 +340,7 @@ def _guarded_network_class(timeout_s: float) -> Any:
 
         def __init__(self, endpoint: str, *rest: Any, **kwargs: Any) -> None:
             super().__init__(endpoint, *rest, **kwargs)
-            self.checker = BatsimMessageChecker(sees_replies=True)
+            self.checker = BatsimMessageChecker(sees_replies=True, pybatsim=True)
             self.monitor: Any = None
             GuardedNetwork.created.append(self)
 
@@ -323,7 +361,7 @@ def _guarded_network_class(timeout_s: float) -> Any:
             """The next message, parsed and checked; waits as ``serve`` does (:func:`_wait_longer`)."""
             number = self.checker.number
             try:
-                raw = self.connection.recv()
+                raw = self.connection.recv_multipart()
             except zmq.Again:
                 raw = _wait_longer(self.connection, self.monitor, number, self.socket_endpoint, timeout_s, slice_ms)
             msg = load_json(_text(raw, number + 1), f"Batsim message {number + 1}", error, max_depth=max_depth)
@@ -331,6 +369,7 @@ def _guarded_network_class(timeout_s: float) -> Any:
             return msg
 
         def send(self, msg: dict) -> None:
+            end_forked_child(pid, label)
             self.checker.replied(msg)  # jobs started, and registered (known from now on: B44)
             super().send(msg)
 
@@ -416,7 +455,8 @@ def _serve_translator(handler: Any, bind: str, timeout_s: float) -> None:
         print(f"wattsched: waiting for Batsim on {bind} (Batsim connects with -s)", file=sys.stderr)
         monitor = sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         sock.setsockopt(zmq.RCVTIMEO, slice_ms)
-        receive, send, check, replied, dumps = sock.recv, sock.send_string, checker.check, checker.replied, json.dumps
+        receive, send, check, replied, dumps = (sock.recv_multipart, sock.send_string, checker.check, checker.replied,
+                                                json.dumps)
         while not handler.ended:
             try:
                 raw = receive()
@@ -437,9 +477,9 @@ def _serve_translator(handler: Any, bind: str, timeout_s: float) -> None:
         sock.close(linger=0)
 
 
-def _wait_longer(sock: Any, monitor: Any, number: int, bind: str, timeout_s: float, slice_ms: int) -> bytes:
-    """The next message once a first slice passed without one: slice after slice, looking for a disconnection
-    between them, until ``timeout_s`` seconds have passed since the first slice began."""
+def _wait_longer(sock: Any, monitor: Any, number: int, bind: str, timeout_s: float, slice_ms: int) -> list[bytes]:
+    """The next message (its frames) once a first slice passed without one: slice after slice, looking for a
+    disconnection between them, until ``timeout_s`` seconds have passed since the first slice began."""
     import zmq
 
     deadline = time.monotonic() + timeout_s - slice_ms / 1000
@@ -453,7 +493,7 @@ def _wait_longer(sock: Any, monitor: Any, number: int, bind: str, timeout_s: flo
                                     "--timeout S waits longer")
             sock.setsockopt(zmq.RCVTIMEO, min(slice_ms, left_ms))
             try:
-                return sock.recv()
+                return sock.recv_multipart()
             except zmq.Again:
                 pass
     finally:
@@ -473,9 +513,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("platform", type=named("a SimGrid platform XML file"),
                    help="SimGrid platform XML (version 4.1) with node power states")
     p.add_argument("workload", type=named("a Batsim JSON workload file"), help="Batsim JSON workload")
-    p.add_argument("-s", "--scheduler", default="easy-backfill", type=SCHEDULER_NAME,
+    p.add_argument("-s", "--scheduler", type=SCHEDULER_NAME,  # None: DEFAULT_SCHEDULER, unless --connect
                    help="preset name (see 'wattsched schedulers'), pybatsim entry-point name, "
-                        "'package.module:Class' or 'file.py[:Class]' (default: easy-backfill)")
+                        f"'package.module:Class' or 'file.py[:Class]' (default: {DEFAULT_SCHEDULER})")
     add_options_argument(p)
     p.add_argument("-e", "--export", default="out/out", type=named("an output prefix such as out/out", written=True),
                    help="output prefix: writes PREFIX_jobs.csv, _schedule.csv, ... (default: out/out)")

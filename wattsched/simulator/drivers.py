@@ -156,6 +156,19 @@ def _describing_error(number: int, msg: dict) -> Callable[[str, str, str], Proto
     return reply_error
 
 
+def _reply_text(frames: list[bytes], number: int, msg: dict) -> str:
+    """A reply received over ZeroMQ (its frames) as text. One of several frames is refused (the REQ socket could
+    send no next message: ZMQError), and so is one that is not UTF-8 (a UnicodeDecodeError), each naming the
+    message it answers."""
+    error = _describing_error(number, msg)
+    if len(frames) != 1:
+        raise error("", "", f"a reply of {len(frames)} parts (ZeroMQ frames); a Batsim scheduler replies in one")
+    try:
+        return frames[0].decode()
+    except UnicodeDecodeError as exc:
+        raise error("", "", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
 def _progress_done(sim: Simulation) -> int:
     return len(sim.jobs_rows)
 
@@ -239,7 +252,7 @@ def run_zmq(sim: Simulation, endpoint: str, *, progress: ProgressCallback | None
                 remaining_ms = max(0, int((deadline - time.perf_counter()) * 1000))
                 ready = dict(poller.poll(remaining_ms))
                 if sock in ready:
-                    raw = sock.recv_string()
+                    raw = _reply_text(sock.recv_multipart(), number, msg)
                     break
                 if monitor in ready:
                     from zmq.utils.monitor import recv_monitor_message
