@@ -100,7 +100,7 @@ from wattsched.energy_models.ear import (
     load_ear_model,
 )
 from wattsched.energy_models.power import NodeModel
-from wattsched.schedulers.frequency import FrequencyChoice
+from wattsched.schedulers.frequency import FrequencyChoice, top_pstate_of
 from wattsched.schedulers.options import Option
 from wattsched.schedulers.order import QueueOrder
 from wattsched.schedulers.pieces import Piece, register
@@ -826,8 +826,18 @@ class _EarFrequency(_EarPiece, FrequencyChoice):
                               "run' enables them itself)")
 
     def pstate_for(self, job: QueuedJob, hosts: ProcSet, view: ClusterView) -> int | None:
+        """The rule's frequency on the job's partition. A placement that ignores partitions may give a job hosts of
+        several (they are spans of host ids: the first and the last host tell): no frequency of one partition's
+        model means the same pstate on another, so the job runs at the top frequency (it got the pstate number of
+        its first host's partition on every host: another frequency, or another pstate kind, on the others)."""
         platform = self.platform
-        part = platform.partitions[job.partition] if job.partition is not None else platform.partition_of(hosts.min)
+        if job.partition is not None:
+            part = platform.partitions[job.partition]
+        else:
+            part = platform.partition_of(hosts.min)
+            if platform.partition_of(hosts.max) is not part:
+                platform.info(job)  # (its fields checked, as any job's)
+                return top_pstate_of(hosts, view)
         return platform.pstate(self.rule, job, part)
 
 

@@ -52,8 +52,11 @@ class TopFrequency(FrequencyChoice):
         self._top = tops.pop() if len(tops) == 1 else None
 
     def pstate_for(self, job: QueuedJob, hosts: ProcSet, view: ClusterView) -> int | None:
-        if self._top is not None:
-            return self._top
-        assert view.power is not None
-        tops = {model.top_pstate for model, _ in view.power.model_counts(hosts)}
-        return tops.pop() if len(tops) == 1 else None
+        return self._top if self._top is not None else top_pstate_of(hosts, view)
+
+
+def top_pstate_of(hosts: ProcSet, view: ClusterView) -> int | None:
+    """The top pstate of ``hosts``, None when their models number it differently (the hosts are left as they are)."""
+    assert view.power is not None
+    tops = {model.top_pstate for model, _ in view.power.model_counts(hosts)}
+    return tops.pop() if len(tops) == 1 else None

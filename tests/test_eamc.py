@@ -446,3 +446,19 @@ def test_the_single_partition_presets_do_not_offer_the_partitions_placement() ->
         build("energy-bud", {"t_weight": 1.5, "budget_fraction": 0.5, "window_end_s": 10.0})
     policy = build("compose", {"placement": "partitions", "t_weight": 1.5})
     assert policy.placement.name == "partitions"
+
+
+def test_a_job_placed_across_partitions_runs_at_the_top_frequency(properties: list[dict]) -> None:
+    """An EAMC frequency behind a placement that ignores partitions (first-fit): a job on hosts of p1 and p2 got the
+    pstate number of p1's f_opt on every host, another frequency on p2's. Now the top one; a job on one partition
+    still gets its rule's frequency there."""
+    policy = started("compose", properties, {"order": "fcfs", "placement": "first-fit", "frequency": "eamc"})
+    policy.on_submitted(job(1, 2, 7200, app=8, run=3600))  # hosts 0-1, on p1 alone
+    policy.schedule()
+    policy.on_submitted(job(2, 4, 7200, app=8, run=3600))  # hosts 2-5: p1's 2-3 and p2's 4-5
+    out = policy.schedule()
+    assert starts(out) == {"w0!2": "2-5"}
+    assert all(d.pstate == 0 for d in out if isinstance(d, SetPState))
+    policy.on_submitted(job(3, 2, 7200, app=8, run=3600))  # hosts 6-7, on p2 alone: p2's f_opt (1.2 GHz)
+    out = policy.schedule()
+    assert [(str(d.hosts), d.pstate) for d in out if isinstance(d, SetPState)] == [("6-7", 22)]
