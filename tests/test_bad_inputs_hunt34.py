@@ -39,72 +39,22 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_bad_inputs_serve import begins, completed, free_port, msg, one_line_error, refused, submitted
+from tests.test_bad_inputs_serve import (begins, completed, free_port, msg, one_line_error, refused,  # noqa: F401
+                                         scheduler_args, serve, submitted)
 from wattsched import api
 from wattsched.base.validate import BatsimMessageChecker
-from wattsched.cli import main
 
 WATTSCHED = [sys.executable, "-m", "wattsched"]
 
 
 # ------------------------------------------------------------------------------ a fake Batsim, a fake scheduler
-def serve_frames(messages: list[list[bytes]], *args: str) -> tuple[subprocess.CompletedProcess, list[bytes]]:
-    """``wattsched serve`` sent each message as the given ZeroMQ frames by a REQ client waiting at most 5 s a reply
-    (not once the server has ended)."""
-    import time
-
-    import zmq
-
-    endpoint = f"tcp://127.0.0.1:{free_port()}"
-    server = subprocess.Popen([*WATTSCHED, "serve", "--bind", endpoint, "--timeout", "5", *args],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    ctx = zmq.Context()
-    sock = ctx.socket(zmq.REQ)
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.setsockopt(zmq.RCVTIMEO, 50)
-    replies = []
-    try:
-        sock.connect(endpoint)
-        for number, frames in enumerate(messages, 1):
-            sock.send_multipart(frames)
-            deadline = time.monotonic() + 5
-            while time.monotonic() < deadline and server.poll() is None:
-                try:
-                    replies.append(sock.recv())
-                    break
-                except zmq.Again:
-                    pass
-            if len(replies) < number:
-                break
-        out, err = server.communicate(timeout=30)
-    finally:
-        sock.close(linger=0)
-        ctx.term()
-        if server.poll() is None:
-            server.kill()
-            server.wait(timeout=10)
-    return subprocess.CompletedProcess(server.args, server.returncode, out, err), replies
+def serve_frames(messages: list[list[bytes]], *args: str) -> tuple[subprocess.CompletedProcess, list]:
+    """``wattsched serve`` sent each message as the given ZeroMQ frames (:func:`tests.test_bad_inputs_serve.serve`)."""
+    return serve(f"tcp://127.0.0.1:{free_port()}", messages, *args)
 
 
 def frames(message: dict, *more: bytes) -> list[bytes]:
     return [json.dumps(message).encode(), *more]
-
-
-QUIET = """
-from pybatsim.batsim.batsim import BatsimScheduler
-
-class Quiet(BatsimScheduler):
-    def onJobSubmission(self, job):
-        pass
-"""
-
-
-@pytest.fixture(params=["preset", "pybatsim"])
-def scheduler_args(request, tmp_path) -> list[str]:
-    if request.param == "preset":
-        return []
-    (tmp_path / "quiet.py").write_text(QUIET)
-    return ["-s", f"{tmp_path / 'quiet.py'}:Quiet"]
 
 
 @pytest.fixture
@@ -294,7 +244,7 @@ def test_serve_a_pybatsim_scheduler_is_not_blamed_for_a_completion_without_retur
     proc, replies = serve_frames([frames(msg(0, begins())), frames(msg(1, submitted("w0!1"))),
                                   frames(msg(2, _without(completed("w0!1", 2), "return_code")))],
                                  "-s", f"{tmp_path / 'starter.py'}:Starter")
-    assert b"EXECUTE_JOB" in replies[1]
+    assert "EXECUTE_JOB" in json.dumps(replies[1])
     one_line_error(proc, "Batsim message 3 (t=2): JOB_COMPLETED: field 'return_code' must be an integer")
 
 

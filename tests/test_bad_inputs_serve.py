@@ -189,8 +189,11 @@ def free_port() -> int:
 
 
 def serve(endpoint: str, messages: list, *args: str) -> tuple[subprocess.CompletedProcess, list]:
-    """``wattsched serve --bind endpoint`` sent ``messages`` (dicts, or bytes as they are) by a REQ client
-    that waits at most 5 s for each reply; the replies received and the finished process."""
+    """``wattsched serve --bind endpoint`` sent ``messages`` (dicts, bytes as they are, or a list of bytes: the
+    ZeroMQ frames of one message) by a REQ client that waits at most 5 s for each reply, and no longer once the
+    server has ended; the replies received (parsed) and the finished process."""
+    import time
+
     import zmq
 
     server = subprocess.Popen([*WATTSCHED, "serve", "--bind", endpoint, "--timeout", "5", *args],
@@ -198,15 +201,23 @@ def serve(endpoint: str, messages: list, *args: str) -> tuple[subprocess.Complet
     ctx = zmq.Context()
     sock = ctx.socket(zmq.REQ)
     sock.setsockopt(zmq.LINGER, 0)
-    sock.setsockopt(zmq.RCVTIMEO, 5000)
+    sock.setsockopt(zmq.RCVTIMEO, 50)
     replies = []
     try:
         sock.connect(endpoint)
-        for message in messages:
-            sock.send(message if isinstance(message, bytes) else json.dumps(message).encode())
-            try:
-                replies.append(json.loads(sock.recv()))
-            except zmq.Again:
+        for number, message in enumerate(messages, 1):
+            if isinstance(message, list):
+                sock.send_multipart(message)
+            else:
+                sock.send(message if isinstance(message, bytes) else json.dumps(message).encode())
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline and server.poll() is None:
+                try:
+                    replies.append(json.loads(sock.recv()))
+                    break
+                except zmq.Again:
+                    pass
+            if len(replies) < number:
                 break
         out, err = server.communicate(timeout=30)
     finally:
