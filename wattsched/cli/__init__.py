@@ -36,6 +36,7 @@ from wattsched.base.errors import WattschedError, printable, quoted_cut
 from wattsched.base.limits import check_limit_variables
 from wattsched.base.signals import terminate_as_interrupt
 from wattsched.cli import analyse, describe, inputs, simulate, studies, web
+from wattsched.cli.common import HelpFormatter
 
 __all__ = ["build_parser", "main"]
 
@@ -47,6 +48,7 @@ class Parser(argparse.ArgumentParser):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", HelpFormatter)  # descriptions wrapped, examples as written
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
@@ -59,15 +61,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="wattsched",
         description="Energy-aware HPC job schedulers for Batsim 4, with an embedded Batsim-compatible simulator.",
-        epilog="Run 'wattsched COMMAND --help' for the documentation of a command.\n\n"
+        epilog="Run 'wattsched COMMAND --help' for the documentation of a command (its options, units, defaults "
+               "and examples).\n\n"
+               "examples:\n"
+               "  wattsched run platforms/taurus_16.xml workloads/demo_taurus16.json -s easy-backfill -e results/easy\n"
+               "  wattsched -v reproduce esc --out results/esc -j 2\n\n"
                "From Python (notebooks):\n"
                "  from wattsched import api\n"
                "  result = api.simulate(platform, workload, scheduler, options)   # outputs as DataFrames, metrics\n"
                "  table = api.sweep(grid, out)                                    # as 'wattsched sweep'\n"
                "an example notebook: docs/api.ipynb.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output (-vv for debug)")
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="more log output on standard error: -v info, -vv debug; before COMMAND "
+                             "(wattsched -v reproduce esc)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=Parser)
     for module in (simulate, describe, analyse, inputs, studies, web):
         module.add_parsers(sub)

@@ -110,26 +110,39 @@ def cmd_node_stats(args: argparse.Namespace) -> int:
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("metrics", help="metrics of any Batsim output folder (ours or real Batsim's)",
                        description="Compute utilization, AVEbsld (bounded slowdown), waiting time, makespan, energy, "
-                                   "energy inside a window and per-user stretch from Batsim output files.")
+                                   "energy inside a window and per-user stretch from Batsim output files.",
+                       epilog="examples:\n"
+                              "  wattsched metrics results/easy\n"
+                              "  wattsched metrics results/easy --window 0,86400 --max-power 3051.8 --json\n"
+                              "  wattsched metrics out/out --workload workloads/demo_taurus16.json")
     p.add_argument("outputs", type=OUTPUTS, help="output folder (holding one run), or prefix such as results/out")
-    p.add_argument("--tau", type=positive_float, default=10.0,
-                   help="bounded-slowdown threshold in seconds (default 10)")
+    p.add_argument("--tau", type=positive_float, default=10.0, metavar="S",
+                   help="bounded-slowdown threshold in seconds, > 0 (default 10)")
     p.add_argument("--window", type=run_window, metavar="START,END",
-                   help="time window in seconds for utilization and window energy")
-    p.add_argument("--workload", type=named("a workload JSON file, or leave --workload out"),
-                   help="workload JSON, to join the jobs' 'user' field for per-user stretch")
+                   help="utilization and window energy from START to END, in seconds of simulated time "
+                        "(0 ≤ START < END; default: first submission to makespan)")
+    p.add_argument("--workload", type=named("a workload JSON file, or leave --workload out"), metavar="FILE",
+                   help="the run's Batsim JSON workload, to join the jobs' 'user' field for per-user stretch")
     p.add_argument("--max-power", type=positive_float, metavar="W",
-                   help="platform's all-computing power in W (energy relative to it)")
-    p.add_argument("--json", action="store_true", help="print the metrics as JSON")
+                   help="the platform's all-computing power in watts (every compute host at its top pstate), to "
+                        "give the window energy relative to the window's maximum")
+    p.add_argument("--json", action="store_true", help="print the metrics as JSON instead of a table")
     p.set_defaults(func=cmd_metrics)
 
     p = sub.add_parser("plot", help="Gantt chart, power over time and host states as PNG",
-                       description="Write gantt.png, power.png and machine_states.png for a run.")
+                       description="Write gantt.png, power.png (when the outputs have _consumed_energy.csv, or a "
+                                   "budget is drawn) and machine_states.png (when they have _machine_states.csv) "
+                                   "for a run, and print their paths.",
+                       epilog="examples:\n"
+                              "  wattsched plot results/easy\n"
+                              "  wattsched plot results/bud -d figures --window 0,86400 --budget-power 1500")
     p.add_argument("outputs", type=OUTPUTS, help="output folder (holding one run), or prefix such as results/out")
     add_output_dir_argument(p, "the PNGs")
     p.add_argument("--window", type=run_window, metavar="START,END",
-                   help="an energy-budget window to shade, in seconds")
-    p.add_argument("--budget-power", type=positive_float, metavar="W", help="budget power in W, drawn as a line")
+                   help="an energy-budget window to shade on power.png, in seconds of simulated time "
+                        "(0 ≤ START < END)")
+    p.add_argument("--budget-power", type=positive_float, metavar="W",
+                   help="budget power in watts, drawn as a line on power.png")
     p.set_defaults(func=cmd_plot)
 
     p = sub.add_parser("paraver", help="node states of a run as a Paraver trace (.prv, .pcf, .row)",
@@ -137,10 +150,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "per host, its states (0 off, 1 running, 2 idle, 3 switching on, 4 switching off) "
                                    "as state records, the job id (event 1000) and the pstate (event 1001) as events; "
                                    "<prefix>.prv, <prefix>.pcf (state names and colours, event names) and "
-                                   "<prefix>.row (host names). Times in microseconds from the start.")
+                                   "<prefix>.row (host names). Times in microseconds from the start.",
+                       epilog="examples:\n"
+                              "  wattsched paraver tests/fixtures/batsim-reference/esc-states -d traces\n"
+                              "  wattsched paraver results/easy --platform platforms/taurus_16.xml")
     p.add_argument("outputs", type=OUTPUTS, help="output folder (holding one run), or prefix such as results/out")
     add_output_dir_argument(p, "the three files")
-    p.add_argument("--platform", type=named("the run's platform XML file, or leave --platform out"),
+    p.add_argument("--platform", type=named("the run's platform XML file, or leave --platform out"), metavar="FILE",
                    help="the run's platform XML, to name the rows after its hosts (default: 'host <id>')")
     p.set_defaults(func=cmd_paraver)
 
@@ -148,23 +164,34 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                        description="Shutdowns, maximum active nodes, active and inactive time in total and per node, "
                                    "mean active and inactive intervals, mean time between shutdowns, time in each "
                                    "state, makespan and energy, of any Batsim output folder (ours or real Batsim's); "
-                                   "with --baseline (the always-on run), the time and energy ratios.")
+                                   "with --baseline (the always-on run), the time and energy ratios.",
+                       epilog="examples:\n"
+                              "  wattsched node-stats tests/fixtures/batsim-reference/esc-states\n"
+                              "  wattsched node-stats results/esc --baseline results/always-on --json")
     p.add_argument("outputs", type=OUTPUTS, help="output folder (holding one run), or prefix such as results/out")
     p.add_argument("--baseline", type=named("the always-on run's output folder or prefix, or leave --baseline out"),
-                   help="outputs of the always-on run to compare makespan and energy with")
-    p.add_argument("--json", action="store_true", help="print the statistics as JSON")
+                   metavar="OUTPUTS",
+                   help="output folder or prefix of the always-on run of the same jobs and hosts, to compare "
+                        "makespan and energy with")
+    p.add_argument("--json", action="store_true", help="print the statistics as JSON instead of a table")
     p.set_defaults(func=cmd_node_stats)
 
     p = sub.add_parser("regress", help="compare a run with golden outputs (or --update them)",
                        description="Compare the five CSVs of RUN with GOLDEN (times exact, energies within "
-                                   "--rel-tol); prints a readable diff and exits 1 when they differ.")
+                                   "--rel-tol); prints a readable diff and exits 1 when they differ.",
+                       epilog="examples:\n"
+                              "  wattsched regress results/easy tests/golden/easy-backfill\n"
+                              "  wattsched regress results/easy tests/golden/easy-backfill --update")
     p.add_argument("run", type=OUTPUTS, help="output folder or prefix of the run")
     p.add_argument("golden", type=named("the golden outputs' folder or prefix", written=True),
                    help="folder or prefix of the golden outputs")
     p.add_argument("--update", action="store_true",
-                   help="replace the golden outputs with the run's (all or none: a run checked as 'metrics' reads "
-                        "it, every target checked first); a golden file of a kind the run did not write (e.g. "
+                   help="instead of comparing, replace the golden outputs with the run's (GOLDEN created when "
+                        "missing); all or none: nothing changes unless every run file reads as 'metrics' reads it "
+                        "and every target can be written; a golden file of a kind the run did not write (e.g. "
                         "_consumed_energy.csv) is deleted")
-    p.add_argument("--rel-tol", type=positive_float, default=1e-6, help="relative tolerance on energies (default 1e-6)")
-    p.add_argument("--limit", type=non_negative_int, default=20, help="differences shown (default 20)")
+    p.add_argument("--rel-tol", type=positive_float, default=1e-6, metavar="R",
+                   help="relative tolerance on energies, > 0 (default 1e-6)")
+    p.add_argument("--limit", type=non_negative_int, default=20, metavar="N",
+                   help="differences printed, at most (default 20; 0: only their count)")
     p.set_defaults(func=cmd_regress)

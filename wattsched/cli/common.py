@@ -189,12 +189,15 @@ class _Once(argparse.Action):
 
 def add_options_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--options", metavar="JSON", action=_Once,
-                        help="scheduler options: a JSON object, or @file.json (see 'wattsched schedulers'); once")
+                        help="scheduler options: a JSON object such as '{\"placement\": \"best-fit\"}', or @FILE to "
+                             "read it from a JSON file; 'wattsched schedulers NAME' lists a preset's options, their "
+                             "defaults and valid values (default: the preset's defaults; give -o once)")
 
 
 def add_progress_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()  # both: --progress won, -q silently ignored
-    group.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    group.add_argument("-q", "--quiet", action="store_true",
+                       help="no progress bar (by default one is shown when standard error is a terminal)")
     group.add_argument("--progress", action="store_true",
                        help="show progress even when not on a terminal: then a plain line a minute (jobs done, "
                             "simulated time, and the time left at the pace of the last 10 minutes: a whole trace "
@@ -215,7 +218,7 @@ def output_file(text: str) -> Path | None:
 
 def add_output_argument(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--output", type=output_file, metavar="FILE",
-                        help=f"{what} (default, or -: standard output)")
+                        help=f"file to write {what} to (default: standard output, as with -)")
 
 
 def add_output_dir_argument(parser: argparse.ArgumentParser, what: str) -> None:
@@ -223,8 +226,24 @@ def add_output_dir_argument(parser: argparse.ArgumentParser, what: str) -> None:
     the help: ``plot`` spelled it so, ``paraver`` the other way."""
     folder = named("a folder, or leave the option out to write next to the outputs", written=True)
     parser.add_argument("-d", "--output-dir", metavar="DIR", type=folder,
-                        help=f"where to write {what} (default: next to the outputs)")
+                        help=f"folder to write {what} into (default: the folder of the outputs read)")
     parser.add_argument("--out-dir", dest="output_dir", type=folder, help=argparse.SUPPRESS)
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """The ``--help`` layout of every command: a description's paragraphs (separated by a blank line) wrapped to
+    the terminal, and a block holding indented lines (an ``examples:`` epilog) printed as written. argparse's
+    RawDescriptionHelpFormatter printed long descriptions as one line of several hundred characters."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        blocks = []
+        for block in text.split("\n\n"):
+            lines = block.splitlines()
+            if any(line.startswith(" ") for line in lines):
+                blocks.append("\n".join(indent + line for line in lines))
+            else:
+                blocks.append(super()._fill_text(block, width, indent))
+        return "\n\n".join(blocks)
 
 
 def progress_enabled(args: argparse.Namespace) -> bool:

@@ -57,8 +57,18 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("schedulers", help="list the presets and the pieces they compose, with options and papers",
                        description="List every preset with its options (type, default, valid values) and the paper "
                                    "it comes from, then every piece of every slot (order, backfill, placement, "
-                                   "admission, power, frequency) that '-s compose' combines.")
+                                   "admission, power, frequency) that '-s compose' combines. Give a preset's name "
+                                   "to -s of 'wattsched run' or 'serve', and its options to -o as one JSON object; "
+                                   "units are in the option names (window_end_s: seconds, budget_j: joules, "
+                                   "estimated_idle_w: watts).",
+                       epilog="examples:\n"
+                              "  wattsched schedulers\n"
+                              "  wattsched schedulers energy-bud\n"
+                              "  wattsched schedulers compose --json")
     p.add_argument("name", nargs="?", metavar="PRESET",
-                   help="only this preset (compose: with the pieces whose options it takes)")
-    p.add_argument("--json", action="store_true", help="print the listing as JSON")
+                   help="list only this preset (compose: with every piece, whose options it takes); default: "
+                        "every preset and every piece")
+    p.add_argument("--json", action="store_true",
+                   help="print the listing as JSON (description, paper and options with default, help and valid "
+                        "values)")
     p.set_defaults(func=cmd_schedulers)

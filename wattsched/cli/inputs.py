@@ -267,55 +267,78 @@ MIRROR = named("a folder of the archive's files, or leave --mirror out")
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("synth", help="generate a seeded synthetic HPC workload (Lublin-Feitelson style)",
                        description="Write a seeded synthetic HPC workload (Lublin & Feitelson 2003: job sizes, run "
-                                   "times, daily arrival cycle) as Batsim JSON, for a machine of --hosts hosts.")
-    p.add_argument("--hosts", type=positive_int, required=True, help="machine size")
-    p.add_argument("--seed", type=non_negative_int, required=True, help="random seed (an integer ≥ 0)")
-    add_output_argument(p, "output .json")
-    p.add_argument("--days", type=days, default=7.0, help="submission period in days (default 7)")
-    p.add_argument("--load", type=positive_float, default=0.85, help="target offered load (default 0.85)")
-    p.add_argument("--speed", type=positive_float, default=100e6, help="host speed in flop/s (default 100e6)")
-    p.add_argument("--users", type=positive_int, default=50, help="number of users (default 50)")
-    p.add_argument("--min-runtime", type=positive_float, metavar="S", help="shortest run time in s (default 1)")
+                                   "times, walltimes, daily and weekly arrival cycles, users) as Batsim JSON, for a "
+                                   "machine of --hosts hosts: jobs are drawn until their offered load reaches --load. "
+                                   "The same options and seed give the same workload. Model: docstring of "
+                                   "wattsched.workloads.synthetic.",
+                       epilog="examples:\n"
+                              "  wattsched synth --hosts 16 --seed 1 --days 1 --output w.json\n"
+                              "  wattsched synth --hosts 1152 --seed 2 --load 0.9 --min-runtime 120 --max-runtime 1800 "
+                              "> week.json")
+    p.add_argument("--hosts", type=positive_int, required=True, metavar="N",
+                   help="machine size in hosts (required); every job asks 1 to N hosts")
+    p.add_argument("--seed", type=non_negative_int, required=True, metavar="S",
+                   help="random seed, an integer ≥ 0 (required)")
+    add_output_argument(p, "the workload (Batsim JSON)")
+    p.add_argument("--days", type=days, default=7.0,
+                   help="submission period in days, > 0, at most 3660 (WATTSCHED_LIMIT_DAYS); default 7")
+    p.add_argument("--load", type=positive_float, default=0.85,
+                   help="target offered load: the jobs' hosts × run time over the machine's hosts × period, > 0 "
+                        "(default 0.85)")
+    p.add_argument("--speed", type=positive_float, default=100e6, metavar="FLOPS",
+                   help="host speed in flop/s: a job's work is its run time × FLOPS (default 100e6, the Taurus "
+                        "platforms')")
+    p.add_argument("--users", type=positive_int, default=50, metavar="N",
+                   help="number of users, ids 1 to N (default 50)")
+    p.add_argument("--min-runtime", type=positive_float, metavar="S",
+                   help="shortest run time in seconds, at least 1 (default 1)")
     p.add_argument("--max-runtime", type=positive_float, metavar="S",
-                   help="longest run time in s (default 129600 = 36 h)")
+                   help="longest run time in seconds, at least --min-runtime (default 129600 = 36 h)")
     p.set_defaults(func=cmd_synth)
 
     p = sub.add_parser("swf", help="convert an SWF trace (Parallel Workloads Archive) to a Batsim workload",
                        description="Convert an SWF trace (Standard Workload Format, Parallel Workloads Archive; "
                                    "plain or gzip-compressed) into a Batsim JSON workload: one job per trace line, "
                                    "run time as flops at --speed, user and group kept. The header's MaxProcs is the "
-                                   "default machine size. Prints one line on stderr: jobs kept, dropped by reason, "
-                                   "walltimes given by --walltime, run times cut to the walltime. Rules: the "
-                                   "docstring of wattsched/workloads/swf.py.",
+                                   "default machine size. Prints one line on standard error: jobs kept, dropped by "
+                                   "reason, walltimes given by --walltime, run times cut to the walltime. Rules: "
+                                   "docstring of wattsched.workloads.swf.",
                        epilog="examples:\n"
                               "  wattsched swf sdsc-blue --window 0,604800 --output blue-week1.json\n"
                               "  wattsched swf NASA-iPSC-1993-3.1-cln.swf.gz --busiest 7 --output nasa.json\n"
-                              "  wattsched swf trace.swf --hosts 128 --too-large keep --walltime factor:2",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                              "  wattsched swf trace.swf --hosts 128 --too-large keep --walltime factor:2")
     p.add_argument("swf", type=named("an SWF trace file or a trace name ('wattsched traces' lists them)"),
-                   help="input .swf or .swf.gz trace, or a name of 'wattsched traces' (from the mirror or cache)")
-    add_output_argument(p, "output .json")
-    p.add_argument("--speed", type=positive_float, default=100e6, help="host speed in flop/s (default 100e6)")
-    p.add_argument("--hosts", type=positive_int, help="platform size (default: the header's MaxProcs / --procs-per-host)")
-    p.add_argument("--max-jobs", type=positive_int, help="keep at most this many jobs")
+                   help="input .swf or .swf.gz trace, or a name of 'wattsched traces' (read from the mirror or the "
+                        "cache, never downloaded: 'wattsched traces fetch NAME' downloads it)")
+    add_output_argument(p, "the workload (Batsim JSON)")
+    p.add_argument("--speed", type=positive_float, default=100e6, metavar="FLOPS",
+                   help="host speed in flop/s: a job's work is its run time × FLOPS (default 100e6, the Taurus "
+                        "platforms')")
+    p.add_argument("--hosts", type=positive_int, metavar="N",
+                   help="machine size in hosts (default: the header's MaxProcs / --procs-per-host, else the widest "
+                        "job)")
+    p.add_argument("--max-jobs", type=positive_int, metavar="N", help="keep at most N jobs (default: all)")
     p.add_argument("--window", type=window, metavar="START,END",
-                   help="keep the jobs submitted in this window of trace seconds (shifted to start at 0)")
+                   help="keep the jobs submitted from START to END, in seconds of trace time (shifted to start at "
+                        "0); not with --busiest")
     p.add_argument("--busiest", type=time_in(86400.0, "days"), metavar="DAYS",
-                   help="keep the DAYS-long extract (starting at a whole day) with the highest offered load")
+                   help="keep the DAYS-long extract (starting at a whole day) with the highest offered load; needs "
+                        "the header's MaxProcs or --hosts; not with --window")
     p.add_argument("--job-numbers", type=job_range, metavar="FIRST,LAST",
                    help="keep the jobs whose SWF job number is in [FIRST, LAST]")
     p.add_argument("--procs-per-host", type=procs_per_host, default=1, metavar="N|node",
                    help="trace processors per host (default 1, the papers' count; 'node': MaxProcs/MaxNodes)")
     p.add_argument("--walltime", type=walltime_rule, default="runtime", metavar="RULE",
                    help="walltime of jobs without a requested time: runtime (default, a perfect estimate), none "
-                        "(never killed, no estimate for EASY), factor:F (F x run time), limit:S (S seconds)")
+                        "(never killed, no estimate for EASY), factor:F (F x run time, F ≥ 1), limit:S (S seconds, "
+                        "at least the run time)")
     p.add_argument("--too-large", choices=("drop", "keep", "error"), default="drop",
                    help="jobs wider than the machine: drop (default), keep (the scheduler rejects them) or error")
     p.add_argument("--no-runtime", choices=("drop", "keep", "error"), default="drop",
                    help="jobs with a run time <= 0 (cancelled or not): drop (default), keep (zero work) or error")
     p.add_argument("--mirror", metavar="DIR", type=MIRROR,
-                   help="folder of the archive's logs for a trace name (default "
-                   "$WATTSCHED_PWA, else shared/data/pwa beside the repository)")
+                   help="with a trace name only: folder of the archive's logs, looked in before the cache (default "
+                        "$WATTSCHED_PWA, else shared/data/pwa beside the repository)")
     p.set_defaults(func=cmd_swf)
 
     p = sub.add_parser("traces", help="the Parallel Workloads Archive logs the papers used: list, fetch (sha256 checked)",
@@ -327,17 +350,26 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "download fails when slower than 1 KiB/s over a minute "
                                    "($WATTSCHED_LIMIT_DOWNLOAD_MIN_RATE, $WATTSCHED_LIMIT_DOWNLOAD_RATE_WINDOW_S) or "
                                    "longer than the catalogue's size of the file.",
-                       epilog="examples:\n  wattsched traces\n  wattsched traces fetch sdsc-blue nasa-ipsc",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("action", nargs="?", choices=("list", "fetch"), default="list", help="list (default) or fetch")
-    p.add_argument("names", nargs="*", metavar="NAME", help="traces to fetch (names or file names)")
-    p.add_argument("--mirror", metavar="DIR", type=MIRROR, help="a folder holding the archive's files")
+                       epilog="examples:\n"
+                              "  wattsched traces\n"
+                              "  wattsched traces --sha256\n"
+                              "  wattsched traces fetch sdsc-blue nasa-ipsc\n"
+                              "  wattsched traces fetch CTC-SP2-1996-3.1-cln.swf.gz --cache data/pwa -q")
+    p.add_argument("action", nargs="?", choices=("list", "fetch"), default="list",
+                   help="list (default): the catalogue, where files are looked for, and with --sha256 their sha256; "
+                        "fetch: find or download each NAME and print its path")
+    p.add_argument("names", nargs="*", metavar="NAME",
+                   help="with fetch: traces to fetch, by name (sdsc-blue) or file name, as the list shows them")
+    p.add_argument("--mirror", metavar="DIR", type=MIRROR,
+                   help="with fetch: folder of the archive's logs, looked in first (default $WATTSCHED_PWA, else "
+                        "shared/data/pwa beside the repository)")
     p.add_argument("--cache", metavar="DIR", type=named("a folder, or leave --cache out for the default cache"),
-                   help="the download cache")
+                   help="the download cache (default $WATTSCHED_TRACES, else ~/.cache/wattsched/traces)")
     p.add_argument("--url", metavar="URL", help="download from this folder URL instead of the archive "
-                                               "(default $WATTSCHED_PWA_URL)")
-    p.add_argument("--sha256", action="store_true", help="list: print every file's sha256 too")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+                                               "(default $WATTSCHED_PWA_URL, else the archive's own folders)")
+    p.add_argument("--sha256", action="store_true", help="with list: print every file's sha256 too")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress bar while downloading (fetch only; shown on a terminal)")
     p.set_defaults(func=cmd_traces)
 
     p = sub.add_parser("lightesp", help="generate the Light-ESP workload of the EFS paper (table II), with users",
@@ -345,25 +377,33 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "jobs of 14 types on 15 nodes of 12 cores, node-exclusive; one host per node by "
                                    "default) as Batsim JSON, each job with a 'user' and an 'energy_factor'. "
                                    "Submission rules and user assignment: docstring of wattsched.workloads.lightesp.",
-                       epilog="example: wattsched lightesp --output esp.json && wattsched platform --hosts 15 "
-                              "--output esp.xml && wattsched run esp.xml esp.json -s efs --per-user")
-    add_output_argument(p, "output .json")
-    p.add_argument("--copies", type=positive_int, default=4, help="Light-ESPs one after the other (default 4)")
+                       epilog="examples:\n"
+                              "  wattsched lightesp --output esp.json && wattsched platform --hosts 15 --output esp.xml\n"
+                              "  wattsched run esp.xml esp.json -s efs --per-user\n"
+                              "  wattsched lightesp --users different-workloads --hosts-per-node 12 --output esp180.json"
+                              "   (run on 180 hosts)")
+    add_output_argument(p, "the workload (Batsim JSON)")
+    p.add_argument("--copies", type=positive_int, default=4, metavar="N",
+                   help="Light-ESPs one after the other, one every --period seconds (default 4)")
     p.add_argument("--users", choices=("same-workload", "different-workloads"), default="same-workload",
                    help="same-workload: 3 users with the same jobs and energy factors --efficiencies (paper "
                         "§IV-B.1); different-workloads: 3 users with 1/6, 2/6, 3/6 of the jobs, factor 1 "
                         "(§IV-B.2) (default same-workload)")
     p.add_argument("--efficiencies", type=efficiencies, metavar="G,N,L",
-                   help="energy factors of users 1, 2, 3 with same-workload (default 0.7,1.0,1.3)")
-    p.add_argument("--seed", type=non_negative_int, default=1,
-                   help="seed of the submission order (an integer ≥ 0, default 1)")
-    p.add_argument("--hosts-per-node", type=positive_int, default=1,
-                   help="hosts per 12-core node: 1 = a host is a node (15 hosts), 12 = a host is a core (default 1)")
+                   help="energy factors (> 0) of users 1, 2, 3, only with --users same-workload (default "
+                        "0.7,1.0,1.3)")
+    p.add_argument("--seed", type=non_negative_int, default=1, metavar="S",
+                   help="seed of the submission order, an integer ≥ 0 (default 1)")
+    p.add_argument("--hosts-per-node", type=positive_int, default=1, metavar="N",
+                   help="hosts per 12-core node, the machine having 15 × N hosts: 1, a host is a node (15 "
+                        "hosts), or 12, a host is a core (180 hosts) (default 1)")
     p.add_argument("--period", type=positive_float, default=935.0, metavar="S",
                    help="seconds between the starts of two copies (default 935, table II's theoretical run time)")
     p.add_argument("--walltime-factor", type=walltime_factor, default=1.0, metavar="F",
-                   help="walltime / run time, at least 1 (default 1)")
-    p.add_argument("--speed", type=positive_float, default=100e6, help="host speed in flop/s (default 100e6)")
+                   help="walltime / run time of every job, at least 1 (default 1)")
+    p.add_argument("--speed", type=positive_float, default=100e6, metavar="FLOPS",
+                   help="host speed in flop/s: a job's work is its run time × FLOPS (default 100e6, the Taurus "
+                        "platforms')")
     p.set_defaults(func=cmd_lightesp)
 
     p = sub.add_parser("eamc-workload", help="generate an EAMC-paper workload: jobs with applications and partitions",
@@ -371,22 +411,29 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "3.65 h at the top frequency of p1, a daily arrival cycle over --days, each job "
                                    "with an EAR application id ('app', 1-8) and the partitions it may use "
                                    "('partitions': p1, p2), the share of STREAM (app 8, which favours p2) set by "
-                                   "--mix. Run it on 'wattsched platform --node eamc'.",
-                       epilog="example: wattsched eamc-workload --mix 33 --seed 1 --output w.json && wattsched "
-                              "platform --node eamc --hosts 512 --output p.xml && wattsched run p.xml w.json "
-                              "-s eamc-priority-inc")
-    add_output_argument(p, "output .json")
+                                   "--mix. Run it on 'wattsched platform --node eamc --hosts N', N being --max-res.",
+                       epilog="examples:\n"
+                              "  wattsched eamc-workload --mix 33 --seed 1 --output w.json\n"
+                              "  wattsched platform --node eamc --hosts 512 --output p.xml\n"
+                              "  wattsched run p.xml w.json -s eamc-priority-inc\n"
+                              "  wattsched eamc-workload --jobs 500 --max-res 64 --mean-res 4 --days 2 --output small.json")
+    add_output_argument(p, "the workload (Batsim JSON)")
     p.add_argument("--mix", choices=("13", "33", "50"), default="13",
                    help="%% of jobs favouring p2: 13 (the 8 applications uniformly), 33 or 50 (that share of "
                         "STREAM); default 13")
-    p.add_argument("--seed", type=non_negative_int, default=1, help="random seed (an integer ≥ 0, default 1)")
-    p.add_argument("--jobs", type=positive_int, default=5000, help="number of jobs (default 5000, the paper's)")
-    p.add_argument("--max-res", type=positive_int, default=512,
-                   help="largest job, the size of a partition (default 512)")
-    p.add_argument("--days", type=days, default=10.0, help="submission span in days (default 10)")
-    p.add_argument("--mean-res", type=positive_float, default=18.29, help="mean requested nodes (default 18.29)")
-    p.add_argument("--mean-runtime-h", type=time_in(3600.0, "hours"), default=3.65,
-                   help="mean run time at the top frequency of p1, hours (default 3.65)")
+    p.add_argument("--seed", type=non_negative_int, default=1, metavar="S",
+                   help="random seed, an integer ≥ 0 (default 1)")
+    p.add_argument("--jobs", type=positive_int, default=5000, metavar="N",
+                   help="number of jobs (default 5000, the paper's)")
+    p.add_argument("--max-res", type=positive_int, default=512, metavar="N",
+                   help="largest job in nodes, the size of a partition (default 512, the paper's)")
+    p.add_argument("--days", type=days, default=10.0,
+                   help="submission span in days, > 0, at most 3660 (WATTSCHED_LIMIT_DAYS); default 10")
+    p.add_argument("--mean-res", type=positive_float, default=18.29, metavar="NODES",
+                   help="mean job size in nodes, at least 1 and reachable with jobs of at most --max-res nodes (default "
+                        "18.29, the paper's)")
+    p.add_argument("--mean-runtime-h", type=time_in(3600.0, "hours"), default=3.65, metavar="HOURS",
+                   help="mean run time in hours at the top frequency of p1 (default 3.65, the paper's)")
     p.set_defaults(func=cmd_eamc_workload)
 
     p = sub.add_parser("platform", help="generate a Taurus-calibrated, ESC, UPAS or EAMC SimGrid platform of any size",
@@ -398,20 +445,33 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "2300 ... 800 Mflop/s, eq. 3's powers for --top-power W running at 2.3 GHz, a 0 W "
                                    "sleep pstate and 1 s transitions) or the EAMC paper's two partitions (--node eamc: "
                                    "p1 of Platinum 8168 nodes at 1.2-2.7 GHz and p2 of Gold 6254 nodes at 1.2-3.1 GHz, "
-                                   "one pstate per 0.1 GHz, powers of the EAR model), and a master host.",
-                       epilog="example: wattsched platform --node upas --hosts 1152 --output upas_1152.xml "
-                              "(SDSC-Blue; the UPAS paper's machines have 430, 128, 1152, 4008 and 9216 processors)")
-    p.add_argument("--hosts", type=positive_int, required=True,
-                   help="number of compute hosts (--node eamc: hosts per partition, 512 in the paper)")
-    add_output_argument(p, "output .xml")
+                                   "one pstate per 0.1 GHz, powers of the EAR model), and a master host. Compute hosts "
+                                   "are named PREFIX0 ... PREFIX<N-1>, each followed by SUFFIX (eamc: p1-0 ..., "
+                                   "p2-0 ...).",
+                       epilog="examples:\n"
+                              "  wattsched platform --hosts 16 --output taurus_16.xml\n"
+                              "  wattsched platform --node esc --hosts 128 --output esc_128.xml\n"
+                              "  wattsched platform --node upas --hosts 1152 --output upas_1152.xml\n"
+                              "      (SDSC-Blue; the UPAS paper's machines have 430, 128, 1152, 4008 and 9216 "
+                              "processors)\n"
+                              "  wattsched platform --node eamc --hosts 256 --output eamc_256.xml     (p1-0 ... p1-255, "
+                              "p2-0 ... p2-255)")
+    p.add_argument("--hosts", type=positive_int, required=True, metavar="N",
+                   help="number of compute hosts (required; --node eamc: hosts per partition, 512 in the paper)")
+    add_output_argument(p, "the platform (SimGrid XML)")
     p.add_argument("--node", choices=("taurus", "esc", "upas", "eamc"), default="taurus",
                    help="node model: taurus (energy-budget paper), esc (ESC paper), upas (UPAS paper) or eamc (EAMC "
                         "paper's p1 and p2); default taurus")
     p.add_argument("--top-power", type=positive_float, metavar="W",
-                   help="with --node upas: running power of a processor at the top gear, watts (default 100)")
-    p.add_argument("--flat", action="store_true", help="one <host> per node instead of a <cluster>")
-    p.add_argument("--prefix", default=None, help="host name prefix (default: taurus-, node or cpu)")
-    p.add_argument("--suffix", default="", help="host name suffix (default: none)")
+                   help="with --node upas only: running power of a processor at the top gear (2.3 GHz), in watts "
+                        "(default 100)")
+    p.add_argument("--flat", action="store_true",
+                   help="one <host> element per host instead of a <cluster> (not with --node eamc)")
+    p.add_argument("--prefix", default=None, metavar="TEXT",
+                   help="host name prefix (default: taurus- for taurus, node for esc, cpu for upas; not with --node "
+                        "eamc)")
+    p.add_argument("--suffix", default="", metavar="TEXT",
+                   help="host name suffix (default: none; not with --node eamc)")
     p.set_defaults(func=cmd_platform)
 
     p = sub.add_parser("beta", help="give every job a beta (UPAS paper) and profiles that run T(f) at any gear",
@@ -421,14 +481,19 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "then a delay of (1-beta)*T, so that Batsim runs it T(f) = T*(beta*(f_top/f - 1) + 1) "
                                    "at a gear of frequency f (eq. 4). Jobs without walltime get the next whole minute "
                                    "above their run time. Rules: docstring of wattsched.workloads.upas.",
-                       epilog="example: wattsched swf trace.swf --speed 2.3e9 --hosts 128 --output w.json && "
-                              "wattsched beta w.json --seed 1 --output w_beta.json && wattsched platform --node upas "
-                              "--hosts 128 --output p.xml && wattsched run p.xml w_beta.json -s upas")
+                       epilog="examples:\n"
+                              "  wattsched swf trace.swf --speed 2.3e9 --hosts 128 --output w.json\n"
+                              "  wattsched beta w.json --seed 1 --output w_beta.json\n"
+                              "  wattsched platform --node upas --hosts 128 --output p.xml\n"
+                              "  wattsched run p.xml w_beta.json -s upas\n"
+                              "  wattsched beta workloads/demo_taurus16.json --seed 1 --base-speed 100e6 --output "
+                              "w_beta16.json")
     p.add_argument("workload", type=named("a Batsim JSON workload file"),
                    help="Batsim JSON workload (parallel_homogeneous or delay profiles)")
-    add_output_argument(p, "output .json")
-    p.add_argument("--seed", type=non_negative_int, required=True, help="seed of the beta draws (an integer ≥ 0)")
-    p.add_argument("--speed", type=positive_float, default=2.3e9,
+    add_output_argument(p, "the workload (Batsim JSON)")
+    p.add_argument("--seed", type=non_negative_int, required=True, metavar="S",
+                   help="seed of the beta draws, an integer ≥ 0 (required)")
+    p.add_argument("--speed", type=positive_float, default=2.3e9, metavar="FLOPS",
                    help="flop/s of the top gear the compute parts are written for (default 2.3e9, the UPAS platform's)")
     p.add_argument("--base-speed", type=positive_float, metavar="FLOPS",
                    help="flop/s the input's profiles were written for (default --speed; 100e6 for Taurus workloads)")

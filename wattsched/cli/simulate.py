@@ -36,6 +36,7 @@ examples:
   wattsched run P.xml W.json -s energy-bud -o '{"budget_fraction": 0.5, "window_end_s": 86400, "shutdown": true}'
   wattsched run P.xml W.json -s compose -o '{"admission": "reduce-pc", "power": "shutdown", "window_end_s": 86400}'
   wattsched run P.xml W.json -s easy-backfill -o @options.json
+  wattsched run P.xml W.json --window 0,86400 --json -q        (the first day's metrics too, as JSON)
   wattsched run P.xml W.json -s efs -o '{"half_life_s": 86400}' --per-user   (EnergyFairShare, per-user stretch)
   wattsched run P.xml W.json -s compose -o '{"order": "efs", "admission": "energy-bud", "power": "shutdown",
                                             "budget_fraction": 0.6, "window_end_s": 86400}'
@@ -507,24 +508,33 @@ SCHEDULER_NAME = named("a preset name ('wattsched schedulers' lists them), 'modu
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="simulate a workload on a platform with a scheduler (embedded simulator)",
                        description="Simulate WORKLOAD on PLATFORM with the embedded Batsim 4.2.1-compatible "
-                                   "simulator, write Batsim's five output CSVs under --export, and print the "
-                                   "metrics (utilization, AVEbsld, energy, ...).",
-                       epilog=EPILOG_RUN, formatter_class=argparse.RawDescriptionHelpFormatter)
+                                   "simulator, write Batsim's five output CSVs at the --export prefix (PREFIX_jobs.csv, "
+                                   "_schedule.csv, _machine_states.csv, _consumed_energy.csv, _pstate_changes.csv), "
+                                   "and print the metrics (utilization, AVEbsld, energy, ...). With --connect the "
+                                   "scheduler runs in another process ('wattsched serve') and this one acts as Batsim.",
+                       epilog=EPILOG_RUN)
     p.add_argument("platform", type=named("a SimGrid platform XML file"),
-                   help="SimGrid platform XML (version 4.1) with node power states")
-    p.add_argument("workload", type=named("a Batsim JSON workload file"), help="Batsim JSON workload")
+                   help="SimGrid platform XML file (version 4.1) with the hosts' power states, e.g. "
+                        "platforms/taurus_16.xml ('wattsched platform' writes one)")
+    p.add_argument("workload", type=named("a Batsim JSON workload file"),
+                   help="Batsim JSON workload file, e.g. workloads/demo_taurus16.json ('wattsched synth', 'swf', "
+                        "'lightesp' and 'eamc-workload' write one)")
     p.add_argument("-s", "--scheduler", type=SCHEDULER_NAME,  # None: DEFAULT_SCHEDULER, unless --connect
                    help="preset name (see 'wattsched schedulers'), pybatsim entry-point name, "
-                        f"'package.module:Class' or 'file.py[:Class]' (default: {DEFAULT_SCHEDULER})")
+                        f"'package.module:Class' or 'file.py[:Class]' (default: {DEFAULT_SCHEDULER}; not with "
+                        "--connect)")
     add_options_argument(p)
-    p.add_argument("-e", "--export", default="out/out", type=named("an output prefix such as out/out", written=True),
-                   help="output prefix: writes PREFIX_jobs.csv, _schedule.csv, ... (default: out/out)")
+    p.add_argument("-e", "--export", default="out/out", metavar="PREFIX",
+                   type=named("an output prefix such as out/out", written=True),
+                   help="output prefix, not a folder: -e results/easy writes results/easy_jobs.csv, "
+                        "results/easy_schedule.csv, ... (default: out/out)")
     p.add_argument("--connect", metavar="ENDPOINT", type=named("an endpoint such as tcp://127.0.0.1:28000"),
-                   help="do not load a scheduler: act as Batsim and connect (REQ) to a scheduler already "
-                        "listening on ENDPOINT, e.g. tcp://127.0.0.1:28000")
+                   help="do not load a scheduler: act as Batsim and connect (ZeroMQ REQ) to a scheduler already "
+                        "listening on ENDPOINT, tcp://HOST:PORT or ipc://PATH, e.g. tcp://127.0.0.1:28000 "
+                        "('wattsched serve' binds it); -s and -o are then refused")
     p.add_argument("--timeout", type=timeout_seconds, default=None, metavar="S",
-                   help=f"with --connect: give up when the scheduler does not answer a message within S seconds "
-                        f"(default {DEFAULT_TIMEOUT_S:g})")
+                   help=f"with --connect only: give up when the scheduler does not answer a message within S "
+                        f"seconds (default {DEFAULT_TIMEOUT_S:g})")
     p.add_argument("--enable-dynamic-jobs", action="store_true",
                    help="accept dynamic job registration from the scheduler (Batsim's flag of the same name); a "
                         "scheduler that slows a job down re-registers it with its longer walltime (on, with "
@@ -532,40 +542,58 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         "min-runtime, min-energy)")
     p.add_argument("--acknowledge-dynamic-jobs", action="store_true",
                    help="answer each registration with a JOB_SUBMITTED (Batsim's flag of the same name)")
-    p.add_argument("--tau", type=positive_float, default=10.0,
-                   help="bounded-slowdown threshold in seconds (default 10)")
+    p.add_argument("--tau", type=positive_float, default=10.0, metavar="S",
+                   help="bounded-slowdown threshold in seconds, > 0 (default 10)")
     p.add_argument("--window", type=run_window, metavar="START,END",
-                   help="utilization and energy in this window of seconds (besides the whole run's); an energy "
-                        "budget's window (options window_start_s, window_end_s) is measured too")
-    p.add_argument("--json", action="store_true", help="print the metrics as JSON")
+                   help="also measure utilization and energy from START to END, in seconds of simulated time "
+                        "(0 ≤ START < END), besides the whole run; an energy budget's window (options "
+                        "window_start_s, window_end_s) is measured too")
+    p.add_argument("--json", action="store_true", help="print the metrics as JSON instead of a table")
     p.add_argument("--per-user", action="store_true",
                    help="also print each user's mean stretch (from the workload's 'user' field)")
     add_progress_arguments(p)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("replay", help="replay recordings of real Batsim and report differences",
-                       description="Replay each FOLDER (platform.xml, workload.json, batsim-args.txt, messages.jsonl, "
-                                   "out_*.csv recorded with real Batsim) against the embedded simulator: one summary "
-                                   "line per scenario and a count. Exits 1 and prints the first differences when a "
-                                   "Batsim message or a CSV differs.")
+                       description="Replay each FOLDER, a recording of real Batsim (platform.xml, workload.json, "
+                                   "batsim-args.txt, messages.jsonl and Batsim's five out_*.csv: the prefix and file "
+                                   "names are those of batsim-args.txt), against the embedded simulator: the recorded "
+                                   "scheduler replies are sent again, and every Batsim message and CSV is compared "
+                                   "(times exact, energies within --rel-tol). Prints one summary line per folder, and "
+                                   "a count with several. Exits 1 and prints the first differences when a Batsim "
+                                   "message or a CSV differs.",
+                       epilog="examples:\n"
+                              "  wattsched replay tests/fixtures/batsim-reference/fcfs-compute\n"
+                              "  wattsched replay tests/fixtures/batsim-reference/* --limit 3\n"
+                              "  wattsched replay tests/fixtures/batsim-reference/dvfs-energy --keep-outputs ours")
     p.add_argument("folders", nargs="+", metavar="FOLDER", type=named("a folder recorded with real Batsim"),
                    help="a recording of real Batsim (e.g. tests/fixtures/batsim-reference/fcfs-compute)")
-    p.add_argument("--rel-tol", type=positive_float, default=1e-7, help="relative tolerance on energies (default 1e-7)")
-    p.add_argument("--limit", type=non_negative_int, default=10, help="differences shown per folder (default 10)")
+    p.add_argument("--rel-tol", type=positive_float, default=1e-7, metavar="R",
+                   help="relative tolerance on energies, > 0 (default 1e-7)")
+    p.add_argument("--limit", type=non_negative_int, default=10, metavar="N",
+                   help="differences printed per folder, at most (default 10; 0: only their count)")
     p.add_argument("--keep-outputs", metavar="DIR", type=named("a folder, or leave --keep-outputs out", written=True),
-                   help="write our CSVs into DIR instead of a temporary folder")
+                   help="write our CSVs into DIR, outside the recordings, and keep them (default: a temporary "
+                        "folder, deleted); one FOLDER at a time when their prefixes are the same")
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("serve", help="run a scheduler that waits for real Batsim (binds the REP socket)",
-                       description="Bind the Batsim REP socket and run the scheduler for one simulation (our presets "
-                                   "directly, any other scheduler through pybatsim). Start Batsim with '-s ENDPOINT' (or run 'wattsched run P W --connect "
-                                   "ENDPOINT').")
+                       description="Bind the Batsim REP socket at --bind and run the scheduler for one simulation "
+                                   "(our presets directly, any other scheduler through pybatsim), then exit. Start "
+                                   "Batsim with '-s ENDPOINT' (or run 'wattsched run P W --connect ENDPOINT').",
+                       epilog="examples:\n"
+                              "  wattsched serve -s energy-bud -o '{\"budget_fraction\": 0.5, \"window_end_s\": 86400}'\n"
+                              "  batsim -p P.xml -w W.json -e out/out --energy -s tcp://127.0.0.1:28000   (in another "
+                              "shell)\n"
+                              "  wattsched serve --bind tcp://*:28000 --timeout 3600            (in a container)")
     p.add_argument("-s", "--scheduler", default="easy-backfill", type=SCHEDULER_NAME,
-                   help="preset name, pybatsim entry-point name or module path (default: easy-backfill)")
+                   help="preset name (see 'wattsched schedulers'), pybatsim entry-point name, "
+                        "'package.module:Class' or 'file.py[:Class]' (default: easy-backfill)")
     add_options_argument(p)
     p.add_argument("--bind", default="tcp://127.0.0.1:28000", metavar="ENDPOINT",
                    type=named("an endpoint such as tcp://127.0.0.1:28000"),
-                   help="endpoint to bind (default tcp://127.0.0.1:28000; use tcp://*:28000 in a container)")
+                   help="ZeroMQ endpoint to bind: tcp://HOST:PORT (PORT 1-65535, or * for a free one, printed) "
+                        "or ipc://PATH (default tcp://127.0.0.1:28000; use tcp://*:28000 in a container)")
     p.add_argument("--timeout", type=timeout_seconds, default=DEFAULT_TIMEOUT_S, metavar="S",
                    help=f"give up when Batsim sends nothing for S seconds (default {DEFAULT_TIMEOUT_S:g})")
     p.set_defaults(func=cmd_serve)

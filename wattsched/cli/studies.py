@@ -200,31 +200,52 @@ def cmd_reproduce_eamc(args: argparse.Namespace) -> int:
     return 1 if report_failures(result.frame) else 0
 
 
+#: The help of the options every study shares, said the same way everywhere.
+HELP_WORKERS = "simulations at once in local processes, 1 to 256 (default: the number of CPUs)"
+HELP_FORCE = "simulate again runs whose outputs exist (by default they are reused)"
+HELP_QUIET = "no progress (a bar on a terminal, else a line per finished run)"
+HELP_QUIET_NOTES = "no progress (a bar on a terminal, else a line per finished run) nor step notes on standard error"
+HELP_PWA = ("folder of Parallel Workloads Archive logs (default: $WATTSCHED_PWA, else shared/data/pwa beside the "
+            "repository; synthetic traces when neither holds them)")
+HELP_REPORT_DIR = "folder of report.md and the figures (default: --out)"
+
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("sweep", help="run a grid of simulations on Dask, resumably, into one table and plots",
                        description="Run every simulation of GRID (a YAML grid of platforms x workloads x seeds x "
-                                   "schedulers x options: see wattsched.experiments.grid; or a JSON list of runs) on "
-                                   "the embedded simulator, on a local Dask cluster (or the Dask scheduler of "
-                                   "--dask-scheduler). A run whose outputs exist is not run again (runs are keyed by a "
-                                   "hash of their inputs; --force runs them). Writes OUT/results.csv and "
-                                   "OUT/results.parquet (metrics and options of every run) and comparison plots in "
-                                   "OUT/plots; a failed run is reported and the others go on (exit 1).",
-                       epilog="example: wattsched sweep study.yaml --out results/study -j 2")
+                                   "schedulers x options: see wattsched.experiments.grid and docs/study.yaml; or a "
+                                   "JSON list of runs) on the embedded simulator, on a local Dask cluster (or the "
+                                   "Dask scheduler of --dask-scheduler). A run whose outputs exist is not run again "
+                                   "(runs are keyed by a hash of their inputs; --force runs them). Writes "
+                                   "OUT/results.csv and OUT/results.parquet (metrics and options of every run) and "
+                                   "comparison plots in OUT/plots; a failed run is reported and the others go on "
+                                   "(exit 1).",
+                       epilog="examples:\n"
+                              "  wattsched sweep docs/study.yaml --out results/study -j 2\n"
+                              "  wattsched sweep runs.json --out results/runs --dask-scheduler tcp://head:8786")
     p.add_argument("runs", metavar="GRID", type=named("a grid file (.yaml, .yml) or a JSON list of runs (.json)"),
                    help="a YAML grid (.yaml/.yml) or a JSON list of runs (.json)")
     p.add_argument("--out", type=OUT_FOLDER, default="results/sweep", metavar="DIR",
                    help="folder of the runs, the table and the plots (default results/sweep)")
-    p.add_argument("-j", "--workers", type=workers, help="processes of the local Dask cluster (default: CPU count)")
+    p.add_argument("-j", "--workers", type=workers, metavar="N",
+                   help="simulations at once: processes of the local Dask cluster, 1 to 256 (default: the number "
+                        "of CPUs); not with --dask-scheduler")
     p.add_argument("--dask-scheduler", metavar="ADDRESS",
                    type=named("a Dask scheduler's address such as tcp://host:8786"),
                    help="run on this Dask scheduler (tcp://host:8786) instead of a local cluster; its workers must "
                         "see the same files")
-    p.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress (a bar on a terminal, else a line per finished run)")
+    p.add_argument("--force", action="store_true", help=HELP_FORCE)
+    p.add_argument("-q", "--quiet", action="store_true", help=HELP_QUIET)
     p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("reproduce", help="reproduce a paper's experiment (report, tables and figures)",
-                       description="Reproduce the evaluation of one of the papers the presets implement.")
+                       description="Reproduce the evaluation of one of the papers the presets implement: inputs, "
+                                   "runs (resumable: runs already done are reused), report.md with the paper's "
+                                   "numbers beside ours, tables and figures. 'wattsched reproduce PAPER --help' "
+                                   "documents each.",
+                       epilog="examples:\n"
+                              "  wattsched reproduce esc --out results/esc -j 2\n"
+                              "  wattsched reproduce energy-budget --machines sdsc-blue --synthetic -q")
     papers = p.add_subparsers(dest="paper", metavar="PAPER", required=True)
     e = papers.add_parser("energy-budget", help="energy-budget paper §V: energyBud, reducePC, powercap, shutdown",
                           description="The energy-budget paper's §V: one-week workloads, a 3-day budget window, "
@@ -232,24 +253,35 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                       "opportunistic shutdown, plus EASY, on SDSC-Blue, MetaCentrum and Curie "
                                       "(reduced sizes unless --full). The busiest week of the real SDSC-Blue log "
                                       "(and of Curie's with --full) when the archive's logs are found, synthetic "
-                                      "weeks otherwise. Writes results.csv, report.md and figures 2-5.")
-    e.add_argument("--out", type=OUT_FOLDER, default="results/energy-budget",
+                                      "weeks otherwise. Writes results.csv, report.md and figures 2-5.",
+                          epilog="examples:\n"
+                                 "  wattsched reproduce energy-budget --out results/energy-budget -j 2\n"
+                                 "  wattsched reproduce energy-budget --machines sdsc-blue --scale 0.05 --synthetic\n"
+                                 "  wattsched reproduce energy-budget --swf sdsc-blue=blue.swf.gz:0 --machines "
+                                 "sdsc-blue")
+    e.add_argument("--out", type=OUT_FOLDER, default="results/energy-budget", metavar="DIR",
                    help="output folder (default results/energy-budget)")
-    e.add_argument("--full", action="store_true", help="the paper's machine sizes (1,152, 3,356, 80,640 hosts)")
-    e.add_argument("--scale", type=positive_float, help="fraction of each machine's hosts")
-    e.add_argument("--machines", type=_name_list, help="comma-separated subset: sdsc-blue,metacentrum,curie")
+    e.add_argument("--full", action="store_true",
+                   help="the paper's machine sizes (1,152, 3,356, 80,640 hosts); not with --scale")
+    e.add_argument("--scale", type=positive_float, metavar="FRACTION",
+                   help="fraction of each machine's hosts, in (0, 1], at least 16 hosts (default: SDSC-Blue 144, "
+                        "MetaCentrum 420, Curie 1,260 hosts)")
+    e.add_argument("--machines", type=_name_list, metavar="NAMES",
+                   help="comma-separated subset of sdsc-blue,metacentrum,curie (default all)")
     e.add_argument("--swf", action="append", default=[], metavar="NAME=PATH[:START_S]",
                    help="use one week of this SWF trace for machine NAME (at its full size; its busiest week "
-                        "unless START_S is given)")
+                        "unless START_S, in trace seconds, is given); once per machine")
     e.add_argument("--pwa", metavar="DIR", type=PWA_FOLDER,
-                   help="folder of Parallel Workloads Archive logs (default: $WATTSCHED_PWA, else ../shared/data/pwa "
-                        "beside the repository); SDSC-Blue and Curie take their busiest week when found")
+                   help=HELP_PWA + "; SDSC-Blue and Curie take their busiest week when found")
     e.add_argument("--synthetic", action="store_true", help="synthetic weeks even when the logs are found")
-    e.add_argument("--seed", type=non_negative_int, default=1, help="seed of the synthetic weeks (default 1)")
-    e.add_argument("--load", type=positive_float, default=0.95, help="initial offered load of synthetic weeks")
-    e.add_argument("-j", "--workers", type=workers, help="parallel processes (default: CPU count)")
-    e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
-    e.add_argument("-q", "--quiet", action="store_true", help="no progress (a bar on a terminal, else a line per finished run)")
+    e.add_argument("--seed", type=non_negative_int, default=1, metavar="S",
+                   help="seed of the synthetic weeks, an integer ≥ 0 (default 1)")
+    e.add_argument("--load", type=positive_float, default=0.95,
+                   help="initial offered load of synthetic weeks, raised by 0.1 (up to 1.35) until EASY keeps the "
+                        "machine more than 70 %% busy (default 0.95)")
+    e.add_argument("-j", "--workers", type=workers, metavar="N", help=HELP_WORKERS)
+    e.add_argument("--force", action="store_true", help=HELP_FORCE)
+    e.add_argument("-q", "--quiet", action="store_true", help=HELP_QUIET)
     e.set_defaults(func=cmd_reproduce_energy_budget)
 
     e = papers.add_parser("efs", help="EFS paper §IV: FairShare, EnergyFairShare, FS+EFS (Light-ESP, table I)",
@@ -260,78 +292,90 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                       "or more gluttonous, stretch normalized by the FairShare baseline. Real SDSC-SP2 "
                                       "and Curie logs are used when found (--pwa), synthetic traces otherwise; reduced "
                                       "size (busiest weeks) unless --full. Writes report.md, tables and figures.",
-                          epilog="example: wattsched reproduce efs --out results/efs -j 2")
-    e.add_argument("--out", type=OUT_FOLDER, default="results/efs",
+                          epilog="examples:\n"
+                                 "  wattsched reproduce efs --out results/efs -j 2\n"
+                                 "  wattsched reproduce efs --parts table1 --traces sdsc --weeks 2 --users 5")
+    e.add_argument("--out", type=OUT_FOLDER, default="results/efs", metavar="DIR",
                    help="output folder (default results/efs)")
-    e.add_argument("--pwa", metavar="DIR", type=PWA_FOLDER,
-                   help="folder of Parallel Workloads Archive logs (default: $WATTSCHED_PWA, else ../shared/data/pwa "
-                        "beside the repository)")
-    e.add_argument("--parts", type=_name_list, default="lightesp,table1", help="lightesp and/or table1 (default both)")
-    e.add_argument("--traces", type=_name_list, help="comma-separated subset of sdsc,pik,curie (default all)")
+    e.add_argument("--pwa", metavar="DIR", type=PWA_FOLDER, help=HELP_PWA)
+    e.add_argument("--parts", type=_name_list, default="lightesp,table1", metavar="PARTS",
+                   help="comma-separated lightesp and/or table1 (default both)")
+    e.add_argument("--traces", type=_name_list, metavar="NAMES",
+                   help="comma-separated subset of sdsc,pik,curie for table I (default all)")
     e.add_argument("--full", action="store_true", help="whole logs (hours for Curie); synthetic PIK-IPLEX of 52 weeks")
-    e.add_argument("--weeks", type=positive_int, help="weeks of every trace (default: 8 SDSC-SP2, 4 PIK-IPLEX, 1 Curie)")
-    e.add_argument("--users", type=positive_int, default=20, help="most active users made green/gluttonous (default 20)")
-    e.add_argument("--seeds", type=positive_int, default=5, help="Light-ESP submission orders (default 5)")
-    e.add_argument("--seed", type=non_negative_int, default=1, help="seed of the synthetic traces (default 1)")
+    e.add_argument("--weeks", type=positive_int, metavar="N",
+                   help="weeks of every trace, overriding --full (default: 8 SDSC-SP2, 4 PIK-IPLEX, 1 Curie)")
+    e.add_argument("--users", type=positive_int, default=20, metavar="N",
+                   help="most active users of each trace made green, then gluttonous, in turn (default 20)")
+    e.add_argument("--seeds", type=positive_int, default=5, metavar="N",
+                   help="Light-ESP submission orders, seeds 1 to N (default 5)")
+    e.add_argument("--seed", type=non_negative_int, default=1, metavar="S",
+                   help="seed of the synthetic traces, an integer ≥ 0 (default 1)")
     e.add_argument("--charge", choices=("end", "running"), default="end",
                    help="when FS, EFS and FS+EFS charge usage: when a job ends (the paper's, default) or while it "
                         "runs (a sensitivity study)")
-    e.add_argument("-j", "--workers", type=workers, help="parallel processes (default: CPU count)")
-    e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
-    e.add_argument("-q", "--quiet", action="store_true", help="no progress (a bar on a terminal, else a line per finished run)")
+    e.add_argument("-j", "--workers", type=workers, metavar="N", help=HELP_WORKERS)
+    e.add_argument("--force", action="store_true", help=HELP_FORCE)
+    e.add_argument("-q", "--quiet", action="store_true", help=HELP_QUIET_NOTES)
     e.set_defaults(func=cmd_reproduce_efs)
 
     e = papers.add_parser("esc", help="ESC paper §3: NASA and OSC, always-on against EnergySaving Cluster",
                           description="The ESC paper's §3: the NASA iPSC/860 log (128 nodes, 92 days; the real log "
-                                      "when --pwa, $WATTSCHED_PWA or ../shared/data/pwa holds "
+                                      "when --pwa, $WATTSCHED_PWA or shared/data/pwa beside the repository holds "
                                       "NASA-iPSC-1993-3.1-cln.swf.gz, else a synthetic NASA-like one) and a synthetic "
                                       "OSC-like log (57 nodes, 677 days), each always-on and with ESC (defaults, and a "
                                       "grid of idle times and upper wait thresholds), at the paper's full sizes. Writes "
                                       "results.csv, Paraver traces of the ESC runs, report.md with tables 1 and 2 beside "
-                                      "the paper's, and figures (active nodes over time, a day of node states, the grid).")
-    e.add_argument("--out", type=OUT_FOLDER, default="results/esc",
+                                      "the paper's, and figures (active nodes over time, a day of node states, the grid).",
+                          epilog="examples:\n"
+                                 "  wattsched reproduce esc --out results/esc -j 2\n"
+                                 "  wattsched reproduce esc --days 7 --no-grid --out results/esc-week")
+    e.add_argument("--out", type=OUT_FOLDER, default="results/esc", metavar="DIR",
                    help="output folder of the runs (default results/esc)")
-    e.add_argument("--report-dir", type=REPORT_FOLDER, help="where report.md and the figures go (default: --out)")
-    e.add_argument("--pwa", metavar="DIR", type=PWA_FOLDER,
-                   help="folder of Parallel Workloads Archive logs (default: $WATTSCHED_PWA, else ../shared/data/pwa "
-                        "beside the repository)")
+    e.add_argument("--report-dir", type=REPORT_FOLDER, metavar="DIR", help=HELP_REPORT_DIR)
+    e.add_argument("--pwa", metavar="DIR", type=PWA_FOLDER, help=HELP_PWA)
     e.add_argument("--full", action="store_true", help="also the synthetic NASA-like log when the real one is found")
     e.add_argument("--no-grid", action="store_true", help="only always-on and ESC with its defaults")
-    e.add_argument("--days", type=days, help="shorten every log to this many days (a quick look)")
-    e.add_argument("--seed", type=non_negative_int, default=1, help="seed of the synthetic logs (default 1)")
-    e.add_argument("-j", "--workers", type=workers, help="parallel processes (default: CPU count)")
-    e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
-    e.add_argument("-q", "--quiet", action="store_true", help="no progress (a bar on a terminal, else a line per finished run)")
+    e.add_argument("--days", type=days, metavar="DAYS",
+                   help="shorten every log to this many days, a quick look (default: the whole logs, 92 and 677 "
+                        "days)")
+    e.add_argument("--seed", type=non_negative_int, default=1, metavar="S",
+                   help="seed of the synthetic logs, an integer ≥ 0 (default 1)")
+    e.add_argument("-j", "--workers", type=workers, metavar="N", help=HELP_WORKERS)
+    e.add_argument("--force", action="store_true", help=HELP_FORCE)
+    e.add_argument("-q", "--quiet", action="store_true", help=HELP_QUIET)
     e.set_defaults(func=cmd_reproduce_esc)
 
     e = papers.add_parser("upas", help="UPAS paper §4: utilization-driven DVFS on EASY, original and enlarged machines",
                           description="The UPAS paper's §4: EASY and EASY + UPAS (WQ_threshold 0, 4, 16 and no limit; T "
                                       "= 10 min) on CTC (430 processors), SDSC (128), SDSC-Blue (1,152), LLNL-Thunder "
-                                      "(4,008) and LLNL-Atlas (9,216), 5,000 jobs each (the real logs' jobs 20K-25K when "
-                                      "--pwa, $WATTSCHED_PWA or ../shared/data/pwa holds them, else synthetic traces "
-                                      "shaped like table 1), a beta per job; then the machines enlarged by 10, 20, 50 "
-                                      "and 75 % (WQ 0 and no limit); checks of T = 1 h and of the worst case beta = 1. "
-                                      "Writes results.csv, report.md with the paper's numbers beside ours and figures "
-                                      "shaped like 1-7. The paper's own sizes take a few minutes: there is no reduced "
-                                      "default (--jobs shortens the traces for a quick look).",
-                          epilog="example: wattsched reproduce upas --out results/upas --report-dir docs/results/upas -j 2")
-    e.add_argument("--out", type=OUT_FOLDER, default="results/upas",
+                                      "(4,008) and LLNL-Atlas (9,216), 5,000 jobs each (the real logs' jobs 20K-25K, SDSC's "
+                                      "40K-45K, LLNL-Atlas's 10K-15K, when --pwa, $WATTSCHED_PWA or shared/data/pwa "
+                                      "beside the repository holds them, else "
+                                      "synthetic traces shaped like table 1), a beta per job; then the machines enlarged "
+                                      "by 10, 20, 50 and 75 % (WQ 0 and no limit); checks of T = 1 h and of the worst "
+                                      "case beta = 1. Writes results.csv, report.md with the paper's numbers beside ours "
+                                      "and figures shaped like 1-7. The paper's own sizes take a few minutes: there is "
+                                      "no reduced default (--jobs shortens the traces for a quick look).",
+                          epilog="examples:\n"
+                                 "  wattsched reproduce upas --out results/upas --report-dir docs/results/upas -j 2\n"
+                                 "  wattsched reproduce upas --machines sdsc,ctc --jobs 500 --synthetic -q")
+    e.add_argument("--out", type=OUT_FOLDER, default="results/upas", metavar="DIR",
                    help="output folder of the runs (default results/upas)")
-    e.add_argument("--report-dir", type=REPORT_FOLDER, help="where report.md and the figures go (default: --out)")
-    e.add_argument("--pwa", metavar="DIR", type=PWA_FOLDER,
-                   help="folder of Parallel Workloads Archive logs (default: $WATTSCHED_PWA, else ../shared/data/pwa "
-                        "beside the repository)")
+    e.add_argument("--report-dir", type=REPORT_FOLDER, metavar="DIR", help=HELP_REPORT_DIR)
+    e.add_argument("--pwa", metavar="DIR", type=PWA_FOLDER, help=HELP_PWA)
     e.add_argument("--synthetic", action="store_true", help="synthetic traces shaped like table 1 even when logs are found")
-    e.add_argument("--machines", type=_name_list,
-                   help="comma-separated subset: ctc,sdsc,sdsc-blue,llnl-thunder,llnl-atlas")
+    e.add_argument("--machines", type=_name_list, metavar="NAMES",
+                   help="comma-separated subset of ctc,sdsc,sdsc-blue,llnl-thunder,llnl-atlas (default all)")
     e.add_argument("--full", action="store_true",
                    help="also WQ 4 and 16 on the enlarged machines, T = 1 h everywhere, and two more beta seeds")
-    e.add_argument("--jobs", type=positive_int, default=5000, help="jobs per trace (default 5000, the paper's)")
-    e.add_argument("--seed", type=non_negative_int, default=1,
-                   help="seed of the betas and of synthetic traces (default 1)")
-    e.add_argument("-j", "--workers", type=workers, help="parallel processes (default: CPU count)")
-    e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
-    e.add_argument("-q", "--quiet", action="store_true", help="no progress bar nor progress lines")
+    e.add_argument("--jobs", type=positive_int, default=5000, metavar="N",
+                   help="jobs per trace (default 5000, the paper's)")
+    e.add_argument("--seed", type=non_negative_int, default=1, metavar="S",
+                   help="seed of the betas and of synthetic traces, an integer ≥ 0 (default 1)")
+    e.add_argument("-j", "--workers", type=workers, metavar="N", help=HELP_WORKERS)
+    e.add_argument("--force", action="store_true", help=HELP_FORCE)
+    e.add_argument("-q", "--quiet", action="store_true", help=HELP_QUIET_NOTES)
     e.set_defaults(func=cmd_reproduce_upas)
     e = papers.add_parser("eamc", help="EAMC paper §5: EAMC's variants, Base, Min runtime and Min energy on p1/p2",
                           description="The EAMC paper's §5 on its p1/p2 system (p1: Platinum 8168 nodes at 1.2-2.7 "
@@ -342,17 +386,23 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                       "Reduced size unless --full (512 + 512 nodes, 5,000 jobs). Writes results.csv, "
                                       "summary.csv, report.md with the paper's statements beside ours, and figures "
                                       "shaped like figures 3-5.",
-                          epilog="example: wattsched reproduce eamc --out results/eamc --report-dir docs/results/eamc -j 2")
-    e.add_argument("--out", type=OUT_FOLDER, default="results/eamc",
+                          epilog="examples:\n"
+                                 "  wattsched reproduce eamc --out results/eamc --report-dir docs/results/eamc -j 2\n"
+                                 "  wattsched reproduce eamc --scale 0.2 --seeds 1 --mixes 13,50 -q")
+    e.add_argument("--out", type=OUT_FOLDER, default="results/eamc", metavar="DIR",
                    help="output folder of the runs (default results/eamc)")
-    e.add_argument("--report-dir", type=REPORT_FOLDER, help="where report.md and the figures go (default: --out)")
-    e.add_argument("--full", action="store_true", help="the paper's size: 512 + 512 nodes, 5,000 jobs per workload")
-    e.add_argument("--scale", type=positive_float,
-                   help="fraction of the paper's nodes and jobs when not --full (default 0.5: 256 + 256, 2,500)")
-    e.add_argument("--seeds", type=positive_int, default=3, help="workloads per mix (default 3)")
-    e.add_argument("--seed", type=non_negative_int, default=1, help="first seed (default 1)")
-    e.add_argument("--mixes", default="13,33,50", help="comma-separated subset of 13,33,50 (default all)")
-    e.add_argument("-j", "--workers", type=workers, help="parallel processes (default: CPU count)")
-    e.add_argument("--force", action="store_true", help="simulate again runs whose outputs exist")
-    e.add_argument("-q", "--quiet", action="store_true", help="no progress (a bar on a terminal, else a line per finished run)")
+    e.add_argument("--report-dir", type=REPORT_FOLDER, metavar="DIR", help=HELP_REPORT_DIR)
+    e.add_argument("--full", action="store_true",
+                   help="the paper's size: 512 + 512 nodes, 5,000 jobs per workload; not with --scale")
+    e.add_argument("--scale", type=positive_float, metavar="FRACTION",
+                   help="fraction of the paper's nodes and jobs, in (0, 1]; not with --full (default 0.5: 256 + 256 "
+                        "nodes, 2,500 jobs)")
+    e.add_argument("--seeds", type=positive_int, default=3, metavar="N", help="workloads per mix (default 3)")
+    e.add_argument("--seed", type=non_negative_int, default=1, metavar="S",
+                   help="first seed: the workloads use seeds S to S+N-1, N being --seeds (default 1)")
+    e.add_argument("--mixes", default="13,33,50", metavar="MIXES",
+                   help="comma-separated subset of 13,33,50, the share of jobs favouring p2 (default all)")
+    e.add_argument("-j", "--workers", type=workers, metavar="N", help=HELP_WORKERS)
+    e.add_argument("--force", action="store_true", help=HELP_FORCE)
+    e.add_argument("-q", "--quiet", action="store_true", help=HELP_QUIET)
     e.set_defaults(func=cmd_reproduce_eamc)

@@ -64,12 +64,17 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "in the background with live progress, look at each run (metrics, Gantt, power "
                                    "against the budget, host states, downloads) and compare runs. Runs and inputs "
                                    "live in --workspace and survive a restart.",
-                       epilog="example: wattsched web --workspace ~/wattsched-runs   (then open http://127.0.0.1:8000/)")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=port_number, default=8000, help="port (default 8000)")
+                       epilog="examples:\n"
+                              "  wattsched web --workspace ~/wattsched-runs   (then open http://127.0.0.1:8000/)\n"
+                              "  wattsched web --port 8080 -j 4 --max-upload-mb 200")
+    p.add_argument("--host", default="127.0.0.1", metavar="ADDRESS",
+                   help="address to listen on (default 127.0.0.1: this machine only; another address, such as "
+                        "0.0.0.0, lets other machines use the page, which has no login)")
+    p.add_argument("--port", type=port_number, default=8000, help="TCP port, 1 to 65535 (default 8000)")
     p.add_argument("--workspace", type=workspace_folder, default=Path("wattsched-web"), metavar="DIR",
                    help="folder of the page's inputs and runs (default ./wattsched-web; created when missing)")
-    p.add_argument("-j", "--workers", type=workers, default=2, help="simulations at once (default 2)")
+    p.add_argument("-j", "--workers", type=workers, default=2, metavar="N",
+                   help="simulations at once in local processes, 1 to 256 (default 2)")
     p.add_argument("--max-upload-mb", type=positive_int, default=None, metavar="MB",
                    help="largest platform or workload upload in MiB (default: the bound upload_bytes, 50 MiB, "
                         "raised with WATTSCHED_LIMIT_UPLOAD_BYTES)")
