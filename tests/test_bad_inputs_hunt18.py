@@ -62,16 +62,20 @@ def test_plot_against_a_budget_without_consumed_energy_writes_no_figure(capsys, 
     assert not figures.exists()
 
 
-def test_plot_of_a_run_without_machine_state_rows_writes_no_figure(capsys, tmp_path):
-    """Every job rejected (wider than the platform): no machine-state row. It wrote gantt.png and power.png,
-    then failed on the host states."""
+def test_plot_of_a_run_without_machine_state_rows_writes_every_figure_or_none(capsys, tmp_path):
+    """Every job rejected (wider than the platform): no machine-state row. It wrote gantt.png and power.png, then
+    failed on the host states. Every host idle is now drawn (hunt 36: a valid run was refused), the hosts counted by
+    the schedule; without a schedule to count them, nothing is written."""
     platform, workload = _inputs(tmp_path, res=5)
     assert main(["run", platform, workload, "-s", "fcfs", "-e", str(tmp_path / "run" / "out"), "-q"]) == 0
     capsys.readouterr()
     figures = tmp_path / "figures"
-    refused(capsys, ["plot", str(tmp_path / "run" / "out"), "-d", str(figures)], "out_machine_states.csv",
-            "no rows")
-    assert not figures.exists()
+    assert main(["plot", str(tmp_path / "run" / "out"), "-d", str(figures)]) == 0
+    assert sorted(p.name for p in figures.iterdir()) == ["gantt.png", "machine_states.png", "power.png"]
+    (tmp_path / "run" / "out_schedule.csv").unlink()  # no row and no schedule: the hosts cannot be counted
+    refused(capsys, ["plot", str(tmp_path / "run" / "out"), "-d", str(tmp_path / "f2")], "out_machine_states.csv",
+            "no rows to plot")
+    assert not (tmp_path / "f2").exists()
 
 
 def test_plot_still_draws_the_budget_on_the_power_plot(capsys, tmp_path):

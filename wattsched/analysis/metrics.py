@@ -55,6 +55,7 @@ import math
 import sys
 from collections.abc import Mapping, Sequence
 from io import StringIO
+from numbers import Real
 from pathlib import Path
 from typing import Any, Final
 
@@ -227,6 +228,27 @@ def _require_run_jobs_in_workload(jobs: pd.DataFrame, source: str, listed: list[
                                          f"(first: job {missing[0]!r}): not the workload of this run")
 
 
+def _require_run_jobs_as_in_workload(jobs: pd.DataFrame, source: str, listed: list[Any]) -> None:
+    """Each job of the run (all in the workload ``source``: :func:`_require_run_jobs_in_workload`) was submitted at
+    its ``subtime`` for its ``res``, as the run wrote them (``submission_time`` with Batsim's 6 decimals): the same
+    ids are not yet the same jobs (every workload numbers its jobs from 1).
+
+    Raises:
+        InputError: naming the workload, the first job and field that differ.
+    """
+    known = {str(job["id"]).split("!")[-1]: job for job in listed if isinstance(job, Mapping) and "id" in job}
+    for job_id, subtime, hosts in zip(jobs["job_id"].astype(str), jobs["submission_time"],
+                                      jobs["requested_number_of_resources"]):
+        job = known[job_id.split("!")[-1]]
+        for field, spec, ours in (("subtime", ".6f", subtime), ("res", "g", hosts)):
+            theirs = job.get(field)
+            given = (format(theirs, spec) if isinstance(theirs, Real) and not isinstance(theirs, bool)
+                     else printable(repr(theirs)[:40]))
+            if given != format(ours, spec):
+                raise InputError(source, f"job {job_id!r}.{field}", f"{given} where the run has {ours:{spec}}: "
+                                                                    "not the workload of this run")
+
+
 def load_workload_users(workload: str | Path | Mapping[str, Any]) -> dict[str, str]:
     """Map job ids (bare, as in jobs.csv) to users from a Batsim workload with ``user`` (or ``user_id``)
     fields on its jobs.
@@ -250,10 +272,14 @@ def load_workload_users(workload: str | Path | Mapping[str, Any]) -> dict[str, s
 
 def stretches(jobs: pd.DataFrame) -> pd.Series:
     """Stretch ``(wait + run) / run`` of each job that ran, indexed by job_id (Batsim's unbounded
-    "slowdown"; the EFS paper's stretch)."""
+    "slowdown"; the EFS paper's stretch). A run shorter than the 6 decimals Batsim prints its times with (a
+    walltime of 1e-7 s reached: ``0.000000``) takes the file's ``stretch``, which Batsim computed from the exact
+    times (its own was ``wait / 0``: infinite, or NaN and left out of the means)."""
     ran = jobs_that_ran(jobs)
     run = ran["execution_time"]
     values = (ran["waiting_time"] + run) / run
+    if "stretch" in ran.columns:
+        values = values.where(run > 0, ran["stretch"])
     return pd.Series(values.to_numpy(dtype=float), index=ran["job_id"].astype(str).to_numpy(), name="stretch")
 
 
@@ -478,14 +504,13 @@ def compute_metrics(
     }
     for state in sorted(counts):
         metrics[_state_key(state)] = counts[state]
-    run = ran["execution_time"]
     metrics.update(
         {
             "makespan_s": makespan_s(jobs),
             "mean_waiting_time_s": mean_waiting_time_s(jobs),
             "mean_bounded_slowdown": float(slowdowns.mean()) if len(slowdowns) else math.nan,
             "max_bounded_slowdown": float(slowdowns.max()) if len(slowdowns) else math.nan,
-            "mean_stretch": float(((ran["waiting_time"] + run) / run).mean()) if len(ran) else math.nan,
+            "mean_stretch": float(stretches(jobs).mean()) if len(ran) else math.nan,
             "nb_hosts": hosts,
             "window_start_s": float(win[0]),
             "window_end_s": float(win[1]),
@@ -527,6 +552,7 @@ def compute_metrics(
 
         # users as `wattsched run` takes them: a list, an object or true is no account (not "[1, 2]")
         check_job_fields([job for job in listed if isinstance(job, Mapping)], source)
+        _require_run_jobs_as_in_workload(jobs, source, listed)
         users = load_workload_users({"jobs": listed})
     per_user = per_user_mean_stretch(jobs, users)
     if workload is not None and not per_user:
@@ -566,12 +592,12 @@ def format_table(metrics: Mapping[str, float | int], title: str = "wattsched met
 
 
 def metrics_to_json(metrics: Mapping[str, float | int]) -> str:
-    """The metrics as a JSON object (NaN written as ``null``), keys in their order."""
+    """The metrics as a JSON object (NaN and ±inf written as ``null``: JSON has neither), keys in their order."""
 
     def clean(value: float | int) -> float | int | None:
         if isinstance(value, (int, np.integer)):
             return int(value)
-        return None if math.isnan(value) else float(value)
+        return float(value) if math.isfinite(value) else None
 
     return json.dumps({name: clean(value) for name, value in metrics.items()}, indent=2) + "\n"
 

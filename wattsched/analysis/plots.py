@@ -139,10 +139,14 @@ def power_steps(energy: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Platform power as steps: ``(times_s, power_w)`` where ``power_w[i]`` holds from ``times_s[i]``
     to ``times_s[i + 1]``; the last value repeats the previous one so that a step plot ends at the last
     row. Power = Δenergy / Δtime between rows with distinct times (Batsim's ``epower``, defined also
-    where Batsim printed ``NA``)."""
+    where Batsim printed ``NA``), from t = 0: the energy is counted from there, and Batsim writes no row at 0
+    before the first job starts (its first row's energy was drawn since 0, as :func:`~wattsched.analysis.metrics.
+    energy_at_j` reads it)."""
     curve = energy.groupby("time", sort=True)["energy"].last()
     times = curve.index.to_numpy(dtype=float)
     energies = curve.to_numpy(dtype=float)
+    if len(times) and times[0] > 0.0:  # the power plot started at the first job, [0, first start] left out
+        times, energies = np.concatenate(([0.0], times)), np.concatenate(([0.0], energies))
     if len(times) < 2:
         return times, np.zeros_like(times)
     power = np.diff(energies) / np.diff(times)
@@ -212,7 +216,8 @@ def plot_power(
 def machine_states_figure(outputs: str | Path | BatsimOutputs) -> Figure:
     """Stacked areas of the number of hosts computing, idle, switching on/off and sleeping over time.
 
-    Batsim writes no initial row (behaviour 32): before the first row every host is idle.
+    Batsim writes no initial row (behaviour 32): before the first row every host is idle, and after the header
+    alone (no host changed state: no job ran) every host is idle throughout, the hosts counted by the schedule.
     """
     loaded = load_outputs(outputs)
     states = loaded.machine_states
@@ -220,12 +225,15 @@ def machine_states_figure(outputs: str | Path | BatsimOutputs) -> Figure:
         raise InputError(loaded.paths["jobs"].parent, "machine_states.csv", "missing: needed for this plot")
     columns = [name for name, _ in MACHINE_STATES]
     steps = states.groupby("time", sort=True)[columns].last()
-    if steps.empty:
-        raise InputError(loaded.source("machine_states"), "", "no rows to plot")
-    nb_hosts = int(steps.iloc[0].sum())
-    if steps.index[0] > 0:
+    # no row: no host changed state (no job ran: none, or all rejected), every host idle (the run was refused)
+    nb_hosts = int(steps.iloc[0].sum()) if not steps.empty else _run_nb_hosts(loaded)
+    if nb_hosts is None:
+        raise InputError(loaded.source("machine_states"), "", "no rows to plot, and no schedule to count hosts")
+    if steps.empty or steps.index[0] > 0:
         initial = pd.DataFrame([{c: (nb_hosts if c == "nb_idle" else 0) for c in columns}], index=[0.0])
-        steps = pd.concat([initial, steps])
+        steps = pd.concat([initial, steps]) if not steps.empty else initial
+    if len(steps) == 1:  # one moment (a stack of zero width): drawn over the one second the axis spans
+        steps = pd.concat([steps, steps.set_axis([steps.index[0] + 1.0])])
     times = steps.index.to_numpy(dtype=float)
     figure = _new_figure()
     axes = figure.add_subplot()
@@ -257,7 +265,7 @@ def plot_all(outputs: str | Path | BatsimOutputs, out_dir: str | Path,
     when a ``budget_window`` or ``budget_power_w`` is drawn on it, :func:`power_figure`), into ``out_dir``; return
     the paths written. Every figure is built before any file is written, and all are written or none: a figure
     that cannot be drawn (the power against a budget without ``_consumed_energy.csv``, machine states without
-    rows) leaves no PNG of the others beside the error."""
+    rows nor schedule to count the hosts) leaves no PNG of the others beside the error."""
     loaded = load_outputs(outputs)
     folder = Path(out_dir)
     figures = {"gantt.png": gantt_figure(loaded)}
