@@ -20,7 +20,7 @@ PWA_FOLDER = named("the folder of the archive's logs, or leave --pwa out")
 def cmd_sweep(args: argparse.Namespace) -> int:
     from wattsched.base.validate import check_output_files
     from wattsched.experiments.grid import grid_runs, load_grid, results_paths, write_results
-    from wattsched.experiments.sweep import load_runs, report_failures, run_sweep
+    from wattsched.experiments.sweep import check_run_folders, load_runs, report_failures, run_sweep
 
     if args.workers is not None and args.dask_scheduler is not None:  # -j would be ignored: say so
         raise OptionError(f"-j {args.workers} sizes the local cluster; with --dask-scheduler the scheduler's own "
@@ -28,6 +28,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     check_output_files(results_paths(args.out), f"--out {args.out}")
     json_runs = str(args.runs).endswith(".json") and not _holds_a_json_object(args.runs)
     runs = load_runs(args.runs) if json_runs else grid_runs(load_grid(args.runs), args.out)
+    if json_runs:  # (a grid's runs go to <out>/runs)
+        check_run_folders(runs, results_paths(args.out), str(args.runs), f"--out {args.out}")
     frame = run_sweep(runs, workers=args.workers, force=args.force, dask_scheduler=args.dask_scheduler,
                       show_progress=False if args.quiet else None)
     written = write_results(frame, args.out)

@@ -114,11 +114,12 @@ def parse_grid(data: Any, source: str = "<grid>") -> Grid:
 
     schedulers: list[tuple[str, Mapping[str, Any]]] = []
     for i, entry in enumerate(items("schedulers")):
+        # the name as the runs take it (' fcfs' and 'fcfs' made two runs of one simulation)
         if isinstance(entry, str):
-            schedulers.append((entry, {}))
+            schedulers.append((entry.strip(), {}))
         elif isinstance(entry, Mapping) and isinstance(entry.get("name"), str) and set(entry) <= {"name", "options"} \
                 and isinstance(entry.get("options", {}), Mapping):
-            schedulers.append((entry["name"], dict(entry.get("options", {}))))
+            schedulers.append((entry["name"].strip(), dict(entry.get("options", {}))))
         else:
             raise InputError(source, f"schedulers[{i}]", "a scheduler name, or {name: NAME, options: {...}}")
     options = items("options", required=False) or [{}]
@@ -325,6 +326,26 @@ def _check_names(grid: Grid, names: dict[str, tuple[int, int, int, int]], name: 
     raise InputError(grid.source, "schedulers", f"two runs would be named {name!r}")
 
 
+def _check_key(grid: Grid, keys: dict[str, tuple[tuple[int, int, int, int], str]], key: str, name: str,
+               indexes: tuple[int, int, int, int]) -> None:
+    """Two runs of ``grid`` of one key, the same simulation under two names (two inputs of the same contents: a
+    copy of a workload file, a generated platform and its file, a synthetic workload with a default written out),
+    are refused naming the later entry and the earlier one (both would write the same outputs).
+
+    Raises:
+        InputError: naming the grid field.
+    """
+    first, earlier = keys.setdefault(key, (indexes, name))
+    if first == indexes:
+        return
+    for field, a, b, what in zip(("platforms", "workloads", "schedulers", "options"), first, indexes,
+                                 ("the same contents", "the same contents", "the same scheduler and options",
+                                  "the same options")):
+        if a != b:
+            raise InputError(grid.source, f"{field}[{b}]", f"{what} as {field}[{a}]: runs {name!r} and {earlier!r} "
+                                                           "would be one simulation")
+
+
 def _check_file_inputs(grid: Grid, out: Path, generated: list[tuple[Path, str | None]]) -> None:
     """No input file of ``grid`` is a file the sweep writes (``results.csv``, ``results.parquet``, a generated
     input of other contents).
@@ -388,13 +409,15 @@ def grid_runs(grid: Grid, out: str | os.PathLike) -> list[Run]:
         _check_names(grid, names, name, (pi, wi, si, oi))
     contents = {path: path.read_bytes() if text is None else text.encode() for path, text in generated}
     runs: list[Run] = []
-    for (ppath, plabel, _), (_, (wpath, wlabel, seed, _)), (scheduler, own), extra in itertools.product(
-            platforms, workloads, grid.schedulers, grid.options):
+    keys: dict[str, tuple[tuple[int, int, int, int], str]] = {}
+    for (pi, (ppath, plabel, _)), (wi, (wpath, wlabel, seed, _)), (si, (scheduler, own)), (oi, extra) in \
+            itertools.product(enumerate(platforms), workloads, enumerate(grid.schedulers), enumerate(grid.options)):
         options = check_options({**own, **extra})  # numpy's numbers as Python's (checked above: no error)
         options_text = json.dumps(options, sort_keys=True)
         key = _digest(contents[ppath], contents[wpath], scheduler, options_text, str(grid.dynamic_jobs))
         label = scheduler + ("" if not options else " " + ",".join(f"{k}={options[k]}" for k in sorted(options)))
         name = f"{label} | {plabel} | {wlabel}" + ("" if seed is None else f" | seed {seed}")
+        _check_key(grid, keys, key, name, (pi, wi, si, oi))
         tags = {"label": label, "platform_label": plabel, "workload_label": wlabel, "seed": seed, "key": key,
                 **{f"option_{k}": json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in options.items()}}
         runs.append(Run(name, str(ppath), str(wpath), scheduler, options, str(out / "runs" / key / "out"),
@@ -438,12 +461,11 @@ def _comparison_plots(frame: pd.DataFrame, folder: Path) -> list[Path]:
     from wattsched.analysis.plots import save_figure
 
     ok = frame[frame["status"] != "failed"] if "status" in frame else frame
-    if ok.empty:
-        return []
     label = ok["label"] if "label" in ok else ok["name"]
     paths = []
     for metric in COMPARED_METRICS:
-        if metric not in ok:
+        if ok.empty or metric not in ok:  # an earlier sweep's plot of it (every run failed now) is not this one's
+            (folder / f"{metric}.png").unlink(missing_ok=True)
             continue
         stats = pd.DataFrame({"label": label, "value": pd.to_numeric(ok[metric], errors="coerce")}) \
             .groupby("label", sort=False)["value"].agg(["mean", "min", "max"])

@@ -59,7 +59,7 @@ from wattsched.base.validate import (check_number, check_output_files, decode_ut
                                      window_beyond_time)
 
 __all__ = ["Run", "run_sweep", "execute_run", "outputs_exist", "failed_runs", "load_runs", "check_sweep_arguments",
-           "write_table", "read_timing"]
+           "check_run_folders", "write_table", "read_timing"]
 
 logger = logging.getLogger(__name__)
 
@@ -237,15 +237,80 @@ def _dask_task(run: Run, force: bool, queue_name: str | None) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------------ a sweep
-def _check_runs(runs: Sequence[Run]) -> None:
-    for attr in ("name", "prefix"):
-        seen: set[str] = set()
-        for run in runs:
-            value = str(getattr(run, attr))
-            if value in seen:
-                raise OptionError(f"two runs of the sweep have the same {attr} '{value}'")
-            seen.add(value)
-    _check_outputs_not_inputs(runs)
+def _check_runs(runs: Sequence[Run], source: str | None = None) -> None:
+    """No two runs of one name, nor of prefixes that write the same files (``out/x`` and ``./out/x``, or through a
+    symbolic link: the later run replaced the earlier one's outputs and stamp, which a rerun simulated again); no
+    run writing an input (:func:`_check_outputs_not_inputs`).
+
+    Raises:
+        OptionError: naming the later run and the earlier one (and ``source``, a runs file).
+    """
+    prefixes = _resolved_prefixes(runs)
+    for attr, keys in (("name", [str(run.name) for run in runs]), ("prefix", prefixes)):
+        seen: dict[str, int] = {}
+        for index, (run, key) in enumerate(zip(runs, keys)):
+            first = seen.setdefault(key, index)
+            if first == index:
+                continue
+            value, earlier = str(getattr(run, attr)), str(getattr(runs[first], attr))
+            if source is None:
+                raise OptionError(f"two runs of the sweep have the same {attr} '{value}'" if value == earlier else
+                                  f"two runs of the sweep write the same files: prefixes '{earlier}' and '{value}'")
+            raise option_error(source, f"run {index} ({run.name!r}): {attr}",
+                               f"the same as run {first}'s, '{value}'" if value == earlier else
+                               f"'{value}' writes the same files as run {first}'s prefix '{earlier}'; give another "
+                               "prefix")
+    check_run_folders(runs, source=source, prefixes=prefixes)
+    _check_outputs_not_inputs(runs, source)
+
+
+def _resolved_prefixes(runs: Sequence[Run]) -> list[str]:
+    """The prefix of each run with its folder resolved (``.``, ``..``, ``//`` and symbolic links: one path for one
+    folder), then its name as given: a run's outputs are this and their suffixes."""
+    folders: dict[str, str] = {}
+    resolved = []
+    for run in runs:
+        folder, name = os.path.split(str(run.prefix))
+        try:
+            if folder not in folders:
+                folders[folder] = os.path.realpath(folder or os.curdir)
+            resolved.append(os.path.join(folders[folder], name))
+        except (OSError, ValueError):  # a prefix the system refuses (a NUL): the run itself says so
+            resolved.append(str(run.prefix))
+    return resolved
+
+
+def check_run_folders(runs: Sequence[Run], written: Sequence[str | os.PathLike] = (), source: str | None = None,
+                      option: str = "", prefixes: Sequence[str] | None = None) -> None:
+    """No run's outputs go under a file that another run writes (prefix ``a_jobs.csv/b``) or that the sweep writes
+    once every run has ended (``written``: a runs file's prefix ``<out>/results.csv/x``): the run failed only when it
+    started, or the table (the plots) was refused after every run, the table written without its plots.
+
+    Args:
+        prefixes: :func:`_resolved_prefixes` of ``runs``, when known.
+
+    Raises:
+        OptionError: naming the run (and ``source``, a runs file), its prefix and the file (and ``option``, which
+            makes ``written``).
+    """
+    from wattsched.base.batsim_files import OUTPUT_KINDS
+
+    prefixes = _resolved_prefixes(runs) if prefixes is None else prefixes
+    files: dict[str, tuple[str, str]] = {  # the resolved path: (the path as given, who writes it)
+        os.path.realpath(path): (os.fspath(path), f"the sweep writes ({option})" if option else "the sweep writes")
+        for path in written}
+    for index, (run, prefix) in enumerate(zip(runs, prefixes)):
+        for suffix in [*(f"_{kind}.csv" for kind in OUTPUT_KINDS), "_run.json"]:
+            files.setdefault(prefix + suffix, (f"{run.prefix}{suffix}", f"run {index} ({run.name!r}) writes"))
+    for index, (run, prefix) in enumerate(zip(runs, prefixes)):
+        folder = Path(prefix + "_run.json").parent  # (a prefix "a/" writes a/_jobs.csv)
+        for parent in (folder, *folder.parents):
+            found = files.get(str(parent))
+            if found is not None:
+                where = f"run {index} ({run.name!r}): prefix"
+                raise option_error(where if source is None else source, "" if source is None else where,
+                                   f"{run.prefix} puts its outputs under {found[0]}, a file {found[1]}; give "
+                                   "another prefix")
 
 
 def _check_outputs_not_inputs(runs: Sequence[Run], source: str | None = None) -> None:
@@ -458,9 +523,25 @@ def run_sweep(
             _run_dask(runs, workers, dask_scheduler, force, on_jobs, finish, show_progress)
 
     rows = [{**_base_row(run, jobs_of[run.name]), **results[run.name]} for run in runs]
-    frame = pd.DataFrame(rows)
+    frame = _zero_state_counts(pd.DataFrame(rows))
     if csv_path is not None:
         write_table(frame, csv_path)
+    return frame
+
+
+def _zero_state_counts(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with 0 jobs, not NaN, in the final-state counts (``nb_jobs_completed_walltime_reached``) of the runs
+    measured (not failed) whose jobs ended in no such state: a run's metrics count only the states its jobs ended
+    in, and a column another run's jobs made was empty in the others' rows."""
+    from wattsched.analysis.metrics import _state_key
+    from wattsched.analysis.outputs import JOB_FINAL_STATES
+
+    measured = frame["status"] != STATUS_FAILED
+    for column in (_state_key(state) for state in JOB_FINAL_STATES):
+        if column in frame:
+            frame.loc[measured, column] = frame.loc[measured, column].fillna(0)
+            if not frame[column].isna().any():
+                frame[column] = frame[column].astype("int64")
     return frame
 
 
@@ -554,8 +635,9 @@ def load_runs(path: str | os.PathLike) -> list[Run]:
 
     Raises:
         OptionError: unreadable file, not a list, an empty list, a duplicate key, or an entry that is not an
-            object, with a missing or unknown field or a field of the wrong type or value, or whose ``prefix``
-            is a folder (naming the run's index and the field): found before the first run starts.
+            object, with a missing or unknown field or a field of the wrong type or value, whose ``prefix``
+            is a folder, or whose name or outputs are another run's (naming the run's index and the field): found
+            before the first run starts.
     """
     try:
         require_regular_file(path)
@@ -572,7 +654,7 @@ def load_runs(path: str | os.PathLike) -> list[Run]:
         raise OptionError(f"{path}: the list of runs is empty")
     runs = [_run_from_entry(entry, str(path), i) for i, entry in enumerate(content)]
     _check_prefixes(runs, str(path))
-    _check_outputs_not_inputs(runs, str(path))
+    _check_runs(runs, str(path))
     return runs
 
 
