@@ -37,7 +37,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -307,43 +307,28 @@ def _check_on_platforms(grid: Grid, platforms: list[tuple[Path, str, str | None]
                     raise InputError(grid.source, field, f"on platform {label}: {error}") from None
 
 
-def _check_names(grid: Grid, names: dict[str, tuple[int, int, int, int]], name: str,
-                 indexes: tuple[int, int, int, int]) -> None:
-    """Two runs of ``grid`` with one name (the same scheduler and options twice, two inputs of one label) are
-    refused naming the later entry and the earlier one (``schedulers[1]``: as ``schedulers[0]``).
+#: The fields of a run's entries, in the order of its indexes.
+_FIELDS = ("platforms", "workloads", "schedulers", "options")
+
+
+def _check_twin(grid: Grid, seen: dict[str, tuple[tuple[int, int, int, int], str]], value: str, name: str,
+                indexes: tuple[int, int, int, int], whats: tuple[str, str, str, str],
+                consequence: Callable[[str, str], str]) -> None:
+    """Two runs of ``grid`` of one ``value`` (one name: the same scheduler and options twice, two inputs of one label;
+    one key: the same simulation under two names, two inputs of the same contents such as a copy of a workload file,
+    a generated platform and its file, a synthetic workload with a default written out) are refused naming the later
+    entry and the earlier one: ``whats[k]`` of the first field where their entries differ, then ``consequence(name,
+    earlier name)``.
 
     Raises:
         InputError: naming the grid field.
     """
-    first = names.setdefault(name, indexes)
+    first, earlier = seen.setdefault(value, (indexes, name))
     if first == indexes:
         return
-    for key, a, b, what in zip(("platforms", "workloads", "schedulers", "options"), first, indexes,
-                               ("the same platform label", "the same workload label", "the same scheduler and options",
-                                "the same options")):
+    for field, a, b, what in zip(_FIELDS, first, indexes, whats):
         if a != b:
-            raise InputError(grid.source, f"{key}[{b}]", f"{what} as {key}[{a}]: two runs would be named {name!r}")
-    raise InputError(grid.source, "schedulers", f"two runs would be named {name!r}")
-
-
-def _check_key(grid: Grid, keys: dict[str, tuple[tuple[int, int, int, int], str]], key: str, name: str,
-               indexes: tuple[int, int, int, int]) -> None:
-    """Two runs of ``grid`` of one key, the same simulation under two names (two inputs of the same contents: a
-    copy of a workload file, a generated platform and its file, a synthetic workload with a default written out),
-    are refused naming the later entry and the earlier one (both would write the same outputs).
-
-    Raises:
-        InputError: naming the grid field.
-    """
-    first, earlier = keys.setdefault(key, (indexes, name))
-    if first == indexes:
-        return
-    for field, a, b, what in zip(("platforms", "workloads", "schedulers", "options"), first, indexes,
-                                 ("the same contents", "the same contents", "the same scheduler and options",
-                                  "the same options")):
-        if a != b:
-            raise InputError(grid.source, f"{field}[{b}]", f"{what} as {field}[{a}]: runs {name!r} and {earlier!r} "
-                                                           "would be one simulation")
+            raise InputError(grid.source, f"{field}[{b}]", f"{what} as {field}[{a}]: {consequence(name, earlier)}")
 
 
 def _check_file_inputs(grid: Grid, out: Path, generated: list[tuple[Path, str | None]]) -> None:
@@ -400,13 +385,15 @@ def grid_runs(grid: Grid, out: str | os.PathLike) -> list[Run]:
     check_output_files([path for path, text in generated if text is not None], option)
     _check_file_inputs(grid, out, generated)
     _check_on_platforms(grid, platforms)
-    names: dict[str, tuple[int, int, int, int]] = {}
+    names: dict[str, tuple[tuple[int, int, int, int], str]] = {}
     for (pi, (_, plabel, _)), (wi, (_, wlabel, seed, _)), (si, (scheduler, own)), (oi, extra) in itertools.product(
             enumerate(platforms), workloads, enumerate(grid.schedulers), enumerate(grid.options)):
         options = {**own, **extra}
         label = scheduler + ("" if not options else " " + ",".join(f"{k}={options[k]}" for k in sorted(options)))
         name = f"{label} | {plabel} | {wlabel}" + ("" if seed is None else f" | seed {seed}")
-        _check_names(grid, names, name, (pi, wi, si, oi))
+        _check_twin(grid, names, name, name, (pi, wi, si, oi),
+                    ("the same platform label", "the same workload label", "the same scheduler and options",
+                     "the same options"), lambda name, _: f"two runs would be named {name!r}")
     contents = {path: path.read_bytes() if text is None else text.encode() for path, text in generated}
     runs: list[Run] = []
     keys: dict[str, tuple[tuple[int, int, int, int], str]] = {}
@@ -417,7 +404,9 @@ def grid_runs(grid: Grid, out: str | os.PathLike) -> list[Run]:
         key = _digest(contents[ppath], contents[wpath], scheduler, options_text, str(grid.dynamic_jobs))
         label = scheduler + ("" if not options else " " + ",".join(f"{k}={options[k]}" for k in sorted(options)))
         name = f"{label} | {plabel} | {wlabel}" + ("" if seed is None else f" | seed {seed}")
-        _check_key(grid, keys, key, name, (pi, wi, si, oi))
+        _check_twin(grid, keys, key, name, (pi, wi, si, oi),
+                    ("the same contents", "the same contents", "the same scheduler and options", "the same options"),
+                    lambda name, earlier: f"runs {name!r} and {earlier!r} would be one simulation")
         tags = {"label": label, "platform_label": plabel, "workload_label": wlabel, "seed": seed, "key": key,
                 **{f"option_{k}": json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in options.items()}}
         runs.append(Run(name, str(ppath), str(wpath), scheduler, options, str(out / "runs" / key / "out"),
