@@ -225,3 +225,19 @@ def test_a_form_field_that_is_not_utf8_is_refused(tmp_path, body, kind):
         assert response.status_code == 303
     (run,) = (tmp_path / "ws" / "runs").iterdir()
     assert json.loads((run / "run.json").read_text())["name"] == "été ☃"
+
+
+# -------------------------------------------------------------------- 7. a run id of any length in a link
+def test_an_unknown_run_id_is_shown_cut(tmp_path):
+    """``/compare?run=<5,000 characters>`` (and a run's pages) repeated the whole id in the 404 (found by hunt 32,
+    left then): now cut, as the CLI shows a value."""
+    pytest.importorskip("starlette")
+    pytest.importorskip("httpx")
+    from tests.test_web import TestClient, create_app
+
+    run_id = "x" * 5000
+    with TestClient(create_app(tmp_path / "ws", processes=False), raise_server_exceptions=False) as client:
+        for url in (f"/compare?run={run_id}&run={run_id}", f"/runs/{run_id}"):
+            response = client.get(url)
+            assert response.status_code == 404, url
+            assert "x" * 100 not in response.text and "(5000 characters)" in response.text, url

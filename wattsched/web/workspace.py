@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from wattsched.base.errors import OptionError, WattschedError, printable
+from wattsched.base.errors import OptionError, WattschedError, printable, quoted_cut
 from wattsched.base.fileio import atomic_path
 
 __all__ = ["PATH_OPTIONS", "Workspace", "WorkspaceError", "check_run_name", "shipped_ear_models", "shipped_inputs",
@@ -205,11 +205,11 @@ class Workspace:
 
     def run_dir(self, run_id: str) -> Path:
         """The folder of run ``run_id``; :class:`WorkspaceError` for an id that is not one or no such run."""
-        if not RUN_ID.match(run_id):
-            raise WorkspaceError(f"'{run_id}' is not a run of the workspace")
+        if not RUN_ID.match(run_id):  # (an id in a link is a query parameter of any length: shown cut)
+            raise WorkspaceError(f"{quoted_cut(run_id)} is not a run of the workspace")
         folder = self.inside(Path("runs") / run_id)
         if not (folder / "run.json").is_file():
-            raise WorkspaceError(f"'{run_id}' is not a run of the workspace")
+            raise WorkspaceError(f"{quoted_cut(run_id)} is not a run of the workspace")
         return folder
 
     def prefix(self, run_id: str) -> Path:
