@@ -33,6 +33,7 @@ import pytest
 
 from tests.bad_inputs_checks import one_line, refused
 from wattsched.base.errors import InputError, OptionError
+from wattsched.cli import main
 from wattsched.experiments.sweep import read_timing
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -241,3 +242,20 @@ def test_an_unknown_run_id_is_shown_cut(tmp_path):
             response = client.get(url)
             assert response.status_code == 404, url
             assert "x" * 100 not in response.text and "(5000 characters)" in response.text, url
+
+
+# -------------------------------------------------------------------- 8. reproduce efs -q
+@pytest.mark.parametrize("quiet", [True, False])
+def test_reproduce_efs_quiet_prints_no_step_note(tmp_path, capsys, monkeypatch, quiet):
+    """``-q``: "no progress nor step notes on standard error"; the line naming the Parallel Workloads Archive logs
+    was printed anyway (noticed by the help audit). The study itself is replaced by a stub here."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    import wattsched.experiments.efs as efs
+
+    monkeypatch.setattr(efs, "run_experiment", lambda *args, **kwargs: SimpleNamespace(
+        frame=pd.DataFrame({"status": ["done"]}), wall_s=0.0, report=tmp_path / "report.md"))
+    assert main(["reproduce", "efs", "--out", str(tmp_path / "out"), *(["-q"] if quiet else [])]) == 0
+    assert ("Parallel Workloads Archive logs" in capsys.readouterr().err) is not quiet

@@ -132,8 +132,9 @@ def cmd_reproduce_efs(args: argparse.Namespace) -> int:
     _check_output_folders(args, ("runs.csv", "lightesp.csv", "table1_users.csv", "table1.csv"))
     logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
     pwa = find_pwa(args.pwa)
-    print(f"Parallel Workloads Archive logs: {pwa if pwa is not None else 'not found, synthetic traces'}",
-          file=sys.stderr)
+    if not args.quiet:  # a step note, as -q's help says
+        print(f"Parallel Workloads Archive logs: {pwa if pwa is not None else 'not found, synthetic traces'}",
+              file=sys.stderr)
     result = run_experiment(args.out, parts=args.parts,
                             traces=args.traces, full=args.full,
                             weeks=args.weeks, pwa=args.pwa, nb_users=args.users, seeds=args.seeds, seed=args.seed,
