@@ -293,15 +293,14 @@ def check_run_folders(runs: Sequence[Run], written: Sequence[str | os.PathLike] 
         OptionError: naming the run (and ``source``, a runs file), its prefix and the file (and ``option``, which
             makes ``written``).
     """
-    from wattsched.base.batsim_files import OUTPUT_KINDS
-
     prefixes = _resolved_prefixes(runs) if prefixes is None else prefixes
     files: dict[str, tuple[str, str]] = {  # the resolved path: (the path as given, who writes it)
         os.path.realpath(path): (os.fspath(path), f"the sweep writes ({option})" if option else "the sweep writes")
         for path in written}
     for index, (run, prefix) in enumerate(zip(runs, prefixes)):
-        for suffix in [*(f"_{kind}.csv" for kind in OUTPUT_KINDS), "_run.json"]:
-            files.setdefault(prefix + suffix, (f"{run.prefix}{suffix}", f"run {index} ({run.name!r}) writes"))
+        resolved = os.path.dirname(prefix)  # (the files a run writes are there, named as _written_paths says)
+        for path in _written_paths(run):
+            files.setdefault(os.path.join(resolved, path.name), (os.fspath(path), f"run {index} ({run.name!r}) writes"))
     for index, (run, prefix) in enumerate(zip(runs, prefixes)):
         folder = Path(prefix + "_run.json").parent  # (a prefix "a/" writes a/_jobs.csv)
         for parent in (folder, *folder.parents):
