@@ -213,30 +213,30 @@ def _workload_jobs(workload: str | Path | Mapping[str, Any]) -> tuple[str, list[
     return source, jobs
 
 
-def _require_run_jobs_in_workload(jobs: pd.DataFrame, source: str, listed: list[Any]) -> None:
+def _require_run_jobs_in_workload(jobs: pd.DataFrame, source: str, listed: list[Any]) -> dict[str, Mapping]:
     """Every job of the run is a job of the workload ``source`` (its ``listed`` jobs; per-user values joined on a part of the run would be
-    silently wrong).
+    silently wrong); the workload's jobs by bare id.
 
     Raises:
         InputError: naming the workload, how many of the run's jobs it lacks and the first one.
     """
-    known = {str(job["id"]).split("!")[-1] for job in listed if isinstance(job, Mapping) and "id" in job}
+    known = {str(job["id"]).split("!")[-1]: job for job in listed if isinstance(job, Mapping) and "id" in job}
     missing = [job_id for job_id in jobs["job_id"].astype(str) if job_id.split("!")[-1] not in known]
     if missing:
         raise InputError(source, "jobs", f"{len(missing)} of the run's {counted(len(jobs), 'job')} "
                                          f"{'is' if len(missing) == 1 else 'are'} not in this workload "
                                          f"(first: job {missing[0]!r}): not the workload of this run")
+    return known
 
 
-def _require_run_jobs_as_in_workload(jobs: pd.DataFrame, source: str, listed: list[Any]) -> None:
-    """Each job of the run (all in the workload ``source``: :func:`_require_run_jobs_in_workload`) was submitted at
-    its ``subtime`` for its ``res``, as the run wrote them (``submission_time`` with Batsim's 6 decimals): the same
-    ids are not yet the same jobs (every workload numbers its jobs from 1).
+def _require_run_jobs_as_in_workload(jobs: pd.DataFrame, source: str, known: Mapping[str, Mapping]) -> None:
+    """Each job of the run (all in the workload ``source``, ``known`` by bare id: :func:`_require_run_jobs_in_workload`)
+    was submitted at its ``subtime`` for its ``res``, as the run wrote them (``submission_time`` with Batsim's 6
+    decimals): the same ids are not yet the same jobs (every workload numbers its jobs from 1).
 
     Raises:
         InputError: naming the workload, the first job and field that differ.
     """
-    known = {str(job["id"]).split("!")[-1]: job for job in listed if isinstance(job, Mapping) and "id" in job}
     for job_id, subtime, hosts in zip(jobs["job_id"].astype(str), jobs["submission_time"],
                                       jobs["requested_number_of_resources"]):
         job = known[job_id.split("!")[-1]]
@@ -547,12 +547,12 @@ def compute_metrics(
     users = None
     if workload is not None:
         source, listed = _workload_jobs(workload)  # read once
-        _require_run_jobs_in_workload(jobs, source, listed)
+        known = _require_run_jobs_in_workload(jobs, source, listed)
         from wattsched.workloads.users import check_job_fields
 
         # users as `wattsched run` takes them: a list, an object or true is no account (not "[1, 2]")
         check_job_fields([job for job in listed if isinstance(job, Mapping)], source)
-        _require_run_jobs_as_in_workload(jobs, source, listed)
+        _require_run_jobs_as_in_workload(jobs, source, known)
         users = load_workload_users({"jobs": listed})
     per_user = per_user_mean_stretch(jobs, users)
     if workload is not None and not per_user:
