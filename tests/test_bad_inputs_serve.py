@@ -141,12 +141,39 @@ def test_nothing_after_simulation_ends():
 def test_completed_or_killed_job_never_started():
     checker = started_checker(submitted("w0!1", t=0), submitted("w0!2", t=0))
     checker.replied({"now": 0, "events": [{"timestamp": 0, "type": "EXECUTE_JOB",
-                                           "data": {"job_id": "w0!2", "alloc": "0"}}]})
+                                           "data": {"job_id": "w0!2", "alloc": "0"}},
+                                          {"timestamp": 0, "type": "KILL_JOB", "data": {"job_ids": ["w0!2"]}}]})
     checker.check(msg(1, completed("w0!2", 1)))
     checker.check(msg(1, {"timestamp": 1, "type": "JOB_KILLED", "data": {"job_ids": ["w0!2"], "job_progress": {}}}))
     refused(checker, msg(2, completed("w0!1", 2)), "Batsim message 4 (t=2)", "JOB_COMPLETED", "'w0!1' was never started")
     refused(checker, msg(2, {"timestamp": 2, "type": "JOB_KILLED", "data": {"job_ids": ["w0!1"]}}),
             "JOB_KILLED", "'w0!1' was never started")
+
+
+def killed(*ids: str, t: float = 1) -> dict:
+    return {"timestamp": t, "type": "JOB_KILLED", "data": {"job_ids": list(ids), "job_progress": {}}}
+
+
+def test_job_killed_answers_one_kill_job_of_its_ids():
+    """Batsim sends a JOB_KILLED only for a KILL_JOB, one at most per KILL_JOB, with ids of that kill (B-c,
+    ``server_on_killing_done``): an unasked one, or one naming a job no pending kill names, is refused."""
+    checker = started_checker(submitted("w0!1", t=0), submitted("w0!2", t=0))
+    checker.replied({"now": 0, "events": [{"timestamp": 0, "type": "EXECUTE_JOB", "data": {"job_id": j, "alloc": h}}
+                                          for j, h in (("w0!1", "0"), ("w0!2", "1"))]})
+    refused(checker, msg(1, killed("w0!1")), "Batsim message 2 (t=1)", "JOB_KILLED",
+            "no KILL_JOB of the scheduler naming ['w0!1'] waits for it")
+    checker = started_checker(submitted("w0!1", t=0), submitted("w0!2", t=0))
+    checker.replied({"now": 0, "events": [
+        *({"timestamp": 0, "type": "EXECUTE_JOB", "data": {"job_id": j, "alloc": h}} for j, h in (("w0!1", "0"), ("w0!2", "1"))),
+        {"timestamp": 0, "type": "KILL_JOB", "data": {"job_ids": ["w0!1"]}}]})
+    refused(checker, msg(1, killed("w0!1", "w0!2")), "JOB_KILLED", "naming ['w0!1', 'w0!2']")
+    checker.check(msg(1, killed("w0!1")))
+    refused(checker, msg(2, killed("w0!1", t=2)), "JOB_KILLED", "no KILL_JOB")  # its kill was answered
+    checker.replied({"now": 2, "events": [{"timestamp": 2, "type": "KILL_JOB", "data": {"job_ids": ["w0!2", "w0!1"]}},
+                                          {"timestamp": 2, "type": "KILL_JOB", "data": {"job_ids": ["w0!2"]}}]})
+    checker.check(msg(3, killed("w0!2", t=3)))  # the first kill's answer, without the job that had ended
+    checker.check(msg(3, killed("w0!2", t=3)))
+    refused(checker, msg(4, killed("w0!2", t=4)), "JOB_KILLED", "no KILL_JOB")
 
 
 def test_registered_job_acknowledged_once():

@@ -913,8 +913,9 @@ class BatsimMessageChecker:
       ``compute_resources`` list ids 0 to ``nb_compute_resources`` - 1), a pstate is an integer string and,
       when SIMULATION_BEGINS gives every host's ``wattage_per_state``, one of the host's pstates;
     * with ``sees_replies``, a completed or killed job is one the scheduler started, and a REQUESTED_CALL, a
-      RESOURCE_STATE_CHANGED and an ANSWER each answer one of its CALL_ME_LATERs, SET_RESOURCE_STATEs and QUERYs:
-      the replies are shown to :meth:`replied` (jobs started and registered, calls, switches and queries asked);
+      RESOURCE_STATE_CHANGED and an ANSWER each answer one of its CALL_ME_LATERs, SET_RESOURCE_STATEs and QUERYs,
+      and a JOB_KILLED one of its KILL_JOBs that names every job it lists: the replies are shown to :meth:`replied`
+      (jobs started and registered, calls, switches, queries and kills asked);
     * a JOB_SUBMITTED's ``job.id`` is its ``job_id`` (Batsim writes the one id in both), and it gives ``job.profile``;
     * the fields Batsim always writes and pybatsim reads unchecked: a JOB_KILLED's ``job_progress``, a FROM_JOB_MSG's
       ``msg``; a NOTIFY is of a type Batsim sends (any with ``config.forward-unknown-events``), a machine event's
@@ -948,6 +949,9 @@ class BatsimMessageChecker:
         #: SET_RESOURCE_STATEs and QUERYs not answered yet by a RESOURCE_STATE_CHANGED, an ANSWER (B23, B26)
         self.switches = 0
         self.queries = 0
+        #: the job ids of each KILL_JOB not answered yet by a JOB_KILLED (Batsim sends at most one per KILL_JOB, with
+        #: ids of that kill only, and none when every job it names was already killed or had ended: B-c)
+        self.kills: list[set[str]] = []
         #: SIMULATION_BEGINS's 'config.forward-unknown-events': NOTIFYs of other types may come
         self.forwards_unknown = False
         #: pstates of each host (from ``wattage_per_state``), None when SIMULATION_BEGINS does not give them all
@@ -1001,7 +1005,7 @@ class BatsimMessageChecker:
 
     def replied(self, reply: Any) -> None:
         """Learn from the scheduler's ``reply`` the jobs it started (EXECUTE_JOB) and registered (REGISTER_JOB:
-        known from now on, B44). One look at each event's type."""
+        known from now on, B44), and the calls, switches, queries and kills it asked. One look at each event's type."""
         events = reply.get("events") if type(reply) is dict else None
         if type(events) is not list:
             return
@@ -1019,6 +1023,8 @@ class BatsimMessageChecker:
                 self.switches += 1
             elif kind == "QUERY":
                 self.queries += 1
+            elif kind == "KILL_JOB" and type(ev.get("data")) is dict and type(ev["data"].get("job_ids")) is list:
+                self.kills.append({str(jid) for jid in ev["data"]["job_ids"]})
             elif kind == "REGISTER_JOB" and type(ev.get("data")) is dict:
                 jid = str(ev["data"].get("job_id"))
                 if jid not in self.jobs:
@@ -1159,6 +1165,12 @@ class BatsimMessageChecker:
                 self._started(self._job({"job_id": jid}), "job_ids")
             if not isinstance(data.get("job_progress"), dict):  # Batsim writes it (B15); pybatsim reads it
                 raise ValueError("field 'job_progress' must be an object")
+            if self.started is not None:
+                kill = next((k for k, asked in enumerate(self.kills) if asked.issuperset(ids)), None)
+                if kill is None:
+                    raise ValueError(f"no KILL_JOB of the scheduler naming {_show(ids)} waits for it (Batsim sends a "
+                                     "JOB_KILLED only for a KILL_JOB, with ids of that kill)")
+                del self.kills[kill]
         elif kind == "RESOURCE_STATE_CHANGED":
             intervals = self._hosts(data.get("resources"), "resources")
             state = data.get("state")
