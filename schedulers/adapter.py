@@ -434,7 +434,9 @@ def _scheduler_class(module: ModuleType, class_name: str | None, spec: str) -> t
 
 def load_scheduler(name_or_module_path: str | type[BatsimScheduler],
                    options: Mapping[str, Any] | None = None) -> BatsimScheduler:
-    """A ready pybatsim scheduler from a name, a path or its class.
+    """A ready pybatsim scheduler from a name, a path or its class. A child process that the scheduler's module or
+    ``__init__`` forked (``os.fork``) and that returns from them ends here with one line, before the simulation
+    (:func:`end_forked_child`; :func:`pybatsim_handler` does the same for its callbacks).
 
     Args:
         name_or_module_path: a preset name (``easy-backfill``); a name registered under the
@@ -448,6 +450,17 @@ def load_scheduler(name_or_module_path: str | type[BatsimScheduler],
             scheduler file or module, a class's ``__init__``) that raised or called ``sys.exit``: one line
             naming the file and the line (:func:`user_code_error`).
     """
+    pid = os.getpid()
+    name = name_or_module_path if isinstance(name_or_module_path, str) else name_or_module_path.__qualname__
+    try:
+        return _load_scheduler(name_or_module_path, options)
+    finally:
+        end_forked_child(pid, f"scheduler {name.strip()}")
+
+
+def _load_scheduler(name_or_module_path: str | type[BatsimScheduler],
+                    options: Mapping[str, Any] | None) -> BatsimScheduler:
+    """:func:`load_scheduler` in the process that called it."""
     opts = dict(options or {})
     if isinstance(name_or_module_path, type):
         cls = name_or_module_path

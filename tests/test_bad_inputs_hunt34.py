@@ -327,3 +327,47 @@ def test_a_forked_child_returning_into_the_simulation_is_ended(tmp_path):
     assert len(errors) == 1 and "forked by scheduler" in errors[0] and "os._exit" in errors[0], proc.stderr
     assert "Traceback" not in proc.stderr
     assert (tmp_path / "out" / "r_jobs.csv").read_text().count("\n") == 2
+
+
+FORKS_WHILE_LOADING = textwrap.dedent("""
+import os
+
+from procset import ProcSet
+from pybatsim.batsim.batsim import BatsimScheduler
+
+if os.environ["FORK_AT"] == "import":
+    os.fork()  # the child returns from the import
+
+
+class User(BatsimScheduler):
+    def __init__(self, options):
+        super().__init__(options)
+        if os.environ["FORK_AT"] == "init":
+            os.fork()  # the child returns from __init__
+
+    def onJobSubmission(self, job):
+        job.allocation = ProcSet(0)
+        self.bs.execute_jobs([job])
+
+    def onJobCompletion(self, job):
+        pass
+""")
+
+
+@pytest.mark.parametrize("fork_at", ["import", "init"])
+def test_a_child_forked_while_the_scheduler_loads_is_ended(tmp_path, fork_at):
+    """was: a child forked by the scheduler's module or its ``__init__`` ran the whole simulation beside its parent
+    (the check was made at each message, from the pid taken after loading: the child's own)."""
+    import os
+
+    (tmp_path / "user.py").write_text(FORKS_WHILE_LOADING)
+    platform, workload = _inputs(tmp_path)
+    proc = subprocess.run([*WATTSCHED, "run", str(platform), str(workload), "-s", f"{tmp_path / 'user.py'}:User",
+                           "-e", str(tmp_path / "out" / "r")],
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "FORK_AT": fork_at})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("outputs:") == 1, proc.stdout
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("wattsched: error:")]
+    assert len(errors) == 1 and "forked by scheduler" in errors[0] and "user.py:User" in errors[0], proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert (tmp_path / "out" / "r_jobs.csv").read_text().count("\n") == 2
