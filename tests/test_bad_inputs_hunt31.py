@@ -151,3 +151,53 @@ def test_a_prop_holding_elements_is_refused(capsys, tmp_path):
     platform = _platform(tmp_path, MASTER + _host("h0", SLEEPY, props=prop) + _host("h1", SLEEPY))
     workload = _workload(tmp_path, [_job()])
     _refused_writing_nothing(capsys, tmp_path, platform, workload, "p.xml: host 'h0'.prop 'a'", "inside a <prop>")
+
+
+# ------------------------------------------------------------------------------ the network and the rest of the DTD
+HOSTS = MASTER + _host("h0", SLEEPY) + _host("h1", SLEEPY)
+LINK = '<link id="l" bandwidth="1e300Bps" latency="0"/>'
+
+
+@pytest.mark.parametrize("body, platform_head, needle, problem", [
+    (HOSTS + '<link id="l" bandwith="1e300Bps"/>', "", "zone 'AS0'.<link 'l'>.bandwith", "unknown attribute of <link>"),
+    (HOSTS + '<link id="l" latency="0"/>', "", "zone 'AS0'.<link 'l'>.bandwidth", "missing 'bandwidth' attribute"),
+    (HOSTS + '<link id="l" bandwidth="1e300Bps" sharing_policy="shared"/>', "", "<link 'l'>.sharing_policy",
+     "'shared' is not one of SHARED, SPLITDUPLEX"),
+    (HOSTS + LINK + '<route src="h0" dst="h1"><link_ctn id="l" direction="up"/></route>', "",
+     "<route 'h0'>.<link_ctn 'l'>.direction", "'up' is not one of UP, DOWN, NONE"),
+    (HOSTS + LINK + '<route src="h0" dst="h1" symmetric="NO"><link_ctn id="l"/></route>', "",
+     "<route 'h0'>.symmetric", "unknown attribute of <route>"),
+    (HOSTS + LINK + '<route src="h0"><link_ctn id="l"/></route>', "", "<route 'h0'>.dst", "missing 'dst'"),
+    (HOSTS + LINK + f'<route src="h0" dst="h1">{LINK}</route>', "", "<route 'h0'>.<link>",
+     "<link> inside a <route> (SimGrid's DTD: a <route> holds <link_ctn>)"),
+    (HOSTS + '<router id="r" coordinate="0 0 0"/>', "", "zone 'AS0'.<router 'r'>.coordinate", "unknown attribute"),
+    (MASTER + _host("h0", SLEEPY, props='<disk id="d" read_bw="1e9Bps"/>') + _host("h1", SLEEPY), "",
+     "host 'h0'.<disk 'd'>.write_bw", "missing 'write_bw'"),
+    (HOSTS, '<config><prop id="network/model"/></config>', "platform.<config>.<prop 'network/model'>.value",
+     "missing 'value'"),
+    (HOSTS, '<config id="c"><link_ctn id="l"/></config>', "platform.<config 'c'>.<link_ctn>",
+     "(SimGrid's DTD: a <config> holds <prop>)"),
+])
+def test_the_network_and_other_elements_read_by_simgrid_only_are_checked(capsys, tmp_path, body, platform_head,
+                                                                          needle, problem):
+    """These elements are ignored by the embedded simulator (a zero-cost network), and their attributes were not read:
+    a misspelt ``bandwith``, a missing ``dst``, a ``direction="up"`` went through, while SimGrid refuses the file
+    ("Bad attribute `bandwith' in `link' element start tag.", "Required attribute `dst' not set for `route'
+    element.")."""
+    path = _platform(tmp_path, body)
+    path.write_text(path.read_text().replace('<platform version="4.1">\n', f'<platform version="4.1">{platform_head}\n'))
+    workload = _workload(tmp_path, [_job()])
+    _refused_writing_nothing(capsys, tmp_path, path, workload, "p.xml: ", needle, problem)
+
+
+def test_the_network_written_as_simgrid_reads_it_is_taken(capsys, tmp_path):
+    body = (MASTER + _host("h0", SLEEPY, props='<disk id="d" read_bw="1e9Bps" write_bw="1e9Bps"/>') + _host("h1", SLEEPY)
+            + '<router id="r"/>' + LINK + '<link id="m" bandwidth="1e300Bps" sharing_policy="FATPIPE"><prop id="a" '
+            'value="b"/></link><route src="h0" dst="h1" symmetrical="no"><link_ctn id="l" direction="NONE"/>'
+            '<link_ctn id="m"/></route>')
+    path = _platform(tmp_path, body)
+    path.write_text(path.read_text().replace('<platform version="4.1">\n', '<platform version="4.1"><config id="c">'
+                                             '<prop id="network/model" value="CM02"/></config>\n'))
+    workload = _workload(tmp_path, [_job()])
+    assert main(["run", str(path), str(workload), "-e", str(tmp_path / "out" / "o"), "-q"]) == 0
+    assert capsys.readouterr().err == ""

@@ -9,7 +9,9 @@ the simulator does not model is refused, not ignored: ``<cabinet>``, ``<peer>``,
 ``availability_file`` and ``state_file`` attributes of a ``<host>`` (its speed or state changing over time), a
 ``<trace_connect>`` of kind ``SPEED`` or ``HOST_AVAIL``, ``<include>`` (removed in SimGrid 3.18), any element
 outside SimGrid's DTD (a misspelt ``<hots>`` would otherwise leave a host out), and any attribute the DTD does not give
-a ``<platform>``, zone, ``<host>``, ``<cluster>`` or ``<prop>`` (a misspelt ``pstate`` would leave the host at 0).
+a ``<platform>``, zone, ``<host>``, ``<cluster>`` or ``<prop>`` (a misspelt ``pstate`` would leave the host at 0). The
+elements ignored are checked as SimGrid's parser checks them (their attributes, required attributes, enumerated values
+and children: :data:`_IGNORED_DTD`), so that a platform real Batsim cannot load is not run here.
 
 Rules reproduced from real Batsim (behaviours 1, 2, 34, 35):
 
@@ -217,6 +219,76 @@ _ATTRIBUTES = {
 }
 
 
+#: The elements of SimGrid's DTD that the embedded simulator ignores (the network, configuration, deployment, storage):
+#: ``tag: (attributes, required attributes, enumerated attributes' values, children)``, as SimGrid's DTD gives them (the
+#: same in SimGrid 3.32 and since). Its parser refuses what breaks them ("Bad attribute `bandwith' in `link' element
+#: start tag.", "Required attribute `src' not set for `route' element.", a ``sharing_policy`` outside its list): they
+#: are checked, so that a platform real Batsim cannot load is not run here.
+_DtdElement = tuple[frozenset[str], tuple[str, ...], dict[str, tuple[str, ...]], tuple[str, ...]]
+_LINKS: tuple[str, ...] = ("link_ctn",)
+_ROUTE_ENDS: tuple[str, ...] = ("src", "dst")
+_GATEWAYS: tuple[str, ...] = ("src", "dst", "gw_src", "gw_dst")
+_SYMMETRICAL: dict[str, tuple[str, ...]] = {"symmetrical": ("YES", "NO", "yes", "no")}
+_ACTOR: _DtdElement = (frozenset(("host", "function", "start_time", "kill_time", "on_failure")), ("host", "function"),
+                       {"on_failure": ("DIE", "RESTART")}, ("argument", "prop"))
+_IGNORED_DTD: dict[str, _DtdElement] = {
+    "link": (frozenset(("id", "bandwidth", "bandwidth_file", "latency", "latency_file", "state_file", "sharing_policy")),
+             ("id", "bandwidth"), {"sharing_policy": ("SHARED", "SPLITDUPLEX", "FULLDUPLEX", "FATPIPE", "WIFI")},
+             ("prop",)),
+    "backbone": (frozenset(("id", "bandwidth", "latency")), ("id", "bandwidth", "latency"), {}, ()),
+    "router": (frozenset(("id", "coordinates")), ("id",), {}, ()),
+    "host_link": (frozenset(("id", "up", "down")), ("id", "up", "down"), {}, ()),
+    "route": (frozenset((*_ROUTE_ENDS, "symmetrical")), _ROUTE_ENDS, _SYMMETRICAL, _LINKS),
+    "bypassRoute": (frozenset(_ROUTE_ENDS), _ROUTE_ENDS, {}, _LINKS),
+    "ASroute": (frozenset((*_GATEWAYS, "symmetrical")), _GATEWAYS, _SYMMETRICAL, _LINKS),
+    "zoneRoute": (frozenset((*_GATEWAYS, "symmetrical")), _GATEWAYS, _SYMMETRICAL, _LINKS),
+    "bypassASroute": (frozenset(_GATEWAYS), _GATEWAYS, {}, _LINKS),
+    "bypassZoneRoute": (frozenset(_GATEWAYS), _GATEWAYS, {}, _LINKS),
+    "link_ctn": (frozenset(("id", "direction")), ("id",), {"direction": ("UP", "DOWN", "NONE")}, ()),
+    "config": (frozenset(("id",)), (), {}, ("prop",)),
+    "prop": (frozenset(("id", "value")), ("id", "value"), {}, ()),
+    "model_prop": (frozenset(("id", "value")), ("id", "value"), {}, ()),
+    "random": (frozenset(("id", "min", "max", "mean", "std_deviation", "seed", "radical", "generator")),
+               ("id", "min", "max", "mean", "std_deviation"), {"generator": ("DRAND48", "RAND", "RNGSTREAM", "NONE")}, ()),
+    "trace": (frozenset(("id", "file", "periodicity")), ("id", "periodicity"), {}, ()),
+    "trace_connect": (frozenset(("kind", "trace", "element")), ("trace", "element"),
+                      {"kind": ("HOST_AVAIL", "SPEED", "LINK_AVAIL", "BANDWIDTH", "LATENCY")}, ()),
+    "storage_type": (frozenset(("id", "model", "size", "content")), ("id", "size"), {}, ("model_prop", "prop")),
+    "storage": (frozenset(("id", "typeId", "content", "attach")), ("id", "typeId", "attach"), {}, ("prop",)),
+    "mount": (frozenset(("storageId", "name")), ("storageId", "name"), {}, ()),
+    "disk": (frozenset(("id", "read_bw", "write_bw")), ("read_bw", "write_bw"), {}, ("prop",)),
+    "actor": _ACTOR,
+    "process": _ACTOR,
+    "argument": (frozenset(("value",)), ("value",), {}, ()),
+}
+
+
+def _check_ignored(path: str, elem: ET.Element, where: str) -> None:
+    """An element the embedded simulator ignores (:data:`_IGNORED_DTD`) and its children have the attributes and
+    children SimGrid's DTD gives them. Raises :class:`InputError`."""
+    allowed, required, enums, children = _IGNORED_DTD[elem.tag]
+    named = elem.get("id") or elem.get("src") or elem.get("host")
+    where = f"{where}.<{elem.tag}{'' if named is None else f' {_cut(named)!r}'}>"
+    for name in elem.keys():
+        if name not in allowed:
+            raise InputError(path, f"{where}.{_cut(name)}", f"unknown attribute of <{elem.tag}> (SimGrid's DTD gives it "
+                                                            f"{', '.join(sorted(allowed))}, and SimGrid refuses any other)")
+    for name in required:
+        if elem.get(name) is None:
+            raise InputError(path, f"{where}.{name}", f"missing '{name}' attribute (SimGrid requires it)")
+    for name, values in enums.items():
+        value = elem.get(name)
+        if value is not None and value not in values:
+            raise InputError(path, f"{where}.{name}", f"{quoted_cut(value)} is not one of {', '.join(values)} (SimGrid "
+                                                      "refuses any other value)")
+    for child in elem:
+        if child.tag not in children:
+            allows = ", ".join(f"<{t}>" for t in children) if children else "nothing"
+            raise InputError(path, f"{where}.<{child.tag}>", f"<{child.tag}> inside a <{elem.tag}> (SimGrid's DTD: "
+                                                             f"a <{elem.tag}> holds {allows})")
+        _check_ignored(path, child, where)
+
+
 def _check_attributes(path: str, elem: ET.Element, where: str) -> None:
     """``elem``'s attributes are those SimGrid's DTD gives it (:data:`_ATTRIBUTES`). Raises :class:`InputError`."""
     allowed = _ATTRIBUTES[elem.tag]
@@ -369,6 +441,9 @@ class _Loader:
                                                          f"hosts over time (remove the {attribute} attribute)")
         self.add_name(name, where)
         self.check_children(elem, where, _HOST_CHILD_TAGS)
+        for child in elem:
+            if child.tag != "prop":  # its <disk>s and <mount>s
+                _check_ignored(self.path, child, where)
         own = self.own_props(elem, where)
         if name == _MASTER_HOST and "role" in own:
             # batsim.cpp gives --master-host the role "master" after its own: role="X" becomes "X,master" (even
@@ -540,6 +615,7 @@ class _Loader:
             elif tag in _UNSUPPORTED_HOST_TAGS:
                 raise self.error(f"<{tag} id='{child.get('id')}'>", _UNSUPPORTED_HOST_TAGS[tag])
             elif tag == "router":
+                _check_ignored(self.path, child, self.zone_name(elem))
                 self.new_netpoint(child.get("id") or "", f"router '{_cut(child.get('id') or '')}'", "router")
             elif tag == "include":
                 raise self.error(f"<include file='{child.get('file')}'>", "<include> was removed in SimGrid 3.18: "
@@ -551,7 +627,14 @@ class _Loader:
             elif tag not in _IGNORED_TAGS:
                 raise self.error(f"<{tag}>", f"unknown element inside <{elem.tag}> (not in SimGrid's platform DTD; "
                                              "a misspelt <host>, <cluster> or <zone>?)")
-            # the rest of the DTD (link, route, router, backbone, zoneRoute, config, prop, ...) is ignored
+            elif tag != "prop":  # (a zone's <prop>s: own_props)
+                # the rest of the DTD (link, route, backbone, zoneRoute, config, actor, ...) is ignored, once checked
+                _check_ignored(self.path, child, self.zone_name(elem))
+
+    @staticmethod
+    def zone_name(elem: ET.Element) -> str:
+        """How errors name a zone (or the platform) whose children are read."""
+        return "platform" if elem.tag == "platform" else f"zone '{_cut(elem.get('id') or '')}'"
 
 
 _VERSION = re.compile(r"\s*[0-9]+(?:\.[0-9]*)?\s*")
