@@ -255,12 +255,18 @@ class NodeModel:
         a host with neither speeds nor wattages has one pstate at 0 W).
 
         Raises:
-            ModelTextError: a malformed property (``field`` is ``speed_per_state`` for the speeds).
+            ModelTextError: a malformed property (``field`` is ``speed_per_state`` for the speeds); ``sleep_pstates``
+                on a host with neither speeds nor wattages (its number of pstates is unknown).
         """
         def text(key: str) -> str | None:
             value = properties.get(key)
             return None if value is None else str(value)
 
+        if text("sleep_pstates") is not None and text("wattage_per_state") is None and text("speed_per_state") is None:
+            # it was read against one pstate: "sleep pstate 13 does not exist (host has 1 pstates)" of a 16-pstate host
+            raise ModelTextError("sleep_pstates", "the host's pstates cannot be counted (Batsim sends no speeds) "
+                                                  "without a wattage_per_state or speed_per_state property: give one "
+                                                  "of them")
         try:
             return cls.from_text(text("speed_per_state"), text("wattage_per_state"), text("wattage_off"),
                                  text("sleep_pstates"),

@@ -28,6 +28,7 @@ One class per preset is registered under the ``pybatsim.schedulers`` entry point
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -36,13 +37,13 @@ import os
 import sys
 import traceback
 from importlib.metadata import entry_points
-from types import ModuleType
-from typing import Any, Callable, ClassVar, Mapping
+from types import FrameType, ModuleType
+from typing import Any, Callable, ClassVar, Mapping, NoReturn, TypeVar
 
 from procset import ProcSet
 from pybatsim.batsim.batsim import Batsim, BatsimScheduler, Job
 
-from wattsched.base.errors import OptionError, ProtocolError, WattschedError
+from wattsched.base.errors import OptionError, ProtocolError, WattschedError, printable
 from wattsched.schedulers.presets import PRESETS, build, unknown_scheduler
 from wattsched.schedulers.protocol import Handler, queued_job
 from wattsched.schedulers.state import (
@@ -63,6 +64,50 @@ logger = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "pybatsim.schedulers"
 
+#: The modules of pybatsim's own launcher: the ``pybatsim`` command (``pybatsim.cmdline.main``) and the functions it
+#: calls (``pybatsim.batsim.tools.launcher.launch_scheduler``, or ``launch_scheduler_main``).
+_PYBATSIM_LAUNCHER_MODULES = frozenset({"pybatsim.cmdline", "pybatsim.batsim.tools.launcher"})
+
+
+def _under_pybatsim_launcher() -> bool:
+    """Whether pybatsim's own launcher runs the scheduler (one of its frames is on the stack): ``pybatsim upas``,
+    the Docker image. Our launchers (``wattsched serve``, ``run``, the API: :func:`pybatsim_handler` and the serve
+    command's own pybatsim client) never go through it, and take a preset's error as the exception it is."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals.get("__name__") in _PYBATSIM_LAUNCHER_MODULES:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _exit_one_line(message: str) -> NoReturn:
+    """End the ``pybatsim`` process on one error line, exit status 2 (as ``wattsched``'s own errors)."""
+    sys.stdout.flush()  # pybatsim's "Scheduler: ..." line first
+    print(f"pybatsim: error: {printable(' '.join(message.split(chr(10))))}", file=sys.stderr, flush=True)
+    raise SystemExit(2)
+
+
+_Callback = TypeVar("_Callback", bound=Callable[..., Any])
+
+
+def _one_line_under_pybatsim(method: _Callback) -> _Callback:
+    """A preset's refusal (a :class:`WattschedError`: an option the platform cannot serve, Batsim without dynamic
+    jobs for UPAS or EAMC...) raised in ``method`` ends pybatsim's own launcher on one line and a non-zero status,
+    where pybatsim printed the traceback whose last line gave the reason; under our launchers it goes up unchanged
+    (``wattsched`` prints it on one line itself, naming the Batsim message)."""
+
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except WattschedError as error:
+            if not _under_pybatsim_launcher():
+                raise
+            _exit_one_line(str(error))
+
+    return wrapper  # type: ignore[return-value]
+
 
 class WattschedScheduler(BatsimScheduler):
     """A wattsched preset speaking the Batsim protocol through pybatsim.
@@ -78,6 +123,7 @@ class WattschedScheduler(BatsimScheduler):
     preset: ClassVar[str | None] = None
     per_event: ClassVar[bool] = False
 
+    @_one_line_under_pybatsim
     def __init__(self, options: Mapping[str, Any] | None = None, *, preset: str | None = None) -> None:
         options = dict(options or {})
         super().__init__(options)
@@ -90,6 +136,7 @@ class WattschedScheduler(BatsimScheduler):
         self.logger = logger
 
     # ------------------------------------------------------------ simulation
+    @_one_line_under_pybatsim
     def onSimulationBegins(self) -> None:
         bs = self.bs
         resources = getattr(bs, "compute_resources", None) or {}
@@ -99,29 +146,35 @@ class WattschedScheduler(BatsimScheduler):
                           profiles=getattr(bs, "profiles", None))
         self._running = True
 
+    @_one_line_under_pybatsim
     def onSimulationEnds(self) -> None:
         self._running = False
         logger.info("simulation ends at %s", self.bs.time())
 
     def onDeadlock(self) -> None:
-        raise RuntimeError(
-            "Batsim sent nothing before pybatsim's receive timeout; run pybatsim with '-t -1' (no timeout)"
-        )
+        message = "Batsim sent nothing before pybatsim's receive timeout; run pybatsim with '-t -1' (no timeout)"
+        if _under_pybatsim_launcher():
+            _exit_one_line(message)
+        raise RuntimeError(message)
 
+    @_one_line_under_pybatsim
     def onBeforeEvents(self) -> None:
         if self._running:
             self.policy.set_time(float(self.bs.time()))
 
+    @_one_line_under_pybatsim
     def onNoMoreEvents(self) -> None:
         if self._running and not self.per_event:
             self._schedule()
 
     # ------------------------------------------------------------ jobs
+    @_one_line_under_pybatsim
     def onJobSubmission(self, job: Job) -> None:
         self.policy.on_submitted(queued_job(job.id, job.json_dict or {}))
         if self.per_event:
             self._schedule()
 
+    @_one_line_under_pybatsim
     def onJobCompletion(self, job: Job) -> None:
         self.policy.on_completed(job.id, JobState.parse(job.job_state.name))
         if self.per_event:
@@ -134,15 +187,19 @@ class WattschedScheduler(BatsimScheduler):
         logger.warning("ignoring message from job %s: %r", job.id, message)
 
     # ------------------------------------------------------------ machines, energy, calls
+    @_one_line_under_pybatsim
     def onMachinePStateChanged(self, nodeid: tuple[int, int], pstate: str) -> None:
         self.policy.on_hosts_changed(ProcSet(tuple(nodeid)), int(pstate))
 
+    @_one_line_under_pybatsim
     def onReportEnergyConsumed(self, consumed_energy: float) -> None:
         self.policy.on_energy(float(consumed_energy))
 
+    @_one_line_under_pybatsim
     def onRequestedCall(self) -> None:
         self.policy.on_call()
 
+    @_one_line_under_pybatsim
     def onNoMoreJobsInWorkloads(self) -> None:
         logger.info("no more static jobs to submit")
         if self._running:

@@ -289,3 +289,55 @@ def test_load_scheduler_errors():
         load_scheduler("wattsched.schedulers.adapter:Nope", {})
     with pytest.raises(OptionError, match="unknown option 'alloc' for easy-backfill"):
         load_scheduler("easy-backfill", {"alloc": "best-fit"})
+
+
+# ----------------------------------------------------------------- a preset's refusal under pybatsim's own launcher
+def test_a_refusal_under_pybatsims_launcher_is_one_line_and_ours_still_raises(tmp_path):
+    """``pybatsim upas`` (pybatsim's launcher, what the Docker image runs) on Batsim without dynamic jobs printed
+    pybatsim's traceback, whose last line gave the reason (exit 1); so did a bad option. Now one line, exit 2. Under
+    our launchers (the in-process pybatsim client of ``run`` and of the API; ``serve``'s) the preset's error still goes
+    up as the exception, which wattsched prints on one line naming the Batsim message."""
+    import socket
+    import subprocess
+    import sys
+
+    from wattsched.base.errors import ProtocolError
+    from wattsched.simulator.drivers import run_inprocess, run_zmq
+    from wattsched.simulator.engine import Simulation
+    from wattsched.simulator.platform import load_platform
+    from wattsched.simulator.workload import load_workload
+
+    pybatsim = Path(sys.executable).parent / "pybatsim"
+    if not pybatsim.exists():
+        pytest.skip("pybatsim's launcher is not installed")
+    root = Path(__file__).resolve().parent.parent
+
+    def sim() -> Simulation:  # Batsim without --enable-dynamic-jobs
+        return Simulation(load_platform(root / "platforms" / "upas_16.xml"),
+                          load_workload(root / "workloads" / "demo_upas16.json"))
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        endpoint = f"tcp://127.0.0.1:{s.getsockname()[1]}"
+    proc = subprocess.Popen([str(pybatsim), "-t", "-1", "-s", endpoint, "upas"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        with pytest.raises(ProtocolError, match="closed the connection"):
+            run_zmq(sim(), endpoint, timeout_s=60)  # the embedded simulator as Batsim
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 2, (out, err)
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith("pybatsim: error: frequency 'upas' lowers jobs' gears") and \
+        "--enable-dynamic-jobs --acknowledge-dynamic-jobs" in err, err
+    bad = subprocess.run([str(pybatsim), "-s", endpoint, "upas", "-o", '{"bogus": 1}'], capture_output=True,
+                         text=True, timeout=60)
+    assert bad.returncode == 2 and bad.stderr.startswith("pybatsim: error: unknown option 'bogus' for upas"), bad
+    assert bad.stderr.count("\n") == 1, bad.stderr
+    # our launchers: the exception, as before
+    with pytest.raises(OptionError, match="--enable-dynamic-jobs --acknowledge-dynamic-jobs"):
+        run_inprocess(sim(), pybatsim_handler(PRESET_CLASSES["upas"]({})))
+    with pytest.raises(OptionError, match="unknown option 'bogus'"):
+        PRESET_CLASSES["upas"]({"bogus": 1})

@@ -77,3 +77,52 @@ def test_the_papers_headline_orderings_at_a_quarter_of_its_size(tmp_path: Path) 
             assert pi["favoured_partition_share"] > reorder["favoured_partition_share"], (mix, tw)
         assert s.loc[(mix, "Min energy"), "mean_response_time_s"] >= 1.25 * minrt["mean_response_time_s"], mix
         assert s.loc[(mix, "Min energy"), "jobs_energy_j"] < minrt["jobs_energy_j"], mix
+
+
+def test_a_scale_too_small_for_the_mean_job_size_is_refused_first(capsys, tmp_path: Path, monkeypatch) -> None:
+    """``reproduce eamc --scale 0.1`` (51 + 51 nodes) was refused by the workload generator, naming ``--mean-res`` and
+    ``--max-res`` (options of ``eamc-workload``, not of ``reproduce``) and no scale that works. Now refused before any
+    workload is drawn, naming --scale and the smallest scale (to 0.001) that works with the seeds."""
+    import wattsched.workloads.eamc as generator
+    from tests.bad_inputs_checks import refused
+    from wattsched.cli import main
+
+    def no_draw(**kwargs):
+        raise AssertionError("a workload was drawn")
+
+    monkeypatch.setattr(generator, "eamc_workload", no_draw)
+    out = tmp_path / "out"
+    err = refused(capsys, ["reproduce", "eamc", "--scale", "0.1", "--out", str(out), "-j", "1", "-q"],
+                  "--scale 0.1 (51 + 51 nodes, 500 jobs)", "mean size of 18.29 nodes",
+                  "the smallest scale that works with seeds 1 to 3 is 0.105")
+    assert "--mean-res" not in err and "--max-res" not in err
+    assert not out.exists()
+    refused(capsys, ["reproduce", "eamc", "--scale", "0.1", "--seed", "2", "--seeds", "1", "--out", str(out), "-q"],
+            "seed 2", "the smallest scale that works with seed 2 is 0.101")
+    assert not out.exists()
+
+
+def test_the_smallest_scale_named_is_the_generators() -> None:
+    """The scale named works for the generator with every seed, the one 0.001 below does not for some seed."""
+    from wattsched.base.errors import OptionError
+    from wattsched.experiments.eamc import check_scale, sizes
+    from wattsched.workloads.eamc import eamc_workload
+
+    with pytest.raises(OptionError, match=r"is 0\.105 \(to 0\.001\)$"):
+        check_scale(0.02, [1, 2, 3])
+    check_scale(0.105, [1, 2, 3])
+    for scale, drawn in ((0.105, True), (0.104, False)):
+        hosts, jobs = sizes(False, scale)
+        outcomes = []
+        for seed in (1, 2, 3):
+            try:
+                eamc_workload(seed=seed, nb_jobs=jobs, max_res=hosts)
+                outcomes.append(True)
+            except OptionError:
+                outcomes.append(False)
+        assert all(outcomes) is drawn, (scale, outcomes)
+    with pytest.raises(OptionError, match="--scale 0.104"):
+        check_scale(0.104, [1, 2, 3])
+    # means of the caller's (the tiny test study's) are checked, sizes of the caller's left to the generator
+    check_scale(0.02, [1], {"mean_res": 3, "mean_runtime_s": 3600.0})
+    check_scale(0.02, [1], {"max_res": 64})

@@ -409,3 +409,80 @@ def test_host_model_is_computation_without_sleep():
     assert model.nb_pstates == 2
     assert model.is_computation(0) and model.is_computation(1)
     assert not model.is_computation(2)
+
+
+# ------------------------------------------------------------ sleep_pstates without wattage_per_state (a run refused)
+ROOT = Path(__file__).resolve().parent.parent
+TAURUS16 = ROOT / "platforms" / "taurus_16.xml"
+DEMO = ROOT / "workloads" / "demo_taurus16.json"
+
+
+def _taurus_without(tmp_path: Path, *props: str) -> Path:
+    """platforms/taurus_16.xml without the compute cluster's ``<prop>``s named ``props`` (the master keeps its own)."""
+    lines = [line for line in TAURUS16.read_text().splitlines()
+             if not any(f'<prop id="{prop}"' in line and "master" not in line and "100:100" not in line
+                        for prop in props)]
+    path = tmp_path / f"no-{'-'.join(props)}.xml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_sleep_pstates_the_presets_cannot_read_are_one_line(tmp_path, capsys, caplog):
+    """Hosts with ``sleep_pstates`` but neither ``wattage_per_state`` nor ``speed_per_state``: Batsim and the loader
+    take them (0 W), but a scheduler cannot count their pstates from the properties Batsim sends, and every preset refused
+    them at SIMULATION_BEGINS ("sleep pstate 13 does not exist (host has 1 pstates)"), after the loader's warning: two
+    lines. Now one line naming the file, the host and the property, before the run; the warning is said only by a run
+    that goes on (with ``speed_per_state`` the presets count the pstates: accepted, 0 W, warned)."""
+    from tests.bad_inputs_checks import refused
+    from wattsched.cli import main
+
+    unreadable = _taurus_without(tmp_path, "wattage_per_state", "speed_per_state")
+    out = tmp_path / "out"
+    for scheduler in ("easy-backfill", "energy-bud", "esc"):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            refused(capsys, ["run", str(unreadable), str(DEMO), "-s", scheduler, "-e", str(out), "-q"],
+                    f"{unreadable}: host 'taurus-0'.sleep_pstates: the host's pstates cannot be counted",
+                    "wattage_per_state or speed_per_state")
+        assert "wattage_per_state property" not in caplog.text, caplog.text  # no warning before the error
+        assert not list(tmp_path.glob("out*"))
+    # the loader itself takes the platform (Batsim does), warning that it draws 0 W
+    with caplog.at_level(logging.WARNING):
+        assert load_platform(unreadable).hosts[0].model.sleep_pstate == 13
+    assert "cluster 'taurus' has no wattage_per_state property: counted as 0 W" in caplog.text
+    # with speed_per_state the presets read the pstates: the run goes on and the warning is said, once
+    readable = _taurus_without(tmp_path, "wattage_per_state")
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        assert main(["run", str(readable), str(DEMO), "-s", "esc", "-e", str(out), "-q"]) == 0
+    assert caplog.text.count("cluster 'taurus' has no wattage_per_state property: counted as 0 W") == 1, caplog.text
+
+
+def test_a_platform_warning_is_not_said_before_a_refusal(tmp_path, capsys, caplog):
+    """Without wattage_per_state nor sleep_pstates, ESC refuses the platform (no pstate to switch hosts off): that
+    refusal alone, not the loader's 0 W warning before it; the loader holds its warnings when asked."""
+    from tests.bad_inputs_checks import refused
+
+    bare = _taurus_without(tmp_path, "wattage_per_state", "speed_per_state", "sleep_pstates", "wattage_off")
+    with caplog.at_level(logging.WARNING):
+        refused(capsys, ["run", str(bare), str(DEMO), "-s", "esc", "-e", str(tmp_path / "out"), "-q"],
+                "scheduler 'esc': the platform has no sleep_pstates")
+        platform = load_platform(bare, hold_warnings=True)
+    assert "wattage_per_state" not in caplog.text, caplog.text
+    assert platform.held_warnings == [f"{bare}: cluster 'taurus' has no wattage_per_state property: counted as 0 W"]
+    with caplog.at_level(logging.WARNING):
+        platform.release_warnings()
+        platform.release_warnings()
+    assert caplog.text.count("counted as 0 W") == 1 and platform.held_warnings == []
+
+
+def test_a_pybatsim_scheduler_takes_sleep_pstates_the_presets_cannot_read_with_the_warning(tmp_path, caplog):
+    """The platform the presets refuse is Batsim's to take, and a pybatsim scheduler (pybatsim's filler) runs on it:
+    the run goes on, and the loader's warning is said."""
+    pytest.importorskip("pybatsim")
+    from wattsched.cli import main
+
+    unreadable = _taurus_without(tmp_path, "wattage_per_state", "speed_per_state")
+    with caplog.at_level(logging.WARNING):
+        assert main(["run", str(unreadable), str(DEMO), "-s", "filler", "-e", str(tmp_path / "out"), "-q"]) == 0
+    assert caplog.text.count("cluster 'taurus' has no wattage_per_state property: counted as 0 W") == 1, caplog.text

@@ -120,6 +120,37 @@ def test_cli_fetch_prints_the_checked_path(http_folder, tmp_path, capsys, monkey
     assert not (tmp_path / "c" / nasa.file).exists()
 
 
+def test_swf_reads_a_catalogue_file_name_from_the_mirror_unless_a_file_has_that_name(tmp_path, capsys, monkeypatch):
+    """``wattsched swf NASA-iPSC-1993-3.1-cln.swf.gz`` (the catalogue's file name, as 'wattsched traces' shows it, and
+    the example of the command's help) was read as a file of the current folder only: 'cannot read the file: No such
+    file or directory' where ``swf nasa-ipsc`` read the mirror. Now a catalogue file name (.swf.gz, or .swf) is looked
+    up as the name is when no file of that name is here; a file of that name still wins."""
+    import wattsched.workloads.traces as traces
+
+    nasa = excerpt("NASA")  # a catalogue of one trace, the excerpt, whose mirror is the fixtures' folder
+    monkeypatch.setattr(traces, "TRACES", (_fixture_trace(nasa),))
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "w.json"
+    for argument in (nasa.name, nasa.name.removesuffix(".gz"), nasa.name.upper()):
+        assert main(["swf", argument, "--mirror", str(PWA), "--output", str(out)]) == 0, capsys.readouterr().err
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(nasa.name) and "on 128 hosts" in err, err
+        assert json.loads(out.read_text())["nb_res"] == 128
+        out.unlink()
+    assert find_trace(nasa.name.removesuffix(".gz")).file == nasa.name
+    # a file of that name here wins (and --mirror, which it would ignore, is refused)
+    shutil.copy(excerpt("CTC"), tmp_path / nasa.name)
+    assert main(["swf", nasa.name, "--output", str(out)]) == 0
+    assert json.loads(out.read_text())["nb_res"] == read_swf_trace(excerpt("CTC"))[0].max_procs != 128
+    out.unlink()
+    assert main(["swf", nasa.name, "--mirror", str(PWA), "--output", str(out)]) == 2
+    assert "is read as a file" in capsys.readouterr().err and not out.exists()
+    # any other .swf.gz name is a file, refused as missing
+    assert main(["swf", "other.swf.gz", "--output", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "wattsched: error: other.swf.gz: cannot read the file: No such file or directory", err
+
+
 # ----------------------------------------------------------------------------------------------- SWF reader
 @pytest.mark.parametrize("path", EXCERPTS, ids=lambda p: p.name.split("-")[0] + "-" + p.name.split("-")[1])
 def test_every_shared_log_converts_with_one_summary_line(path, tmp_path, capsys):

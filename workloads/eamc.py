@@ -45,7 +45,7 @@ from wattsched.energy_models.ear import APP_FIELD, PARTITIONS_FIELD, check_job_f
 from wattsched.workloads.swf import profile_name
 from wattsched.workloads.synthetic import DEFAULT_MODEL, _arrivals_s, _round_up_walltime_s
 
-__all__ = ["MIXES", "STREAM", "check_eamc_jobs", "eamc_workload"]
+__all__ = ["MIXES", "STREAM", "check_eamc_jobs", "eamc_workload", "unreached_mean"]
 
 #: STREAM, the application that favours p2 (EAMC paper table 1, §5).
 STREAM = 8
@@ -53,6 +53,9 @@ STREAM = 8
 MIXES: dict[str, float | None] = {"13": None, "33": 0.33, "50": 0.50}
 APPS = tuple(range(1, 9))
 MIN_RUNTIME_S = 60.0
+#: The paper's mean job size (nodes) and mean run time at the top frequency (s): the workload's defaults.
+MEAN_RES = 18.29
+MEAN_RUNTIME_S = 3.65 * 3600.0
 #: The largest upper bound of the run times the mean run time is solved with.
 _MAX_RUNTIME_BOUND_S = 1e8
 
@@ -77,8 +80,47 @@ def _sizes(u: np.ndarray, pow2: np.ndarray, b: float, max_res: int) -> np.ndarra
     return np.clip(size, 1, max_res).astype(np.int64)
 
 
-def eamc_workload(*, seed: int, mix: str = "13", nb_jobs: int = 5000, mean_res: float = 18.29,
-                  mean_runtime_s: float = 3.65 * 3600.0, span_days: float = 10.0, max_res: int = 512,
+def _size_exponent_bound(max_res: int) -> float:
+    """The largest b (log2 of the largest size drawn before clipping) the mean job size is solved with."""
+    return math.log2(max_res) + 1
+
+
+def _runtimes(v: np.ndarray, high: float) -> np.ndarray:
+    return np.ceil(MIN_RUNTIME_S * (high / MIN_RUNTIME_S) ** v)
+
+
+def _shape_draws(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The draws the job sizes (``u``, ``pow2``) and run times (``v``) are made of, the first of the workload's."""
+    u, pow2 = rng.random(n), rng.random(n) < 0.75
+    return u, pow2, rng.random(n)
+
+
+def _unreached(u: np.ndarray, pow2: np.ndarray, v: np.ndarray, max_res: int, mean_res: float,
+               mean_runtime_s: float) -> tuple[str, float] | None:
+    """The first of ``"mean_res"`` and ``"mean_runtime_s"`` that these draws cannot reach (jobs of at most
+    ``max_res`` hosts, run times up to ``_MAX_RUNTIME_BOUND_S``), with the largest sample mean they can have;
+    None when both are reached."""
+    largest_res = float(_sizes(u, pow2, _size_exponent_bound(max_res), max_res).mean())
+    if largest_res < mean_res:
+        return "mean_res", largest_res
+    largest_runtime_s = float(_runtimes(v, _MAX_RUNTIME_BOUND_S).mean())
+    if largest_runtime_s < mean_runtime_s - 1.0:  # the bisection's tolerance
+        return "mean_runtime_s", largest_runtime_s
+    return None
+
+
+def unreached_mean(*, seed: int, nb_jobs: int, max_res: int, mean_res: float,
+                   mean_runtime_s: float) -> tuple[str, float] | None:
+    """Which mean :func:`eamc_workload` would refuse as out of reach with these arguments (``"mean_res"`` or
+    ``"mean_runtime_s"``, with the largest sample mean the seed's draws can have), or None: the same draws and
+    bounds as the workload's, without drawing the workload (``wattsched reproduce eamc --scale`` is checked with it
+    before any work)."""
+    u, pow2, v = _shape_draws(np.random.default_rng(seed), nb_jobs)
+    return _unreached(u, pow2, v, max_res, mean_res, mean_runtime_s)
+
+
+def eamc_workload(*, seed: int, mix: str = "13", nb_jobs: int = 5000, mean_res: float = MEAN_RES,
+                  mean_runtime_s: float = MEAN_RUNTIME_S, span_days: float = 10.0, max_res: int = 512,
                   partitions: tuple[str, ...] = ("p1", "p2"), speed_flops: float = 2.7e9) -> dict[str, Any]:
     """A Batsim workload like the EAMC paper's (module docstring).
 
@@ -117,25 +159,20 @@ def eamc_workload(*, seed: int, mix: str = "13", nb_jobs: int = 5000, mean_res: 
     check_count(span_days, "days", "EAMC workload", "span_days", "days", option_error)
     rng = np.random.default_rng(seed)
     n = nb_jobs
-    u, pow2 = rng.random(n), rng.random(n) < 0.75
-    b_max = math.log2(max_res) + 1
-    if _sizes(u, pow2, b_max, max_res).mean() < mean_res:
+    u, pow2, v = _shape_draws(rng, n)
+    unreached = _unreached(u, pow2, v, max_res, mean_res, mean_runtime_s)
+    if unreached is not None and unreached[0] == "mean_res":
         raise OptionError(f"mean_res (--mean-res) {mean_res:g} cannot be reached with jobs of at most {max_res} hosts "
                           "(--max-res)")
-    b = _bisect(lambda x: float(_sizes(u, pow2, x, max_res).mean()), 0.0, b_max, mean_res, 0.01)
-    res = _sizes(u, pow2, b, max_res)
-
-    v = rng.random(n)
-
-    def runtimes(high: float) -> np.ndarray:
-        return np.ceil(MIN_RUNTIME_S * (high / MIN_RUNTIME_S) ** v)
-
-    if runtimes(_MAX_RUNTIME_BOUND_S).mean() < mean_runtime_s - 1.0:
+    if unreached is not None:
         raise OptionError(f"mean_runtime_s {mean_runtime_s:g} (--mean-runtime-h {mean_runtime_s / 3600:g}) cannot be "
                           f"reached with these {counted(n, 'job')} (run times "
                           f"log-uniform from {MIN_RUNTIME_S:g} s to at most {_MAX_RUNTIME_BOUND_S:g} s)")
-    high = _bisect(lambda x: float(runtimes(x).mean()), MIN_RUNTIME_S, _MAX_RUNTIME_BOUND_S, mean_runtime_s, 1.0)
-    runtime_s = runtimes(high)
+    b = _bisect(lambda x: float(_sizes(u, pow2, x, max_res).mean()), 0.0, _size_exponent_bound(max_res), mean_res,
+                0.01)
+    res = _sizes(u, pow2, b, max_res)
+    high = _bisect(lambda x: float(_runtimes(v, x).mean()), MIN_RUNTIME_S, _MAX_RUNTIME_BOUND_S, mean_runtime_s, 1.0)
+    runtime_s = _runtimes(v, high)
     m = DEFAULT_MODEL
     accurate = rng.random(n) < m.accurate_fraction
     factor = np.where(accurate, rng.uniform(1.0, 1.1, n), np.exp(rng.uniform(0.0, math.log(m.max_overestimate), n)))

@@ -71,7 +71,8 @@ the host speed the work is meant for (``wattsched run`` warns when the platform'
 period the papers pick ("we selected traces with high average usage", EFS paper §IV-A).
 
 Command line: ``wattsched swf trace.swf[.gz]|TRACE --output w.json --speed 100e6 [--hosts N] [--window START,END]``
-(``TRACE``: a name of ``wattsched traces``).
+(``TRACE``: a name or file name of ``wattsched traces``, read from the mirror or the cache when no file of that name
+is in the current folder).
 """
 
 from __future__ import annotations

@@ -108,14 +108,16 @@ TRACES: tuple[Trace, ...] = (
 
 
 def find_trace(name: str) -> Trace:
-    """The catalogue entry of ``name``: its short name or file name, any case.
+    """The catalogue entry of ``name``: its short name or file name (``.swf.gz``, or ``.swf`` as uncompressed, or
+    neither), any case.
 
     Raises:
         OptionError: unknown name (the known ones listed).
     """
     key = name.strip().lower()
     for trace in TRACES:
-        if key in (trace.name, trace.file.lower(), trace.file.lower().removesuffix(".swf.gz")):
+        file = trace.file.lower()
+        if key in (trace.name, file, file.removesuffix(".gz"), file.removesuffix(".swf.gz")):
             return trace
     raise OptionError(f"unknown trace {name!r}; known: {', '.join(t.name for t in TRACES)} ('wattsched traces')")
 

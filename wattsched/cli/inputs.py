@@ -48,7 +48,7 @@ def cmd_swf(args: argparse.Namespace) -> int:
     if args.hosts is not None:  # before --busiest reads the trace
         check_count(args.hosts, "hosts", "option --hosts", "", "hosts", option_error)
     source = Path(args.swf)
-    if not source.exists() and "/" not in args.swf and not args.swf.endswith((".swf", ".gz")):
+    if not source.exists() and "/" not in args.swf and _names_a_trace(args.swf):
         source = fetch_trace(args.swf, mirror=args.mirror, download=False)  # a name of 'wattsched traces'
     elif args.mirror is not None:  # it would be silently ignored (even a mirror that does not exist)
         raise OptionError(f"--mirror {args.mirror}: only with a trace name of 'wattsched traces' ({args.swf} is read "
@@ -75,6 +75,22 @@ def cmd_swf(args: argparse.Namespace) -> int:
     emit_text(json.dumps(workload, indent=1) + "\n", args.output)
     print(summary_line(workload), file=sys.stderr)
     return 0
+
+
+def _names_a_trace(text: str) -> bool:
+    """Whether ``swf TEXT`` (no such file here) is a trace of 'wattsched traces': a name without a trace file's
+    suffix (an unknown one is refused with the catalogue's names), or a catalogue file's name, ``.swf.gz`` or
+    ``.swf`` (``NASA-iPSC-1993-3.1-cln.swf.gz``, as 'wattsched traces' shows it; it was read as a missing file).
+    Any other ``.swf`` or ``.gz`` name is a file, refused as missing."""
+    from wattsched.workloads.traces import find_trace
+
+    if not text.lower().endswith((".swf", ".gz")):
+        return True
+    try:
+        find_trace(text)
+    except OptionError:
+        return False
+    return True
 
 
 def job_range(text: str) -> tuple[int, int]:
@@ -308,8 +324,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                               "  wattsched swf NASA-iPSC-1993-3.1-cln.swf.gz --busiest 7 --output nasa.json\n"
                               "  wattsched swf trace.swf --hosts 128 --too-large keep --walltime factor:2")
     p.add_argument("swf", type=named("an SWF trace file or a trace name ('wattsched traces' lists them)"),
-                   help="input .swf or .swf.gz trace, or a name of 'wattsched traces' (read from the mirror or the "
-                        "cache, never downloaded: 'wattsched traces fetch NAME' downloads it)")
+                   help="input .swf or .swf.gz trace, or a name or file name of 'wattsched traces' (when no such "
+                        "file is here: read from the mirror or the cache, never downloaded: 'wattsched traces fetch "
+                        "NAME' downloads it)")
     add_output_argument(p, "the workload (Batsim JSON)")
     p.add_argument("--speed", type=positive_float, default=100e6, metavar="FLOPS",
                    help="host speed in flop/s: a job's work is its run time × FLOPS (default 100e6, the Taurus "
@@ -337,8 +354,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-runtime", choices=("drop", "keep", "error"), default="drop",
                    help="jobs with a run time <= 0 (cancelled or not): drop (default), keep (zero work) or error")
     p.add_argument("--mirror", metavar="DIR", type=MIRROR,
-                   help="with a trace name only: folder of the archive's logs, looked in before the cache (default "
-                        "$WATTSCHED_PWA, else shared/data/pwa beside the repository)")
+                   help="with a trace of 'wattsched traces' only: folder of the archive's logs, looked in before "
+                        "the cache (default $WATTSCHED_PWA, else shared/data/pwa beside the repository)")
     p.set_defaults(func=cmd_swf)
 
     p = sub.add_parser("traces", help="the Parallel Workloads Archive logs the papers used: list, fetch (sha256 checked)",

@@ -72,7 +72,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         check_not_inputs(check_prefix(args.export), {"options": args.options[1:]},
                          f"output prefix {shown_path(args.export)}")
-    platform = load_platform(args.platform)
+    platform = load_platform(args.platform, hold_warnings=True)  # said once the scheduler took it (run_simulation)
     workload = load_workload(args.workload)
     check_job_fields((job.entry for job in workload.jobs), args.workload)
     with naming_options_file(args.options):

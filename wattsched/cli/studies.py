@@ -399,7 +399,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="the paper's size: 512 + 512 nodes, 5,000 jobs per workload; not with --scale")
     e.add_argument("--scale", type=positive_float, metavar="FRACTION",
                    help="fraction of the paper's nodes and jobs, in (0, 1]; not with --full (default 0.5: 256 + 256 "
-                        "nodes, 2,500 jobs)")
+                        "nodes, 2,500 jobs); one too small for the paper's mean job size on its nodes is refused, "
+                        "naming the smallest that works")
     e.add_argument("--seeds", type=positive_int, default=3, metavar="N", help="workloads per mix (default 3)")
     e.add_argument("--seed", type=non_negative_int, default=1, metavar="S",
                    help="first seed: the workloads use seeds S to S+N-1, N being --seeds (default 1)")

@@ -47,8 +47,8 @@ from wattsched.base.fileio import write_if_changed
 from wattsched.base.validate import check_count, option_error
 from wattsched.experiments.sweep import Run, failed_runs, read_timing, run_sweep, write_table
 
-__all__ = ["MIXES", "PAPER", "POLICIES", "Policy", "build_runs", "epm_table", "prepare_inputs", "run_experiment",
-           "summarize", "write_report"]
+__all__ = ["MIXES", "PAPER", "POLICIES", "Policy", "build_runs", "check_scale", "epm_table", "prepare_inputs",
+           "run_experiment", "summarize", "write_report"]
 
 logger = logging.getLogger(__name__)
 
@@ -120,6 +120,60 @@ def sizes(full: bool, scale: float | None) -> tuple[int, int]:
     if not 0 < s <= 1:
         raise OptionError(f"--scale must be in (0, 1], got {s}")
     return max(1, round(FULL_HOSTS * s)), max(1, round(FULL_JOBS * s))
+
+
+def check_scale(scale: float | None, seeds: Sequence[int], workload_options: Mapping[str, Any] | None = None) -> None:
+    """Refuse, before any workload is drawn, a ``--scale`` whose workload of one of ``seeds`` cannot have the mean
+    job size (or run time) of the paper (or of ``workload_options``): jobs of at most its hosts per partition, as
+    many as its jobs. The check is :func:`~wattsched.workloads.eamc.eamc_workload`'s own, on the same draws
+    (:func:`~wattsched.workloads.eamc.unreached_mean`); the message names the smallest scale, to 0.001, that
+    works with these seeds.
+
+    Raises:
+        OptionError: a scale outside (0, 1], or too small for the workloads.
+    """
+    from wattsched.workloads.eamc import MEAN_RES, MEAN_RUNTIME_S, unreached_mean
+
+    if scale is None:  # the default size, or --full: the paper's sizes
+        return
+    hosts, jobs = sizes(False, scale)
+    options = dict(workload_options or {})
+    if "nb_jobs" in options or "max_res" in options:  # sizes not the scale's: the generator itself says what is wrong
+        return
+    mean_res = float(options.get("mean_res", MEAN_RES))
+    mean_runtime_s = float(options.get("mean_runtime_s", MEAN_RUNTIME_S))
+    order = list(seeds)
+
+    def unreached(s: float) -> tuple[int, str, float] | None:
+        """The first seed (the last one refused first: the worst seeds fail fast) whose workload at scale ``s``
+        cannot reach a mean, the mean and the largest its draws can have."""
+        hosts_s, jobs_s = sizes(False, s)
+        for index, seed in enumerate(order):
+            missed = unreached_mean(seed=seed, nb_jobs=jobs_s, max_res=hosts_s, mean_res=mean_res,
+                                    mean_runtime_s=mean_runtime_s)
+            if missed is not None:
+                order.insert(0, order.pop(index))
+                return seed, *missed
+        return None
+
+    missed = unreached(scale)
+    if missed is None:
+        return
+    seed, mean, largest = missed
+    if mean == "mean_res":
+        why = (f"jobs of at most {counted(hosts, 'node')} cannot have the workloads' mean size of {mean_res:g} nodes "
+               f"(those of seed {seed} average at most {largest:.2f})")
+    else:
+        why = (f"{counted(jobs, 'job')} cannot have the workloads' mean run time of {mean_runtime_s / 3600:g} h "
+               f"(those of seed {seed} average at most {largest / 3600:.2f} h)")
+    with_seeds = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]} to {seeds[-1]}"
+    # scales of three decimals upwards (the worst seed first: a scale too small is refused by one draw)
+    step = 1000
+    smallest = next((k / step for k in range(math.floor(scale * step + 1e-9) + 1, step + 1)
+                     if unreached(k / step) is None), None)
+    works = (f"the smallest scale that works with {with_seeds} is {smallest:g} (to 0.001)" if smallest is not None
+             else f"no scale up to 1 works with {with_seeds}")
+    raise OptionError(f"--scale {scale:g} ({hosts} + {hosts} nodes, {counted(jobs, 'job')}): {why}; {works}")
 
 
 def prepare_inputs(out: Path, *, full: bool = False, scale: float | None = None, seeds: Sequence[int] = (1, 2, 3),
@@ -617,6 +671,7 @@ def run_experiment(out: str | Path, *, report_dir: str | Path | None = None, ful
     seed_list = list(range(seed, seed + seeds))
     timing = out / "timing.json"
     read_timing(timing)  # one edited by hand is refused before the runs, not read after them
+    check_scale(None if full else scale, seed_list, workload_options)  # before any workload is drawn or written
     inputs = prepare_inputs(out, full=full, scale=scale, seeds=seed_list, mixes=mixes, workload_options=workload_options)
     runs = build_runs(inputs, out / "runs")
     frame = run_sweep(runs, workers=workers, force=force, show_progress=show_progress)

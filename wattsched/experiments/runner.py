@@ -41,9 +41,10 @@ Scheduler = Union[str, type]
 logger = logging.getLogger(__name__)
 
 __all__ = ["PlatformInput", "Scheduler", "WorkloadInput", "as_platform", "as_workload", "check_not_inputs",
-           "check_options", "check_eamc_profiles", "check_energy_factors", "check_prefix", "check_scheduler",
-           "check_shares", "check_speed", "file_identity", "format_sim_time", "prefix_folder_problem", "progress_bar",
-           "progress_lines", "run_simulation", "scheduler_name", "shorten", "shown_path", "workload_source"]
+           "check_options", "check_eamc_profiles", "check_energy_factors", "check_prefix", "check_preset_platform",
+           "check_scheduler", "check_shares", "check_speed", "file_identity", "format_sim_time",
+           "prefix_folder_problem", "progress_bar", "progress_lines", "run_simulation", "scheduler_name", "shorten",
+           "shown_path", "workload_source"]
 
 #: At most this many characters of a user's value are quoted in an error message.
 SHOWN_CHARS = 60
@@ -290,8 +291,9 @@ def _check_text(text: str, where: str) -> None:
                           "not text") from None
 
 
-def as_platform(platform: PlatformInput) -> Platform:
-    """A loaded platform from a path, SimGrid XML text or a :class:`Platform`.
+def as_platform(platform: PlatformInput, *, hold_warnings: bool = False) -> Platform:
+    """A loaded platform from a path, SimGrid XML text or a :class:`Platform` (``hold_warnings``: the loader's
+    warnings kept in :attr:`Platform.held_warnings`, for a run to say once its scheduler took the platform).
 
     Raises:
         InputError: unreadable or malformed platform (file and element named).
@@ -304,9 +306,10 @@ def as_platform(platform: PlatformInput) -> Platform:
     text = os.fspath(platform)
     stripped = text.lstrip()
     if stripped.startswith("<"):  # XML text, not a path
-        return _load_text(stripped, "platform.xml", "<platform XML text>", load_platform)
+        return _load_text(stripped, "platform.xml", "<platform XML text>",
+                          lambda path: load_platform(path, hold_warnings=hold_warnings))
     _check_path_text(text, "platform", "SimGrid XML text (starting with '<')")
-    return load_platform(platform)
+    return load_platform(platform, hold_warnings=hold_warnings)
 
 
 def _check_path_text(text: str, what: str, other: str) -> None:
@@ -326,6 +329,9 @@ def _load_text(text: str, file_name: str, name: str, load: Any) -> Any:
         except UnicodeEncodeError as error:
             raise InputError(name, f"character {error.start}", "a string holds half of a UTF-16 surrogate pair "
                                                                f"({text[error.start]!r}): not text") from None
+        except OSError as error:  # a full disk, a file size limit (ulimit -f): it was a traceback
+            raise OutputError(f"cannot write {path}, the temporary file of the {name}: {error.strerror or error}"
+                              ) from None
         with _named(path, name):
             return load(path)
 
@@ -576,6 +582,31 @@ def check_replacement_ids(workload: Workload, source: str | None = None) -> None
                              f"'<id>' ({original}) when the scheduler re-registers it: rename the job")
 
 
+def check_preset_platform(platform: Platform) -> None:
+    """Our presets read each host's pstates and powers from the properties SIMULATION_BEGINS sends, Batsim sending no
+    speeds (:meth:`~wattsched.energy_models.power.PlatformPower.from_properties`): a host they cannot read (its
+    ``sleep_pstates`` without ``wattage_per_state`` or ``speed_per_state``: its pstates cannot be counted), which Batsim
+    and the loader accept, is refused before the run, naming the platform file, the host and the property (every preset
+    refused it at SIMULATION_BEGINS, naming neither file nor host).
+
+    Raises:
+        InputError: naming the file, the first such host and the property.
+    """
+    from wattsched.energy_models.power import ModelTextError, NodeModel
+
+    keys = ("speed_per_state", "wattage_per_state", "wattage_off", "sleep_pstates")
+    seen: set[tuple] = set()
+    for host in platform.hosts:
+        key = tuple(host.properties.get(k) for k in keys)
+        if key in seen:  # hosts of one kind are read once (a cluster's share their properties)
+            continue
+        seen.add(key)
+        try:
+            NodeModel.from_properties(host.properties)
+        except ModelTextError as exc:
+            raise InputError(platform.path, f"host {shorten(host.name)}.{exc.field}", exc.problem) from None
+
+
 def check_run_scheduler(scheduler: Any, options: Any, platform: Platform | None = None, *,
                         dynamic_jobs: bool = False) -> None:
     """``scheduler`` built with ``options`` as a run builds it and, one of our presets, started on ``platform``'s
@@ -585,12 +616,14 @@ def check_run_scheduler(scheduler: Any, options: Any, platform: Platform | None 
 
     Raises:
         OptionError: as the run would.
+        InputError: a host the presets cannot read (:func:`check_preset_platform`).
     """
     from wattsched.schedulers.core import PolicyScheduler
 
     handler = _handler(check_scheduler(scheduler), check_options(options))
     policy = getattr(handler, "policy", None)
     if platform is not None and isinstance(policy, PolicyScheduler):
+        check_preset_platform(platform)
         properties = [dict(host.properties) for host in platform.hosts]
         policy.start(len(properties), properties=properties, dynamic_jobs=dynamic_jobs or policy.needs_dynamic_jobs)
 
@@ -639,6 +672,7 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
         ProtocolError: a scheduler reply Batsim would refuse, a peer that dies, stops answering or sends
             malformed messages.
     """
+    from wattsched.schedulers.core import PolicyScheduler
     from wattsched.schedulers.protocol import needs_dynamic_jobs, scheduler_handler
 
     check_scheduler(scheduler, classes=True)
@@ -654,7 +688,11 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
     # a workload given as a dict or JSON text is read from a temporary file: warnings and the errors of the checks
     # below name it as the loader's errors do (the JSON text's named the temporary file, gone when they are read)
     source = workload_source(workload)
-    platform, workload = as_platform(platform), as_workload(workload)
+    # the platform's warnings (a host without wattage_per_state...) are said once the scheduler took it, as the note
+    # above: a run refused before (a platform the presets cannot read, a bad workload) is one line
+    platform, workload = as_platform(platform, hold_warnings=True), as_workload(workload)
+    if isinstance(getattr(handler, "policy", None), PolicyScheduler):
+        check_preset_platform(platform)
     check_speed(platform, workload, source)
     check_energy_factors(workload, source)
     from wattsched.workloads.users import check_job_fields
@@ -673,7 +711,9 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
 
         def callback(now_s: float, done: int, total: int) -> None:
             nonlocal noted
-            if not noted:  # once the scheduler took the platform (SIMULATION_BEGINS answered)
+            if platform.held_warnings:  # once the scheduler took the platform (SIMULATION_BEGINS answered)
+                platform.release_warnings()
+            if not noted:  # the note, likewise
                 noted = True
                 logger.warning("%s lowers jobs' gears: dynamic jobs enabled (as Batsim's --enable-dynamic-jobs "
                                "--acknowledge-dynamic-jobs) so that a slowed job runs with its longer walltime",
@@ -681,10 +721,12 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
             for call in callbacks:
                 call(now_s, done, total)
 
+        held = bool(platform.held_warnings)
         if handler is not None:
-            stats = run_inprocess(sim, handler, progress=callback if callbacks or turned_on else None)
+            stats = run_inprocess(sim, handler, progress=callback if callbacks or turned_on or held else None)
         else:
             assert connect is not None
-            stats = run_zmq(sim, connect, progress=callback if callbacks else None, timeout_s=timeout_s)
+            stats = run_zmq(sim, connect, progress=callback if callbacks or held else None, timeout_s=timeout_s)
+    platform.release_warnings()  # a run whose first reply ended it
     write_outputs(sim, prefix, scheduling_time_s=stats.scheduling_time_s, simulation_time_s=stats.simulation_time_s)
     return stats

@@ -76,10 +76,21 @@ class Platform:
     hosts: list[Host]
     master_name: str
     models: list[NodeModel]
+    #: The loader's warnings not logged yet (``load_platform(..., hold_warnings=True)``): a run says them once its
+    #: scheduler took the platform (:meth:`release_warnings`), so that a run refused before is one line.
+    held_warnings: list[str] = field(default_factory=list, compare=False, repr=False)
 
     @property
     def nb_hosts(self) -> int:
         return len(self.hosts)
+
+    def release_warnings(self) -> None:
+        """Log the warnings held by the loader (each once; nothing when none is held)."""
+        if not self.held_warnings:
+            return
+        held, self.held_warnings = self.held_warnings, []
+        for message in held:
+            log.warning("%s", message)
 
     def host_by_name(self, name: str) -> Host:
         index = getattr(self, "_by_name", None)
@@ -303,8 +314,10 @@ _BYTES_PER_HOST = 1500
 
 
 class _Loader:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, held: list[str] | None = None) -> None:
         self.path = path
+        #: where warnings go instead of the log (None: logged at once)
+        self.held = held
         # (name, properties, zone_properties, model, initial pstate) of each compute host
         self.compute: list[tuple[str, dict, dict, NodeModel, int]] = []
         #: (name, field) of each host with role 'master'
@@ -322,6 +335,9 @@ class _Loader:
     # -- errors ------------------------------------------------------------------------------------
     def error(self, where: str, problem: str) -> InputError:
         return InputError(self.path, where, problem)
+
+    def warn(self, message: str) -> None:
+        _warn(message, self.held)
 
     # -- helpers -----------------------------------------------------------------------------------
     def check_children(self, elem: ET.Element, where: str, allowed: frozenset[str]) -> None:
@@ -346,8 +362,8 @@ class _Loader:
                     raise self.error(f"{where}.prop '{key}'", f"<{child[0].tag}> inside a <prop> (SimGrid's DTD: a "
                                                               "<prop> holds nothing)")
                 if key in props:  # SimGrid keeps the first value (try_emplace, surfxml_sax_cb.cpp), as Batsim reads it
-                    log.warning("%s: %s.prop '%s' given twice: the first value, %s, is used (as SimGrid does), not %s",
-                                self.path, where, key, quoted_cut(props[key]), quoted_cut(value))
+                    self.warn(f"{self.path}: {where}.prop '{key}' given twice: the first value, "
+                              f"{quoted_cut(props[key])}, is used (as SimGrid does), not {quoted_cut(value)}")
                     continue
                 if key == FREQUENCY_PROPERTY:
                     try:
@@ -383,7 +399,7 @@ class _Loader:
                 raise self.error(f"{where}.speed_per_state", f"{nb_speeds} speeds for the {model.nb_pstates} pstates "
                                                              "of its 'speed' attribute (one per pstate)")
         if wattage is None:
-            log.warning("%s: %s has no wattage_per_state property: counted as 0 W", self.path, where)
+            self.warn(f"{self.path}: {where} has no wattage_per_state property: counted as 0 W")
         model = self._models_by_value.setdefault(model, model)
         self._model_cache[key] = model
         return model
@@ -656,8 +672,19 @@ def _check_version(path: str, root: ET.Element) -> None:
                                                     "SimGrid reads 4.0 to 4.1)")
 
 
-def load_platform(path: str | os.PathLike) -> Platform:
-    """Read a SimGrid platform file; raise :class:`InputError` on anything Batsim would refuse."""
+def _warn(message: str, held: list[str] | None) -> None:
+    """A warning of the loader: logged, or kept in ``held`` (:attr:`Platform.held_warnings`)."""
+    if held is None:
+        log.warning("%s", message)
+    else:
+        held.append(message)
+
+
+def load_platform(path: str | os.PathLike, *, hold_warnings: bool = False) -> Platform:
+    """Read a SimGrid platform file; raise :class:`InputError` on anything Batsim would refuse.
+
+    ``hold_warnings``: keep the loader's warnings in :attr:`Platform.held_warnings` instead of logging them (a run
+    logs them once its scheduler took the platform: :meth:`Platform.release_warnings`)."""
     path = os.fspath(path)
     try:
         require_regular_file(path)
@@ -665,7 +692,7 @@ def load_platform(path: str | os.PathLike) -> Platform:
             data = handle.read()
     except OSError as e:
         raise InputError(path, "", f"cannot read platform file ({e.strerror or e})") from None
-    return parse_platform(data, path)
+    return parse_platform(data, path, hold_warnings=hold_warnings)
 
 
 #: An XML declaration after blank lines (Batsim 4.2.1's own platforms/energy_platform_homogeneous_no_net_*.xml
@@ -689,7 +716,7 @@ _BANDWIDTHS = ("bandwidth", "bw", "bb_bw", "loopback_bw", "limiter_link")
 _LEADING_NUMBER = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)", re.ASCII)
 
 
-def _warn_network(path: str, root: ET.Element) -> None:
+def _warn_network(path: str, root: ET.Element, held: list[str] | None = None) -> None:
     """Warn (once) when a link or cluster has a latency, or a bandwidth below 1e300 B/s: the network is not
     modelled, while Batsim's internal messages cross it (behaviour 36), so under real Batsim the ends of jobs and
     switches reach its server a little later, and the times and energies of a run differ by that much."""
@@ -702,16 +729,18 @@ def _warn_network(path: str, root: ET.Element) -> None:
                 continue
             value = float(m.group(1))
             if (attr in _LATENCIES and value != 0.0) or (attr in _BANDWIDTHS and value < 1e300):
-                log.warning("%s: %s '%s'.%s %s: the embedded simulator does not model the network (links cost "
-                            "nothing); under real Batsim its internal messages cross these links, and job and switch "
-                            "ends come later (behaviour 36: use latency 0 and bandwidth 1e300Bps for the same times)",
-                            path, elem.tag, _cut(elem.get("id") or ""), attr, quoted_cut(elem.get(attr) or "", 30))
+                value_text = quoted_cut(elem.get(attr) or "", 30)
+                _warn(f"{path}: {elem.tag} '{_cut(elem.get('id') or '')}'.{attr} {value_text}: the embedded "
+                      "simulator does not model the network (links cost nothing); under real Batsim its internal "
+                      "messages cross these links, and job and switch ends come later (behaviour 36: use latency 0 "
+                      "and bandwidth 1e300Bps for the same times)", held)
                 return
 
 
-def parse_platform(data: bytes, path: str) -> Platform:
+def parse_platform(data: bytes, path: str, *, hold_warnings: bool = False) -> Platform:
     """A SimGrid platform from the bytes of its file (``path`` names it in errors: a file, or what wrote the
-    text, e.g. ``wattsched platform``); raise :class:`InputError` on anything Batsim would refuse."""
+    text, e.g. ``wattsched platform``); raise :class:`InputError` on anything Batsim would refuse
+    (``hold_warnings``: see :func:`load_platform`)."""
     # SimGrid's platform parser is a flex lexer over the file's bytes: UTF-8 (or ASCII) only, while Python's
     # XML parser would decode a UTF-16 file by its byte-order mark
     problem = not_utf8_problem(data)
@@ -726,7 +755,8 @@ def parse_platform(data: bytes, path: str) -> Platform:
         raise InputError(path, f"line {line}", f"malformed XML ({e})") from None
     _check_version(path, root)
 
-    loader = _Loader(path)
+    held: list[str] | None = [] if hold_warnings else None
+    loader = _Loader(path, held)
     loader.children(root, {})
     misplaced = _misplaced_child(root, _PLATFORM_BRANCHES)
     if misplaced is not None:
@@ -743,7 +773,7 @@ def parse_platform(data: bytes, path: str) -> Platform:
                              "a second top-level zone or cluster holding hosts: SimGrid aborts (only the first one is "
                              "the platform's root zone); put it inside the first")
 
-    _warn_network(path, root)
+    _warn_network(path, root, held)
     master: str
     # 'master_host' is a master (Batsim's --master-host) even when another host has role="master": Batsim then
     # aborts ("There are two master hosts...", machines.cpp)
@@ -768,7 +798,7 @@ def parse_platform(data: bytes, path: str) -> Platform:
     # models are deduplicated by value while loading, so equal models are the same object
     models = list(dict.fromkeys(h.model for h in hosts))
     _check_energy_fits(path, hosts)
-    return Platform(path=path, hosts=hosts, master_name=master, models=models)
+    return Platform(path=path, hosts=hosts, master_name=master, models=models, held_warnings=held or [])
 
 
 def _check_energy_fits(path: str, hosts: list[Host]) -> None:
