@@ -49,6 +49,10 @@ class AdmissionConstraint(Piece):
         """The power manager of the same scheduler (called once, at construction)."""
         self.power_manager = power
 
+    def check_platform(self, view: ClusterView) -> None:
+        """After every piece of the scheduler took the platform (:meth:`~.core.PolicyScheduler.start`): raise
+        :class:`~wattsched.base.errors.OptionError` when no schedule can meet the options on it."""
+
     def begin_pass(self, queue: Sequence[QueuedJob], view: ClusterView) -> None:
         """A scheduling pass starts; ``queue`` is the waiting jobs in scheduling order."""
 

@@ -54,6 +54,7 @@ from sortedcontainers import SortedList
 from wattsched.base.batsim_files import REPLACEMENT_WORKLOAD
 from wattsched.base.errors import OptionError, ProtocolError, counted
 from wattsched.base.hostsets import disjoint, from_sorted_ids, inter, intervals, minus, plus
+from wattsched.base.limits import limit
 from wattsched.energy_models.power import PlatformPower
 from wattsched.energy_models.taurus import TAURUS
 from wattsched.schedulers.admission import AdmissionConstraint, NoConstraint
@@ -203,6 +204,7 @@ class PolicyScheduler:
         self._registration_done = False
         for piece in self.pieces:
             piece.on_platform(view)
+        self.admission.check_platform(view)
 
     def set_time(self, now_s: float) -> None:
         """The clock of the message being handled (called before its events are applied)."""
@@ -505,7 +507,9 @@ class PolicyScheduler:
         else:
             profile_name = self._copy_profile(workload, job.profile, new_name, out, {})
         self._gone(job)
-        walltime = -1.0 if assignment.walltime_s is None else assignment.walltime_s  # -1: none, as pybatsim writes
+        # -1: none, as pybatsim writes; a walltime stretched beyond the bound of any time (a workload walltime near
+        # it, at a lower gear) is registered at the bound, which the simulator accepts: no run reaches it
+        walltime = -1.0 if assignment.walltime_s is None else min(assignment.walltime_s, limit("time_s"))
         entry = {"profile": profile_name, "id": new_id, "res": job.res, "walltime": walltime, "subtime": job.subtime_s}
         out.append(RegisterJob(new_id, entry))
         self._registered.add(new_id)

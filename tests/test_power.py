@@ -97,9 +97,11 @@ def test_the_backfilling_view_is_built_once_while_nothing_changes():
 
 
 def test_the_budget_can_refuse_a_boot():
-    budget = EnergyBud(budget_j=4 * 9.75 * 1000 + 1.0, window_start_s=0.0, window_end_s=1000.0)
+    # the window opens once the hosts, on at 0 s, can be asleep (a budget below that is refused, hunt 39)
+    budget = EnergyBud(budget_j=4 * 9.75 * 1000 + 1.0, window_start_s=10.0, window_end_s=1010.0)
     p = policy(4, admission=budget)
     p.on_hosts_changed(ProcSet((0, 3)), 13)
+    p.set_time(10.0)
     p.on_submitted(QueuedJob("h", 1, 100.0, 0.0))
     assert [d for d in p.schedule() if isinstance(d, SetPState)] == []  # cannot pay a boot
     assert budget.power_manager is p.power

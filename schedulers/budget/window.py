@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
+from procset import ProcSet
+
 from wattsched.base.errors import OptionError
 from wattsched.base.hostsets import size
 from wattsched.energy_models.taurus import TAURUS
@@ -127,6 +129,35 @@ class BudgetWindow(AdmissionConstraint):
                 f"over the window ({nb_hosts} hosts × estimated_idle_w {self.power.est_idle_w:g} W × {window:g} s = "
                 f"{idle_j:.6g} J); "
                 "no schedule can meet it without shutdown")
+
+    def check_platform(self, view: ClusterView) -> None:
+        """With shutdown, a budget below the least the platform can draw over the window is refused (it used to be
+        taken, then exceeded). Batsim starts every host on, so a host draws at least, over the window, the least
+        of: idle all along at its lowest idle power, or switched off at 0 s, then asleep. (Without shutdown
+        :meth:`on_platform` refuses a budget below the policy's estimate of the idle platform.)
+
+        Raises:
+            OptionError: such a budget.
+        """
+        if self.unlimited or not self.shutdown or view.power is None:
+            return
+        p = self.power
+        window = self.te - self.ts
+        early = max(0.0, min(self.te, p.switch_off_s) - self.ts)  # part of the window a host cannot be asleep
+        off_j = p.switch_off_w * early + p.sleep_w * (window - early)
+        floor_j = 0.0
+        idle_ws = []
+        for model, count in view.power.model_counts(ProcSet((0, self.nb_hosts - 1))):
+            idle_w = min(model.idle_w[k] for k in model.computation_pstates)
+            idle_ws.append(idle_w)
+            floor_j += count * (min(idle_w * window, off_j) if model.has_sleep else idle_w * window)
+        if self.B < floor_j * (1 - 1e-12):
+            name = "budget_fraction" if self.budget_fraction is not None else "budget_j"
+            raise OptionError(
+                f"option '{name}': budget {self.B:.6g} J is below the least the platform can draw over the window "
+                f"({floor_j:.6g} J: each of the {self.nb_hosts} hosts switched off at 0 s, {p.switch_off_w:g} W for "
+                f"{early:g} s of the window, then asleep at {p.sleep_w:g} W, or idle at {min(idle_ws):g} W all "
+                "along when that is less); no schedule can meet it")
 
     def _job_sizes(self, view: ClusterView) -> list[int]:
         """The number of hosts of each running job (``view.running``'s order), each counted once per job:

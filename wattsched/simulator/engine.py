@@ -761,7 +761,13 @@ class Simulation:
     def _advance(self, t: float) -> None:
         """The clock has moved to ``t``: platform energy integrated since the previous time."""
         if t > self.now_s:
-            self.energy_j += (self.wattmin_w + self.dyn_w) * (t - self.now_s)
+            power_w = self.wattmin_w + self.dyn_w
+            if power_w < 0.0:
+                # the jobs' and switches' powers, added to dyn_w and taken away again, leave a rounding error
+                # (-1e-14 W) that a long time with every host asleep at 0 W (UPAS's sleep pstate) turned into
+                # a falling energy; a power is never below 0
+                power_w = 0.0
+            self.energy_j += power_w * (t - self.now_s)
             self.now_s = t
 
     def _reach(self, t: float) -> None:
