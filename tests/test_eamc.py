@@ -378,6 +378,33 @@ def test_bad_workloads_are_refused_before_the_run(tmp_path: Path, capsys, edit, 
     assert not (tmp_path / "o").exists()
 
 
+def test_a_job_wider_than_its_partitions_is_refused_only_by_a_placement_on_partitions(tmp_path: Path, capsys) -> None:
+    """A job wider than each partition (p1 8, p2 8) but not than the platform: the EAMC presets keep a job on its
+    partitions and refuse it before the run; EASY's first-fit runs it on any hosts (it was refused for every scheduler,
+    while the API ran it). A job wider than the platform is rejected in the run, as Batsim's schedulers do (it was
+    refused as an input)."""
+    import csv
+
+    workload = json.loads((FIXTURES / "workload.json").read_text())
+    workload["jobs"][2].update(res=9)
+    workload["jobs"][4].update(res=17)
+    path = tmp_path / "workload.json"
+    path.write_text(json.dumps(workload))
+    assert cli("run", str(FIXTURES / "platform.xml"), str(path), "-s", "eamc-reorder", "-e", str(tmp_path / "o" / "a")) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "job 'w0!3'.res: 9 hosts: more than any of its partitions has (p1 8, p2 8)" in err, err
+    assert cli("run", str(FIXTURES / "platform.xml"), str(path), "-s", "easy-backfill", "-q", "-e", str(tmp_path / "o" / "e")) == 0
+    with open(tmp_path / "o" / "e_jobs.csv", newline="") as handle:
+        states = {row["job_id"]: (row["final_state"], row["requested_number_of_resources"]) for row in csv.DictReader(handle)}
+    assert states["3"] == ("COMPLETED_SUCCESSFULLY", "9") and states["5"] == ("REJECTED", "17"), states
+    workload["jobs"][2].update(res=2)
+    path.write_text(json.dumps(workload))
+    assert cli("run", str(FIXTURES / "platform.xml"), str(path), "-s", "eamc-reorder", "-q", "-e", str(tmp_path / "o" / "r")) == 0
+    with open(tmp_path / "o" / "r_jobs.csv", newline="") as handle:
+        assert {row["job_id"]: row["final_state"] for row in csv.DictReader(handle)}["5"] == "REJECTED"
+    capsys.readouterr()
+
+
 def test_bad_options_and_model_files_are_refused_before_the_run(tmp_path: Path, capsys) -> None:
     import shutil
 

@@ -90,6 +90,11 @@ def test_check_eamc_jobs() -> None:
         assert fragment in str(info.value)
     with pytest.raises(InputError, match="no EAR model on this platform"):
         check_eamc_jobs([{"id": 1, "app": 2}], "w.json", {}, None)
+    # wider than the platform: rejected in the run, as by every scheduler; any placement but on partitions runs it
+    check_eamc_jobs([{"id": 1, "res": 13}], "w.json", sizes, None, nb_hosts=12)
+    check_eamc_jobs([{"id": 1, "res": 5, "partitions": ["p1"]}], "w.json", sizes, None, by_partition=False)
+    with pytest.raises(InputError, match="no partition 'p9'"):  # the fields are checked all the same
+        check_eamc_jobs([{"id": 1, "partitions": ["p9"]}], "w.json", sizes, None, by_partition=False)
 
 
 def test_the_commands_write_the_inputs(tmp_path: Path) -> None:

@@ -205,14 +205,18 @@ def eamc_workload(*, seed: int, mix: str = "13", nb_jobs: int = 5000, mean_res: 
 
 
 def check_eamc_jobs(entries: Iterable[Mapping[str, Any]], source: object, partitions: Mapping[str, int],
-                    apps: Collection[int] | None) -> None:
+                    apps: Collection[int] | None, *, nb_hosts: int | None = None, by_partition: bool = True) -> None:
     """Check the ``app`` and ``partitions`` fields of every job of a workload against a platform (its
     partitions and their sizes; empty: no partition) and an EAR model's applications (None: no model).
+
+    With ``by_partition`` (a placement that keeps a job on its partitions, as the EAMC presets' does), a job wider
+    than every partition it may use is refused, unless it is wider than the platform (``nb_hosts``): Batsim rejects
+    that job in the run, as every scheduler does (behaviour of a job wider than the machine).
 
     Raises:
         InputError: naming the file, the job and the field: an application id that is not an integer ≥ 1 or
             that the model does not know, a ``partitions`` value that is not a list of names or names a
-            partition the platform lacks, or a job larger than every partition it may use.
+            partition the platform lacks, or (``by_partition``) a job larger than every partition it may use.
     """
     names = tuple(partitions)
     for index, entry in enumerate(entries):
@@ -223,17 +227,19 @@ def check_eamc_jobs(entries: Iterable[Mapping[str, Any]], source: object, partit
             requested = names
         where = f"job '{entry.get('id', index)}'"
         res = entry.get("res")
-        if isinstance(res, int) and res > max(partitions[p] for p in requested):
+        if not by_partition or not isinstance(res, int) or (nb_hosts is not None and res > nb_hosts):
+            continue
+        if res > max(partitions[p] for p in requested):
             sizes = ", ".join(f"{p} {partitions[p]}" for p in requested)
             raise InputError(source, f"{where}.res", f"{res} hosts: more than any of its partitions has ({sizes})")
 
 
 def check_eamc_inputs(host_properties: Iterable[Mapping[str, Any]], entries: Iterable[Mapping[str, Any]],
-                      source: object, ear_model: str | None = None) -> None:
+                      source: object, ear_model: str | None = None, *, by_partition: bool = True) -> None:
     """:func:`check_eamc_jobs` for a platform given by its hosts' properties (``partition``, ``ear_model``),
     with the applications of the EAR model its partitions name (``ear_model``: the model folder, default the
-    shipped one). Nothing is checked when neither the platform nor the jobs mention partitions or
-    applications.
+    shipped one), for a scheduler whose placement keeps jobs on their partitions or not (``by_partition``).
+    Nothing is checked when neither the platform nor the jobs mention partitions or applications.
 
     Raises:
         InputError: see :func:`check_eamc_jobs`; malformed model data (file and line).
@@ -243,7 +249,9 @@ def check_eamc_inputs(host_properties: Iterable[Mapping[str, Any]], entries: Ite
     jobs = list(entries)
     sizes: dict[str, int] = {}
     modules = False
+    nb_hosts = 0
     for props in host_properties:
+        nb_hosts += 1
         name = props.get("partition")
         if name is not None:
             sizes[str(name)] = sizes.get(str(name), 0) + 1
@@ -251,4 +259,4 @@ def check_eamc_inputs(host_properties: Iterable[Mapping[str, Any]], entries: Ite
     if not sizes and not any(APP_FIELD in job or PARTITIONS_FIELD in job for job in jobs):
         return
     apps = load_ear_model(ear_model).apps if modules or ear_model is not None else None
-    check_eamc_jobs(jobs, source, sizes, apps)
+    check_eamc_jobs(jobs, source, sizes, apps, nb_hosts=nb_hosts, by_partition=by_partition)

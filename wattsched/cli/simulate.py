@@ -76,9 +76,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     workload = load_workload(args.workload)
     check_job_fields((job.entry for job in workload.jobs), args.workload)
     with naming_options_file(args.options):
-        ear_model = _ear_model(scheduler, options) if args.connect is None else None
+        ear_model, by_partition = _eamc_reading(scheduler, options) if args.connect is None else (None, False)
     check_eamc_inputs((host.properties for host in platform.hosts), (job.entry for job in workload.jobs),
-                      args.workload, ear_model)
+                      args.workload, ear_model, by_partition=by_partition)
     with naming_options_file(args.options):
         stats = run_simulation(platform, workload, args.export, scheduler=scheduler, options=options,
                                dynamic_jobs=args.enable_dynamic_jobs,
@@ -106,23 +106,28 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ear_model(scheduler: str, options: dict) -> str | None:
-    """The folder of EAR model data a preset's options name (None: the shipped one), which the inputs' applications
-    are checked against before the run; the options are checked first, as the preset checks them. It was read from
-    the options of any scheduler: a preset without the option (``fcfs``) was refused for a folder that is no EAR
-    model instead of for an unknown option, and an empty name read the current folder ("./modules: missing"). The
-    options of another scheduler (a pybatsim class, ``file.py``) are its own: an ``ear_model`` there is none of ours.
+def _eamc_reading(scheduler: str, options: dict) -> tuple[str | None, bool]:
+    """How the scheduler reads the inputs' EAMC fields, checked before the run (:func:`~wattsched.workloads.eamc.
+    check_eamc_inputs`): the folder of EAR model data a preset's options name (None: the shipped one), which the
+    applications are checked against, and whether its placement keeps a job on its partitions (then a job wider than
+    each of them is refused; EASY's first-fit runs it on any hosts). The options are checked first, as the preset
+    checks them. The model was read from the options of any scheduler: a preset without the option (``fcfs``) was
+    refused for a folder that is no EAR model instead of for an unknown option, and an empty name read the current
+    folder ("./modules: missing"). The options of another scheduler (a pybatsim class, ``file.py``) are its own: an
+    ``ear_model`` there is none of ours, and its placement is unknown.
     """
     from wattsched.schedulers.eamc import check_ear_model_name
+    from wattsched.schedulers.pieces import REGISTRY
     from wattsched.schedulers.presets import PRESETS
 
     preset = PRESETS.get(scheduler.strip())
     if preset is None:
-        return None
-    ear_model = preset.validate(options)[1].get("ear_model")
+        return None, False
+    chosen, values = preset.validate(options)
+    ear_model = values.get("ear_model")
     if ear_model is not None:
         check_ear_model_name(ear_model)
-    return ear_model
+    return ear_model, REGISTRY["placement"][chosen["placement"]].partitioned
 
 
 def _budget_window(scheduler: str, options: dict) -> dict[str, tuple[float, float]] | None:
