@@ -118,6 +118,7 @@ def _eamc_reading(scheduler: str, options: dict) -> tuple[str | None, bool]:
     """
     from wattsched.schedulers.eamc import check_ear_model_name
     from wattsched.schedulers.pieces import REGISTRY
+    from wattsched.schedulers.placement import Placement
     from wattsched.schedulers.presets import PRESETS
 
     preset = PRESETS.get(scheduler.strip())
@@ -127,7 +128,8 @@ def _eamc_reading(scheduler: str, options: dict) -> tuple[str | None, bool]:
     ear_model = values.get("ear_model")
     if ear_model is not None:
         check_ear_model_name(ear_model)
-    return ear_model, REGISTRY["placement"][chosen["placement"]].partitioned
+    placement = REGISTRY["placement"][chosen["placement"]]
+    return ear_model, issubclass(placement, Placement) and placement.partitioned
 
 
 def _budget_window(scheduler: str, options: dict) -> dict[str, tuple[float, float]] | None:
