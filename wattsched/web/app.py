@@ -58,10 +58,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from wattsched.base.errors import OptionError, WattschedError, printable
 from wattsched.base.limits import limit
 from wattsched.web import charts
-from wattsched.web.forms import GENERAL, option_fields, options_from_form, preset_names, unknown_preset
+from wattsched.web.forms import FIELD_PREFIX, GENERAL, option_fields, options_from_form, preset_names, unknown_preset
 from wattsched.web.runs import RunManager, check_run, output_files
 from wattsched.web.workspace import (ACTIVE, NAME_CHARS, SUFFIX, RunActiveError, RunDamagedError, Workspace,
-                                     WorkspaceError, check_run_name, upload_name)
+                                     WorkspaceError, check_run_name, logged_warnings, shown_value, upload_name)
 
 __all__ = ["create_app"]
 
@@ -137,9 +137,21 @@ async def _read_urlencoded(request: Request, max_fields: int) -> FormData:
     return FormData(pairs)
 
 
+#: What :func:`read_form` says of a multipart body that ends before its closing boundary.
+CUT_SHORT = "Body cut short"
+
+
 class Utf8MultiPartParser(MultiPartParser):
     """Starlette's multipart parser, refusing a field (not a file) that is not UTF-8 text, which Starlette reads as
-    Latin-1."""
+    Latin-1, and noting whether the body reached its closing boundary (``ended``): python-multipart does not check
+    it, and Starlette returned the parts read so far, the last one, cut short, dropped (a run launched without the
+    option it was given last)."""
+
+    ended = False
+
+    def on_end(self) -> None:
+        self.ended = True
+        super().on_end()
 
     def on_part_end(self) -> None:
         if self._current_part.file is None:
@@ -151,12 +163,15 @@ class Utf8MultiPartParser(MultiPartParser):
 
 
 async def read_form(request: Request, *, max_files: int, max_fields: int = 1000,
-                    max_bytes: int | None = None) -> FormData:
+                    max_bytes: int | None = None, known: tuple[str, ...] | None = None,
+                    known_prefix: str | None = None) -> FormData:
     """The submitted form, read with Starlette's parsers and bounds (``max_files`` files, ``max_fields``
     other fields of at most :data:`FIELD_BYTES`, a multipart body of at most ``max_bytes`` whatever its
     ``Content-Length`` says); what they refuse becomes a :class:`FormError` that says what was wrong,
     instead of Starlette's plain-text 400. A body of another type (JSON, text, none given) is refused, not read
-    as an empty form.
+    as an empty form. With ``known``, a field the page's form does not have (other than those starting with
+    ``known_prefix``) is refused: a misspelt field was dropped without a word (``nmae=...``: a run named
+    otherwise).
 
     Raises:
         BodyTooLarge: a multipart body longer than ``max_bytes``.
@@ -172,7 +187,7 @@ async def read_form(request: Request, *, max_files: int, max_fields: int = 1000,
         raise FormError(f"the form could not be read: its body is {kind} (post it from the page: "
                         "application/x-www-form-urlencoded or multipart/form-data)")
     if content_type != b"multipart/form-data":
-        return _once_each(await _read_urlencoded(request, max_fields))
+        return _known_only(_once_each(await _read_urlencoded(request, max_fields)), known, known_prefix)
     stream = request.stream() if max_bytes is None else _bounded(request.stream(), max_bytes)
     parser = Utf8MultiPartParser(request.headers, stream, max_files=max_files, max_fields=max_fields,
                                  max_part_size=FIELD_BYTES)
@@ -186,7 +201,25 @@ async def read_form(request: Request, *, max_files: int, max_fields: int = 1000,
         raise FormError(_form_problem(detail, field, max_files, max_fields),
                         field if detail == NOT_UTF8 else "") from None
     request._form = form  # closed with the request, as Starlette's own request.form() does
-    return _once_each(form)
+    if not parser.ended:  # no closing boundary: the part being read when the body ended is not in the form
+        part = getattr(parser, "_current_part", None)
+        raise FormError(_form_problem(CUT_SHORT, getattr(part, "field_name", "") or "", max_files, max_fields))
+    return _known_only(_once_each(form), known, known_prefix)
+
+
+def _known_only(form: FormData, known: tuple[str, ...] | None, known_prefix: str | None) -> FormData:
+    """``form`` when each of its fields is one of ``known`` (or starts with ``known_prefix``), or ``known`` is None.
+
+    Raises:
+        FormError: naming the first other field, with those the form has.
+    """
+    if known is not None:
+        for key in form.keys():
+            if key not in known and not (known_prefix and key.startswith(known_prefix)):
+                names = ", ".join(known) + (f", {known_prefix}*" if known_prefix else "")
+                raise FormError(f"the form could not be read: field '{shown_value(key)}' is not one of this form's "
+                                f"({names})")
+    return form
 
 
 def _once_each(form: FormData) -> FormData:
@@ -199,8 +232,8 @@ def _once_each(form: FormData) -> FormData:
     seen: set[str] = set()
     for key, _ in form.multi_items():
         if key in seen:
-            shown = key if len(key) <= 60 else key[:57] + "..."
-            raise FormError(f"the form could not be read: field '{shown}' is given twice (which value is meant?)")
+            raise FormError(f"the form could not be read: field '{shown_value(key)}' is given twice (which value is "
+                            "meant?)")
         seen.add(key)
     return form
 
@@ -219,6 +252,9 @@ def _form_problem(detail: str, field: str, max_files: int, max_fields: int) -> s
                 f"{'s' if max_files != 1 else ''}" + (f" (extra file field '{shown}')" if shown else ""))
     if detail.startswith("Too many fields"):
         return f"the form could not be read: it holds more than {max_fields} fields"
+    if detail == CUT_SHORT:
+        return ("the form could not be read: its body ends before the form's closing boundary (cut short"
+                + (f", in field '{shown}'" if shown else "") + "; post it again from the page)")
     if detail.startswith("Missing boundary"):
         return ("the form could not be read: its Content-Type multipart/form-data has no boundary (post it "
                 "from the page)")
@@ -338,9 +374,24 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
             raise gone(run_id, error) from None
         return run_id, {**spec.as_dict(), **space.status(run_id)}
 
+    def just_deleted(text: str) -> str:
+        """``text`` of the link a deletion redirects to (``NAME (ID)``) when it names a run that is gone, else
+        ``""``: the page does not say "deleted run ..." of any text a link from elsewhere puts in its address."""
+        import re
+
+        from wattsched.web.workspace import RUN_ID
+
+        match = re.fullmatch(r"(.*) \(([^()]*)\)", text, flags=re.DOTALL)
+        if match is None or not RUN_ID.match(match.group(2)) or (space.runs_dir / match.group(2)).exists():
+            return ""
+        try:
+            return text if check_run_name(match.group(1)) == match.group(1) else ""
+        except OptionError:
+            return ""
+
     def index(request: Request) -> Response:
         return page(request, "index.html", runs=space.runs(), active=ACTIVE,
-                    deleted=request.query_params.get("deleted", ""))
+                    deleted=just_deleted(request.query_params.get("deleted", "")))
 
     def run_row(request: Request) -> Response:
         _, run = run_or_404(request)
@@ -448,7 +499,7 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         form = dict(request.query_params)
         scheduler = form.get("scheduler", "")
         if scheduler not in preset_names():
-            return refused(request, unknown_preset(scheduler))
+            return refused(request, unknown_preset(shown_value(scheduler)))
         return page(request, "options.html", fields=option_fields(scheduler, form), scheduler=scheduler)
 
     def too_big(what: str) -> str:
@@ -461,7 +512,9 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         if declared.isdigit() and int(declared) > max_bytes:
             return new_run_page(request, {}, {GENERAL: too_big(f"upload of {int(declared)} bytes")}, status_code=413)
         try:
-            submitted = await read_form(request, max_files=2, max_bytes=max_bytes)
+            submitted = await read_form(request, max_files=2, max_bytes=max_bytes, known_prefix=FIELD_PREFIX,
+                                        known=("name", "scheduler", "platform", "platform_file", "workload",
+                                               "workload_file"))
         except BodyTooLarge as error:
             return new_run_page(request, {}, {GENERAL: too_big(str(error))}, status_code=413)
         except FormError as error:  # beside the field it names, when the page shows one
@@ -473,14 +526,14 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         fields = None
         for key, value in submitted.multi_items():
             if not isinstance(value, str) and key not in ("platform_file", "workload_file"):
-                errors[GENERAL] = (f"field '{key[:60]}': a file where the form takes none (files go in "
+                errors[GENERAL] = (f"field '{shown_value(key)}': a file where the form takes none (files go in "
                                    "platform_file and workload_file)")
         try:
             name = check_run_name(form.get("name", ""))
         except OptionError as error:
             errors["name"] = str(error)
         if scheduler not in preset_names():
-            errors["scheduler"] = unknown_preset(scheduler)
+            errors["scheduler"] = unknown_preset(shown_value(scheduler))
             options: dict[str, Any] = {}
         else:
             # a path option is a choice of the page (a shipped model, a folder of the inputs), never a path
@@ -517,11 +570,30 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
                     f.error = f.error or errors.get(f.name, "")
         if errors:  # nothing was written: uploads are stored only with the run they are for
             return new_run_page(request, form, errors, fields, status_code=status_code)
-        for kind, (stored, data, _) in uploads.items():
-            form[kind] = await run_in_threadpool(space.save_input, stored, data)
-        spec = space.new_run(name=name, scheduler=scheduler, options=options,
-                             platform=form["platform"], workload=form["workload"])
-        await run_in_threadpool(manager.submit, spec.id)  # the first run starts the Dask cluster
+        stored_now: list[Path] = []  # the uploads this launch stored: removed again when the run cannot be made
+        try:
+            for kind, (stored, data, _) in uploads.items():
+                target = space.inputs_dir / stored
+                existed = target.exists()
+                form[kind] = await run_in_threadpool(space.save_input, stored, data)
+                if not existed:
+                    stored_now.append(target)
+            spec = space.new_run(name=name, scheduler=scheduler, options=options,
+                                 platform=form["platform"], workload=form["workload"])
+        except WattschedError as error:  # the workspace cannot be written (removed or replaced behind the server)
+            for target in stored_now:
+                target.unlink(missing_ok=True)
+            return new_run_page(request, form, {GENERAL: str(error).replace(str(space.root), "workspace")}, fields,
+                                status_code=400)
+        try:
+            await run_in_threadpool(manager.submit, spec.id)  # the first run starts the Dask cluster
+        except Exception as error:  # noqa: BLE001 - the run fails saying why, rather than staying queued forever
+            from wattsched.experiments.sweep import one_line_error
+
+            message = one_line_error(error).replace(str(space.root), "workspace")
+            logger.error("run %s could not be started: %s", spec.id, message)
+            await run_in_threadpool(space.set_status, spec.id, state="failed",
+                                    error=f"the run could not be started: {message}")
         return RedirectResponse(f"/runs/{spec.id}", status_code=303)
 
     def precheck(scheduler: str, options: dict[str, Any], form: Mapping[str, str],
@@ -555,7 +627,7 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
     async def delete_run(request: Request) -> Response:
         run_id, run = run_or_404(request)
         try:
-            form = await read_form(request, max_files=0, max_fields=10)
+            form = await read_form(request, max_files=0, max_fields=10, known=("confirm",))
         except FormError as error:
             return refused(request, f"delete run {run_id}: {error}")
         if form.get("confirm") != "yes" and run["state"] not in ACTIVE:
@@ -572,8 +644,17 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
                     platforms=space.input_choices("platform"), workloads=space.input_choices("workload"),
                     max_upload_mb=max_upload_bytes / 2**20, **context)
 
+    def stored_page(request: Request, choice: str, warnings: list[str]) -> Response:
+        """After an input was stored: back to the inputs page, or that page with the warnings of the input's
+        making (as the CLI prints them on its terminal; a redirect would lose them)."""
+        if warnings:
+            return inputs_page(request, stored=choice, stored_warnings=warnings)
+        return RedirectResponse(f"/inputs?stored={choice}", status_code=303)
+
     def inputs(request: Request) -> Response:
-        return inputs_page(request, stored=request.query_params.get("stored", ""))
+        stored = request.query_params.get("stored", "")  # said only of an input the workspace holds
+        held = {value for kind in SUFFIX for value, _ in space.input_choices(kind)}  # type: ignore[arg-type]
+        return inputs_page(request, stored=stored if stored.startswith("workspace:") and stored in held else "")
 
     async def upload(request: Request) -> Response:
         declared = request.headers.get("content-length", "")
@@ -581,7 +662,7 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         if declared.isdigit() and int(declared) > max_bytes:
             return inputs_page(request, 413, upload_error=too_big(f"upload of {int(declared)} bytes"))
         try:
-            form = await read_form(request, max_files=1, max_fields=10, max_bytes=max_bytes)
+            form = await read_form(request, max_files=1, max_fields=10, max_bytes=max_bytes, known=("kind", "file"))
         except BodyTooLarge as error:
             return inputs_page(request, 413, upload_error=too_big(str(error)))
         except FormError as error:
@@ -589,24 +670,27 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         kind = str(form.get("kind", ""))
         upload_file = form.get("file")
         if kind not in SUFFIX:
-            return inputs_page(request, 400, upload_error=f"kind: must be platform or workload, got '{kind}'")
+            return inputs_page(request, 400,
+                               upload_error=f"kind: must be platform or workload, got '{shown_value(kind)}'")
         if not isinstance(upload_file, UploadFile) or not upload_file.filename:
             return inputs_page(request, 400, upload_error=f"{kind}: choose a file to upload")
         data = await upload_file.read(max_upload_bytes + 1)
         if len(data) > max_upload_bytes:
             return inputs_page(request, 413, upload_error=too_big(upload_name(kind, upload_file.filename)))
+        warnings: list[str] = []
         try:
-            choice = await run_in_threadpool(space.store_input, kind, upload_file.filename, data)  # type: ignore[arg-type]
-        except WattschedError as error:
-            return inputs_page(request, 400, upload_error=str(error))
-        return RedirectResponse(f"/inputs?stored={choice}", status_code=303)
+            choice = await run_in_threadpool(space.store_input, kind, upload_file.filename, data,  # type: ignore[arg-type]
+                                             warnings)
+        except WattschedError as error:  # (a folder that cannot be written: named inside the workspace)
+            return inputs_page(request, 400, upload_error=str(error).replace(str(space.root), "workspace"))
+        return stored_page(request, choice, warnings)
 
     async def generate_platform(request: Request) -> Response:
         from wattsched.base.validate import check_count, option_error
         from wattsched.platforms.generate import esc_platform_xml, taurus_platform_xml, upas_platform_xml
 
         try:
-            form = await read_form(request, max_files=0, max_fields=10)
+            form = await read_form(request, max_files=0, max_fields=10, known=("hosts", "node", "flat"))
         except FormError as error:
             return inputs_page(request, 400, platform_errors={"hosts": str(error)})
         errors: dict[str, str] = {}
@@ -616,7 +700,8 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         generators = {"taurus": (taurus_platform_xml, "taurus-"), "esc": (esc_platform_xml, "node"),
                       "upas": (upas_platform_xml, "cpu")}
         if node not in generators:
-            errors["node"] = f"argument --node: invalid choice: '{node}' (choose from 'taurus', 'esc', 'upas')"
+            errors["node"] = (f"argument --node: invalid choice: '{shown_value(node)}' (choose from 'taurus', 'esc', "
+                              "'upas')")
         if errors:
             return inputs_page(request, 400, platform_errors=errors)
         generate, prefix = generators[node]
@@ -638,8 +723,9 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         data = (await run_in_threadpool(generate, hosts, prefix=prefix, cluster=cluster)).encode()
         if len(data) > max_upload_bytes:
             return inputs_page(request, 413, platform_errors={"hosts": too_big(f"platform of {hosts} hosts")})
-        choice = await run_in_threadpool(space.store_input, "platform", f"{node}_{hosts}.xml", data)
-        return RedirectResponse(f"/inputs?stored={choice}", status_code=303)
+        warnings: list[str] = []
+        choice = await run_in_threadpool(space.store_input, "platform", f"{node}_{hosts}.xml", data, warnings)
+        return stored_page(request, choice, warnings)
 
     async def generate_workload(request: Request) -> Response:
         from wattsched.base.validate import check_count, check_memory
@@ -647,13 +733,14 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         from wattsched.workloads.synthetic import synthetic_week
 
         try:
-            form = await read_form(request, max_files=0, max_fields=20)
+            form = await read_form(request, max_files=0, max_fields=20,
+                                   known=("hosts", "seed", "days", "load", "users"))
         except FormError as error:  # beside the field it names, when the page shows one
             field = error.field if error.field in ("hosts", "seed", "days", "load", "users") else "hosts"
             return inputs_page(request, 400, workload_errors={field: str(error)})
         errors: dict[str, str] = {}
         hosts = _positive_int(form.get("hosts"), "--hosts", errors)
-        users = _positive_int(form.get("users") or "50", "--users", errors)
+        users = _positive_int(str(form.get("users", "")).strip() or "50", "--users", errors)  # blank: the default
         if "users" not in errors:
             def users_error(source: str, field: str, problem: str) -> OptionError:
                 return OptionError(f"argument --users: {problem}")
@@ -672,14 +759,20 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
             try:
                 # stripped as the integer fields are; the number in ASCII (positive_float: not '١٦', '1_6'); days
                 # within their bound as 'wattsched synth --days' (1e308 days was an infinite "duration_s")
-                numbers[name] = parse(str(form.get(name) or default).strip())
+                numbers[name] = parse(str(form.get(name, "")).strip() or default)  # blank, as empty: the default
             except argparse.ArgumentTypeError as error:
                 errors[name] = f"argument --{name}: {error}"
         if errors:
             return inputs_page(request, 400, workload_errors=errors)
+
+        def generate() -> tuple[dict[str, Any], list[str]]:
+            with logged_warnings() as kept:  # a load the workload cannot reach: said on the page, as synth says it
+                made = synthetic_week(hosts, seed=seed, duration_s=numbers["days"] * 86400.0,
+                                      target_load=numbers["load"], users=users)
+            return made, kept
+
         try:
-            workload = await run_in_threadpool(synthetic_week, hosts, seed=seed, duration_s=numbers["days"] * 86400.0,
-                                               target_load=numbers["load"], users=users)
+            workload, warnings = await run_in_threadpool(generate)
         except OptionError as error:  # synthetic_week's own bounds (hosts, days, jobs): the field they name
             field = next((f for f, names in (("hosts", ("nb_hosts", "hosts")), ("days", ("duration_s", "days")),
                                              ("load", ("target_load", "jobs")), ("users", ("users",)))
@@ -692,8 +785,9 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         if len(data) > max_upload_bytes:  # the page stores no input larger than it takes as an upload
             return inputs_page(request, 413, workload_errors={"hosts": too_big(
                 f"workload of {len(workload['jobs'])} jobs ({len(data)} bytes)")})
-        choice = await run_in_threadpool(space.store_input, "workload", f"synth_{hosts}h_seed{seed}.json", data)
-        return RedirectResponse(f"/inputs?stored={choice}", status_code=303)
+        choice = await run_in_threadpool(space.store_input, "workload", f"synth_{hosts}h_seed{seed}.json", data,
+                                         warnings)
+        return stored_page(request, choice, warnings)
 
     # ---------------------------------------------------------------------------------- assets
     def plotly_js(request: Request) -> Response:
@@ -716,11 +810,20 @@ def create_app(workspace: str | Path, *, workers: int = 2, processes: bool = Tru
         manager.close()
 
     def same_origin(request: Request) -> bool:
-        """A form posted from this page (or by a client that sends no ``Origin``), not from another site."""
+        """A form posted from this page (or by a client that says nothing of where the form comes from, such as
+        curl), not from another site: its ``Origin``, or when a browser sends none (older ones, on a form's POST)
+        its ``Referer``, is this page's; a browser's ``Sec-Fetch-Site`` says ``same-origin`` or ``none`` (a page of
+        another port of this machine is ``same-site``, not the same origin)."""
         from urllib.parse import urlsplit
 
+        host = request.headers.get("host", "")
         origin = request.headers.get("origin")
-        return origin is None or urlsplit(origin).netloc == request.headers.get("host", "")
+        if origin is not None:
+            return urlsplit(origin).netloc == host
+        if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+            return False
+        referer = request.headers.get("referer")
+        return referer is None or urlsplit(referer).netloc == host
 
     def posted_here(handler: Any) -> Any:
         """``handler`` for a POST that refuses (403) a form posted from another site (launch, upload,

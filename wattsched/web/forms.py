@@ -23,7 +23,7 @@ from wattsched.base.validate import load_json, option_error
 from wattsched.schedulers.options import Option, describe_all
 from wattsched.schedulers.pieces import REGISTRY, SLOTS
 from wattsched.schedulers.presets import PRESETS, Preset, unknown_preset
-from wattsched.web.workspace import PATH_OPTIONS
+from wattsched.web.workspace import PATH_OPTIONS, shown_value
 
 __all__ = ["Field", "FIELD_PREFIX", "option_fields", "options_from_form", "preset_names"]
 
@@ -230,7 +230,7 @@ def _named(message: str, fields: set[str]) -> str:
 def _not_taken(preset: Preset, name: str, options: Mapping[str, Any], valid: str) -> str:
     """The CLI's error for option ``name``, which the form of ``preset`` with these switches does not show:
     :meth:`Preset.validate`'s (unknown, or of a piece the switches do not choose)."""
-    name = name if len(name) <= 60 else name[:57] + "..."
+    name = shown_value(name)
     switches = {sw.option.name: options[sw.option.name] for sw in preset.switches if sw.option.name in options}
     try:
         preset.validate({**switches, name: None})

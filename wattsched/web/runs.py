@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from wattsched.base.errors import WattschedError
-from wattsched.web.workspace import ACTIVE, STOPPED_ERROR, Workspace
+from wattsched.web.workspace import ACTIVE, STOPPED_ERROR, Workspace, logged_warnings
 
 __all__ = ["RunManager", "check_run", "simulate"]
 
@@ -97,8 +97,12 @@ def simulate(root: str, run_id: str) -> str:
         platform = workspace.input_path("platform", spec.platform)
         workload = workspace.input_path("workload", spec.workload)
         options = workspace.resolved_options(spec.options)  # a model chosen on the page: its folder
-        stats = run_simulation(platform, workload, prefix, scheduler=spec.scheduler, options=options,
-                               progress=progress)
+        shown = {str(platform): spec.platform, str(workload): spec.workload, str(workspace.root): "workspace"}
+        with logged_warnings(shown) as warnings:  # shown on the run's page, as 'wattsched run' prints them
+            stats = run_simulation(platform, workload, prefix, scheduler=spec.scheduler, options=options,
+                                   progress=progress)
+        if warnings:
+            workspace.set_status(run_id, warnings=warnings)
         run = Run(spec.name, str(platform), str(workload), spec.scheduler, options, str(prefix))
         metrics = _clean(dict(run_metrics(run)))
         from wattsched.simulator.platform import load_platform

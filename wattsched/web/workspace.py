@@ -9,7 +9,7 @@ Layout (all the page ever reads or writes)::
                                     only once they load like the CLI's inputs
         runs/<id>/run.json          what to simulate: scheduler, options, platform and workload files
         runs/<id>/status.json       state (queued, running, done, failed, interrupted), progress, metrics,
-                                    the one-line error of a failed run
+                                    the one-line error of a failed run, the warnings of the simulation
         runs/<id>/out_*.csv         Batsim's five outputs; out.prv/.pcf/.row the Paraver trace
         .dask-scratch/              the scratch space of the server's Dask cluster (not the system's /tmp)
 
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import re
 import shutil
@@ -35,15 +36,17 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from wattsched.base.errors import OptionError, WattschedError, printable, quoted_cut
+from wattsched.base.errors import OptionError, OutputError, WattschedError, printable, quoted_cut
 from wattsched.base.fileio import atomic_path
 
 __all__ = ["PATH_OPTIONS", "Workspace", "WorkspaceError", "check_run_name", "shipped_ear_models", "shipped_inputs",
-           "upload_name", "validate_input"]
+           "logged_warnings", "shown_value", "upload_name", "validate_input"]
 
 InputKind = Literal["platform", "workload"]
 #: File suffix of each kind of input.
@@ -67,6 +70,54 @@ NAME_CHARS: Final = 80
 #: isolates that make a name read other than it is stored.
 _BAD_NAME_CHAR: Final = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
                                    "\u2028\u2029\ufeff\ud800-\udfff]")
+
+
+def shown_value(text: str, max_chars: int = 60) -> str:
+    """A value from a form or a URL as a message on the page shows it: at most ``max_chars`` characters (a longer
+    one keeps its start and ``...``: a field of a megabyte is no error line) and printable (control and
+    bidirectional-override characters written as escapes: raw, they would make the message read other than it
+    is, :func:`~wattsched.base.errors.printable`)."""
+    return printable(text if len(text) <= max_chars else text[:max_chars - 3] + "...")
+
+
+#: Warnings a run, an upload or a generated input keeps for its page, at most; characters of one, at most.
+MAX_WARNINGS = 20
+WARNING_CHARS = 500
+
+
+@contextmanager
+def logged_warnings(paths: Mapping[str, str] | None = None) -> Iterator[list[str]]:
+    """The warnings wattsched logs in this thread while the block runs (those ``wattsched run``, ``synth`` or
+    ``platform`` print on their terminal: shares naming users without a job, a workload meant for hosts of
+    another speed, a load the workload cannot reach), one line each for the page, each path of ``paths`` written
+    as its value (the absolute paths of the server are not shown): in a worker process, or in a server whose
+    log nobody reads, they were lost, and the page showed what it made without them. Filled when the block ends.
+    """
+    records: list[logging.LogRecord] = []
+    thread = threading.get_ident()
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.thread == thread and len(records) < MAX_WARNINGS:
+                records.append(record)
+
+    handler = Keep(logging.WARNING)
+    log = logging.getLogger("wattsched")
+    log.addHandler(handler)
+    lines: list[str] = []
+    try:
+        yield lines
+    finally:
+        log.removeHandler(handler)
+        for record in records:
+            try:
+                text = record.getMessage()
+            except Exception:  # noqa: BLE001 - a message that does not format is no reason to lose the run
+                continue
+            for path, name in sorted((paths or {}).items(), key=lambda item: -len(item[0])):  # longest first
+                text = text.replace(path, name)
+            text = " ".join(text.split())
+            lines.append(printable(text if len(text) <= WARNING_CHARS else text[:WARNING_CHARS - 3] + "..."))
 
 
 class WorkspaceError(OptionError):
@@ -185,6 +236,8 @@ class Workspace:
     """
 
     def __init__(self, root: str | Path) -> None:
+        if "\x00" in str(root):  # no folder's name (resolve() raised ValueError)
+            raise WorkspaceError(f"{printable(str(root))}: cannot be used as a workspace (a NUL character in its name)")
         self.root = Path(root).resolve()
         self.runs_dir = self.root / "runs"
         self.inputs_dir = self.root / "inputs"
@@ -242,9 +295,9 @@ class Workspace:
                     and name.startswith(f"{kind}-") and name.endswith(SUFFIX[kind]):
                 return path
             if path != self.inputs_dir and self.inputs_dir not in path.parents:
-                raise WorkspaceError(f"{kind}: '{name}' is outside the workspace's inputs")
-        raise WorkspaceError(f"{kind}: no input '{printable(choice)}' (choose a shipped one or one of the workspace's "
-                             "inputs)")
+                raise WorkspaceError(f"{kind}: '{shown_value(name)}' is outside the workspace's inputs")
+        raise WorkspaceError(f"{kind}: no input '{shown_value(choice)}' (choose a shipped one or one of the "
+                             "workspace's inputs)")
 
     def model_path(self, option: str, choice: Any) -> Path:
         """The folder a path option (:data:`PATH_OPTIONS`) names on the page: ``shipped:NAME`` (or ``NAME``), a
@@ -283,9 +336,10 @@ class Workspace:
         return {name: str(self.model_path(name, value)) if name in PATH_OPTIONS and value is not None else value
                 for name, value in options.items()}
 
-    def check_upload(self, kind: InputKind, filename: str, data: bytes) -> str:
+    def check_upload(self, kind: InputKind, filename: str, data: bytes, warnings: list[str] | None = None) -> str:
         """Validate ``data`` as a platform or workload uploaded as ``filename`` (in a temporary folder outside
-        the workspace); returns the name it is stored under (:meth:`save_input`). Writes nothing.
+        the workspace); returns the name it is stored under (:meth:`save_input`). Writes nothing. The warnings
+        of its loading (:func:`logged_warnings`, naming ``filename``) are added to ``warnings``.
 
         Raises:
             InputError: the one-line message of ``wattsched run`` on this file, naming ``filename``.
@@ -295,7 +349,10 @@ class Workspace:
         with tempfile.TemporaryDirectory(prefix="wattsched-upload-") as tmp:
             path = Path(tmp) / f"{stem}{SUFFIX[kind]}"
             path.write_bytes(data)
-            validate_input(kind, path, shown)
+            with logged_warnings({str(path): shown, tmp: "upload"}) as kept:
+                validate_input(kind, path, shown)
+        if warnings is not None:
+            warnings += kept
         digest = hashlib.sha256(data).hexdigest()[:10]
         return f"{kind}-{digest}-{stem}{SUFFIX[kind]}"
 
@@ -310,30 +367,45 @@ class Workspace:
                 temp.write_bytes(data)
         return f"workspace:{name}"
 
-    def store_input(self, kind: InputKind, filename: str, data: bytes) -> str:
+    def store_input(self, kind: InputKind, filename: str, data: bytes, warnings: list[str] | None = None) -> str:
         """Validate ``data`` as a platform or workload named ``filename`` and store it; returns its choice
-        value (``workspace:NAME``). Nothing is stored when it does not load.
+        value (``workspace:NAME``). Nothing is stored when it does not load; the warnings of its loading are
+        added to ``warnings``.
 
         Raises:
             InputError: the one-line message of ``wattsched run`` on this file.
         """
-        return self.save_input(self.check_upload(kind, filename, data), data)
+        return self.save_input(self.check_upload(kind, filename, data, warnings), data)
 
     # --------------------------------------------------------------------------------------- runs
     def new_run(self, *, name: str, scheduler: str, options: dict[str, Any], platform: str,
                 workload: str) -> RunSpec:
-        """Create a queued run's folder and its entry in the index."""
+        """Create a queued run's folder and its entry in the index; nothing is left of it when that fails.
+
+        Raises:
+            OutputError: the folder or its files cannot be written (the workspace's ``runs/`` removed or replaced
+                behind the server's back, a full or read-only disk), naming them inside the workspace.
+        """
         created = time.time()
         run_id = time.strftime("%Y%m%d-%H%M%S", time.gmtime(created)) + "-" + uuid.uuid4().hex[:6]
         spec = RunSpec(run_id, check_run_name(name) or scheduler, scheduler, dict(options), platform, workload, created)
         folder = self.runs_dir / run_id
-        folder.mkdir()
-        _write_json(folder / "status.json", {"state": "queued", "sim_time_s": 0.0, "jobs_done": 0, "jobs": 0})
-        _write_json(folder / "run.json", spec.as_dict())
-        with self._lock:
-            index = self._read_index()
-            index.append({k: spec.as_dict()[k] for k in ("id", "name", "scheduler", "created")})
-            _write_json(self.root / "index.json", {"runs": index})
+        try:  # (not created with its parents: a workspace removed while the server runs is not made again here)
+            folder.mkdir()
+        except OSError as error:
+            raise OutputError(f"cannot create the run's folder workspace/runs/{run_id}: {error.strerror or error} "
+                              "(the workspace or its runs/ folder was removed or replaced while the page "
+                              "was serving it: restart wattsched web)") from None
+        try:
+            _write_json(folder / "status.json", {"state": "queued", "sim_time_s": 0.0, "jobs_done": 0, "jobs": 0})
+            _write_json(folder / "run.json", spec.as_dict())
+            with self._lock:
+                index = self._read_index()
+                index.append({k: spec.as_dict()[k] for k in ("id", "name", "scheduler", "created")})
+                _write_json(self.root / "index.json", {"runs": index})
+        except BaseException:  # no run folder without its index entry (nor one half-written)
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
         return spec
 
     def spec(self, run_id: str) -> RunSpec:
@@ -425,7 +497,11 @@ class Workspace:
         except (OSError, ValueError, KeyError, TypeError):
             pass
         rebuilt = []
-        for folder in sorted(self.runs_dir.iterdir()):
+        try:
+            folders = sorted(self.runs_dir.iterdir())
+        except OSError:  # runs/ removed or replaced behind the server's back: no runs (and no index written)
+            return []
+        for folder in folders:
             if not RUN_ID.match(folder.name):
                 continue
             try:
@@ -434,7 +510,10 @@ class Workspace:
             except (OSError, ValueError, KeyError, TypeError):
                 continue
         rebuilt.sort(key=lambda r: r["created"])
-        _write_json(path, {"runs": rebuilt})
+        try:
+            _write_json(path, {"runs": rebuilt})
+        except (OSError, OutputError):  # a read-only workspace still shows its runs (rebuilt again next time)
+            pass
         return rebuilt
 
 
@@ -484,6 +563,9 @@ def _status_problem(data: Any) -> str | None:
             return f"'{name}' is {json.dumps(data[name])[:40]}, not a number"
     if not isinstance(data.get("error", ""), str):
         return "'error' is not a text"
+    warnings = data.get("warnings", [])
+    if not (isinstance(warnings, list) and all(isinstance(line, str) for line in warnings)):
+        return "'warnings' is not a list of texts"
     if data["state"] == "done":
         metrics = data.get("metrics")
         if not isinstance(metrics, dict):
