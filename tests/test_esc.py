@@ -267,11 +267,13 @@ def test_min_on_beyond_the_platform_is_refused():
 
 
 def test_the_budget_is_asked_before_a_boot():
-    # a budget too small to pay a boot inside its window: no boot
-    budget = EnergyBud(budget_j=4 * 2.0 * 10_000 + 1.0, window_start_s=0.0, window_end_s=10_000.0)
+    # a budget too small to pay a boot inside its window: no boot (the window opens once the hosts, on at 0 s, can be
+    # asleep: a budget below that is refused, hunt 39)
+    budget = EnergyBud(budget_j=4 * 2.0 * 10_000 + 1.0, window_start_s=480.0, window_end_s=10_480.0)
     p = esc(4, period_s=10.0, admission=budget, backfill=EasyBackfilling())
     asleep(p, ProcSet((0, 3)))
-    p.on_submitted(QueuedJob("a", 1, 100.0, 0.0))
+    p.set_time(480.0)
+    p.on_submitted(QueuedJob("a", 1, 100.0, 480.0))
     assert switches(p.schedule()) == []
     assert budget.power_manager is p.power
     assert p.power.kept_hosts(p.view) == {}
