@@ -654,3 +654,19 @@ def test_the_page_generates_upas_processors_as_the_cli_does(tmp_path):
     from wattsched.platforms.generate import upas_platform_xml
 
     assert platform.read_text() == upas_platform_xml(4, prefix="cpu")
+
+
+@pytest.mark.parametrize("host, answered", [
+    ("127.0.0.1", ["127.0.0.1", "localhost", "[::1]"]),
+    ("localhost", ["127.0.0.1", "localhost", "[::1]"]),
+    ("::1", ["127.0.0.1", "localhost", "[::1]"]),
+    ("127.0.0.2", ["127.0.0.1", "localhost", "[::1]", "127.0.0.2"]),  # (any Host header was answered)
+    ("::ffff:127.0.0.1", ["127.0.0.1", "localhost", "[::1]", "[::ffff:7f00:1]"]),
+    ("0.0.0.0", None), ("::", None), ("192.168.1.5", None), ("myhost.example", None),
+])
+def test_the_page_on_a_loopback_address_answers_loopback_hosts_only(host, answered):
+    """On any loopback address the page answers only requests naming this machine (against DNS rebinding: a page of
+    another site resolving its name to 127.0.0.2); on another address it is open to other machines, by any name."""
+    from wattsched.cli.web import loopback_hosts
+
+    assert loopback_hosts(host) == answered

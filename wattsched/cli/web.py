@@ -19,15 +19,35 @@ def cmd_web(args: argparse.Namespace) -> int:
         raise OptionError(f"wattsched web needs the extra 'web' ({error.name} is missing): "
                           "pip install 'wattsched[web]'") from None
     _check_free(args.host, args.port)
-    local = args.host in ("127.0.0.1", "localhost", "::1")
     app = create_app(args.workspace, workers=args.workers,
                      max_upload_bytes=None if args.max_upload_mb is None else args.max_upload_mb * 2**20,
-                     allowed_hosts=["127.0.0.1", "localhost", "[::1]"] if local else None)
+                     allowed_hosts=loopback_hosts(args.host))
     print(f"wattsched web: http://{args.host}:{args.port}/  (workspace {Path(args.workspace).resolve()}; "
           "Ctrl-C stops)", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, access_log=args.verbose > 0,
                 log_level=logging.getLevelName(logging.getLogger().getEffectiveLevel()).lower())
     return 0
+
+
+def loopback_hosts(host: str) -> list[str] | None:
+    """The ``Host`` headers the page answers when it listens on ``host``: on a loopback address (``localhost``, any of
+    127.0.0.0/8, ``::1``, ``::ffff:127.0.0.1``), this machine's loopback names and that address, so that a page of
+    another site cannot drive it through DNS rebinding; on another address (open to other machines, reached by names
+    this machine cannot list), None: any. Only 127.0.0.1, localhost and ::1 were checked: 127.0.0.2 answered any."""
+    import ipaddress
+
+    names = ["127.0.0.1", "localhost", "[::1]"]
+    if host.lower() == "localhost":
+        return names
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:  # a host name
+        return None
+    mapped = getattr(address, "ipv4_mapped", None)
+    if not (address.is_loopback or (mapped is not None and mapped.is_loopback)):
+        return None
+    literal = f"[{address.compressed}]" if address.version == 6 else address.compressed
+    return names if literal in names else [*names, literal]
 
 
 def _check_free(host: str, port: int) -> None:
@@ -68,8 +88,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                               "  wattsched web --workspace ~/wattsched-runs   (then open http://127.0.0.1:8000/)\n"
                               "  wattsched web --port 8080 -j 4 --max-upload-mb 200")
     p.add_argument("--host", default="127.0.0.1", metavar="ADDRESS",
-                   help="address to listen on (default 127.0.0.1: this machine only; another address, such as "
-                        "0.0.0.0, lets other machines use the page, which has no login)")
+                   help="address to listen on (default 127.0.0.1: this machine only, and only requests naming a "
+                        "loopback host are answered, against DNS rebinding; another address, such as 0.0.0.0, lets "
+                        "other machines use the page, which has no login)")
     p.add_argument("--port", type=port_number, default=8000, help="TCP port, 1 to 65535 (default 8000)")
     p.add_argument("--workspace", type=workspace_folder, default=Path("wattsched-web"), metavar="DIR",
                    help="folder of the page's inputs and runs (default ./wattsched-web; created when missing)")
