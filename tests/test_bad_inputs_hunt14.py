@@ -312,3 +312,18 @@ def test_a_limit_variable_in_other_digits_is_refused(monkeypatch, text) -> None:
         limit("hosts")
     monkeypatch.setenv("WATTSCHED_LIMIT_HOSTS", " 100 ")
     assert limit("hosts") == 100
+
+
+def test_an_integer_of_more_digits_than_python_reads_is_called_so(capsys):
+    """Found by hunt 40: 5,000 digits were "expected an integer ≥ 0" of what is one (int() refuses more than
+    sys.get_int_max_str_digits() digits)."""
+    import argparse
+    import sys
+
+    from wattsched.base.validate import non_negative_int, positive_int
+
+    digits = sys.get_int_max_str_digits() + 1
+    for read in (positive_int, non_negative_int):
+        with pytest.raises(argparse.ArgumentTypeError, match=f"{digits} digits: more than the {digits - 1} Python reads"):
+            read("1" * digits)
+    assert positive_int("1" * (digits - 1)) > 0

@@ -37,6 +37,7 @@ import math
 import os
 import re
 import stat
+import sys
 import tempfile
 import unicodedata
 from pathlib import Path
@@ -629,11 +630,19 @@ def plain_int(text: str) -> int:
     return _plain(text, _PLAIN_INT.fullmatch(text) is not None, int, "not an integer", NOT_PLAIN_DIGITS)
 
 
+class TooManyDigits(ValueError):
+    """An integer written plainly with more digits than :func:`int` converts (:func:`plain_int`)."""
+
+
 def _plain(text: str, plain: bool, convert: Callable[[str], Any], what: str, how: str) -> Any:
     """``convert(text)`` when ``text`` is ``plain``ly written, else ValueError: ``how`` when ``convert`` would have
     read it anyway, ``what`` when it would not (:func:`plain_int`, :func:`plain_float`)."""
     if plain:
-        return convert(text)  # (int: ValueError beyond sys.get_int_max_str_digits() digits)
+        try:
+            return convert(text)
+        except ValueError:  # int: beyond sys.get_int_max_str_digits() digits ("not an integer" of one would be false)
+            raise TooManyDigits(f"{len(text.lstrip('-'))} digits: more than the {sys.get_int_max_str_digits()} Python "
+                                "reads") from None
     try:
         convert(text)
     except ValueError:
@@ -656,7 +665,7 @@ def _option_value(read: Callable[[str], Any], how: str, text: str, expected: str
     try:
         return read(text)
     except ValueError as error:
-        hint = f" ({error})" if str(error) == how else ""
+        hint = f" ({error})" if str(error) == how or isinstance(error, TooManyDigits) else ""
         shown = text if whole is None else whole
         raise argparse.ArgumentTypeError(f"expected {expected}, got {shown[:40]!r}{hint}") from None
 
