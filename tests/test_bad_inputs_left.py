@@ -389,3 +389,15 @@ def test_a_positive_energy_factor_is_taken(tmp_path, cli):
     proc = cli("run", str(PLATFORM), write(tmp_path, "w.json", one_job(energy_factor=0.7)), "-s", "efs",
                "-e", str(tmp_path / "out" / "r"), "-q")
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_user_name_of_megabytes_in_shares_is_cut_in_the_warning(tmp_path, caplog):
+    """Found by hunt 40: the warning printed the name whole (a line of 500 KB on the terminal or the server's log)."""
+    from wattsched import api
+
+    workload = users_workload(tmp_path)
+    with caplog.at_level(logging.WARNING):
+        api.simulate(PLATFORM, json.loads(Path(workload).read_text()), scheduler="compose",
+                     options={"order": "fairshare", "shares": {"x" * 500_000: 1}}, out=tmp_path / "a")
+    line = next(r.getMessage() for r in caplog.records if "option 'shares'" in r.getMessage())
+    assert len(line) < 400 and "(500000 characters) has no job in" in line, line[:400]

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO, Union
 
 from wattsched.base.batsim_files import output_paths
-from wattsched.base.errors import InputError, OptionError, OutputError
+from wattsched.base.errors import InputError, OptionError, OutputError, quoted_cut
 from wattsched.base.validate import (NAME_MAX_BYTES, PATH_MAX_BYTES, check_output_files, check_python_nesting,
                                      control_character_problem, home_folder_problem, option_error)
 from wattsched.simulator.drivers import ProgressCallback, RunStats, run_inprocess, run_zmq
@@ -495,7 +495,8 @@ _USERS_SHOWN = 5
 
 
 def _names(users: list[str]) -> str:
-    shown = ", ".join(repr(u) for u in users[:_USERS_SHOWN])
+    """The first user names, each cut (a name of megabytes is no warning line), and how many more."""
+    shown = ", ".join(quoted_cut(u) for u in users[:_USERS_SHOWN])
     return shown + (f" and {len(users) - _USERS_SHOWN} more" if len(users) > _USERS_SHOWN else "")
 
 
