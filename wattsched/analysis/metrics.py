@@ -79,6 +79,7 @@ __all__ = [
     "format_table",
     "jobs_that_ran",
     "load_workload_users",
+    "read_workload_json",
     "makespan_s",
     "mean_bounded_slowdown",
     "mean_waiting_time_s",
@@ -191,22 +192,31 @@ def utilization(jobs: pd.DataFrame, nb_hosts: int, window: Window | None = None)
 
 
 # --------------------------------------------------------------------------------------- per user
-def _workload_jobs(workload: str | Path | Mapping[str, Any]) -> tuple[str, list[Any]]:
-    """The workload's name for messages and its ``jobs`` list.
+def read_workload_json(workload: str | Path) -> Any:
+    """The JSON content of the workload file ``workload``, as :func:`compute_metrics` reads it for per-user values:
+    ``wattsched run --per-user`` reads it before the simulation, so that a workload file deleted or replaced during a
+    long run does not fail the command (or change the users) once the outputs are written.
+
+    Raises:
+        InputError: an unreadable file or JSON.
+    """
+    source = str(workload)
+    try:
+        require_regular_file(workload)
+        data = Path(workload).read_bytes()
+    except OSError as error:
+        raise InputError(source, "", f"cannot read the workload ({error.strerror})") from error
+    return load_json(data, source, unique_keys=True)
+
+
+def _workload_jobs(workload: str | Path | Mapping[str, Any], name: str | None = None) -> tuple[str, list[Any]]:
+    """The workload's name for messages (``name`` for a content, else ``<workload>``) and its ``jobs`` list.
 
     Raises:
         InputError: unreadable JSON or no ``jobs`` list.
     """
-    source = str(workload) if isinstance(workload, (str, Path)) else "<workload>"
-    if isinstance(workload, (str, Path)):
-        try:
-            require_regular_file(workload)
-            data = Path(workload).read_bytes()
-        except OSError as error:
-            raise InputError(source, "", f"cannot read the workload ({error.strerror})") from error
-        content = load_json(data, source, unique_keys=True)
-    else:
-        content = workload
+    source = str(workload) if isinstance(workload, (str, Path)) else name or "<workload>"
+    content = read_workload_json(workload) if isinstance(workload, (str, Path)) else workload
     jobs = content.get("jobs") if isinstance(content, Mapping) else None
     if not isinstance(jobs, list):
         raise InputError(source, "jobs", "missing or not a list")
@@ -441,6 +451,7 @@ def compute_metrics(
     workload: str | Path | Mapping[str, Any] | None = None,
     max_power_w: float | None = None,
     extra_windows: Mapping[str, Window] | None = None,
+    workload_name: str | None = None,
 ) -> Metrics:
     """Every metric of docs/architecture.md §8 for one run.
 
@@ -451,6 +462,7 @@ def compute_metrics(
         nb_hosts: compute hosts; default ``nb_computing_machines`` of schedule.csv, else the hosts counted in
             the first row of machine_states.csv.
         workload: Batsim workload (path or content) whose jobs carry ``user``: enables per-user stretch.
+        workload_name: what errors call a ``workload`` given as content (its file's name; default ``<workload>``).
         max_power_w: all-computing platform power, watts: enables ``window_energy_relative``.
         extra_windows: named windows measured too: ``{"budget": (t0_s, t1_s)}`` adds ``budget_utilization``,
             ``budget_energy_j`` and ``budget_nb_jobs_started``.
@@ -546,7 +558,7 @@ def compute_metrics(
         metrics.update(ear_metrics(jobs))
     users = None
     if workload is not None:
-        source, listed = _workload_jobs(workload)  # read once
+        source, listed = _workload_jobs(workload, workload_name)  # read once
         known = _require_run_jobs_in_workload(jobs, source, listed)
         from wattsched.workloads.users import check_job_fields
 

@@ -25,7 +25,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
-from wattsched.base.errors import InputError, OptionError, counted
+from wattsched.base.errors import InputError, OptionError, OutputError, counted
 from wattsched.base.fileio import atomic_path, atomic_paths
 from wattsched.base.limits import limit
 from wattsched.analysis.node_states import parse_host_set, run_nb_hosts
@@ -60,9 +60,19 @@ def save_figure(figure: Figure, path_png: str | Path, dpi: int = 120) -> Path:
     path = Path(path_png)
     FigureCanvasAgg(figure)
     with atomic_path(path) as tmp:
-        figure.savefig(tmp, format="png", dpi=dpi)
+        _savefig(figure, tmp, path, dpi)
     logger.info("wrote %s", path)
     return path
+
+
+def _savefig(figure: Figure, temp: Path, path: Path, dpi: int) -> None:
+    """``figure`` as a PNG into ``temp``, the temporary file of ``path``: an error of the writing (a full disk, a file
+    size limit) names ``path`` on one line, and :func:`~wattsched.base.fileio.atomic_paths` removes what was
+    written."""
+    try:
+        figure.savefig(temp, format="png", dpi=dpi)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _new_figure(width_in: float = 10.0, height_in: float = 5.0) -> Figure:
@@ -275,8 +285,8 @@ def plot_all(outputs: str | Path | BatsimOutputs, out_dir: str | Path,
         figures["machine_states.png"] = machine_states_figure(loaded)
     paths = [folder / name for name in figures]
     with atomic_paths(paths) as temps:
-        for figure, temp in zip(figures.values(), temps):
-            figure.savefig(temp, format="png", dpi=120)
+        for figure, temp, path in zip(figures.values(), temps, paths):
+            _savefig(figure, temp, path, 120)
     for path in paths:
         logger.info("wrote %s", path)
     return paths

@@ -424,8 +424,11 @@ def update_golden(run: str | Path, golden: str | Path, *, prefix: str | None = N
             raise OutputError(f"cannot remove {target}: it is a folder")
     sources = [run_paths[kind] for kind in OUTPUT_KINDS if kind in run_paths]
     with atomic_paths(written) as temps:  # every target checked first, all renamed only once all are written
-        for source, tmp in zip(sources, temps):
-            shutil.copyfile(source, tmp)
+        for source, tmp, target in zip(sources, temps, written):
+            try:
+                shutil.copyfile(source, tmp)
+            except OSError as exc:  # a full disk, a file size limit (ulimit -f): nothing changed, the target named
+                raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
     for target in stale:
         target.unlink()
         logger.info("removed %s: the run wrote no %s output", target, target.name)

@@ -153,7 +153,8 @@ def write_if_changed(path: str | os.PathLike, text: str) -> None:
     a resumable study writes once and reuses; a file of other contents (not UTF-8 text, too) is replaced.
 
     Raises:
-        OutputError: ``path`` is a folder or no regular file (a FIFO would block the comparison for ever).
+        OutputError: ``path`` is a folder or no regular file (a FIFO would block the comparison for ever), or it
+            cannot be written (a full disk, a file size limit: ``ulimit -f``; it was a traceback).
     """
     target = Path(path)
     try:
@@ -165,7 +166,10 @@ def write_if_changed(path: str | os.PathLike, text: str) -> None:
     except OSError as exc:
         raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
     with atomic_path(target) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+        try:
+            tmp.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
 
 
 def require_regular_file(path: str | os.PathLike) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import io
 import logging
 import os
 import sys
@@ -120,8 +121,148 @@ def _late_positionals(command: argparse.ArgumentParser, args: argparse.Namespace
     return []
 
 
+class _StandardOutputError(Exception):
+    """Standard output cannot be written (not a broken pipe): the message says why."""
+
+
+class _StandardOutput:
+    """``sys.stdout`` while :func:`main` runs: a write or flush that fails (``> FILE`` on a full disk or beyond a
+    file size limit, ``ulimit -f``; an I/O error) raises :class:`_StandardOutputError`, which :func:`main` prints
+    as one line naming standard output (it was a traceback, or Python's "Exception ignored" and status 120 at
+    exit); a broken pipe (``| head``) stays a :class:`BrokenPipeError`, ended quietly; text the stream's encoding
+    cannot write is written escaped. Anything else is the stream's own."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    def write(self, text: str) -> int:
+        try:
+            try:
+                return int(self._stream.write(text))
+            except UnicodeEncodeError:  # a file name that is no UTF-8 (printed: its path), a character the
+                # terminal's encoding lacks: written escaped, as standard error writes them (it was a traceback, in a
+                # UTF-8 locale other than C, once a run's outputs were written)
+                encoding = getattr(self._stream, "encoding", None) or "utf-8"
+                return int(self._stream.write(text.encode(encoding, "backslashreplace").decode(encoding)))
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise _StandardOutputError(exc.strerror or str(exc)) from None
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise _StandardOutputError(exc.strerror or str(exc)) from None
+
+
+def _reopen_closed_standard_streams() -> set[int]:
+    """Open ``/dev/null`` on the standard file descriptors the command was started without (``<&-``, ``>&-``,
+    ``2>&-``), and return them: else the first file opened takes the number, and what is written to the stream
+    (a library's warning on descriptor 2) lands in an output file. Without standard error, the messages go to
+    ``/dev/null`` (Python's ``print`` sent them to standard output when ``sys.stderr`` was None, a progress bar's
+    ``sys.stderr.isatty()`` raised: exit 1 and no word)."""
+    closed = set()
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            closed.add(fd)
+    for fd in sorted(closed):
+        null = os.open(os.devnull, os.O_RDWR)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+    if 2 in closed and sys.stderr is None:
+        sys.stderr = open(2, "w", closefd=False, errors="backslashreplace")
+    return closed
+
+
+def _buffered(stream: Any) -> Any:
+    """``stream``, or when it writes straight to its file descriptor (``PYTHONUNBUFFERED=1`` or ``python -u``, as in
+    the Docker image) a stream of the same descriptor behind a buffer flushed at every line: Python's unbuffered
+    text stream ignores what a short write leaves (``synth > w.json`` on a full disk exited 0, the file cut short), a
+    buffered one writes the rest and so meets the error."""
+    if not isinstance(getattr(stream, "buffer", None), io.RawIOBase):
+        return stream
+    try:
+        fd = stream.fileno()
+        stream.flush()
+    except (OSError, ValueError):
+        return stream
+    return io.TextIOWrapper(open(fd, "wb", closefd=False), encoding=stream.encoding, errors=stream.errors,
+                            line_buffering=True)
+
+
+def _discard_standard_output() -> None:
+    """Standard output sent to ``/dev/null`` from now on: what is still buffered is not written again at exit
+    (a second error, or a "BrokenPipeError ignored")."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # a stream without a descriptor (io.StringIO): nothing to discard
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
+    closed = _reopen_closed_standard_streams()
+    stream = sys.stdout
+    if stream is None or 1 in closed:
+        print("wattsched: error: standard output is closed (>&-): send it to a file or to /dev/null instead",
+              file=sys.stderr)
+        return 2
+    buffered = _buffered(stream)
+    sys.stdout = _StandardOutput(buffered)
+    try:
+        try:
+            status = _main(argv)
+        except SystemExit:  # --help: what argparse printed is written now, its failure said
+            sys.stdout.flush()
+            raise
+        sys.stdout.flush()
+        return status
+    except _StandardOutputError as exc:
+        _discard_standard_output()
+        print(f"wattsched: error: standard output: cannot write: {_one_line(str(exc))}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # the last lines, flushed at the end
+        _discard_standard_output()
+        return 1
+    finally:
+        sys.stdout = stream
+        if buffered is not stream:  # (its file descriptor stays open)
+            try:
+                buffered.close()
+            except (OSError, ValueError):
+                pass
+
+
+def _memory_short(error: BaseException) -> bool:
+    """Whether an :class:`ImportError` (or one it was raised from) says that a shared library could not be mapped
+    into memory: numpy under a low ``ulimit -v`` raised one ("failed to map segment from shared object"), a
+    traceback, where a :class:`MemoryError` is one line."""
+    seen: BaseException | None = error
+    for _ in range(8):  # the chain of causes, not for ever
+        if seen is None:
+            return False
+        text = str(seen).lower()
+        if "failed to map segment" in text or "cannot allocate memory" in text:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    """:func:`main` once standard output is guarded."""
     parser = build_parser()
     args, unknown = parser.parse_known_args(list(sys.argv[1:] if argv is None else argv))
     if unknown:
@@ -139,13 +280,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except WattschedError as exc:
         print(f"wattsched: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
-    except (MemoryError, RecursionError) as exc:  # an input beyond the bounds checked (README "Errors and limits")
-        what = "out of memory" if isinstance(exc, MemoryError) else "input nested too deeply"
+    except (MemoryError, RecursionError, ImportError) as exc:  # an input beyond the bounds checked (README "Errors
+        # and limits"), or a library that cannot be loaded for want of memory (ulimit -v)
+        if isinstance(exc, ImportError) and not _memory_short(exc):
+            raise
+        what = "input nested too deeply" if isinstance(exc, RecursionError) else "out of memory"
         print(f"wattsched: error: {what} while running '{args.command}'; see the README's 'Errors and limits' "
               "for the bounds and how to lower them", file=sys.stderr)
         return 2
     except BrokenPipeError:  # before OSError, of which it is one: that clause re-raised it (a traceback for '| head')
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _discard_standard_output()
         return 1
     except OSError as exc:  # a path the system refuses whatever the disk holds, met by a check (Path.exists...)
         if exc.errno != errno.ENAMETOOLONG:

@@ -49,7 +49,7 @@ examples:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from wattsched.analysis.metrics import compute_metrics, format_table, metrics_to_json
+    from wattsched.analysis.metrics import compute_metrics, format_table, metrics_to_json, read_workload_json
     from wattsched.base.batsim_files import output_paths
     from wattsched.experiments.runner import run_simulation
     from wattsched.simulator.platform import load_platform
@@ -75,6 +75,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     platform = load_platform(args.platform, hold_warnings=True)  # said once the scheduler took it (run_simulation)
     workload = load_workload(args.workload)
     check_job_fields((job.entry for job in workload.jobs), args.workload)
+    # the users, read now: a workload file deleted or replaced during a long run failed the command once the outputs
+    # were written (or gave other users)
+    users = read_workload_json(args.workload) if args.per_user else None
     with naming_options_file(args.options):
         ear_model, by_partition = _eamc_reading(scheduler, options) if args.connect is None else (None, False)
     check_eamc_inputs((host.properties for host in platform.hosts), (job.entry for job in workload.jobs),
@@ -87,7 +90,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                timeout_s=DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout)
     paths = output_paths(args.export)
     budget = _budget_window(scheduler, options) if args.connect is None else None
-    metrics = compute_metrics(str(args.export), tau_s=args.tau, workload=args.workload if args.per_user else None,
+    metrics = compute_metrics(str(args.export), tau_s=args.tau, workload=users, workload_name=args.workload,
                               window=args.window, extra_windows=budget)
     rejected = int(metrics.get("nb_jobs_rejected", 0))
     if rejected:

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["dask_setup", "local_cluster"]
+__all__ = ["check_open_files", "dask_setup", "local_cluster", "open_files_needed"]
 
 #: The local Dask scheduler serves HTTP even without its dashboard, on port 8787 unless told: a second cluster at the
 #: same time (another sweep, the web page's runs) found it taken and printed Dask's "Port 8787 is already in use"
@@ -54,9 +54,12 @@ def local_cluster(n_workers: int, *, processes: bool = True, **kwargs: Any) -> A
 
     Raises:
         KeyboardInterrupt: as the held signal's handler does, after the cluster is closed.
+        OptionError: too few open files allowed for the workers (:func:`check_open_files`).
     """
     from distributed import LocalCluster
 
+    if processes:
+        check_open_files(n_workers)
     options = dict(n_workers=n_workers, threads_per_worker=1, processes=processes, dashboard_address=None,
                    scheduler_kwargs=NO_DASHBOARD_PORT, silence_logs=logging.CRITICAL, **kwargs)
     if not processes:
@@ -68,6 +71,41 @@ def local_cluster(n_workers: int, *, processes: bool = True, **kwargs: Any) -> A
         for signum in dict.fromkeys(held):  # each once (uvicorn takes a second SIGINT as 'force exit')
             signal.raise_signal(signum)
     return cluster
+
+
+def open_files_needed(n_workers: int) -> int:
+    """Open files a local cluster of ``n_workers`` worker processes needs in the process that starts it, with some
+    room (measured: 2 workers start with 44 but not always with 42, 4 need more than 56: each worker holds a few
+    connections, and Dask more when they connect at once)."""
+    return 40 + 8 * n_workers
+
+
+def check_open_files(n_workers: int) -> None:
+    """Make room for the open files of a local cluster of ``n_workers`` processes: the soft limit raised up to the
+    hard one when it is lower than :func:`open_files_needed`, and a hard limit lower than that refused. Below it, Dask
+    printed its workers' tracebacks ("Too many open files") by the thousand, and waited for ever or raised "Nanny
+    failed to start.".
+
+    Raises:
+        OptionError: the open-file limit (``ulimit -n``) is too low.
+    """
+    try:
+        import resource
+    except ImportError:  # (no such limit on this system)
+        return
+    from wattsched.base.errors import OptionError
+
+    needed = open_files_needed(n_workers)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return
+    if hard == resource.RLIM_INFINITY or hard >= needed:  # twice as many when allowed: the runs open files too
+        resource.setrlimit(resource.RLIMIT_NOFILE, (2 * needed if hard == resource.RLIM_INFINITY else
+                                                    min(hard, 2 * needed), hard))
+        return
+    raise OptionError(f"workers (-j) {n_workers}: {hard} open files at most (ulimit -n) is too few for a local Dask "
+                      f"cluster of {n_workers} worker processes (at least {needed}); give -j 1 to run in this process, "
+                      "or raise the limit")
 
 
 @contextmanager

@@ -156,6 +156,34 @@ def _write_json(path: Path, content: Any) -> None:
         emit_text(text, path)
 
 
+def _gunzip(log: Path, target: Path) -> None:
+    """``log`` (gzip) decompressed into ``target``, atomically: a full disk or a file size limit (``ulimit -f``) is
+    one line naming ``target`` and leaves no part of it (a ``.tmp`` file beside it and a traceback, before), a log
+    that cannot be read one naming ``log``."""
+    import gzip
+
+    from wattsched.base.errors import InputError
+    from wattsched.experiments.sweep import write_files
+
+    def decompress(tmp: Path) -> None:
+        with open(tmp, "wb") as dst:
+            try:
+                src = gzip.open(log, "rb")
+            except OSError as exc:
+                raise InputError(log, "", f"cannot read: {exc.strerror or exc}") from None
+            with src:
+                while True:
+                    try:
+                        chunk = src.read(1 << 20)
+                    except (OSError, EOFError, ValueError) as exc:  # not gzip, cut short, a bad CRC
+                        raise InputError(log, "", f"cannot decompress: {exc}") from None
+                    if not chunk:
+                        return
+                    dst.write(chunk)
+
+    write_files({target: decompress})
+
+
 def trace_inputs(trace: Trace, inputs_dir: Path, *, pwa: Path | None, full: bool, weeks: int | None,
                  nb_users: int, seed: int) -> TraceInputs:
     """The baseline workload of ``trace`` (every energy factor 1), written once, and its top users."""
@@ -166,16 +194,9 @@ def trace_inputs(trace: Trace, inputs_dir: Path, *, pwa: Path | None, full: bool
     length = weeks if weeks is not None else (trace.full_weeks if full else trace.reduced_weeks)
     log = pwa / trace.swf if pwa is not None and trace.swf is not None else None
     if log is not None and log.exists():
-        import gzip
-        import shutil
-
         swf = inputs_dir / log.name.removesuffix(".gz")
         if not swf.exists():
-            swf.parent.mkdir(parents=True, exist_ok=True)
-            tmp = swf.with_suffix(".tmp")
-            with gzip.open(log, "rb") as src, open(tmp, "wb") as dst:
-                shutil.copyfileobj(src, dst)
-            os.replace(tmp, swf)
+            _gunzip(log, swf)
         if full and weeks is None:
             workload = swf_to_batsim(swf, speed_flops=TAURUS.max_speed_flops, nb_hosts=trace.hosts,
                                      walltime_rule=SWF_WALLTIME_RULE)

@@ -738,8 +738,7 @@ def write_report(frame: pd.DataFrame, path: str | Path, *, inputs: Sequence[Mach
                 continue
             fig = f" (figure {metric.figure}: `{_figure_name(machine, metric)}`)" if metric.figure else ""
             lines += [f"### {metric.title}{fig}", "", _markdown(table, metric.fmt)]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines))
+    write_if_changed(path, "\n".join(lines))  # atomically: a full disk leaves no half report, and says so
     return path
 
 

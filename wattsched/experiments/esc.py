@@ -607,8 +607,7 @@ def write_report(frame: pd.DataFrame, path: Path, *, inputs: Sequence[Inputs], w
         lines += ["## Paraver traces", "", "Written next to the runs (not in this folder): "
                   + ", ".join(f"`{p}`" for p in traces) + " (states 0 off, 1 running, 2 idle, 3 switching on, "
                   "4 switching off; events 1000 job id, 1001 pstate; `wattsched paraver RUN` writes one for any run).", ""]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines))
+    write_if_changed(path, "\n".join(lines))  # atomically: a full disk leaves no half report, and says so
     return path
 
 

@@ -29,6 +29,7 @@ the platform's and the workload's contents, the scheduler, its options and the f
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import itertools
 import json
@@ -42,7 +43,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from wattsched.base.errors import InputError, OptionError
-from wattsched.base.fileio import atomic_path, require_regular_file, write_if_changed
+from wattsched.base.fileio import require_regular_file, write_if_changed
 from wattsched.base.validate import check_count, check_number, window_beyond_time
 from wattsched.experiments.sweep import Run
 
@@ -182,7 +183,11 @@ def _existing_file(spec: str, grid: Grid, field: str) -> Path:
 
     try:
         found = Path(spec).is_file()
-    except (OSError, ValueError):
+        if not found:  # there, but a folder or a FIFO, device or socket: said so (it was "no file fifo")
+            require_regular_file(spec)
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, OSError) and exc.errno in (errno.EISDIR, errno.EINVAL) and exc.filename == spec:
+            raise InputError(grid.source, field, f"{shown_path(spec)}: {exc.strerror}") from None
         found = False
     if not found:
         raise InputError(grid.source, field, f"no file {shown_path(spec) if spec.strip() else repr(spec)}")
@@ -432,15 +437,15 @@ def write_results(frame: pd.DataFrame, out: str | os.PathLike) -> list[Path]:
     """``results.csv`` and ``results.parquet`` (every run: metrics, options, status) and one comparison plot
     per metric in ``plots/`` (mean over seeds and inputs of each scheduler and options, with min and max);
     returns the files written."""
+    from wattsched.experiments.sweep import write_files
+
     out = Path(out)
-    written = []
-    for name, save in (("results.csv", lambda p: frame.to_csv(p, index=False)),
-                       ("results.parquet", lambda p: frame.astype({c: str for c in frame.columns
-                                                                   if frame[c].dtype == object}).to_parquet(p))):
-        with atomic_path(out / name) as tmp:
-            save(tmp)
-        written.append(out / name)
-    written += _comparison_plots(frame, out / "plots")
+    saves: dict[Path, Callable[[Path], object]] = {
+        out / "results.csv": lambda p: frame.to_csv(p, index=False),
+        out / "results.parquet": lambda p: frame.astype({c: str for c in frame.columns
+                                                         if frame[c].dtype == object}).to_parquet(p)}
+    write_files(saves)  # both tables or neither (a full disk after the CSV left it beside the last sweep's parquet)
+    written = [*saves, *_comparison_plots(frame, out / "plots")]
     return written
 
 

@@ -573,7 +573,12 @@ def _run_dask(runs: Sequence[Run], workers: int, address: str | None, force: boo
         else:
             stack.callback(_remove_temporaries, unfinished)  # last, once the cluster is closed (its workers gone)
             # workers' logs silenced: errors come back through the futures (as in wattsched.web.runs)
-            cluster = stack.enter_context(local_cluster(min(workers, len(runs))))
+            try:
+                cluster = stack.enter_context(local_cluster(min(workers, len(runs))))
+            except (OSError, RuntimeError) as error:  # Dask's "Nanny failed to start." and a traceback, before
+                raise OptionError(f"workers (-j) {workers}: cannot start the local Dask cluster's worker processes "
+                                  f"({_system_cause(error)}); give -j 1 to run in this process, or free or raise "
+                                  "what is short (open files: ulimit -n)") from None
             client = stack.enter_context(Client(cluster))
         queue_name = f"wattsched-progress-{uuid.uuid4().hex}" if show_progress else None
         queue = Queue(queue_name, client=client) if queue_name is not None else None
@@ -763,10 +768,43 @@ def runs_to_json(runs: Sequence[Run]) -> str:
 def write_table(frame: pd.DataFrame, path: str | os.PathLike) -> None:
     """``frame`` as CSV at ``path``, written atomically (a reproduction's tables: a folder there, or a place that
     cannot be written, is one line, and an interruption leaves no half-written table)."""
-    from wattsched.base.fileio import atomic_path
+    write_files({Path(path): lambda tmp: frame.to_csv(tmp, index=False)})
 
-    with atomic_path(path) as tmp:
-        frame.to_csv(tmp, index=False)
+
+def _system_cause(error: BaseException) -> str:
+    """The system's words for why ``error`` happened: the first :class:`OSError` of its chain of causes (Dask wraps
+    "Too many open files" in "Nanny failed to start."), else ``error`` itself."""
+    seen: BaseException | None = error
+    for _ in range(16):
+        if seen is None:
+            break
+        if isinstance(seen, OSError):
+            return _why(seen)
+        seen = seen.__cause__ or seen.__context__
+    return str(error) or type(error).__name__
+
+
+def _why(exc: OSError) -> str:
+    """Why writing failed, in the system's words (a library's wrapping, such as pyarrow's "Error writing bytes to
+    file. Detail: [errno 27] ...", left out)."""
+    return os.strerror(exc.errno) if exc.errno else exc.strerror or str(exc)
+
+
+def write_files(saves: Mapping[Path, Callable[[Path], object]]) -> None:
+    """Each file of ``saves`` written by its function (given the temporary path to write), all atomically: all
+    renamed into place once every one is written, none otherwise. An error of the writing (a full disk, a file
+    size limit: ``ulimit -f``) is :class:`OutputError` naming the file, not a traceback of the library writing it.
+    """
+    from wattsched.base.errors import OutputError
+    from wattsched.base.fileio import atomic_paths
+
+    targets = list(saves)
+    with atomic_paths(targets) as temps:
+        for target, tmp in zip(targets, temps):
+            try:
+                saves[target](tmp)
+            except OSError as exc:
+                raise OutputError(f"cannot write {target}: {_why(exc)}") from None
 
 
 def read_timing(path: str | os.PathLike) -> dict[str, Any] | None:

@@ -618,8 +618,7 @@ def write_report(frame: pd.DataFrame, path: Path, *, inputs: Sequence[Inputs], w
     lines += side_checks(frame, inputs)
     if figures:
         lines += ["## Figures", ""] + [f"![{p.stem}]({p.name})" for p in figures] + [""]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines))
+    write_if_changed(path, "\n".join(lines))  # atomically: a full disk leaves no half report, and says so
     return path
 
 

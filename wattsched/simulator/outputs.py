@@ -27,6 +27,7 @@ from wattsched.base.batsim_files import (
     PSTATE_CHANGES_COLUMNS,
     output_paths,
 )
+from wattsched.base.errors import OutputError
 from wattsched.base.fileio import atomic_paths
 
 #: Batsim's 1e-5l (long double), as an exact number
@@ -178,8 +179,12 @@ def write_outputs(sim: Simulation, prefix: str | os.PathLike, *, scheduling_time
         "pstate_changes": lambda: pstate_changes_lines(sim),
     }
     paths = output_paths(prefix)
-    with atomic_paths([paths[name] for name in builders]) as temps:
-        for tmp, build in zip(temps, builders.values()):
-            with open(tmp, "w", newline="") as fh:
-                fh.writelines(f"{line}\n" for line in build())
+    targets = [paths[name] for name in builders]
+    with atomic_paths(targets) as temps:
+        for target, tmp, build in zip(targets, temps, builders.values()):
+            try:
+                with open(tmp, "w", newline="") as fh:
+                    fh.writelines(f"{line}\n" for line in build())
+            except OSError as exc:  # a full disk, a file size limit (ulimit -f): the five files removed, named here
+                raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
     return paths
