@@ -77,12 +77,12 @@ def test_a_presets_ear_model_is_still_checked_against_the_jobs(capsys, tmp_path,
 
 
 def test_the_cli_reads_no_ear_model_from_another_schedulers_options(tmp_path, eamc_workload):
-    from wattsched.cli.simulate import _eamc_reading
+    from wattsched.experiments.runner import eamc_reading
 
-    assert _eamc_reading("pkg.module:Mine", {"ear_model": ""}) == (None, False)  # its options are its own
-    assert _eamc_reading("eamc-reorder", {"ear_model": str(tmp_path)}) == (str(tmp_path), True)
-    assert _eamc_reading(" min-energy ", {}) == (None, True)  # the shipped model
-    assert _eamc_reading("easy-backfill", {}) == (None, False)  # first-fit: a job wider than a partition runs
+    assert eamc_reading("pkg.module:Mine", {"ear_model": ""}) == (None, False)  # its options are its own
+    assert eamc_reading("eamc-reorder", {"ear_model": str(tmp_path)}) == (str(tmp_path), True)
+    assert eamc_reading(" min-energy ", {}) == (None, True)  # the shipped model
+    assert eamc_reading("easy-backfill", {}) == (None, False)  # first-fit: a job wider than a partition runs
 
 
 # -------------------------------------------------------------------- 2. -s and -o with --connect

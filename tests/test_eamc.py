@@ -405,6 +405,22 @@ def test_a_job_wider_than_its_partitions_is_refused_only_by_a_placement_on_parti
     capsys.readouterr()
 
 
+def test_the_web_page_checks_a_job_wider_than_its_partitions_as_the_cli_does(tmp_path: Path) -> None:
+    from wattsched.base.errors import InputError
+    from wattsched.web.runs import check_run
+    from wattsched.web.workspace import Workspace
+
+    workload = json.loads((FIXTURES / "workload.json").read_text())
+    workload["jobs"][2].update(res=9)
+    workload["jobs"][4].update(res=17)
+    path = tmp_path / "workload.json"
+    path.write_text(json.dumps(workload))
+    space = Workspace(tmp_path / "ws")
+    check_run(space, "easy-backfill", {}, FIXTURES / "platform.xml", path)  # first-fit: any hosts
+    with pytest.raises(InputError, match=r"job 'w0!3'\.res: 9 hosts: more than any of its partitions has"):
+        check_run(space, "eamc-reorder", {}, FIXTURES / "platform.xml", path)
+
+
 def test_bad_options_and_model_files_are_refused_before_the_run(tmp_path: Path, capsys) -> None:
     import shutil
 

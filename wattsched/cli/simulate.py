@@ -51,7 +51,7 @@ examples:
 def cmd_run(args: argparse.Namespace) -> int:
     from wattsched.analysis.metrics import compute_metrics, format_table, metrics_to_json, read_workload_json
     from wattsched.base.batsim_files import output_paths
-    from wattsched.experiments.runner import run_simulation
+    from wattsched.experiments.runner import eamc_reading, run_simulation
     from wattsched.simulator.platform import load_platform
     from wattsched.simulator.workload import load_workload
     from wattsched.workloads.users import check_job_fields
@@ -79,7 +79,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     # were written (or gave other users)
     users = read_workload_json(args.workload) if args.per_user else None
     with naming_options_file(args.options):
-        ear_model, by_partition = _eamc_reading(scheduler, options) if args.connect is None else (None, False)
+        ear_model, by_partition = eamc_reading(scheduler, options) if args.connect is None else (None, False)
     check_eamc_inputs((host.properties for host in platform.hosts), (job.entry for job in workload.jobs),
                       args.workload, ear_model, by_partition=by_partition)
     with naming_options_file(args.options):
@@ -107,32 +107,6 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"({stats.events} events in {stats.messages} messages, {stats.simulation_time_s:.2f} s wall-clock, "
               f"{stats.scheduling_time_s:.2f} s in the scheduler)")
     return 0
-
-
-def _eamc_reading(scheduler: str, options: dict) -> tuple[str | None, bool]:
-    """How the scheduler reads the inputs' EAMC fields, checked before the run (:func:`~wattsched.workloads.eamc.
-    check_eamc_inputs`): the folder of EAR model data a preset's options name (None: the shipped one), which the
-    applications are checked against, and whether its placement keeps a job on its partitions (then a job wider than
-    each of them is refused; EASY's first-fit runs it on any hosts). The options are checked first, as the preset
-    checks them. The model was read from the options of any scheduler: a preset without the option (``fcfs``) was
-    refused for a folder that is no EAR model instead of for an unknown option, and an empty name read the current
-    folder ("./modules: missing"). The options of another scheduler (a pybatsim class, ``file.py``) are its own: an
-    ``ear_model`` there is none of ours, and its placement is unknown.
-    """
-    from wattsched.schedulers.eamc import check_ear_model_name
-    from wattsched.schedulers.pieces import REGISTRY
-    from wattsched.schedulers.placement import Placement
-    from wattsched.schedulers.presets import PRESETS
-
-    preset = PRESETS.get(scheduler.strip())
-    if preset is None:
-        return None, False
-    chosen, values = preset.validate(options)
-    ear_model = values.get("ear_model")
-    if ear_model is not None:
-        check_ear_model_name(ear_model)
-    placement = REGISTRY["placement"][chosen["placement"]]
-    return ear_model, issubclass(placement, Placement) and placement.partitioned
 
 
 def _budget_window(scheduler: str, options: dict) -> dict[str, tuple[float, float]] | None:

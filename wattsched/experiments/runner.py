@@ -42,7 +42,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["PlatformInput", "Scheduler", "WorkloadInput", "as_platform", "as_workload", "check_not_inputs",
            "check_options", "check_eamc_profiles", "check_energy_factors", "check_prefix", "check_preset_platform",
-           "check_scheduler", "check_shares", "check_speed", "file_identity", "format_sim_time",
+           "check_scheduler", "check_shares", "check_speed", "eamc_reading", "file_identity", "format_sim_time",
            "prefix_folder_problem", "progress_bar", "progress_lines", "run_simulation", "scheduler_name", "shorten",
            "shown_path", "workload_source"]
 
@@ -581,6 +581,32 @@ def check_replacement_ids(workload: Workload, source: str | None = None) -> None
             raise InputError(source or workload.path, f"job {job.id}.id",
                              f"with dynamic jobs, '{REPLACEMENT_WORKLOAD}.<id>' is the id of the replacement of job "
                              f"'<id>' ({original}) when the scheduler re-registers it: rename the job")
+
+
+def eamc_reading(scheduler: str, options: dict) -> tuple[str | None, bool]:
+    """How the scheduler reads the inputs' EAMC fields, checked before a run of ``wattsched run`` or the web page
+    (:func:`~wattsched.workloads.eamc.check_eamc_inputs`): the folder of EAR model data a preset's options name (None: the shipped one), which the
+    applications are checked against, and whether its placement keeps a job on its partitions (then a job wider than
+    each of them is refused; EASY's first-fit runs it on any hosts). The options are checked first, as the preset
+    checks them. The model was read from the options of any scheduler: a preset without the option (``fcfs``) was
+    refused for a folder that is no EAR model instead of for an unknown option, and an empty name read the current
+    folder ("./modules: missing"). The options of another scheduler (a pybatsim class, ``file.py``) are its own: an
+    ``ear_model`` there is none of ours, and its placement is unknown.
+    """
+    from wattsched.schedulers.eamc import check_ear_model_name
+    from wattsched.schedulers.pieces import REGISTRY
+    from wattsched.schedulers.placement import Placement
+    from wattsched.schedulers.presets import PRESETS
+
+    preset = PRESETS.get(scheduler.strip())
+    if preset is None:
+        return None, False
+    chosen, values = preset.validate(options)
+    ear_model = values.get("ear_model")
+    if ear_model is not None:
+        check_ear_model_name(ear_model)
+    placement = REGISTRY["placement"][chosen["placement"]]
+    return ear_model, issubclass(placement, Placement) and placement.partitioned
 
 
 def check_preset_platform(platform: Platform) -> None:

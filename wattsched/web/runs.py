@@ -51,7 +51,7 @@ def check_run(workspace: Workspace, scheduler: str, options: dict[str, Any], pla
     Raises:
         WattschedError: the CLI's one-line message.
     """
-    from wattsched.experiments.runner import check_speed
+    from wattsched.experiments.runner import check_speed, eamc_reading
     from wattsched.schedulers.protocol import needs_dynamic_jobs, scheduler_handler
     from wattsched.simulator.engine import Simulation
     from wattsched.simulator.platform import load_platform
@@ -63,9 +63,9 @@ def check_run(workspace: Workspace, scheduler: str, options: dict[str, Any], pla
     platform = load_platform(platform_path)
     workload = load_workload(workload_path)
     check_job_fields((job.entry for job in workload.jobs), workload_path)
-    ear_model = options.get("ear_model") if isinstance(options.get("ear_model"), str) else None
+    ear_model, by_partition = eamc_reading(scheduler, options)
     check_eamc_inputs((host.properties for host in platform.hosts), (job.entry for job in workload.jobs),
-                      workload_path, ear_model)
+                      workload_path, ear_model, by_partition=by_partition)
     handler = scheduler_handler(scheduler, options)
     check_speed(platform, workload)
     dynamic = needs_dynamic_jobs(handler)
