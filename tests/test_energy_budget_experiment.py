@@ -284,3 +284,14 @@ def test_the_wall_time_says_when_runs_were_reused(tmp_path: Path) -> None:
     assert "**Wall time**: 60 s (1.0 min)" in text and "reused" not in text
     text = write_report(frame, tmp_path / "b.md", wall_s=38.0).read_text()
     assert "1 of the 2 runs reused the outputs of an earlier one" in text
+
+
+def test_synthetic_weeks_of_loads_differing_in_the_third_decimal_are_two_weeks(tmp_path: Path) -> None:
+    """The cache's file name kept two decimals of the load: --load 0.951 reused the week drawn for 0.954."""
+    from wattsched.experiments.energy_budget import MACHINES, synthetic_inputs
+
+    a = synthetic_inputs(MACHINES[0], 16, tmp_path, seed=1, load=0.951)
+    b = synthetic_inputs(MACHINES[0], 16, tmp_path, seed=1, load=0.954)
+    assert a.workload != b.workload
+    assert Path(a.workload).read_text() != Path(b.workload).read_text()
+    assert synthetic_inputs(MACHINES[0], 16, tmp_path, seed=1, load=0.951).workload == a.workload  # reused

@@ -283,7 +283,8 @@ def synthetic_inputs(machine: Machine, nb_hosts: int, inputs_dir: Path, *, seed:
     """A seeded synthetic week for ``machine`` at ``nb_hosts`` hosts and offered ``load`` (written once)."""
     from wattsched.workloads.synthetic import synthetic_week
 
-    path = inputs_dir / f"{machine.key}_{nb_hosts}h_seed{seed}_load{load:.2f}.json"
+    # the load as written (shortest repr): with two decimals, --load 0.951 reused the week made for 0.954
+    path = inputs_dir / f"{machine.key}_{nb_hosts}h_seed{seed}_load{load!r}.json"
     if path.exists():
         nb_jobs = len(json.loads(path.read_text())["jobs"])
     else:
