@@ -9,7 +9,6 @@ loaded :class:`~wattsched.simulator.workload.Workload`.
 
 from __future__ import annotations
 
-import errno
 import json
 import logging
 import math
@@ -25,7 +24,7 @@ from typing import Any, TextIO, Union
 
 from wattsched.base.batsim_files import output_paths
 from wattsched.base.errors import InputError, OptionError, OutputError, quoted_cut
-from wattsched.base.validate import (NAME_MAX_BYTES, PATH_MAX_BYTES, check_output_files, check_python_nesting,
+from wattsched.base.validate import (PATH_MAX_BYTES, check_output_files, check_python_nesting,
                                      control_character_problem, home_folder_problem, option_error)
 from wattsched.simulator.drivers import ProgressCallback, RunStats, run_inprocess, run_zmq
 from wattsched.simulator.engine import Simulation
@@ -125,10 +124,7 @@ def check_prefix(prefix: str | os.PathLike) -> dict[str, Path]:
         if problem is not None:
             raise OutputError(f"output prefix {problem}")
         paths = output_paths(text)
-        for path in paths.values():  # caught here, not when the outputs are written after the whole run
-            if len(os.fsencode(path)) >= PATH_MAX_BYTES or any(len(os.fsencode(part)) > NAME_MAX_BYTES
-                                                               for part in path.parts):
-                raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG))
+        # (names too long are caught here, not when the outputs are written after the whole run)
         check_output_files(list(paths.values()), f"output prefix {shown_path(text)}")
     except (OSError, ValueError) as error:  # a name too long, a NUL byte: the system refuses the path itself
         reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
