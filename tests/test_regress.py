@@ -169,3 +169,18 @@ def test_cli_exit_codes(golden_and_run: tuple[Path, Path], capsys: pytest.Captur
 def test_folder_without_outputs(tmp_path: Path) -> None:
     with pytest.raises(InputError):
         compare_outputs(tmp_path, REFERENCE / "fcfs-compute")
+
+
+@pytest.mark.parametrize("side", ["golden", "run"])
+def test_a_schedule_file_of_other_than_one_row_is_refused(golden_and_run: tuple[Path, Path], side: str) -> None:
+    """Batsim writes one row in a _schedule.csv: a second one (two runs' files joined) was never compared, and a file
+    without its row was compared as if every key were missing."""
+    golden, run = golden_and_run
+    path = (golden if side == "golden" else run) / "out_schedule.csv"
+    header, row = path.read_text().splitlines()[:2]
+    path.write_text(f"{header}\n{row}\n{row.replace('450.000000', '999.000000')}\n")
+    with pytest.raises(InputError, match=r"out_schedule\.csv: line 3: 2 rows after the header; Batsim writes one row"):
+        compare_outputs(golden, run)
+    path.write_text(f"{header}\n")
+    with pytest.raises(InputError, match=r"out_schedule\.csv: header: 0 rows after the header"):
+        compare_outputs(golden, run)

@@ -254,11 +254,22 @@ def _compare_jobs(name: str, golden_path: Path, run_path: Path, tol: _Tolerance)
     return diffs
 
 
+def _schedule_row(path: Path) -> tuple[list[str], dict[str, str]]:
+    """The header and the one row of a ``_schedule.csv`` (Batsim writes one row: a second was never compared).
+
+    Raises:
+        InputError: naming the file, and the line of a second row, or the header of a file without a row.
+    """
+    header, rows, lines = _read_rows(path)
+    if len(rows) != 1:
+        raise InputError(path, f"line {lines[1]}" if rows else "header",
+                         f"{counted(len(rows), 'row')} after the header; Batsim writes one row in a _schedule.csv")
+    return header, dict(zip(header, rows[0]))
+
+
 def _compare_schedule(name: str, golden_path: Path, run_path: Path, tol: _Tolerance) -> list[Difference]:
-    golden_header, golden_rows, _ = _read_rows(golden_path)
-    run_header, run_rows, _ = _read_rows(run_path)
-    golden = dict(zip(golden_header, golden_rows[0])) if golden_rows else {}
-    actual = dict(zip(run_header, run_rows[0])) if run_rows else {}
+    golden_header, golden = _schedule_row(golden_path)
+    run_header, actual = _schedule_row(run_path)
     diffs: list[Difference] = []
     for key in golden_header:
         if key in IGNORED_SCHEDULE_KEYS:
