@@ -135,3 +135,18 @@ def test_a_requested_call_answers_one_call_me_later_each():
     unseen = BatsimMessageChecker()  # the replies not shown: nothing is known of the calls asked
     unseen.check(msg(0, begins()))
     unseen.check(msg(1, _call(1)))
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--parts", "lightesp", "--users", "5"], "--users applies to the table1 part only"),
+    (["--parts", "lightesp", "--traces", "sdsc"], "--traces applies to the table1 part only"),
+    (["--parts", "lightesp", "--weeks", "2"], "--weeks applies to the table1 part only"),
+    (["--parts", "lightesp", "--full"], "--full applies to the table1 part only"),
+    (["--parts", "lightesp", "--seed", "3"], "--seed applies to the table1 part only"),
+    (["--parts", "table1", "--seeds", "2"], "--seeds applies to the lightesp part only"),
+])
+def test_reproduce_efs_refuses_an_option_of_a_part_it_leaves_out(capsys, tmp_path, argv, needle):
+    """They were ignored without a word (noticed before): the run was not the one asked for."""
+    out = tmp_path / "r"
+    _refused_before_anything(capsys, ["reproduce", "efs", *argv, "--out", str(out), "-j", "1", "-q"], out, needle,
+                             "which --parts")

@@ -129,6 +129,7 @@ def cmd_reproduce_efs(args: argparse.Namespace) -> int:
     from wattsched.workloads.pwa import find_pwa
     from wattsched.experiments.sweep import report_failures
 
+    _check_efs_part_options(args)
     _check_output_folders(args, ("runs.csv", "lightesp.csv", "table1_users.csv", "table1.csv"))
     logging.getLogger("wattsched").setLevel(logging.INFO if args.verbose else logging.WARNING)
     pwa = find_pwa(args.pwa)
@@ -143,6 +144,28 @@ def cmd_reproduce_efs(args: argparse.Namespace) -> int:
                             note=None if args.quiet else lambda line: print(line, file=sys.stderr, flush=True))
     print(f"{counted(len(result.frame), 'run')} in {result.wall_s:.0f} s; report: {result.report}")
     return 1 if report_failures(result.frame) else 0
+
+
+#: The options of ``reproduce efs`` that only one part reads, with their defaults: given to a run without that part,
+#: they were ignored without a word (``--parts lightesp --users 5``).
+_EFS_PART_OPTIONS = {"table1": (("--traces", "traces", None), ("--full", "full", False), ("--weeks", "weeks", None),
+                                ("--users", "users", 20), ("--seed", "seed", 1), ("--pwa", "pwa", None)),
+                     "lightesp": (("--seeds", "seeds", 5),)}
+
+
+def _check_efs_part_options(args: argparse.Namespace) -> None:
+    """Refuse an option of ``reproduce efs`` (other than its default) that only a part left out of ``--parts`` reads.
+
+    Raises:
+        OptionError: naming the option and the part.
+    """
+    for part, options in _EFS_PART_OPTIONS.items():
+        if part in args.parts:
+            continue
+        for flag, name, default in options:
+            if getattr(args, name) != default:
+                raise OptionError(f"{flag} applies to the {part} part only, which --parts {','.join(args.parts)} "
+                                  "leaves out: add it to --parts, or leave the option out")
 
 
 def cmd_reproduce_esc(args: argparse.Namespace) -> int:
@@ -302,7 +325,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="output folder (default results/efs)")
     e.add_argument("--pwa", metavar="DIR", type=PWA_FOLDER, help=HELP_PWA)
     e.add_argument("--parts", type=_name_list, default="lightesp,table1", metavar="PARTS",
-                   help="comma-separated lightesp and/or table1 (default both)")
+                   help="comma-separated lightesp and/or table1 (default both); an option of a part left out is "
+                        "refused (--seeds is lightesp's; --traces, --full, --weeks, --users, --seed and --pwa "
+                        "table1's)")
     e.add_argument("--traces", type=_name_list, metavar="NAMES",
                    help="comma-separated subset of sdsc,pik,curie for table I (default all)")
     e.add_argument("--full", action="store_true", help="whole logs (hours for Curie); synthetic PIK-IPLEX of 52 weeks")
