@@ -184,3 +184,18 @@ def test_a_schedule_file_of_other_than_one_row_is_refused(golden_and_run: tuple[
     path.write_text(f"{header}\n")
     with pytest.raises(InputError, match=r"out_schedule\.csv: header: 0 rows after the header"):
         compare_outputs(golden, run)
+
+
+def test_rel_tol_zero_compares_energies_to_the_printed_decimals(golden_and_run: tuple[Path, Path], capsys) -> None:
+    """--rel-tol 0 was refused ('> 0'): an exact comparison (to the 1e-6 J Batsim prints) is a test a user may want."""
+    golden, run = golden_and_run
+    assert main(["regress", str(run), str(golden), "--rel-tol", "0"]) == 0
+    energy = run / "out_consumed_energy.csv"
+    row = energy.read_text().splitlines()[-1].split(",")  # 450.000000,223530.288936,e,...
+    edit_cell(energy, "450.000000", "energy", f"{float(row[1]) * (1 + 5e-7):.6f}")  # within the default 1e-6
+    assert main(["regress", str(run), str(golden)]) == 0
+    assert main(["regress", str(run), str(golden), "--rel-tol", "0"]) == 1
+    assert "energy" in capsys.readouterr().out
+    for bad in ("-1e-9", "inf", "nan"):
+        assert main(["regress", str(run), str(golden), "--rel-tol", bad]) == 2
+        assert "argument --rel-tol: expected" in capsys.readouterr().err

@@ -7,7 +7,8 @@ import argparse
 from pathlib import Path
 
 from wattsched.base.errors import OptionError, printable
-from wattsched.cli.common import add_output_dir_argument, named, non_negative_int, positive_float, window
+from wattsched.cli.common import (add_output_dir_argument, named, non_negative_float, non_negative_int, positive_float,
+                                  window)
 
 #: The ``type`` of the OUTPUTS argument: an empty one would read the current folder.
 OUTPUTS = named("an output folder or prefix such as results/out")
@@ -190,8 +191,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         "missing); all or none: nothing changes unless every run file reads as 'metrics' reads it "
                         "and every target can be written; a golden file of a kind the run did not write (e.g. "
                         "_consumed_energy.csv) is deleted")
-    p.add_argument("--rel-tol", type=positive_float, default=1e-6, metavar="R",
-                   help="relative tolerance on energies, > 0 (default 1e-6)")
+    p.add_argument("--rel-tol", type=non_negative_float, default=1e-6, metavar="R",
+                   help="relative tolerance on energies, ≥ 0 (default 1e-6; 0: equal to the 1e-6 J of the "
+                        "decimals Batsim prints)")
     p.add_argument("--limit", type=non_negative_int, default=20, metavar="N",
                    help="differences printed, at most (default 20; 0: only their count)")
     p.set_defaults(func=cmd_regress)

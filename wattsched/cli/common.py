@@ -126,6 +126,15 @@ def positive_float(text: str) -> float:
     return value
 
 
+def non_negative_float(text: str) -> float:
+    """A finite number ≥ 0 written in ASCII, as :func:`positive_float` reads it (``--rel-tol 0``: no relative
+    tolerance)."""
+    value = number(text, "a number ≥ 0")
+    if not 0.0 <= value < math.inf:
+        raise argparse.ArgumentTypeError(f"expected a finite number ≥ 0, got {text[:40]!r}")
+    return value + 0.0  # (-0.0 read as 0)
+
+
 def _bound(name: str) -> float:
     """The bound ``name`` (:mod:`wattsched.base.limits`) for an option's type: a malformed
     ``WATTSCHED_LIMIT_<NAME>`` is said as a usage error."""
