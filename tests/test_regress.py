@@ -197,5 +197,5 @@ def test_rel_tol_zero_compares_energies_to_the_printed_decimals(golden_and_run: 
     assert main(["regress", str(run), str(golden), "--rel-tol", "0"]) == 1
     assert "energy" in capsys.readouterr().out
     for bad in ("-1e-9", "inf", "nan"):
-        assert main(["regress", str(run), str(golden), "--rel-tol", bad]) == 2
+        assert main(["regress", str(run), str(golden), f"--rel-tol={bad}"]) == 2
         assert "argument --rel-tol: expected" in capsys.readouterr().err
