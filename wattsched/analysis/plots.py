@@ -13,6 +13,7 @@ atomically (temporary file in the same folder, then rename)::
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from pathlib import Path
@@ -25,8 +26,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
-from wattsched.base.errors import InputError, OptionError, OutputError, counted
-from wattsched.base.fileio import atomic_path, atomic_paths
+from wattsched.base.errors import InputError, OptionError, counted
+from wattsched.base.fileio import write_files
 from wattsched.base.limits import limit
 from wattsched.analysis.node_states import parse_host_set, run_nb_hosts
 from wattsched.analysis.outputs import BatsimOutputs, check_energy_job_starts, load_outputs
@@ -59,20 +60,9 @@ def save_figure(figure: Figure, path_png: str | Path, dpi: int = 120) -> Path:
     """Write ``figure`` to ``path_png`` atomically (temporary file in the same folder, then rename)."""
     path = Path(path_png)
     FigureCanvasAgg(figure)
-    with atomic_path(path) as tmp:
-        _savefig(figure, tmp, path, dpi)
+    write_files({path: lambda tmp: figure.savefig(tmp, format="png", dpi=dpi)})
     logger.info("wrote %s", path)
     return path
-
-
-def _savefig(figure: Figure, temp: Path, path: Path, dpi: int) -> None:
-    """``figure`` as a PNG into ``temp``, the temporary file of ``path``: an error of the writing (a full disk, a file
-    size limit) names ``path`` on one line, and :func:`~wattsched.base.fileio.atomic_paths` removes what was
-    written."""
-    try:
-        figure.savefig(temp, format="png", dpi=dpi)
-    except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _new_figure(width_in: float = 10.0, height_in: float = 5.0) -> Figure:
@@ -284,9 +274,8 @@ def plot_all(outputs: str | Path | BatsimOutputs, out_dir: str | Path,
     if loaded.machine_states is not None:
         figures["machine_states.png"] = machine_states_figure(loaded)
     paths = [folder / name for name in figures]
-    with atomic_paths(paths) as temps:
-        for figure, temp, path in zip(figures.values(), temps, paths):
-            _savefig(figure, temp, path, 120)
+    write_files({path: functools.partial(figure.savefig, format="png", dpi=120)
+                 for path, figure in zip(paths, figures.values())})
     for path in paths:
         logger.info("wrote %s", path)
     return paths

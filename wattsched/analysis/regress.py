@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import csv
 import difflib
+import functools
 import logging
 import math
 import os
@@ -40,7 +41,7 @@ from pathlib import Path
 from typing import Final
 
 from wattsched.base.errors import InputError, OutputError, counted, printable
-from wattsched.base.fileio import atomic_paths, require_regular_file
+from wattsched.base.fileio import require_regular_file, write_files
 from wattsched.analysis.outputs import OUTPUT_KINDS, find_outputs, load_outputs
 
 __all__ = [
@@ -434,12 +435,8 @@ def update_golden(run: str | Path, golden: str | Path, *, prefix: str | None = N
         if target.is_dir() and not target.is_symlink():
             raise OutputError(f"cannot remove {target}: it is a folder")
     sources = [run_paths[kind] for kind in OUTPUT_KINDS if kind in run_paths]
-    with atomic_paths(written) as temps:  # every target checked first, all renamed only once all are written
-        for source, tmp, target in zip(sources, temps, written):
-            try:
-                shutil.copyfile(source, tmp)
-            except OSError as exc:  # a full disk, a file size limit (ulimit -f): nothing changed, the target named
-                raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
+    # every target checked first, all renamed only once all are written (a full disk: nothing changed, one named)
+    write_files({target: functools.partial(shutil.copyfile, source) for source, target in zip(sources, written)})
     for target in stale:
         target.unlink()
         logger.info("removed %s: the run wrote no %s output", target, target.name)

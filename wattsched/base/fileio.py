@@ -15,7 +15,7 @@ import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from wattsched.base.errors import OutputError
 
@@ -135,17 +135,37 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         yield tmp
 
 
+def system_reason(exc: OSError) -> str:
+    """Why an operation on a file failed, in the system's words (a library's wrapping, such as pyarrow's "Error writing
+    bytes to file. Detail: [errno 27] ...", left out)."""
+    return os.strerror(exc.errno) if exc.errno else exc.strerror or str(exc)
+
+
+_Target = TypeVar("_Target", bound="str | os.PathLike")
+
+
+def write_files(saves: Mapping[_Target, Callable[[Path], object]]) -> None:
+    """Each file of ``saves`` written by its function (given the temporary path to write), all atomically
+    (:func:`atomic_paths`): all renamed into place once every one is written, none otherwise. An error of the writing
+    (a full disk, a file size limit: ``ulimit -f``) is :class:`OutputError` naming the file, not a traceback of the
+    library writing it.
+    """
+    targets = list(saves)
+    with atomic_paths(targets) as temps:
+        for target, tmp in zip(targets, temps):
+            try:
+                saves[target](tmp)
+            except OSError as exc:
+                raise OutputError(f"cannot write {target}: {system_reason(exc)}") from None
+
+
 def emit_text(text: str, path: str | os.PathLike | None) -> None:
     """Write ``text`` to ``path`` atomically, or to stdout when ``path`` is None. An unwritable path
     raises :class:`OutputError` naming it."""
     if path is None:
         sys.stdout.write(text)
         return
-    try:
-        with atomic_path(path) as tmp:
-            tmp.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror}") from None
+    write_files({path: lambda tmp: tmp.write_text(text, encoding="utf-8")})
 
 
 def write_if_changed(path: str | os.PathLike, text: str) -> None:
@@ -165,11 +185,7 @@ def write_if_changed(path: str | os.PathLike, text: str) -> None:
         pass
     except OSError as exc:
         raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
-    with atomic_path(target) as tmp:
-        try:
-            tmp.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
+    write_files({target: lambda tmp: tmp.write_text(text, encoding="utf-8")})
 
 
 def require_regular_file(path: str | os.PathLike) -> None:

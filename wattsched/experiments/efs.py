@@ -163,7 +163,7 @@ def _gunzip(log: Path, target: Path) -> None:
     import gzip
 
     from wattsched.base.errors import InputError
-    from wattsched.experiments.sweep import write_files
+    from wattsched.base.fileio import write_files
 
     def decompress(tmp: Path) -> None:
         with open(tmp, "wb") as dst:

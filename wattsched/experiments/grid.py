@@ -43,7 +43,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from wattsched.base.errors import InputError, OptionError
-from wattsched.base.fileio import require_regular_file, write_if_changed
+from wattsched.base.fileio import require_regular_file, write_files, write_if_changed
 from wattsched.base.validate import check_count, check_number, window_beyond_time
 from wattsched.experiments.sweep import Run
 
@@ -437,8 +437,6 @@ def write_results(frame: pd.DataFrame, out: str | os.PathLike) -> list[Path]:
     """``results.csv`` and ``results.parquet`` (every run: metrics, options, status) and one comparison plot
     per metric in ``plots/`` (mean over seeds and inputs of each scheduler and options, with min and max);
     returns the files written."""
-    from wattsched.experiments.sweep import write_files
-
     out = Path(out)
     saves: dict[Path, Callable[[Path], object]] = {
         out / "results.csv": lambda p: frame.to_csv(p, index=False),

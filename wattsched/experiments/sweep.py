@@ -53,7 +53,7 @@ from typing import Any
 import pandas as pd
 
 from wattsched.base.errors import OptionError, WattschedError
-from wattsched.base.fileio import emit_text, require_regular_file
+from wattsched.base.fileio import emit_text, require_regular_file, system_reason, write_files
 from wattsched.base.limits import limit, limit_hint
 from wattsched.base.validate import (check_number, check_output_files, decode_utf8, load_json, option_error,
                                      window_beyond_time)
@@ -779,32 +779,9 @@ def _system_cause(error: BaseException) -> str:
         if seen is None:
             break
         if isinstance(seen, OSError):
-            return _why(seen)
+            return system_reason(seen)
         seen = seen.__cause__ or seen.__context__
     return str(error) or type(error).__name__
-
-
-def _why(exc: OSError) -> str:
-    """Why writing failed, in the system's words (a library's wrapping, such as pyarrow's "Error writing bytes to
-    file. Detail: [errno 27] ...", left out)."""
-    return os.strerror(exc.errno) if exc.errno else exc.strerror or str(exc)
-
-
-def write_files(saves: Mapping[Path, Callable[[Path], object]]) -> None:
-    """Each file of ``saves`` written by its function (given the temporary path to write), all atomically: all
-    renamed into place once every one is written, none otherwise. An error of the writing (a full disk, a file
-    size limit: ``ulimit -f``) is :class:`OutputError` naming the file, not a traceback of the library writing it.
-    """
-    from wattsched.base.errors import OutputError
-    from wattsched.base.fileio import atomic_paths
-
-    targets = list(saves)
-    with atomic_paths(targets) as temps:
-        for target, tmp in zip(targets, temps):
-            try:
-                saves[target](tmp)
-            except OSError as exc:
-                raise OutputError(f"cannot write {target}: {_why(exc)}") from None
 
 
 def read_timing(path: str | os.PathLike) -> dict[str, Any] | None:

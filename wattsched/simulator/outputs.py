@@ -17,7 +17,7 @@ import math
 import os
 from fractions import Fraction
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from wattsched.simulator.engine import BATSIM_VERSION, ZERO_JOB_EXECUTION_S, MachineState, Simulation
 from wattsched.base.batsim_files import (
@@ -27,8 +27,7 @@ from wattsched.base.batsim_files import (
     PSTATE_CHANGES_COLUMNS,
     output_paths,
 )
-from wattsched.base.errors import OutputError
-from wattsched.base.fileio import atomic_paths
+from wattsched.base.fileio import write_files
 
 #: Batsim's 1e-5l (long double), as an exact number
 _EPSILON = Fraction(1, 100_000)
@@ -179,12 +178,13 @@ def write_outputs(sim: Simulation, prefix: str | os.PathLike, *, scheduling_time
         "pstate_changes": lambda: pstate_changes_lines(sim),
     }
     paths = output_paths(prefix)
-    targets = [paths[name] for name in builders]
-    with atomic_paths(targets) as temps:
-        for target, tmp, build in zip(targets, temps, builders.values()):
-            try:
-                with open(tmp, "w", newline="") as fh:
-                    fh.writelines(f"{line}\n" for line in build())
-            except OSError as exc:  # a full disk, a file size limit (ulimit -f): the five files removed, named here
-                raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
+
+    def writer(build: Callable[[], Iterable[str]]) -> Callable[[Path], None]:
+        def write(tmp: Path) -> None:
+            with open(tmp, "w", newline="") as fh:
+                fh.writelines(f"{line}\n" for line in build())
+        return write
+
+    # a full disk, a file size limit (ulimit -f): the five files removed, the one that failed named
+    write_files({paths[name]: writer(build) for name, build in builders.items()})
     return paths
