@@ -104,6 +104,11 @@ class Placer(Protocol):
         """The assignment to reserve for ``job``, which will start when ``free_then`` is free."""
         ...
 
+    def starting(self, job: QueuedJob) -> None:
+        """``job`` starts in this pass with the assignment it was given: the jobs placed after it no longer count it
+        as waiting (UPAS's WQ_size)."""
+        ...
+
 
 @dataclass(frozen=True)
 class Reservation:
@@ -203,11 +208,12 @@ def head_reservation(head: QueuedJob, now_s: float, free: ProcSet, running: Iter
     return None
 
 
-def _start(job: QueuedJob, assignment: Assignment, admission: AdmissionConstraint, view: ClusterView,
-           starts: list[Start], free: ProcSet, extra: ProcSet) -> tuple[ProcSet, ProcSet]:
-    """EASY starts ``job`` with ``assignment`` in this pass: the admission constraint is told, the start is
-    appended to ``starts``; returns the hosts left free and those left outside the reservation (``extra``
+def _start(job: QueuedJob, assignment: Assignment, placer: Placer, admission: AdmissionConstraint,
+           view: ClusterView, starts: list[Start], free: ProcSet, extra: ProcSet) -> tuple[ProcSet, ProcSet]:
+    """EASY starts ``job`` with ``assignment`` in this pass: the placer and the admission constraint are told, the
+    start is appended to ``starts``; returns the hosts left free and those left outside the reservation (``extra``
     itself when the job took none of them)."""
+    placer.starting(job)
     admission.on_start(job, assignment, view)
     starts.append((job, assignment))
     hosts = assignment.hosts
@@ -263,6 +269,7 @@ def _fcfs_phase(queue: Sequence[QueuedJob], view: ClusterView, placer: Placer, a
         assignment = placer.place(job, free)
         if assignment is None or not admission.can_start(job, assignment, view):
             break
+        placer.starting(job)
         admission.on_start(job, assignment, view)
         starts.append((job, assignment))
         if started is not None:
@@ -469,7 +476,7 @@ class EasyBackfilling(Backfilling):
                 if admission.refuses_from(1, shortest_end_s, view):
                     break  # every later job is refused too
                 continue
-            free, left = _start(job, assignment, admission, view, starts, free, extra)
+            free, left = _start(job, assignment, placer, admission, view, starts, free, extra)
             free_count -= n
             if left is not extra:
                 extra, extra_count = left, size(left)
@@ -554,7 +561,7 @@ class EasyBackfilling(Backfilling):
                         continue
                 if not admission.can_start(job, assignment, view):
                     continue
-                free, left = _start(job, assignment, admission, view, starts, free, extra)
+                free, left = _start(job, assignment, placer, admission, view, starts, free, extra)
                 free_count -= n
                 if left is not extra:
                     extra, extra_count = left, size(left)

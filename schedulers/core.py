@@ -345,6 +345,12 @@ class PolicyScheduler:
                 and type(self.placement) is FirstFit and type(self.frequency) is TopFrequency
                 and self._top is not None and not self._completes)
 
+    def starting(self, job: QueuedJob) -> None:
+        """A job the backfilling rule starts in this pass (:meth:`~.backfill.Placer.starting`): no longer waiting for
+        the jobs placed after it (UPAS's WQ_size, its paper's "current number of jobs in the wait queue"); the
+        count is made again from the queue when the pass's starts are applied (:meth:`_dequeue`)."""
+        self.view.nb_waiting -= 1
+
     def assign(self, job: QueuedJob, hosts: ProcSet) -> Assignment:
         """``job`` on ``hosts``: the frequency choice's pstate and the walltime at it (runtime model), completed
         by the placement when it has a time model of its own (:meth:`Placement.complete`).
@@ -420,6 +426,8 @@ class PolicyScheduler:
         if self._queue:
             for job, assignment in self.power.ready_jobs(self._queue, view, self):  # hosts booted for them
                 admission.begin_pass((), view)
+                if started:  # the jobs started before it no longer wait: its pstate asked again (UPAS's WQ_size)
+                    assignment = self.assign(job, assignment.hosts)
                 if admission.can_start(job, assignment, view):
                     decisions.extend(self._start(job, assignment, started))
         ordered: Sequence[QueuedJob]

@@ -193,7 +193,9 @@ class ClusterView:
             switching or booked for a job as pseudo running jobs, sorted by :func:`end_key`;
             :meth:`by_end` merges them with ``running_by_end``.
         nb_waiting: jobs in the core's wait queue, kept up to date by the core as jobs arrive and as a pass
-            starts them (a job being placed is still counted: UPAS's WQ_size is this minus one).
+            starts them, from the moment the backfilling rule chooses them (``PolicyScheduler.starting``), so that
+            the jobs placed after them in the pass do not count them; a job being placed is still counted (UPAS's
+            WQ_size is this minus one).
     """
 
     now_s: float
