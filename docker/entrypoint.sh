@@ -15,6 +15,19 @@ set -eu
 : "${WATTSCHED_SOCKET:=tcp://*:28000}"
 : "${WATTSCHED_LINGER_S:=30}"
 
+# pybatsim's launcher opens an @file itself: one that is missing (not mounted into the container) or a folder ended in
+# its traceback. Said on one line here, as the scheduler's own errors are (`pybatsim: error: ...`, status 2).
+case "$WATTSCHED_OPTIONS" in
+    @*)
+        options_file=${WATTSCHED_OPTIONS#@}
+        if [ ! -f "$options_file" ] || [ ! -r "$options_file" ]; then
+            echo "wattsched-entrypoint: error: WATTSCHED_OPTIONS=$WATTSCHED_OPTIONS: no readable file $options_file in" \
+                 "the container (mount it, or give the options as JSON text)" >&2
+            exit 2
+        fi
+        ;;
+esac
+
 pybatsim -t -1 -s "$WATTSCHED_SOCKET" "$WATTSCHED_SCHEDULER" -o "$WATTSCHED_OPTIONS" "$@"
 
 # The scheduler answers SIMULATION_ENDS before Batsim writes its output files. With

@@ -28,6 +28,7 @@ One class per preset is registered under the ``pybatsim.schedulers`` entry point
 
 from __future__ import annotations
 
+import argparse
 import functools
 import importlib
 import importlib.util
@@ -44,6 +45,8 @@ from procset import ProcSet
 from pybatsim.batsim.batsim import Batsim, BatsimScheduler, Job
 
 from wattsched.base.errors import OptionError, ProtocolError, WattschedError, printable
+from wattsched.base.fileio import require_regular_file
+from wattsched.base.validate import DUPLICATE_KEY, decode_utf8, load_json
 from wattsched.schedulers.presets import PRESETS, build, unknown_scheduler
 from wattsched.schedulers.protocol import Handler, queued_job
 from wattsched.schedulers.state import (
@@ -109,6 +112,68 @@ def _one_line_under_pybatsim(method: _Callback) -> _Callback:
     return wrapper  # type: ignore[return-value]
 
 
+def _launcher_options_text(options: object) -> str | None:
+    """The text given as ``-o`` to pybatsim's own launcher (``pybatsim NAME -o TEXT``) when ``options`` is what it
+    read from it (``pybatsim.cmdline.main`` on the stack, building the scheduler with the very object it parsed),
+    read again from the arguments it parsed; None under any other launcher, without ``-o``, or for options a
+    scheduler gives another one itself. pybatsim reads ``-o`` with ``json.load``, which keeps the last value of a key
+    given twice, reads NaN and 1e400 as numbers and takes any JSON value: ``wattsched run`` and ``serve`` refuse
+    them."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and not (frame.f_globals.get("__name__") == "pybatsim.cmdline"
+                                     and frame.f_code.co_name == "main"):
+        frame = frame.f_back
+    if frame is None or getattr(frame.f_locals.get("arguments"), "scheduler_options", None) is not options:
+        return None
+    parser, argv = frame.f_locals.get("parser"), frame.f_locals.get("args")
+    actions = [action for action in getattr(parser, "_actions", ()) if action.dest == "scheduler_options"]
+    if not isinstance(parser, argparse.ArgumentParser) or len(actions) != 1:
+        return None  # another pybatsim than 4.0.0a0's: its options as it read them
+    action = actions[0]
+    kept = action.type, action.default
+    action.type, action.default = None, None  # the text as given (parsed as pybatsim parsed it: it did so already)
+    try:
+        namespace, _ = parser.parse_known_args(argv)
+    except SystemExit:  # pragma: no cover - pybatsim parsed these arguments a moment ago
+        return None
+    finally:
+        action.type, action.default = kept
+    text = getattr(namespace, "scheduler_options", None)
+    return text if isinstance(text, str) else None
+
+
+def _options_error(source: str, field: str, problem: str) -> OptionError:
+    """The errors of ``wattsched run -o`` (``cli.common.scheduler_options``) for options text from ``source``."""
+    where = f" at {field}" if field else ""
+    what = "scheduler options" if problem.startswith(DUPLICATE_KEY) else "scheduler options are not valid JSON"
+    return OptionError(f"{source}: {what}{where}: {problem}")
+
+
+def _read_options_text(text: str) -> dict[str, Any]:
+    """``-o TEXT`` of pybatsim's launcher read as ``wattsched run -o`` reads it (``@FILE`` as pybatsim takes it: after
+    stripping white space): a JSON object, each key once, finite numbers.
+
+    Raises:
+        OptionError: the messages of ``wattsched run -o``.
+    """
+    source = "option -o"
+    text = text.strip()
+    if text.startswith("@"):
+        source = text[1:]
+        try:
+            require_regular_file(source)
+            with open(source, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:  # pragma: no cover - pybatsim read it a moment ago
+            raise OptionError(f"-o {text}: cannot read {source}: {exc.strerror or exc}") from None
+        given = text
+        text = decode_utf8(data, source, lambda _source, _field, problem: OptionError(f"-o {given}: {source}: {problem}"))
+    value = load_json(text, source, _options_error, unique_keys=True)
+    if not isinstance(value, dict):
+        raise OptionError(f"{source}: scheduler options must be a JSON object like '{{\"placement\": \"best-fit\"}}'")
+    return value
+
+
 class WattschedScheduler(BatsimScheduler):
     """A wattsched preset speaking the Batsim protocol through pybatsim.
 
@@ -125,13 +190,25 @@ class WattschedScheduler(BatsimScheduler):
 
     @_one_line_under_pybatsim
     def __init__(self, options: Mapping[str, Any] | None = None, *, preset: str | None = None) -> None:
+        given = _launcher_options_text(options)
+        if given is not None:  # pybatsim's launcher read -o with json.load: read it again as 'wattsched run' reads it
+            options = _read_options_text(given)
+        if options is not None and not isinstance(options, Mapping):
+            raise OptionError(f"scheduler options must be a JSON object like '{{\"placement\": \"best-fit\"}}', "
+                              f"not {type(options).__name__}")
         options = dict(options or {})
         super().__init__(options)
         name = preset or self.preset
         if name is None:
             raise OptionError(f"no preset given; presets: {', '.join(PRESETS)}")
         self.preset_name = name
-        self.policy = build(name, options)
+        try:
+            self.policy = build(name, options)
+        except OptionError as error:  # options of -o @FILE: the file named first, as 'wattsched run' names it
+            source = given.strip()[1:] if given is not None and given.strip().startswith("@") else None
+            if source is None or str(error).startswith(f"{source}: "):
+                raise
+            raise OptionError(f"{source}: {error}") from None
         self._running = False
         self.logger = logger
 
@@ -642,6 +719,12 @@ def pybatsim_handler(scheduler: BatsimScheduler, name: str | None = None) -> Han
         name: how errors name it (default: its class name). An exception (or ``sys.exit``) of the scheduler's
             code while it handles a message becomes an :class:`OptionError` on one line, ``scheduler <name>
             raised <Type>: <message> (at <file>:<line>)``, so that the run stops with no output written.
+
+    The handler of one of our presets' classes (a :class:`WattschedScheduler`: ``-s
+    wattsched.schedulers.adapter:Upas``) has the preset's policy as its ``policy`` attribute, as the translator of
+    the preset by name has: the run checks the platform and the workload for it and turns Batsim's dynamic jobs on
+    for a policy that re-registers jobs (UPAS, EAMC) as it does for ``-s upas`` (without it, the run stopped at
+    SIMULATION_BEGINS telling to enable dynamic jobs "which 'wattsched run' enables itself").
     """
     client: InProcessBatsim | None = None
     label = f"scheduler {name or type(scheduler).__name__}"
@@ -662,4 +745,6 @@ def pybatsim_handler(scheduler: BatsimScheduler, name: str | None = None) -> Han
         finally:
             end_forked_child(pid, label)
 
+    if isinstance(scheduler, WattschedScheduler):
+        setattr(handle, "policy", scheduler.policy)  # read by protocol.needs_dynamic_jobs and the run's checks
     return handle

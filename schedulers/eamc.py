@@ -692,7 +692,8 @@ class PartitionPlacement(_EarPiece, Placement):
         if not view.dynamic_jobs and any(p.module is not None for p in self.platform.partitions.values()):
             raise OptionError("placement 'partitions' re-registers every job with its run time on the partition and "
                               "frequency chosen (EAR model): run Batsim with --enable-dynamic-jobs "
-                              "--acknowledge-dynamic-jobs ('wattsched run' does it for the EAMC presets)")
+                              "--acknowledge-dynamic-jobs ('wattsched run' does it for the EAMC presets, 'wattsched run --connect' "
+                              "and Docker need both flags given)")
         if set(self.platform.partitions) == {""}:  # (it ran as EASY with a frequency choice, without a word)
             logger.warning("placement 'partitions': no host of the platform has a '%s' property: the whole machine "
                            "is one partition ('wattsched platform --node eamc' writes a platform with partitions)",
@@ -823,7 +824,7 @@ class _EarFrequency(_EarPiece, FrequencyChoice):
             raise OptionError(f"frequency '{self.name}' lowers jobs' frequencies (EAR model), so Batsim must accept "
                               "dynamic jobs (a slowed job is re-registered with its longer walltime instead of being "
                               "killed): run Batsim with --enable-dynamic-jobs --acknowledge-dynamic-jobs ('wattsched "
-                              "run' enables them itself)")
+                              "run' enables them itself, 'wattsched run --connect' and Docker need both flags given)")
 
     def pstate_for(self, job: QueuedJob, hosts: ProcSet, view: ClusterView) -> int | None:
         """The rule's frequency on the job's partition. A placement that ignores partitions may give a job hosts of

@@ -192,7 +192,8 @@ class Upas(FrequencyChoice):
         if self.needs_dynamic_jobs() and not view.dynamic_jobs:
             raise OptionError("frequency 'upas' lowers jobs' gears, so Batsim must accept dynamic jobs (a slowed job "
                               "is re-registered with its longer walltime instead of being killed): run Batsim with "
-                              "--enable-dynamic-jobs --acknowledge-dynamic-jobs ('wattsched run' enables them itself)")
+                              "--enable-dynamic-jobs --acknowledge-dynamic-jobs ('wattsched run' enables them itself, "
+                              "'wattsched run --connect' and Docker need both flags given)")
         self.utilization = IntervalUtilization(self.interval_s, view.nb_hosts, 0.0)
 
     # ------------------------------------------------------------------ events
