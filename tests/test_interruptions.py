@@ -56,8 +56,18 @@ class Started:
     """A command started in a session of its own, the lines of its stderr collected as they come."""
 
     def __init__(self, argv: list[str]) -> None:
-        self.process = subprocess.Popen(argv, cwd=ROOT, start_new_session=True, stdin=subprocess.DEVNULL,
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        # the command starts with SIGINT as a terminal's job has it, even when the tests run in a background job
+        # (`make test &`, `nohup`), whose SIGINT is ignored and would be ignored by the command too (a child keeps an
+        # ignored signal across exec): the three sweep tests then failed (exit 0, or no end)
+        ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+        if ignored:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            self.process = subprocess.Popen(argv, cwd=ROOT, start_new_session=True, stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        finally:
+            if ignored:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
