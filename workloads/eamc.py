@@ -35,6 +35,7 @@ Command line: ``wattsched eamc-workload --mix 33 --seed 1 --output w.json [--job
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any, Collection, Iterable, Mapping
 
 import numpy as np
@@ -235,11 +236,14 @@ def check_eamc_jobs(entries: Iterable[Mapping[str, Any]], source: object, partit
 
 
 def check_eamc_inputs(host_properties: Iterable[Mapping[str, Any]], entries: Iterable[Mapping[str, Any]],
-                      source: object, ear_model: str | None = None, *, by_partition: bool = True) -> None:
+                      source: object, ear_model: str | None = None, *, by_partition: bool = True,
+                      any_app: bool = False) -> None:
     """:func:`check_eamc_jobs` for a platform given by its hosts' properties (``partition``, ``ear_model``),
     with the applications of the EAR model its partitions name (``ear_model``: the model folder, default the
     shipped one), for a scheduler whose placement keeps jobs on their partitions or not (``by_partition``).
-    Nothing is checked when neither the platform nor the jobs mention partitions or applications.
+    With ``any_app`` (``run --connect``: the model is the listening scheduler's, given to it, unknown here), every
+    application id is taken. Nothing is checked when neither the platform nor the jobs mention partitions or
+    applications.
 
     Raises:
         InputError: see :func:`check_eamc_jobs`; malformed model data (file and line).
@@ -258,5 +262,9 @@ def check_eamc_inputs(host_properties: Iterable[Mapping[str, Any]], entries: Ite
         modules = modules or props.get("ear_model") is not None
     if not sizes and not any(APP_FIELD in job or PARTITIONS_FIELD in job for job in jobs):
         return
-    apps = load_ear_model(ear_model).apps if modules or ear_model is not None else None
+    apps: Collection[int] | None = None
+    if any_app and modules:
+        apps = range(1, sys.maxsize)
+    elif modules or ear_model is not None:
+        apps = load_ear_model(ear_model).apps
     check_eamc_jobs(jobs, source, sizes, apps, nb_hosts=nb_hosts, by_partition=by_partition)

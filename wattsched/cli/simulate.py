@@ -80,11 +80,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     users = read_workload_json(args.workload) if args.per_user else None
     with naming_options_file(args.options):
         ear_model, by_partition = eamc_reading(scheduler, options) if args.connect is None else (None, False)
-    if args.connect is not None and any(host.properties.get("ear_model") is not None for host in platform.hosts):
-        _check_eamc_jobs_connected(platform, workload, args.workload)
-    else:
-        check_eamc_inputs((host.properties for host in platform.hosts), (job.entry for job in workload.jobs),
-                          args.workload, ear_model, by_partition=by_partition)
+    # with --connect a workload of a scheduler served with its own EAR model was refused against the shipped one
+    check_eamc_inputs((host.properties for host in platform.hosts), (job.entry for job in workload.jobs),
+                      args.workload, ear_model, by_partition=by_partition, any_app=args.connect is not None)
     with naming_options_file(args.options):
         stats = run_simulation(platform, workload, args.export, scheduler=scheduler, options=options,
                                dynamic_jobs=args.enable_dynamic_jobs,
@@ -110,23 +108,6 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"({stats.events} events in {stats.messages} messages, {stats.simulation_time_s:.2f} s wall-clock, "
               f"{stats.scheduling_time_s:.2f} s in the scheduler)")
     return 0
-
-
-def _check_eamc_jobs_connected(platform: Any, workload: Any, source: str) -> None:
-    """``run --connect`` on a platform with EAR models: the jobs' ``partitions`` are checked against the platform's,
-    and their ``app`` fields are application ids, but which ones the scheduler knows is for its EAR model to say
-    (its option ``ear_model``, given to the process listening): checked against the shipped model, a workload of
-    a scheduler served with another model was refused before connecting, while ``run -s`` with the same options
-    ran it."""
-    from wattsched.workloads.eamc import check_eamc_jobs
-
-    sizes: dict[str, int] = {}
-    for host in platform.hosts:
-        name = host.properties.get("partition")
-        if name is not None:
-            sizes[str(name)] = sizes.get(str(name), 0) + 1
-    check_eamc_jobs((job.entry for job in workload.jobs), source, sizes, range(1, sys.maxsize),
-                    nb_hosts=len(platform.hosts), by_partition=False)
 
 
 def _budget_window(scheduler: str, options: dict) -> dict[str, tuple[float, float]] | None:
