@@ -148,9 +148,11 @@ def cmd_reproduce_efs(args: argparse.Namespace) -> int:
 
 #: The options of ``reproduce efs`` that only one part reads, with their defaults: given to a run without that part,
 #: they were ignored without a word (``--parts lightesp --users 5``).
+#: (the defaults are those the parser declares: one given to a part left out is the same as none)
+_EFS_USERS, _EFS_SEEDS, _EFS_SEED = 20, 5, 1
 _EFS_PART_OPTIONS = {"table1": (("--traces", "traces", None), ("--full", "full", False), ("--weeks", "weeks", None),
-                                ("--users", "users", 20), ("--seed", "seed", 1), ("--pwa", "pwa", None)),
-                     "lightesp": (("--seeds", "seeds", 5),)}
+                                ("--users", "users", _EFS_USERS), ("--seed", "seed", _EFS_SEED), ("--pwa", "pwa", None)),
+                     "lightesp": (("--seeds", "seeds", _EFS_SEEDS),)}
 
 
 def _check_efs_part_options(args: argparse.Namespace) -> None:
@@ -333,11 +335,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--full", action="store_true", help="whole logs (hours for Curie); synthetic PIK-IPLEX of 52 weeks")
     e.add_argument("--weeks", type=positive_int, metavar="N",
                    help="weeks of every trace, overriding --full (default: 8 SDSC-SP2, 4 PIK-IPLEX, 1 Curie)")
-    e.add_argument("--users", type=positive_int, default=20, metavar="N",
+    e.add_argument("--users", type=positive_int, default=_EFS_USERS, metavar="N",
                    help="most active users of each trace made green, then gluttonous, in turn (default 20)")
-    e.add_argument("--seeds", type=positive_int, default=5, metavar="N",
+    e.add_argument("--seeds", type=positive_int, default=_EFS_SEEDS, metavar="N",
                    help="Light-ESP submission orders, seeds 1 to N (default 5)")
-    e.add_argument("--seed", type=non_negative_int, default=1, metavar="S",
+    e.add_argument("--seed", type=non_negative_int, default=_EFS_SEED, metavar="S",
                    help="seed of the synthetic traces, an integer ≥ 0 (default 1)")
     e.add_argument("--charge", choices=("end", "running"), default="end",
                    help="when FS, EFS and FS+EFS charge usage: when a job ends (the paper's, default) or while it "
