@@ -455,12 +455,13 @@ def sweep(
 
     Raises:
         WattschedError: a bad grid (:class:`InputError` naming the field), a bad argument (:class:`OptionError`),
-            an ``out`` that cannot be written (:class:`OutputError`), before any run starts. Failing runs do
-            not raise: their rows say ``failed``.
+            an ``out`` that cannot be written or where another sweep is running (:class:`OutputError`), before any run
+            starts. Failing runs do not raise: their rows say ``failed``.
 
     With ``workers`` > 1, the local cluster's processes start by importing your main script (Python's
     ``spawn``): in a script, call :func:`sweep` under ``if __name__ == "__main__":`` (a notebook needs nothing).
     """
+    from wattsched.base.fileio import FolderLock
     from wattsched.experiments.grid import grid_runs, load_grid, parse_grid, write_results
     from wattsched.experiments.sweep import check_sweep_arguments, run_sweep
 
@@ -477,9 +478,10 @@ def sweep(
     force = _flag(force, "force")
     progress = None if progress is None else _flag(progress, "progress", or_none=True)
     parsed = parse_grid(grid) if isinstance(grid, Mapping) else load_grid(grid)
-    runs = grid_runs(parsed, out)
-    frame = run_sweep(runs, workers=workers, force=force, dask_scheduler=dask_scheduler, show_progress=progress)
-    write_results(frame, out)
+    with FolderLock(out, f"out (--out) {out}"):  # one sweep at a time in a folder
+        runs = grid_runs(parsed, out)
+        frame = run_sweep(runs, workers=workers, force=force, dask_scheduler=dask_scheduler, show_progress=progress)
+        write_results(frame, out)
     return frame
 
 

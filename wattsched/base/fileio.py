@@ -200,3 +200,73 @@ def require_regular_file(path: str | os.PathLike) -> None:
         raise IsADirectoryError(errno.EISDIR, "it is a folder, not a file", os.fspath(path))
     if not stat.S_ISREG(mode):
         raise OSError(errno.EINVAL, "not a regular file (a FIFO, device or socket)", os.fspath(path))
+
+
+class FolderLock:
+    """An exclusive hold of a folder by this process, for as long as it writes there (a sweep's or a study's
+    ``--out``): a second process that asks for it is refused at once with :class:`OutputError` naming the option,
+    instead of mixing its runs, generated inputs and tables with the first's, and of having its unfinished outputs
+    removed when the first is interrupted (:func:`remove_temporaries`).
+
+    ``flock`` on the folder itself: no file is added to it, and the system releases the hold when the process ends,
+    however it ends. The folder is made if needed; the folders made are removed again when the block ends with an
+    exception and left them empty (a refused grid leaves nothing). Where it cannot be made, or the system has no such
+    locks (a file system without them), nothing is held: the writers' own checks then say what is wrong.
+
+    Example::
+
+        with FolderLock(out, f"--out {out}"):
+            ...  # check, then write in out
+    """
+
+    def __init__(self, folder: str | os.PathLike, option: str, holder: str = "another sweep") -> None:
+        self.folder, self.option, self.holder = Path(folder), option, holder
+        self._fd: int | None = None
+        self._created: list[Path] = []
+
+    def __enter__(self) -> "FolderLock":
+        try:
+            _make_folders(self.folder, self._created)
+        except OSError:  # (a parent that is a file, a read-only place: the writers' checks say so, naming the file)
+            return self
+        try:
+            self._take()
+        except BaseException:
+            self._remove_created()
+            raise
+        return self
+
+    def _take(self) -> None:
+        try:
+            import fcntl
+        except ImportError:  # (no flock on this system)
+            return
+        try:
+            fd = os.open(self.folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError:  # not a folder: the writers say so
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise OutputError(f"{self.option}: {self.holder} is running in this folder (two would mix their runs and "
+                              "tables, and stopping one would remove the other's unfinished outputs); wait for it to "
+                              "end, or give another folder") from None
+        except OSError:  # a file system without locks: nothing held
+            os.close(fd)
+            return
+        self._fd = fd
+
+    def _remove_created(self) -> None:
+        for folder in reversed(self._created):
+            try:
+                folder.rmdir()  # (only when empty)
+            except OSError:
+                break
+
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        if exc_type is not None:
+            self._remove_created()

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import sys
 from pathlib import Path
+from typing import Callable
 
 from wattsched.base.errors import OptionError, counted
 from wattsched.cli.common import days, named, non_negative_int, positive_float, positive_int, workers
@@ -17,7 +19,20 @@ REPORT_FOLDER = named("a folder (leave --report-dir out to write the report into
 PWA_FOLDER = named("the folder of the archive's logs, or leave --pwa out")
 
 
+def _one_study_per_folder(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """``command`` (a ``reproduce`` study) holding its ``--out`` while it runs (:class:`~wattsched.base.fileio.FolderLock`):
+    a second study started in the same folder is refused at once."""
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        from wattsched.base.fileio import FolderLock
+
+        with FolderLock(args.out, f"--out {args.out}", "another study"):
+            return command(args)
+    return run
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from wattsched.base.fileio import FolderLock
     from wattsched.base.validate import check_output_files
     from wattsched.experiments.grid import grid_runs, load_grid, results_paths, write_results
     from wattsched.experiments.sweep import check_run_folders, load_runs, report_failures, run_sweep
@@ -27,12 +42,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                           "workers run the simulations (start more 'dask worker' processes instead)")
     check_output_files(results_paths(args.out), f"--out {args.out}")
     json_runs = str(args.runs).endswith(".json") and not _holds_a_json_object(args.runs)
-    runs = load_runs(args.runs) if json_runs else grid_runs(load_grid(args.runs), args.out)
-    if json_runs:  # (a grid's runs go to <out>/runs)
-        check_run_folders(runs, results_paths(args.out), str(args.runs), f"--out {args.out}")
-    frame = run_sweep(runs, workers=args.workers, force=args.force, dask_scheduler=args.dask_scheduler,
-                      show_progress=False if args.quiet else None)
-    written = write_results(frame, args.out)
+    with FolderLock(args.out, f"--out {args.out}"):  # one sweep at a time in a folder
+        runs = load_runs(args.runs) if json_runs else grid_runs(load_grid(args.runs), args.out)
+        if json_runs:  # (a grid's runs go to <out>/runs)
+            check_run_folders(runs, results_paths(args.out), str(args.runs), f"--out {args.out}")
+        frame = run_sweep(runs, workers=args.workers, force=args.force, dask_scheduler=args.dask_scheduler,
+                          show_progress=False if args.quiet else None)
+        written = write_results(frame, args.out)
     counts = frame["status"].value_counts().to_dict()
     print(f"{counted(len(frame), 'run')} ({', '.join(f'{v} {k}' for k, v in counts.items())}); "
           f"table {written[0]} (and .parquet), {counted(len(written) - 2, 'comparison plot')} in "
@@ -84,6 +100,7 @@ def _check_output_folders(args: argparse.Namespace, tables: tuple[str, ...] = ("
             check_output_files([Path(folder) / name for name in names], f"--{option.replace('_', '-')} {folder}")
 
 
+@_one_study_per_folder
 def cmd_reproduce_energy_budget(args: argparse.Namespace) -> int:
     from wattsched.experiments.energy_budget import (
         available_algorithms,
@@ -124,6 +141,7 @@ def cmd_reproduce_energy_budget(args: argparse.Namespace) -> int:
     return 1 if report_failures(result.frame[~expected]) else 0
 
 
+@_one_study_per_folder
 def cmd_reproduce_efs(args: argparse.Namespace) -> int:
     from wattsched.experiments.efs import run_experiment
     from wattsched.workloads.pwa import find_pwa
@@ -170,6 +188,7 @@ def _check_efs_part_options(args: argparse.Namespace) -> None:
                                   "leaves out: add it to --parts, or leave the option out")
 
 
+@_one_study_per_folder
 def cmd_reproduce_esc(args: argparse.Namespace) -> int:
     from wattsched.experiments.esc import run_experiment
     from wattsched.experiments.sweep import report_failures
@@ -190,6 +209,7 @@ def cmd_reproduce_esc(args: argparse.Namespace) -> int:
     return 1 if report_failures(result.frame) else 0
 
 
+@_one_study_per_folder
 def cmd_reproduce_upas(args: argparse.Namespace) -> int:
     from wattsched.experiments.sweep import report_failures
     from wattsched.experiments.upas import run_experiment
@@ -213,6 +233,7 @@ def cmd_reproduce_upas(args: argparse.Namespace) -> int:
     return 1 if report_failures(result.frame) else 0
 
 
+@_one_study_per_folder
 def cmd_reproduce_eamc(args: argparse.Namespace) -> int:
     from wattsched.experiments.eamc import run_experiment
     from wattsched.experiments.sweep import report_failures
@@ -247,7 +268,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "(runs are keyed by a hash of their inputs; --force runs them). Writes "
                                    "OUT/results.csv and OUT/results.parquet (metrics and options of every run) and "
                                    "comparison plots in OUT/plots; a failed run is reported and the others go on "
-                                   "(exit 1).",
+                                   "(exit 1). One sweep at a time in a folder: another started with the same --out "
+                                   "while this one runs is refused.",
                        epilog="examples:\n"
                               "  wattsched sweep docs/study.yaml --out results/study -j 2\n"
                               "  wattsched sweep runs.json --out results/runs --dask-scheduler tcp://head:8786")
