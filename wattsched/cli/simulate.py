@@ -114,10 +114,12 @@ def _budget_window(scheduler: str, options: dict) -> dict[str, tuple[float, floa
     """The energy budget's window of a preset's options (``window_start_s``, ``window_end_s``, checked by the
     preset), measured by the metrics beside the run's; None without one. The options of another scheduler (a
     pybatsim class, ``file.py``) are its own: a ``window_end_s`` there is no budget of ours (read as one, a
-    ``window_start_s`` after it or of text gave a ValueError traceback once the outputs were written)."""
+    ``window_start_s`` after it or of text gave a ValueError traceback once the outputs were written); a preset's own
+    pybatsim class reads them as its preset (:func:`~wattsched.experiments.runner.preset_of`)."""
+    from wattsched.experiments.runner import preset_of
     from wattsched.schedulers.presets import PRESETS
 
-    preset = PRESETS.get(scheduler.strip())
+    preset = PRESETS.get(preset_of(scheduler) or "")
     if preset is None:
         return None
     values = preset.validate(options)[1]

@@ -296,11 +296,10 @@ def _check_on_platforms(grid: Grid, platforms: list[tuple[Path, str, str | None]
     Raises:
         InputError: naming the grid field (as :func:`_check_schedulers`) and the platform.
     """
-    from wattsched.experiments.runner import as_platform, check_run_scheduler
-    from wattsched.schedulers.presets import PRESETS
+    from wattsched.experiments.runner import as_platform, check_run_scheduler, preset_of
 
     presets = [(i, scheduler, own) for i, (scheduler, own) in enumerate(grid.schedulers)
-               if scheduler.strip() in PRESETS]  # (another scheduler is not started here)
+               if preset_of(scheduler) is not None]  # (another scheduler is not started here)
     for path, label, text in platforms if presets else []:
         platform = as_platform(path if text is None else text)
         for i, scheduler, own in presets:

@@ -42,8 +42,8 @@ logger = logging.getLogger(__name__)
 __all__ = ["PlatformInput", "Scheduler", "WorkloadInput", "as_platform", "as_workload", "check_not_inputs",
            "check_options", "check_eamc_profiles", "check_energy_factors", "check_prefix", "check_preset_platform",
            "check_scheduler", "check_shares", "check_speed", "eamc_reading", "file_identity", "format_sim_time",
-           "prefix_folder_problem", "progress_bar", "progress_lines", "run_simulation", "scheduler_name", "shorten",
-           "shown_path", "workload_source"]
+           "prefix_folder_problem", "preset_of", "progress_bar", "progress_lines", "run_simulation", "scheduler_name",
+           "shorten", "shown_path", "workload_source"]
 
 #: At most this many characters of a user's value are quoted in an error message.
 SHOWN_CHARS = 60
@@ -579,6 +579,31 @@ def check_replacement_ids(workload: Workload, source: str | None = None) -> None
                              f"'<id>' ({original}) when the scheduler re-registers it: rename the job")
 
 
+#: The module of the pybatsim classes of our presets (one per preset: ``setup.cfg``'s ``pybatsim.schedulers``).
+ADAPTER_MODULE = "wattsched.schedulers.adapter"
+
+
+def preset_of(scheduler: str) -> str | None:
+    """The preset ``scheduler`` runs, reading its options as the preset does: its name, or the pybatsim class of one
+    named as pybatsim names a class (``wattsched.schedulers.adapter:EamcReorder``); None for any other scheduler (a
+    pybatsim class of another package, ``file.py``: its options are its own)."""
+    from wattsched.schedulers.presets import PRESETS
+
+    spec = scheduler.strip()
+    if spec in PRESETS:
+        return spec
+    module, _, name = spec.partition(":")
+    if module.strip() != ADAPTER_MODULE or not name.strip().isidentifier():
+        return None
+    try:
+        from wattsched.schedulers import adapter
+    except ImportError:  # no pybatsim: the run says so
+        return None
+    cls = getattr(adapter, name.strip(), None)
+    preset = getattr(cls, "preset", None) if isinstance(cls, type) else None
+    return preset if isinstance(preset, str) and preset in PRESETS else None
+
+
 def eamc_reading(scheduler: str, options: dict) -> tuple[str | None, bool]:
     """How the scheduler reads the inputs' EAMC fields, checked before a run of ``wattsched run`` or the web page
     (:func:`~wattsched.workloads.eamc.check_eamc_inputs`): the folder of EAR model data a preset's options name (None: the shipped one), which the
@@ -586,15 +611,17 @@ def eamc_reading(scheduler: str, options: dict) -> tuple[str | None, bool]:
     each of them is refused; EASY's first-fit runs it on any hosts). The options are checked first, as the preset
     checks them. The model was read from the options of any scheduler: a preset without the option (``fcfs``) was
     refused for a folder that is no EAR model instead of for an unknown option, and an empty name read the current
-    folder ("./modules: missing"). The options of another scheduler (a pybatsim class, ``file.py``) are its own: an
-    ``ear_model`` there is none of ours, and its placement is unknown.
+    folder ("./modules: missing"). A preset's pybatsim class reads them as its preset (:func:`preset_of`: a model of
+    its options used to be ignored here, its jobs checked against the shipped model's applications). The options of
+    another scheduler (a pybatsim class, ``file.py``) are its own: an ``ear_model`` there is none of ours, and its
+    placement is unknown.
     """
     from wattsched.schedulers.eamc import check_ear_model_name
     from wattsched.schedulers.pieces import REGISTRY
     from wattsched.schedulers.placement import Placement
     from wattsched.schedulers.presets import PRESETS
 
-    preset = PRESETS.get(scheduler.strip())
+    preset = PRESETS.get(preset_of(scheduler) or "")
     if preset is None:
         return None, False
     chosen, values = preset.validate(options)
