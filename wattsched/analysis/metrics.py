@@ -9,8 +9,10 @@ One definition for each metric of docs/architecture.md §8, used by every study:
 * **makespan**: last completion time of a job that ran (:func:`makespan_s`);
 * **mean waiting time** over the jobs that ran (:func:`mean_waiting_time_s`);
 * **total energy**: platform energy up to the last row of ``consumed_energy.csv`` (:func:`total_energy_j`);
-* **energy inside a window** ``[t0, t1]`` from the cumulative energy rows, linear between rows because
-  the platform power is constant between two rows (:func:`energy_in_window_j`);
+* **energy inside a window** ``[t0, t1]`` from the cumulative energy rows, linear between rows: exact where the
+  platform power is constant between two rows, which holds except inside a composed job (a UPAS job's compute part
+  then its delay change the power without a row), where a window bound gets the interpolation of the rows around
+  it, not the energy drawn (:func:`energy_at_j`, :func:`energy_in_window_j`);
 * **energy relative to the window's all-computing maximum**: window energy / (max_power_w · (t1 − t0))
   (:func:`relative_window_energy`);
 * **per-user mean stretch**, stretch = (wait + run) / run, when a user is known for the jobs
@@ -259,24 +261,33 @@ def _require_run_jobs_as_in_workload(jobs: pd.DataFrame, source: str, known: Map
                                                                     "not the workload of this run")
 
 
-def load_workload_users(workload: str | Path | Mapping[str, Any]) -> dict[str, str]:
+def load_workload_users(workload: str | Path | Mapping[str, Any], name: str | None = None) -> dict[str, str]:
     """Map job ids (bare, as in jobs.csv) to users from a Batsim workload with ``user`` (or ``user_id``)
-    fields on its jobs.
+    fields on its jobs, each an account as the schedulers read ``user``
+    (:func:`~wattsched.energy_models.accounting.parse_user`: ``7`` is ``"7"``).
 
     Args:
         workload: the workload JSON path or its parsed content.
+        name: what errors call a ``workload`` given as content (default ``<workload>``).
 
     Raises:
-        InputError: unreadable JSON or no ``jobs`` list.
+        InputError: unreadable JSON, no ``jobs`` list, or a ``user`` (``user_id``) that names no account: a
+            boolean, a list, an object, an empty string (``true`` and ``[1, 2]`` were users "True" and "[1, 2]").
     """
-    _, jobs = _workload_jobs(workload)
+    from wattsched.energy_models.accounting import USER_FIELD, parse_user
+
+    source, jobs = _workload_jobs(workload, name)
     users: dict[str, str] = {}
     for job in jobs:
         if not isinstance(job, Mapping) or "id" not in job:
             continue
-        user = job.get("user", job.get("user_id"))
+        field = USER_FIELD if USER_FIELD in job else "user_id"
+        try:
+            user = parse_user(job.get(field))
+        except ValueError as error:
+            raise InputError(source, f"job '{job['id']}'.{field}", str(error)) from None
         if user is not None:
-            users[str(job["id"]).split("!")[-1]] = str(user)
+            users[str(job["id"]).split("!")[-1]] = user
     return users
 
 
@@ -373,10 +384,14 @@ def total_energy_j(energy: pd.DataFrame) -> float:
 def energy_at_j(energy: pd.DataFrame, time_s: float) -> float:
     """Cumulative platform energy at ``time_s``, joules.
 
-    Linear between rows (the platform power is constant between two rows, behaviour 30). Before
-    t = 0 it is 0. After the last row it grows at that row's ``wattmin`` (after the last event no job
-    runs and no switch is pending, so every host draws its idle or sleep power): this reproduces
-    Batsim's ANSWER at the end of a run that outlives its last job (``dvfs-energy``, t = 500).
+    Linear between rows. Batsim writes a row at every job start and end and every pstate change (behaviour 30),
+    so the platform power is constant between two rows, except inside a composed job: its parts (a UPAS job's
+    compute part, then its delay) change the power without a row, and a time inside one gets the interpolation
+    of the rows around it rather than the energy drawn (one Taurus host computing 100 s then waiting 100 s:
+    14,286.9 J at 100 s, where it drew 19,073.8 J). The files hold nothing better. Before t = 0 it is 0.
+    After the last row it grows at that row's ``wattmin`` (after the last event no job runs and no switch is
+    pending, so every host draws its idle or sleep power): this reproduces Batsim's ANSWER at the end of a run
+    that outlives its last job (``dvfs-energy``, t = 500).
     """
     times, energies = _energy_curve(energy)
     if time_s <= 0.0:
@@ -565,7 +580,7 @@ def compute_metrics(
         # users as `wattsched run` takes them: a list, an object or true is no account (not "[1, 2]")
         check_job_fields([job for job in listed if isinstance(job, Mapping)], source)
         _require_run_jobs_as_in_workload(jobs, source, known)
-        users = load_workload_users({"jobs": listed})
+        users = load_workload_users({"jobs": listed}, source)
     per_user = per_user_mean_stretch(jobs, users)
     if workload is not None and not per_user:
         logger.warning("the workload gives no user for the jobs that ran: per-user stretch skipped")
