@@ -75,7 +75,8 @@ ESC statistics (``wattsched node-stats``, the ESC reproduction's table), ESC pap
     From ``_pstate_changes.csv`` (its times, printed with ``%g``, replaced by those of the ``p`` rows of
     ``_consumed_energy.csv``, 6 decimals: one per request and per completion, behaviours 30-31) and the jobs: a
     host is inactive (standby) from the completion of its switch-off to its next boot request, active otherwise
-    ("the time that the nodes are powered on"), over [0, the last time any file mentions]; number of shutdowns
+    ("the time that the nodes are powered on"), over [0, the last time any file mentions, with 6 decimals (the
+    ``%g`` of ``_machine_states.csv`` may be rounded up)]; number of shutdowns
     (switch-off requests per host), maximum active nodes (hosts not asleep, after all the changes of one time),
     active and inactive time (total and per node), the "average of active (inactive) intervals per node" (per
     host the mean length of its maximal active (inactive) runs, summed over hosts, and per node), the mean time
@@ -282,12 +283,12 @@ def oracle_onoff(prefix: str | Path, baseline: str | Path | None = None) -> dict
 
     changes = pd.read_csv(f"{prefix}_pstate_changes.csv", dtype={"machine_id": str})
     energy = pd.read_csv(f"{prefix}_consumed_energy.csv")
-    states = pd.read_csv(f"{prefix}_machine_states.csv")
     jobs = oracle_jobs(Path(prefix))
     ran = jobs[jobs["final_state"] != "REJECTED"]
     n = int(pd.read_csv(f"{prefix}_schedule.csv")["nb_computing_machines"].iloc[0])
-    end = max([ran["finish_time"].max() if len(ran) else 0.0, energy["time"].max(), states["time"].max(),
-               changes["time"].max()])
+    # the end from the 6-decimal times (the p rows of energy are the pstate changes'): the %g ones of
+    # machine_states and pstate_changes may be rounded up (133435 for 133434.86177)
+    end = max([ran["finish_time"].max() if len(ran) else 0.0, energy["time"].max()])
     initial = 0  # the rows of the initial pstates (behaviour 31), then one row per request and per completion
     while initial < len(changes) and changes["time"].iat[initial] == 0 and changes["new_pstate"].iat[initial] >= 0:
         initial += 1

@@ -17,9 +17,10 @@ rebuilt here from the other files (behaviours 28-33 of ``tests/fixtures/batsim-r
 - a host on and not running a job is *idle*.
 
 :func:`node_states` returns the five states of the ESC paper's node model (§2.1) per host as intervals
-covering ``[0, end]`` (the last time any file mentions), with the job of each running interval and the
-pstate changes. :func:`onoff_statistics` computes table 2's measures from them; ``wattsched node-stats``
-prints them and :mod:`wattsched.analysis.paraver` writes them as a Paraver trace.
+covering ``[0, end]`` (the last time any file mentions, with 6 decimals: ``_machine_states.csv``'s ``%g`` may be
+rounded up), with the job of each running interval and the pstate changes. :func:`onoff_statistics` computes
+table 2's measures from them; ``wattsched node-stats`` prints them and :mod:`wattsched.analysis.paraver` writes
+them as a Paraver trace.
 
 *Active* means "not in standby": idle, running or switching (the paper's "time that the nodes are powered
 on", table 2); *inactive* is standby (asleep).
@@ -67,12 +68,15 @@ class NodeStates:
 
     Attributes:
         nb_hosts: compute hosts (ids 0 .. nb_hosts-1).
-        end_s: end of the run as the files tell (the last time any of them mentions).
+        end_s: end of the run as the files tell (the last time of a job, a ``_consumed_energy.csv`` row or a
+            pstate change).
         intervals: per host, ``(begin_s, end_s, state)`` sorted and contiguous from 0 to ``end_s``
             (zero-length intervals left out).
         jobs: per host, ``(start_s, finish_s, job_id)`` of the jobs it ran.
         pstates: per host, ``(time_s, pstate)`` of its initial pstate and every pstate it reached.
         final: per host, its state after ``end_s`` (after every change at ``end_s``).
+        switch_offs: per host, the time of every switch-off request (the ESC paper's "node turn-off starts",
+            §2.6), also of one that took no time (no ``switching off`` interval then).
         exact_times: whether the pstate changes' times came from ``_consumed_energy.csv`` (6 decimals) rather
             than from ``_pstate_changes.csv``'s ``%g``.
     """
@@ -83,6 +87,7 @@ class NodeStates:
     jobs: list[list[tuple[float, float, str]]]
     pstates: list[list[tuple[float, int]]]
     final: list[int]
+    switch_offs: list[list[float]]
     exact_times: bool = True
 
     def state_at(self, host: int, time_s: float) -> int:
@@ -149,14 +154,16 @@ def node_states(path: str | Path | BatsimOutputs, prefix: str | None = None) -> 
     n = run_nb_hosts(outputs)
     jobs = jobs_that_ran(outputs.jobs)
     src_jobs, src_changes = outputs.source("jobs"), outputs.source("pstate_changes")
+    # the end from the 6-decimal times: machine_states' %g ones may be rounded up (155.745 for 155.744681), and
+    # every row of it is at a job start or end or a pstate change, timed below
     end = float(jobs["finish_time"].max()) if len(jobs) else 0.0
-    for frame in (outputs.machine_states, outputs.pstate_changes, outputs.consumed_energy):
-        if frame is not None and len(frame):
-            end = max(end, float(frame["time"].max()))
+    if outputs.consumed_energy is not None and len(outputs.consumed_energy):
+        end = max(end, float(outputs.consumed_energy["time"].max()))
 
     # power states from the pstate changes: per host, (time, kind) with kind on/off/switching
     pstates: list[list[tuple[float, int]]] = [[(0.0, 0)] for _ in range(n)]
     power: list[list[tuple[float, int]]] = [[(0.0, IDLE)] for _ in range(n)]  # IDLE here means "on"
+    switch_offs: list[list[float]] = [[] for _ in range(n)]
     exact = True
     changes = outputs.pstate_changes
     if changes is not None and len(changes):
@@ -174,6 +181,8 @@ def node_states(path: str | Path | BatsimOutputs, prefix: str | None = None) -> 
         host_sets = [parse_host_set(machines, src_changes, f"row {first + k + 1}.machine_id", n)
                      for k, machines in enumerate(changes["machine_id"].to_numpy()[first:])]
         times, exact = _exact_pstate_times(changes, outputs.consumed_energy, first)
+        if len(times):
+            end = max(end, float(times.max()))
         current = [IDLE] * n
         for k, (hosts, target) in enumerate(zip(host_sets, changes["new_pstate"].to_numpy()[first:])):
             t = float(times[k])
@@ -181,6 +190,7 @@ def node_states(path: str | Path | BatsimOutputs, prefix: str | None = None) -> 
             for h in hosts:
                 state = current[h]
                 if target == -2:
+                    switch_offs[h].append(t)
                     new = SWITCHING_OFF
                 elif target == -1:
                     new = SWITCHING_ON if state == OFF else state  # on a host that is on: DVFS
@@ -203,7 +213,7 @@ def node_states(path: str | Path | BatsimOutputs, prefix: str | None = None) -> 
         per_host_jobs[h].sort()
     final = [power[h][-1][1] for h in range(n)]  # no job runs after the last time the files mention
     check_energy_job_starts(outputs)  # (its 'p' rows timed the changes: of this run, once the jobs fit the hosts)
-    return NodeStates(n, end, intervals, per_host_jobs, pstates, final, exact)
+    return NodeStates(n, end, intervals, per_host_jobs, pstates, final, switch_offs, exact)
 
 
 def _printed_error_s(time_s: float) -> float:
@@ -380,8 +390,7 @@ def onoff_statistics(path: str | Path | BatsimOutputs, baseline: str | Path | Ba
     inactive_means: list[float] = []
     gaps: list[float] = []
     events: list[tuple[float, int]] = []  # (time, +1 / -1 active nodes)
-    for ivs in st.intervals:
-        starts = [a for a, _, s in ivs if s == SWITCHING_OFF]
+    for ivs, starts in zip(st.intervals, st.switch_offs):
         shutdowns += len(starts)
         if len(starts) > 1:
             gaps.append(float(np.mean(np.diff(starts))))

@@ -19,7 +19,8 @@ The trace (format of Paraver's ``paraver-kernel``: ``utils/traceparser/tracehead
   states of :mod:`wattsched.analysis.node_states`: 0 off (standby), 1 running (loaded), 2 idle,
   3 switching on, 4 switching off (the five states of the ESC paper's node, §2.1);
 - **event records** ``2:cpu:1:task:1:time:type:value``: type 1000 *job id* (the job's number when it
-  starts on the host, 0 when it ends; jobs whose id is not a number get codes listed in the ``.pcf``),
+  starts on the host, 0 when it ends; jobs whose id is not a number get codes 1..n; the ``.pcf`` names every
+  value with its job's id),
   type 1001 *pstate* (the host's pstate at 0 and whenever it reaches one: DVFS, asleep, booted). Records
   of one time come in the order: states, then events (per host: a job's end before the next one's start).
 
@@ -33,6 +34,7 @@ Command line: ``wattsched paraver RESULTS [--output-dir DIR] [--platform P.xml]`
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from pathlib import Path
 from typing import Sequence
 
@@ -54,17 +56,35 @@ def _us(t: float) -> int:
     return int(round(t * 1e6))
 
 
-def _job_codes(states: NodeStates) -> tuple[dict[str, int], bool]:
+def _job_codes(states: NodeStates) -> dict[str, int]:
     """The event value of every job: its number when every id is one (and none is 0), else codes 1..n."""
     ids = sorted({job for jobs in states.jobs for _, _, job in jobs})
     try:
         numbers = {job: int(job) for job in ids}
         if all(v > 0 for v in numbers.values()) and len(set(numbers.values())) == len(ids) \
                 and max(numbers.values(), default=0) < 2**31:
-            return numbers, False
+            return numbers
     except ValueError:
         pass
-    return {job: k for k, job in enumerate(ids, start=1)}, True
+    return {job: k for k, job in enumerate(ids, start=1)}
+
+
+def _shown_jobs(states: NodeStates, host: int) -> list[tuple[float, float, str]]:
+    """The jobs of ``host`` as its job events show them: a job of no work ends at its start, but Batsim prints
+    1e-5 s of ``execution_time`` (behaviour 17), so its finish is cut at the next job's start or switch-off on
+    the host (else its end event, 0, would hide the next job); zero-length jobs left out."""
+    jobs = states.jobs[host]  # (by start)
+    offs = states.switch_offs[host]  # (in time order)
+    out = []
+    for k, (t0, t1, job) in enumerate(jobs):
+        if k + 1 < len(jobs):
+            t1 = min(t1, jobs[k + 1][0])
+        i = bisect_left(offs, t0)
+        if i < len(offs):
+            t1 = min(t1, offs[i])
+        if t1 > t0:
+            out.append((t0, t1, job))
+    return out
 
 
 def paraver_text(states: NodeStates, names: Sequence[str] | None = None) -> tuple[str, str, str]:
@@ -75,7 +95,7 @@ def paraver_text(states: NodeStates, names: Sequence[str] | None = None) -> tupl
     end = _us(states.end_s)
     header = (f"#Paraver ({DATE}):{end}:{n}({','.join('1' * n)}):1:"
               f"{n}({','.join(f'1:{i}' for i in range(1, n + 1))})")
-    codes, coded = _job_codes(states)
+    codes = _job_codes(states)
     # (time, kind, host, text), kind: 1 state, 2 job end, 3 job start, 4 pstate (a job ending at t before
     # the one starting at t on the same host)
     records: list[tuple[int, int, int, str]] = []
@@ -85,10 +105,9 @@ def paraver_text(states: NodeStates, names: Sequence[str] | None = None) -> tupl
             begin, finish = _us(a), _us(b)
             if finish > begin:
                 records.append((begin, 1, cpu, f"1:{cpu}:1:{cpu}:1:{begin}:{finish}:{state}"))
-        for t0, t1, job in states.jobs[h]:
-            if t1 > t0:
-                records.append((_us(t1), 2, cpu, f"2:{cpu}:1:{cpu}:1:{_us(t1)}:{JOB_EVENT}:0"))
-                records.append((_us(t0), 3, cpu, f"2:{cpu}:1:{cpu}:1:{_us(t0)}:{JOB_EVENT}:{codes[job]}"))
+        for t0, t1, job in _shown_jobs(states, h):
+            records.append((_us(t1), 2, cpu, f"2:{cpu}:1:{cpu}:1:{_us(t1)}:{JOB_EVENT}:0"))
+            records.append((_us(t0), 3, cpu, f"2:{cpu}:1:{cpu}:1:{_us(t0)}:{JOB_EVENT}:{codes[job]}"))
         for t, pstate in states.pstates[h]:
             records.append((_us(t), 4, cpu, f"2:{cpu}:1:{cpu}:1:{_us(t)}:{PSTATE_EVENT}:{pstate}"))
     records.sort(key=lambda r: (r[0], r[1] != 1, r[2], r[1]))
@@ -109,7 +128,7 @@ def paraver_text(states: NodeStates, names: Sequence[str] | None = None) -> tupl
         *[f"{k}    {{{r},{g},{b}}}" for k, (r, g, b) in enumerate(STATE_COLOURS)],
         "", "",
         "EVENT_TYPE", f"0    {JOB_EVENT}    Job id", "VALUES", "0      none",
-        *([f"{code}      {job}" for job, code in sorted(codes.items(), key=lambda kv: kv[1])] if coded else []),
+        *[f"{code}      {job}" for job, code in sorted(codes.items(), key=lambda kv: kv[1])],
         "", "",
         "EVENT_TYPE", f"0    {PSTATE_EVENT}    Pstate", "VALUES", *[f"{p}      pstate {p}" for p in pstates],
         "",
