@@ -285,14 +285,22 @@ class EamcPlatform:
     """The platform's partitions, the EAR model and the EPM as one piece of EAMC sees them (each piece
     builds its own at SIMULATION_BEGINS; :meth:`info` is cached per job until :meth:`forget`).
 
+    Args:
+        by_partition: the job runs on one of its partitions (placement ``partitions``): :meth:`info` refuses a job
+            wider than each of them. False for a frequency choice behind a placement that ignores partitions, which
+            runs such a job on any hosts (EASY's first-fit), as ``wattsched run`` checks its inputs
+            (:func:`~wattsched.workloads.eamc.check_eamc_jobs`).
+
     Raises:
         OptionError: hosts with and without a partition, a partition mixing node models or EAR modules, a
             module the model lacks, unknown pstate speeds.
         InputError: malformed model data (file and line).
     """
 
-    def __init__(self, view: ClusterView, t_weight: float, form: str, model_dir: str | None) -> None:
+    def __init__(self, view: ClusterView, t_weight: float, form: str, model_dir: str | None, *,
+                 by_partition: bool = True) -> None:
         self.epm = EnergyPrediction(t_weight, form)
+        self.by_partition = by_partition
         power = view.power
         assert power is not None
         props = view.host_properties
@@ -429,7 +437,7 @@ class EamcPlatform:
 
         Raises:
             InputError: an ``app`` the model does not know, a ``partitions`` entry the platform lacks, a job
-                no requested partition can hold or describe.
+                no requested partition can describe or (``by_partition``) hold.
         """
         cached = self._info.get(job.id)
         if cached is not None:
@@ -452,6 +460,8 @@ class EamcPlatform:
                                  f"on its partitions ({', '.join(requested)})")
             requested = described
         fits = tuple(n for n in requested if self.partitions[n].size >= job.res)
+        if not fits and not self.by_partition:  # a placement that ignores partitions runs it on any hosts
+            fits = requested
         if not fits:
             sizes = ", ".join(f"{n or 'platform'} {self.partitions[n].size}" for n in requested)
             raise InputError(_SOURCE, f"{where}.res", f"{job.res} hosts: more than any of its partitions has ({sizes})")
@@ -492,6 +502,8 @@ class _EarPiece(Piece):
 
     options: ClassVar[tuple[Option, ...]] = EAR_OPTIONS
     reference = "EAMC paper §4, eq. 4-5"
+    #: the piece places jobs on their partitions, or serves a placement that does (:class:`EamcPlatform`'s argument)
+    by_partition: ClassVar[bool] = True
 
     def __init__(self, t_weight: float = 1.0, epm: str = "paper", ear_model: str | None = None) -> None:
         EnergyPrediction(t_weight, epm)  # checks the options now, before any run
@@ -500,6 +512,7 @@ class _EarPiece(Piece):
             load_ear_model(ear_model)  # a malformed model file is reported before the run
         self._settings = (t_weight, epm, ear_model)
         self._platform: EamcPlatform | None = None
+        self._platform_warnings: list[tuple[Any, ...]] = []
 
     @property
     def platform(self) -> EamcPlatform:
@@ -509,7 +522,19 @@ class _EarPiece(Piece):
 
     def on_platform(self, view: ClusterView) -> None:
         t_weight, epm, ear_model = self._settings
-        self._platform = EamcPlatform(view, t_weight, epm, ear_model)
+        self._platform = EamcPlatform(view, t_weight, epm, ear_model, by_partition=self.by_partition)
+        self._platform_warnings = []
+
+    def warn_of_platform(self, *args: Any) -> None:
+        """A warning about the platform (``logger.warning``'s arguments), said at the next message: a piece of a later
+        slot may still refuse the platform, and its error is then the run's one line."""
+        self._platform_warnings.append(args)
+
+    def on_clock(self, now_s: float, view: ClusterView) -> None:
+        if self._platform_warnings:  # every piece took the platform
+            for args in self._platform_warnings:
+                logger.warning(*args)
+            self._platform_warnings.clear()
 
     def on_started(self, job: RunningJob, view: ClusterView) -> None:
         self._forget(_job_id(job))
@@ -695,9 +720,9 @@ class PartitionPlacement(_EarPiece, Placement):
                               "--acknowledge-dynamic-jobs ('wattsched run' does it for the EAMC presets, 'wattsched run --connect' "
                               "and Docker need both flags given)")
         if set(self.platform.partitions) == {""}:  # (it ran as EASY with a frequency choice, without a word)
-            logger.warning("placement 'partitions': no host of the platform has a '%s' property: the whole machine "
-                           "is one partition ('wattsched platform --node eamc' writes a platform with partitions)",
-                           PARTITION_PROPERTY)
+            self.warn_of_platform("placement 'partitions': no host of the platform has a '%s' property: the whole "
+                                  "machine is one partition ('wattsched platform --node eamc' writes a platform with "
+                                  "partitions)", PARTITION_PROPERTY)
         self._warned_app = False
 
     def on_submitted(self, job: QueuedJob, view: ClusterView) -> None:
@@ -807,6 +832,9 @@ class PartitionPlacement(_EarPiece, Placement):
 # ---------------------------------------------------------------------------------------- frequency
 class _EarFrequency(_EarPiece, FrequencyChoice):
     rule: ClassVar[str] = "top"
+    #: behind a placement that ignores partitions a job wider than each of its partitions runs on any hosts (the
+    #: placement ``partitions`` refuses it itself)
+    by_partition = False
 
     def needs_dynamic_jobs(self) -> bool:
         return self.rule != "top"  # a job below the top frequency runs longer than its workload walltime
@@ -815,10 +843,17 @@ class _EarFrequency(_EarPiece, FrequencyChoice):
         """The partitions; refuses a Batsim without dynamic jobs when a partition has an EAR model (a job slowed
         down would keep its workload walltime and be killed at it, whatever the placement).
 
+        A platform whose hosts name no EAR module gives the rule nothing to choose from: every job runs at the top
+        frequency, which a warning says (the placement ``partitions`` warns likewise of a platform without partitions).
+
         Raises:
             OptionError: see :class:`EamcPlatform`, or dynamic jobs disabled.
         """
         super().on_platform(view)
+        if all(p.module is None for p in self.platform.partitions.values()):
+            self.warn_of_platform("frequency '%s': no host of the platform has an '%s' property (the EAR module of "
+                                  "its partition): every job runs at the top frequency ('wattsched platform --node "
+                                  "eamc' writes a platform with EAR modules)", self.name, EAR_MODEL_PROPERTY)
         if (self.needs_dynamic_jobs() and not view.dynamic_jobs
                 and any(p.module is not None for p in self.platform.partitions.values())):
             raise OptionError(f"frequency '{self.name}' lowers jobs' frequencies (EAR model), so Batsim must accept "

@@ -111,7 +111,8 @@ def test_the_commands_write_the_inputs(tmp_path: Path) -> None:
 
 def test_eamc_on_a_platform_without_partitions_or_jobs_without_application_says_so(tmp_path: Path, caplog) -> None:
     """EAMC's placement on a plain Taurus platform (no host has a 'partition') ran as EASY with a frequency choice,
-    and jobs without an 'app' field ran at the top frequency unranked, without a word: one warning each, once."""
+    and jobs without an 'app' field ran at the top frequency unranked, without a word: one warning each, once (and
+    one of its frequency choice, for a platform without EAR modules: hunt 44, H44-3)."""
     import logging
 
     from wattsched import api
@@ -121,6 +122,7 @@ def test_eamc_on_a_platform_without_partitions_or_jobs_without_application_says_
     with caplog.at_level(logging.WARNING, logger="wattsched.schedulers.eamc"):
         api.simulate(api.taurus_platform(4), workload, "eamc-reorder", out=tmp_path / "out")
     said = [r.getMessage() for r in caplog.records if r.name == "wattsched.schedulers.eamc"]
-    assert len(said) == 2, said
+    assert len(said) == 3, said
     assert "no host of the platform has a 'partition' property" in said[0]
-    assert said[1].startswith("job w0!0 has no 'app' field (the first such job)")
+    assert said[1].startswith("frequency 'eamc': no host of the platform has an 'ear_model' property")
+    assert said[2].startswith("job w0!0 has no 'app' field (the first such job)")

@@ -72,3 +72,11 @@ def test_a_grids_preset_class_is_checked_on_the_platforms_before_the_sweep(tmp_p
     with pytest.raises(InputError, match=r"schedulers\[0\].*on platform.*sleep_pstates"):
         api.sweep(grid, out=tmp_path / "out", workers=1, progress=False)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_presets_class_given_itself_is_its_preset():
+    from wattsched.schedulers.adapter import EamcReorder, WattschedScheduler
+
+    assert preset_of(EamcReorder) == "eamc-reorder"
+    assert preset_of(WattschedScheduler) is None and preset_of(dict) is None
+    assert eamc_reading(EamcReorder, {"ear_model": "m"}) == ("m", True)

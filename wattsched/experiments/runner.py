@@ -583,12 +583,17 @@ def check_replacement_ids(workload: Workload, source: str | None = None) -> None
 ADAPTER_MODULE = "wattsched.schedulers.adapter"
 
 
-def preset_of(scheduler: str) -> str | None:
-    """The preset ``scheduler`` runs, reading its options as the preset does: its name, or the pybatsim class of one
-    named as pybatsim names a class (``wattsched.schedulers.adapter:EamcReorder``); None for any other scheduler (a
-    pybatsim class of another package, ``file.py``: its options are its own)."""
+def preset_of(scheduler: Scheduler) -> str | None:
+    """The preset ``scheduler`` runs, reading its options as the preset does: its name, or the pybatsim class of one,
+    itself or named as pybatsim names a class (``wattsched.schedulers.adapter:EamcReorder``); None for any other
+    scheduler (a pybatsim class of another package, ``file.py``: its options are its own)."""
     from wattsched.schedulers.presets import PRESETS
 
+    if isinstance(scheduler, type):
+        preset = getattr(scheduler, "preset", None) if scheduler.__module__ == ADAPTER_MODULE else None
+        return preset if isinstance(preset, str) and preset in PRESETS else None
+    if not isinstance(scheduler, str):
+        return None
     spec = scheduler.strip()
     if spec in PRESETS:
         return spec
@@ -604,7 +609,7 @@ def preset_of(scheduler: str) -> str | None:
     return preset if isinstance(preset, str) and preset in PRESETS else None
 
 
-def eamc_reading(scheduler: str, options: dict) -> tuple[str | None, bool]:
+def eamc_reading(scheduler: Scheduler, options: Mapping[str, Any]) -> tuple[str | None, bool]:
     """How the scheduler reads the inputs' EAMC fields, checked before a run of ``wattsched run`` or the web page
     (:func:`~wattsched.workloads.eamc.check_eamc_inputs`): the folder of EAR model data a preset's options name (None: the shipped one), which the
     applications are checked against, and whether its placement keeps a job on its partitions (then a job wider than
@@ -749,6 +754,13 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
 
     check_job_fields((job.entry for job in workload.jobs), source or workload.path)  # as 'wattsched run' does
     if handler is not None:
+        # the jobs' EAMC fields, as 'wattsched run' checks them: the API's run refused a bad one at its submission,
+        # naming JOB_SUBMITTED instead of the workload (a job wider than its partitions under EASY's first-fit too)
+        from wattsched.workloads.eamc import check_eamc_inputs
+
+        ear_model, by_partition = eamc_reading(scheduler, options or {})
+        check_eamc_inputs((host.properties for host in platform.hosts), (job.entry for job in workload.jobs),
+                          source or workload.path, ear_model, by_partition=by_partition)
         check_shares(workload, options or {}, source)
         check_eamc_profiles(handler, platform, workload, source)
     if dynamic_jobs:
