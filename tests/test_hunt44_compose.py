@@ -275,3 +275,20 @@ def test_h44_4_a_refusal_at_simulation_begins_is_one_line_after_a_warning_of_an_
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith("wattsched: error: "), err
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("admission", ["energy-bud", "reduce-pc", "powercap"])
+def test_a_window_without_a_budget_says_that_nothing_is_limited(tmp_path, caplog, admission):
+    """A budget's window given without a budget ran as plain EASY without a word (found by hunt 44)."""
+    workload = Path(__file__).resolve().parent.parent / "workloads" / "demo_taurus16.json"
+    with caplog.at_level(logging.WARNING, logger="wattsched.schedulers.budget.window"):
+        api.simulate(api.taurus_platform(16), workload, "compose", {"admission": admission, "window_end_s": 4000},
+                     out=tmp_path / "a")
+    said = [r.getMessage() for r in caplog.records if r.name == "wattsched.schedulers.budget.window"]
+    assert said == [f"admission '{admission}': a window (window_end_s 4000) but no budget (budget_j or "
+                    "budget_fraction): nothing is limited, the schedule is plain EASY"]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="wattsched.schedulers.budget.window"):
+        api.simulate(api.taurus_platform(16), workload, "compose",
+                     {"admission": admission, "window_end_s": 4000, "budget_fraction": 0.9}, out=tmp_path / "b")
+    assert not [r for r in caplog.records if r.name == "wattsched.schedulers.budget.window"]

@@ -8,6 +8,7 @@ Without a budget nothing is checked and no call is made: the schedule is exactly
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any, Sequence
 
@@ -20,6 +21,8 @@ from wattsched.schedulers.admission import AdmissionConstraint
 from wattsched.schedulers.budget.estimates import BudgetPower
 from wattsched.schedulers.options import Option
 from wattsched.schedulers.state import CallMeLater, ClusterView, Decision, QueryEnergy, QueuedJob
+
+logger = logging.getLogger(__name__)
 
 INF = math.inf
 #: Batsim prints times with 6 decimals (B4): a REQUESTED_CALL for ``t`` may arrive at ``t − 5e-7``.
@@ -81,6 +84,8 @@ class BudgetWindow(AdmissionConstraint):
         self.power = BudgetPower(estimated_idle_w, estimated_comp_w)
         self.nb_hosts = 0
         self.unlimited = not limited or budget_j == INF
+        #: a window given without a budget (hunt 44: it ran as plain EASY without a word; said at the platform)
+        self._window_unused = not limited and window_end_s is not None
         self.B = INF if self.unlimited else (budget_j if budget_j is not None else INF)
         self._sizes: dict[str, tuple[Any, int]] = {}  # running job id: (the RunningJob, its hosts)
         self._comp_cache: tuple[tuple, int] | None = None  # (running jobs' key, their hosts)
@@ -107,6 +112,9 @@ class BudgetWindow(AdmissionConstraint):
         nb_hosts = view.nb_hosts
         self.nb_hosts = nb_hosts
         self.power = BudgetPower.of_platform(view, self.power.est_idle_w, self.power.est_comp_w)
+        if self._window_unused:
+            logger.warning("admission '%s': a window (window_end_s %g) but no budget (budget_j or budget_fraction): "
+                           "nothing is limited, the schedule is plain EASY", self.name, self.te)
         if self.unlimited:
             return
         window = self.te - self.ts
