@@ -46,6 +46,8 @@ from __future__ import annotations
 
 import logging
 import math
+from itertools import compress
+from operator import attrgetter
 from typing import Any, Iterable, Mapping, Sequence
 
 from procset import ProcSet
@@ -83,6 +85,8 @@ from wattsched.schedulers.state import (
 )
 
 logger = logging.getLogger(__name__)
+
+_JOB_ID = attrgetter("id")
 
 
 
@@ -444,13 +448,24 @@ class PolicyScheduler:
             for piece in self.pieces:
                 piece.on_started(running, view)
         admission.end_pass(view)
-        waiting: Sequence[QueuedJob] = (  # without starts, the queue sorted at the start of the pass
-            self._sorted if self._static else [job for job in ordered if job.id in self._queue] if started else ordered)
-        for decision in self.power.decide(waiting, view, self):
-            if isinstance(decision, SetPState):
-                self._switching(decision)
-            decisions.append(decision)
-        decisions.extend(admission.decisions(waiting, view))
+        power = self.power
+        power_decides = type(power).decide is not PowerManager.decide  # the base's answer is no decision
+        admission_decides = type(admission).decisions is not AdmissionConstraint.decisions
+        if power_decides or admission_decides:
+            waiting: Sequence[QueuedJob]  # without starts, the queue sorted at the start of the pass
+            if self._static:
+                waiting = self._sorted
+            elif started:  # a dynamic order's whole queue, filtered with built-in callables (no Python call a job)
+                waiting = list(compress(ordered, map(self._queue.__contains__, map(_JOB_ID, ordered))))
+            else:
+                waiting = ordered
+            if power_decides:
+                for decision in power.decide(waiting, view, self):
+                    if isinstance(decision, SetPState):
+                        self._switching(decision)
+                    decisions.append(decision)
+            if admission_decides:
+                decisions.extend(admission.decisions(waiting, view))
         if view.dynamic_jobs and not self._registration_done and self.work_done:
             self._registration_done = True
             decisions.append(NotifyRegistrationFinished())

@@ -8,7 +8,9 @@ it never can inside the window), as in the authors' scheduler (``EasyEnergyBudge
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import heapq
+from operator import itemgetter
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 from procset import ProcSet
@@ -18,6 +20,8 @@ from wattsched.schedulers.budget.window import TIME_EPS_S, BudgetWindow
 from wattsched.schedulers.pieces import register
 from wattsched.schedulers.queue import WallGroups
 from wattsched.schedulers.state import Assignment, ClusterView, QueuedJob
+
+_END = itemgetter(0)
 
 
 @register
@@ -63,10 +67,14 @@ class Powercap(BudgetWindow):
     def _fits(self, comp_hosts: int) -> bool:
         return self.platform_power_w(comp_hosts) <= self.rate_w * (1 + 1e-12)
 
-    def _ends(self, view: ClusterView) -> list[tuple[float, int]]:
-        """``(expected end, hosts)`` of the running jobs and of those started in the pass."""
-        return ([(running.expected_end_s, n) for running, n in zip(view.running.values(), self._job_sizes(view))]
-                + [(end, n) for n, end in self._started])
+    def _ends_by_end(self, view: ClusterView) -> Iterator[tuple[float, int]]:
+        """``(expected end, hosts)`` of the running jobs and of those started in the pass, by expected end, lazily:
+        the running jobs read from ``view.running_by_end`` (kept sorted by the view) as far as the caller goes, not
+        all of them sorted at every call (hunt 47: a pass over a platform of 73,728 one- or two-host jobs sorted
+        every end twice, 14.7 ms a message). Jobs of one end come in any order."""
+        started = sorted((end, n) for n, end in self._started)
+        running = ((job.expected_end_s, self._size_of(job)) for job in view.running_by_end)
+        return heapq.merge(running, started, key=_END) if started else running
 
     def earliest_start_s(self, job: QueuedJob, assignment: Assignment, start_s: float, view: ClusterView) -> float:
         """The first time from ``start_s`` at which the head fits under the cap as the running jobs end by
@@ -74,19 +82,19 @@ class Powercap(BudgetWindow):
         n = size(assignment.hosts)
         if self.exempt(start_s, assignment.end_s(start_s)) or self._fits(self._comp + n):
             return start_s  # (fits even if nothing ends by then)
-        ends = sorted(self._ends(view))
+        ends = self._ends_by_end(view)  # the jobs of one end are all taken together: their order does not matter
+        nxt = next(ends, None)
         comp = self._comp
         t = start_s
-        i = 0
         while True:
-            while i < len(ends) and ends[i][0] <= t:
-                comp -= ends[i][1]
-                i += 1
+            while nxt is not None and nxt[0] <= t:
+                comp -= nxt[1]
+                nxt = next(ends, None)
             if not self.in_window(t, assignment.end_s(t)) or self._fits(comp + n):
                 return t
-            if i == len(ends) or ends[i][0] >= self.te:
+            if nxt is None or nxt[0] >= self.te:
                 return max(t, self.te)
-            t = ends[i][0]
+            t = nxt[0]
 
     def can_start(self, job: QueuedJob, assignment: Assignment, view: ClusterView) -> bool:
         now = view.now_s
@@ -151,7 +159,12 @@ class Powercap(BudgetWindow):
         with it (when the head's run meets the window)."""
         if self.exempt(start_s, assignment.end_s(start_s)):
             return
-        still = sum(n for end, n in self._ends(view) if end > start_s)  # computing then
+        ended = 0  # hosts of the jobs ended by start_s: the running ones read by end as far as start_s only
+        for end, n in self._ends_by_end(view):
+            if end > start_s:
+                break
+            ended += n
+        still = self._computing_hosts(view) + sum(n for n, _ in self._started) - ended  # computing then
         self._at_shadow = (start_s, still + size(assignment.hosts))
 
     def release_head(self) -> None:

@@ -89,6 +89,7 @@ class BudgetWindow(AdmissionConstraint):
         self.B = INF if self.unlimited else (budget_j if budget_j is not None else INF)
         self._sizes: dict[str, tuple[Any, int]] = {}  # running job id: (the RunningJob, its hosts)
         self._comp_cache: tuple[tuple, int] | None = None  # (running jobs' key, their hosts)
+        self._sizes_cache: tuple[tuple, list[int]] | None = None  # (running jobs' key, :meth:`_job_sizes`)
         self._calls: list[float] = []  # CALL_ME_LATER times requested and not yet past
         self._next_stage = self.ts
 
@@ -171,18 +172,25 @@ class BudgetWindow(AdmissionConstraint):
         """The number of hosts of each running job (``view.running``'s order), each counted once per job:
         a job keeps its hosts while it runs, so only the jobs started since the previous call are counted
         (the whole list used to be recounted at every pass, ProcSet by ProcSet)."""
+        key = (id(view.running), view.running_version, len(view.running))
+        cached = self._sizes_cache
+        if cached is not None and cached[0] == key:  # the same running jobs: the same list (callers only read it)
+            return cached[1]
+        out = [self._size_of(job) for job in view.running.values()]
         known = self._sizes
-        out = []
-        for job in view.running.values():
-            got = known.get(job.id)
-            if got is None or got[0] is not job:
-                got = (job, size(job.alloc))
-                known[job.id] = got
-            out.append(got[1])
         if len(known) > 2 * len(view.running) + 64:  # forget the jobs that ended
             running = view.running
             self._sizes = {k: v for k, v in known.items() if running.get(k) is v[0]}
+        self._sizes_cache = (key, out)
         return out
+
+    def _size_of(self, job: Any) -> int:
+        """The number of hosts of running ``job``, counted once per job (:attr:`_sizes`)."""
+        got = self._sizes.get(job.id)
+        if got is None or got[0] is not job:
+            got = (job, size(job.alloc))
+            self._sizes[job.id] = got
+        return got[1]
 
     def _computing_hosts(self, view: ClusterView) -> int:
         """Hosts of the running jobs; cached while the running jobs do not change."""
