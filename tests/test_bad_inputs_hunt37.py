@@ -136,6 +136,30 @@ def test_a_scheduler_name_with_spaces_is_the_scheduler(tmp_path, inputs):
     assert [run.scheduler for run in runs] == ["fcfs"] and runs[0].name.startswith("fcfs | ")
 
 
+def test_grid_entries_a_preset_reads_alike_are_one_simulation(tmp_path, inputs):
+    """A number option written 600 and 600.0, or a default written out beside none, made two runs of one simulation
+    (noticed in earlier sessions); a run's folder keeps the key of its options as given (earlier sweeps resume)."""
+    platform, workload = inputs
+    base = {"platforms": [str(platform)], "workloads": [str(workload)]}
+    cases = [
+        ({"schedulers": [{"name": "energy-bud", "options": {"budget_fraction": 0.6, "window_end_s": 600}},
+                         {"name": "energy-bud", "options": {"budget_fraction": 0.6, "window_end_s": 600.0}}]},
+         "schedulers[1]: the same scheduler and options as schedulers[0]"),
+        ({"schedulers": ["easy-backfill"], "options": [{}, {"placement": "first-fit"}]},
+         "options[1]: the same options as options[0]"),
+    ]
+    for grid, field in cases:
+        with pytest.raises(InputError, match=f"^grid.yaml: {re.escape(field)}: runs .* would be one simulation"):
+            grid_runs(parse_grid({**base, **grid}, "grid.yaml"), tmp_path / "out")
+        assert not (tmp_path / "out").exists()
+    runs = grid_runs(parse_grid({**base, "schedulers": ["easy-backfill"],
+                                 "options": [{}, {"placement": "best-fit"}]}, "grid.yaml"), tmp_path / "out")
+    assert len(runs) == 2
+    again = grid_runs(parse_grid({**base, "schedulers": ["easy-backfill"], "options": [{}]}, "grid.yaml"),
+                      tmp_path / "out")
+    assert again[0].prefix == runs[0].prefix  # the folder of the options as given: unchanged
+
+
 # ------------------------------------------------------------------------ 3. the table
 def test_a_final_state_no_job_of_a_run_ended_in_is_counted_0_not_nan(tmp_path, inputs):
     platform, workload = inputs

@@ -364,6 +364,22 @@ def _check_file_inputs(grid: Grid, out: Path, generated: list[tuple[Path, str | 
                               "would overwrite it; give another folder")
 
 
+def _simulation_text(scheduler: str, options: Mapping[str, Any]) -> str:
+    """The scheduler and options as the simulation reads them, for the grid's check of twin runs: a preset's pieces and
+    every option's value, defaults filled in and each of its option's type (``{x: 600}`` beside ``{x: 600.0}`` of a
+    number option, or ``{}`` beside a default written out, are one simulation; noticed in earlier sessions); another
+    scheduler's name and options as given. A run's folder keeps the key of the options as given, so that the runs of
+    an earlier sweep are found again."""
+    from wattsched.experiments.runner import preset_of
+    from wattsched.schedulers.presets import PRESETS
+
+    preset = PRESETS.get(preset_of(scheduler) or "")
+    if preset is None:
+        return json.dumps([scheduler, options], sort_keys=True)
+    chosen, values = preset.validate(options)  # (checked before: no error)
+    return json.dumps([chosen, values], sort_keys=True, default=repr)
+
+
 def grid_runs(grid: Grid, out: str | os.PathLike) -> list[Run]:
     """The runs of ``grid``, their outputs under ``out/runs/<key>`` (module docstring). Every entry is checked
     and every generated input made before anything is written: a bad grid leaves ``out`` as it was.
@@ -408,7 +424,9 @@ def grid_runs(grid: Grid, out: str | os.PathLike) -> list[Run]:
         key = _digest(contents[ppath], contents[wpath], scheduler, options_text, str(grid.dynamic_jobs))
         label = scheduler + ("" if not options else " " + ",".join(f"{k}={options[k]}" for k in sorted(options)))
         name = f"{label} | {plabel} | {wlabel}" + ("" if seed is None else f" | seed {seed}")
-        _check_twin(grid, keys, key, name, (pi, wi, si, oi),
+        simulation = _digest(contents[ppath], contents[wpath], _simulation_text(scheduler, options),
+                             str(grid.dynamic_jobs))
+        _check_twin(grid, keys, simulation, name, (pi, wi, si, oi),
                     ("the same contents", "the same contents", "the same scheduler and options", "the same options"),
                     lambda name, earlier: f"runs {name!r} and {earlier!r} would be one simulation")
         tags = {"label": label, "platform_label": plabel, "workload_label": wlabel, "seed": seed, "key": key,
