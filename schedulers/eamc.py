@@ -103,7 +103,7 @@ from wattsched.energy_models.power import NodeModel
 from wattsched.schedulers.frequency import FrequencyChoice, top_pstate_of
 from wattsched.schedulers.options import Option
 from wattsched.schedulers.order import QueueOrder
-from wattsched.schedulers.pieces import Piece, register
+from wattsched.schedulers.pieces import DYNAMIC_JOBS_ADVICE, Piece, register
 from sortedcontainers import SortedKeyList
 
 from wattsched.schedulers.placement import FreeHosts, Placement
@@ -716,9 +716,7 @@ class PartitionPlacement(_EarPiece, Placement):
         super().on_platform(view)
         if not view.dynamic_jobs and any(p.module is not None for p in self.platform.partitions.values()):
             raise OptionError("placement 'partitions' re-registers every job with its run time on the partition and "
-                              "frequency chosen (EAR model): run Batsim with --enable-dynamic-jobs "
-                              "--acknowledge-dynamic-jobs ('wattsched run' does it for the EAMC presets, 'wattsched run --connect' "
-                              "and Docker need both flags given)")
+                              f"frequency chosen (EAR model): {DYNAMIC_JOBS_ADVICE}")
         if set(self.platform.partitions) == {""}:  # (it ran as EASY with a frequency choice, without a word)
             self.warn_of_platform("placement 'partitions': no host of the platform has a '%s' property: the whole "
                                   "machine is one partition ('wattsched platform --node eamc' writes a platform with "
@@ -858,8 +856,7 @@ class _EarFrequency(_EarPiece, FrequencyChoice):
                 and any(p.module is not None for p in self.platform.partitions.values())):
             raise OptionError(f"frequency '{self.name}' lowers jobs' frequencies (EAR model), so Batsim must accept "
                               "dynamic jobs (a slowed job is re-registered with its longer walltime instead of being "
-                              "killed): run Batsim with --enable-dynamic-jobs --acknowledge-dynamic-jobs ('wattsched "
-                              "run' enables them itself, 'wattsched run --connect' and Docker need both flags given)")
+                              f"killed): {DYNAMIC_JOBS_ADVICE}")
 
     def pstate_for(self, job: QueuedJob, hosts: ProcSet, view: ClusterView) -> int | None:
         """The rule's frequency on the job's partition. A placement that ignores partitions may give a job hosts of

@@ -36,6 +36,10 @@ if TYPE_CHECKING:
 #: The slots, in the order the core composes them and calls their hooks.
 SLOTS: tuple[str, ...] = ("order", "backfill", "placement", "admission", "power", "frequency")
 
+#: How a piece that needs Batsim's dynamic jobs (:meth:`Piece.needs_dynamic_jobs`) tells a run without them what to do.
+DYNAMIC_JOBS_ADVICE = ("run Batsim with --enable-dynamic-jobs --acknowledge-dynamic-jobs ('wattsched run' enables them "
+                       "itself, 'wattsched run --connect' and Docker need both flags given)")
+
 
 class Piece:
     """One value of one slot. Every hook is a no-op; a piece overrides those it needs.

@@ -48,7 +48,7 @@ from wattsched.energy_models.dvfs import CPU_BOUND, BetaModel
 from wattsched.energy_models.upas import FREQUENCY_PROPERTY, parse_frequencies
 from wattsched.schedulers.frequency import FrequencyChoice
 from wattsched.schedulers.options import Option
-from wattsched.schedulers.pieces import register
+from wattsched.schedulers.pieces import DYNAMIC_JOBS_ADVICE, register
 from wattsched.schedulers.state import ClusterView, JobState, QueuedJob, RunningJob
 
 __all__ = ["IntervalUtilization", "Upas"]
@@ -191,9 +191,7 @@ class Upas(FrequencyChoice):
         self.p_lower = pstate_of("f_lower_ghz", self.f_lower_ghz)
         if self.needs_dynamic_jobs() and not view.dynamic_jobs:
             raise OptionError("frequency 'upas' lowers jobs' gears, so Batsim must accept dynamic jobs (a slowed job "
-                              "is re-registered with its longer walltime instead of being killed): run Batsim with "
-                              "--enable-dynamic-jobs --acknowledge-dynamic-jobs ('wattsched run' enables them itself, "
-                              "'wattsched run --connect' and Docker need both flags given)")
+                              f"is re-registered with its longer walltime instead of being killed): {DYNAMIC_JOBS_ADVICE}")
         self.utilization = IntervalUtilization(self.interval_s, view.nb_hosts, 0.0)
 
     # ------------------------------------------------------------------ events

@@ -67,11 +67,7 @@ def atomic_paths(paths: Sequence[str | os.PathLike]) -> Iterator[list[Path]]:
         for temp in temps:
             temp.unlink(missing_ok=True)
         if not done:
-            for folder in reversed(created):
-                try:
-                    folder.rmdir()
-                except OSError:
-                    pass
+            _remove_folders(created)
 
 
 def _check_target(given: str | os.PathLike, target: Path) -> None:
@@ -85,6 +81,15 @@ def _check_target(given: str | os.PathLike, target: Path) -> None:
         require_regular_file(target)
     except OSError as exc:
         raise OutputError(f"cannot write {target}: {exc.strerror}") from None
+
+
+def _remove_folders(created: list[Path]) -> None:
+    """Remove the folders :func:`_make_folders` made (``created``), innermost first, those left empty only."""
+    for folder in reversed(created):
+        try:
+            folder.rmdir()
+        except OSError:  # (not empty: something else was written there)
+            pass
 
 
 def _make_folders(folder: Path, created: list[Path]) -> None:
@@ -232,7 +237,7 @@ class FolderLock:
         try:
             self._take()
         except BaseException:
-            self._remove_created()
+            _remove_folders(self._created)
             raise
         return self
 
@@ -257,16 +262,9 @@ class FolderLock:
             return
         self._fd = fd
 
-    def _remove_created(self) -> None:
-        for folder in reversed(self._created):
-            try:
-                folder.rmdir()  # (only when empty)
-            except OSError:
-                break
-
     def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
         if exc_type is not None:
-            self._remove_created()
+            _remove_folders(self._created)
