@@ -51,12 +51,10 @@ examples:
 def cmd_run(args: argparse.Namespace) -> int:
     from wattsched.analysis.metrics import compute_metrics, format_table, metrics_to_json, read_workload_json
     from wattsched.base.batsim_files import output_paths
-    from wattsched.experiments.runner import eamc_reading, run_simulation
+    from wattsched.experiments.runner import run_simulation
     from wattsched.simulator.platform import load_platform
     from wattsched.simulator.workload import load_workload
     from wattsched.workloads.users import check_job_fields
-
-    from wattsched.workloads.eamc import check_eamc_inputs
 
     if args.timeout is not None and args.connect is None:  # it would be ignored: say so rather than run
         raise OptionError("--timeout applies with --connect only (the in-process scheduler cannot stop answering)")
@@ -78,12 +76,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     # the users, read now: a workload file deleted or replaced during a long run failed the command once the outputs
     # were written (or gave other users)
     users = read_workload_json(args.workload) if args.per_user else None
-    with naming_options_file(args.options):
-        ear_model, by_partition = eamc_reading(scheduler, options) if args.connect is None else (None, False)
-    # with --connect a workload of a scheduler served with its own EAR model was refused against the shipped one
-    check_eamc_inputs((host.properties for host in platform.hosts), (job.entry for job in workload.jobs),
-                      args.workload, ear_model, by_partition=by_partition, any_app=args.connect is not None)
-    with naming_options_file(args.options):
+    with naming_options_file(args.options):  # (the jobs' EAMC fields are checked there too, for the scheduler)
         stats = run_simulation(platform, workload, args.export, scheduler=scheduler, options=options,
                                dynamic_jobs=args.enable_dynamic_jobs,
                                acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs,

@@ -753,14 +753,15 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
     from wattsched.workloads.users import check_job_fields
 
     check_job_fields((job.entry for job in workload.jobs), source or workload.path)  # as 'wattsched run' does
-    if handler is not None:
-        # the jobs' EAMC fields, as 'wattsched run' checks them: the API's run refused a bad one at its submission,
-        # naming JOB_SUBMITTED instead of the workload (a job wider than its partitions under EASY's first-fit too)
-        from wattsched.workloads.eamc import check_eamc_inputs
+    # the jobs' EAMC fields, for the scheduler as it reads them (the API's run refused a bad one at its submission,
+    # naming JOB_SUBMITTED instead of the workload); with connect, every application is the listening scheduler's to
+    # judge (its own EAR model, unknown here: one was refused against the shipped model)
+    from wattsched.workloads.eamc import check_eamc_inputs
 
-        ear_model, by_partition = eamc_reading(scheduler, options or {})
-        check_eamc_inputs((host.properties for host in platform.hosts), (job.entry for job in workload.jobs),
-                          source or workload.path, ear_model, by_partition=by_partition)
+    ear_model, by_partition = eamc_reading(scheduler, options or {}) if handler is not None else (None, False)
+    check_eamc_inputs((host.properties for host in platform.hosts), (job.entry for job in workload.jobs),
+                      source or workload.path, ear_model, by_partition=by_partition, any_app=handler is None)
+    if handler is not None:
         check_shares(workload, options or {}, source)
         check_eamc_profiles(handler, platform, workload, source)
     if dynamic_jobs:
