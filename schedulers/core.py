@@ -134,6 +134,10 @@ class PolicyScheduler:
                               f"needs: it cannot serve placement '{self.placement.name}' (a job would wait for ever "
                               "on a partition left asleep; use power 'shutdown', which boots the hosts the placement "
                               "chooses)")
+        #: whether the power manager and the admission constraint decide anything after a pass (the bases' answer is no
+        #: decision: then the queue still waiting is not made for them)
+        self._decides = (type(self.power).decide is not PowerManager.decide,
+                         type(self.admission).decisions is not AdmissionConstraint.decisions)
         #: the placement completes assignments (partition, its own time model: Placement.complete)
         self._completes = type(self.placement).complete is not Placement.complete
         self._view: ClusterView | None = None
@@ -448,9 +452,7 @@ class PolicyScheduler:
             for piece in self.pieces:
                 piece.on_started(running, view)
         admission.end_pass(view)
-        power = self.power
-        power_decides = type(power).decide is not PowerManager.decide  # the base's answer is no decision
-        admission_decides = type(admission).decisions is not AdmissionConstraint.decisions
+        power_decides, admission_decides = self._decides
         if power_decides or admission_decides:
             waiting: Sequence[QueuedJob]  # without starts, the queue sorted at the start of the pass
             if self._static:
@@ -460,7 +462,7 @@ class PolicyScheduler:
             else:
                 waiting = ordered
             if power_decides:
-                for decision in power.decide(waiting, view, self):
+                for decision in self.power.decide(waiting, view, self):
                     if isinstance(decision, SetPState):
                         self._switching(decision)
                     decisions.append(decision)
