@@ -38,18 +38,21 @@ placement (:attr:`Placer.partitioned`: each job runs inside one partition, e.g. 
 :mod:`wattsched.schedulers.eamc`) the queue may hold several **entries** of one job, each restricted to one
 partition (:attr:`~wattsched.schedulers.state.QueuedJob.partition`, same ``id``), in the order the queue
 order chose (an order with ``entries = True``). Both rules then start a job at most once per pass (an entry
-whose job started is skipped), and remember failed widths per :meth:`Placer.fit_key` (the hosts a job may
-use) instead of for the whole machine. EASY's head is the first entry that cannot start, its reservation
-is on that entry's partition (so entries on the other partitions backfill freely there), and when the head's
-job starts through a later entry of its own (on another partition) the pass starts over from the first
-waiting entry with a new head: EASY on the queue without that job. With one entry per job and a
-placement that is not partitioned, nothing of this applies and the rules are exactly the ones above.
+whose job started is skipped). EASY passes over the entries wider than the widest fit of their
+:meth:`Placer.fit_key` (the hosts a job may use) in the hosts free (:meth:`Placer.widest_fit`, asked again after
+each start) or than a width that failed for that key, instead of for the whole machine. EASY's head is the first
+entry that cannot start, its reservation is on that entry's partition (so entries on the other partitions
+backfill freely there), and when the head's job starts through a later entry of its own (on another partition)
+the pass starts over from the first waiting entry with a new head: EASY on the queue without that job. With one
+entry per job and a placement that is not partitioned, nothing of this applies and the rules are exactly the
+ones above.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+from operator import attrgetter
 from dataclasses import dataclass
 from typing import ClassVar, Iterable, Protocol, Sequence
 
@@ -64,6 +67,7 @@ from wattsched.schedulers.queue import JobsBehind, narrowest_and_shortest
 from wattsched.schedulers.state import Assignment, ClusterView, QueuedJob, RunningJob, end_key
 
 INF = math.inf
+_ID = attrgetter("id")
 
 #: A job to start now, and where and how.
 Start = tuple[QueuedJob, Assignment]
@@ -100,6 +104,10 @@ class Placer(Protocol):
         """Which hosts ``job`` may use (partitioned placements): jobs with equal keys fit or not alike."""
         ...
 
+    def widest_fit(self, key: object, free: ProcSet) -> int:
+        """A bound of the widths that jobs of fit key ``key`` may get in ``free`` (partitioned placements)."""
+        ...
+
     def reserve(self, job: QueuedJob, free_now: ProcSet, free_then: FreeHosts) -> Assignment | None:
         """The assignment to reserve for ``job``, which will start when ``free_then`` is free."""
         ...
@@ -133,7 +141,8 @@ class _Kept:
     """What an EASY pass leaves for the next one (:meth:`EasyBackfilling._select`): the head that could not start,
     its reservation (None: none; ``no_free``: nothing was left free to backfill on), the free hosts and the
     hosts outside the reservation once the pass's jobs started, and what the next pass checks to know that
-    nothing else changed: the time, the number of waiting jobs, the view's ``running_version``."""
+    nothing else changed: the time, the number of waiting jobs (entries, with a partitioned placement), the view's
+    ``running_version`` and ``hosts_version``."""
 
     head: QueuedJob
     reservation: Reservation | None
@@ -143,6 +152,7 @@ class _Kept:
     now_s: float
     waiting: int
     running_version: int
+    hosts_version: int
 
 
 def head_reservation(head: QueuedJob, now_s: float, free: ProcSet, running: Iterable[RunningJob],
@@ -280,6 +290,22 @@ def _fcfs_phase(queue: Sequence[QueuedJob], view: ClusterView, placer: Placer, a
     return i, free
 
 
+def _same_machine(kept: _Kept, nb_new: int, queue: Sequence[QueuedJob], view: ClusterView, placer: Placer,
+                  admission: AdmissionConstraint) -> bool:
+    """Whether nothing but ``nb_new`` submissions (at the end of ``queue``) and the clock's advance happened since
+    the pass that left ``kept``, with pieces that keep its conclusions (:attr:`PolicyScheduler.keeps_reservation`,
+    :meth:`AdmissionConstraint.keeps_refusals`): the same running jobs, hosts, free hosts and head."""
+    if not getattr(placer, "keeps_reservation", False) or view.now_s < kept.now_s:
+        return False
+    if not admission.keeps_refusals(kept.now_s, view.now_s):
+        return False
+    if view.running_version != kept.running_version or view.hosts_version != kept.hosts_version:
+        return False
+    if len(queue) != kept.waiting + nb_new:
+        return False
+    return bool(queue) and queue[0] is kept.head and intervals(view.free) == intervals(kept.free)
+
+
 @register
 class FcfsNoBackfill(Backfilling):
     """First come, first served without backfilling: start jobs in queue order while the head fits
@@ -317,7 +343,8 @@ class EasyBackfilling(Backfilling):
         self._kept: _Kept | None = None
         self._new: list[QueuedJob] = []  # jobs submitted since the last pass
 
-    # Every event but a submission (and the clock) may change what a pass decides: the next pass is a full one.
+    # Every event but a submission (and the clock) may change what a pass decides: the next pass is a full one. (A
+    # host's change is seen in the view's hosts_version: the acknowledgement of the core's own DVFS request is not.)
     def on_platform(self, view: ClusterView) -> None:
         self._kept = None
         self._new = []
@@ -326,9 +353,6 @@ class EasyBackfilling(Backfilling):
         self._new.append(job)
 
     def on_completed(self, job: RunningJob, state: object, view: ClusterView) -> None:
-        self._kept = None
-
-    def on_hosts_changed(self, hosts: ProcSet, pstate: int, view: ClusterView) -> None:
         self._kept = None
 
     def on_energy(self, energy_j: float, view: ClusterView) -> None:
@@ -352,13 +376,42 @@ class EasyBackfilling(Backfilling):
             else:
                 self._select(queue, view, placer, admission, starts, view.free, None)
             return starts
-        started: set[str] = set()  # job-partition entries: the jobs started in this pass (module docstring)
+        self._select_entries(queue, view, placer, admission, new, starts)
+        return starts
+
+    def _select_entries(self, queue: Sequence[QueuedJob], view: ClusterView, placer: Placer,
+                        admission: AdmissionConstraint, new: list[QueuedJob], starts: list[Start]) -> None:
+        """EASY over job-partition entries (module docstring), started over while the head's job starts through
+        another of its entries. A pass that follows none but the acknowledgements of the core's own requests
+        (the re-registered jobs, their DVFS: EAMC) decides what the previous one left, nothing, with pieces for
+        which the previous pass's conclusions still hold (:meth:`_only_new_jobs_can_start`): it is not made."""
+        kept = self._kept
+        self._kept = None
+        if kept is not None and not new and _same_machine(kept, 0, queue, view, placer, admission):
+            self._kept = kept
+            return
+        started: set[str] = set()  # the jobs started in this pass
         free = view.free
         while self._select(queue, view, placer, admission, starts, free, started):
             free = view.free
             for _, assignment in starts:
                 free = minus(free, assignment.hosts)
-        return starts
+        if not (KEEP_PASSES and getattr(placer, "keeps_reservation", False)):
+            return
+        waiting = len(queue)
+        if starts:
+            free = view.free
+            for _, assignment in starts:
+                free = minus(free, assignment.hosts)
+            nb_entries = getattr(queue, "nb_entries", None)
+            if nb_entries is not None:
+                waiting -= sum(map(nb_entries, started))
+            else:
+                waiting -= sum(map(started.__contains__, map(_ID, queue)))  # (no Python call an entry)
+        head = next((entry for entry in queue if entry.id not in started), None)  # (the entries before it started)
+        if head is not None:
+            self._kept = _Kept(head, None, False, free, free, view.now_s, waiting, view.running_version + len(starts),
+                               view.hosts_version)
 
     def _select(self, queue: Sequence[QueuedJob], view: ClusterView, placer: Placer, admission: AdmissionConstraint,
                 starts: list[Start], free: ProcSet, started: set[str] | None) -> bool:
@@ -369,7 +422,7 @@ class EasyBackfilling(Backfilling):
         if i >= len(queue) - 1 or not free:
             if keep and i < len(queue) and not free:  # nothing free: the next pass may start nothing either
                 self._kept = _Kept(queue[i], None, True, free, free, view.now_s, len(queue) - len(starts),
-                                   view.running_version + len(starts))
+                                   view.running_version + len(starts), view.hosts_version)
             return False  # no waiting job behind the head, or nothing free to backfill on
         keyed = started is not None
         contiguous = placer.contiguous
@@ -412,16 +465,22 @@ class EasyBackfilling(Backfilling):
             return (res < no_fit_free) & ((now_s + wall <= shadow_s) | ((res <= extra_count) & (res < no_fit_extra)))
 
         # an indexed queue gives only the jobs that fit and that the admission constraint may admit, asked of the
-        # jobs worth trying only (job-partition entries are a plain list: every entry is visited). Under an energy
+        # jobs worth trying only (job-partition entries: those their partition's widest fit holds). Under an energy
         # budget the queue grows long, and most jobs that fit by their width are too long for the reservation and
         # too wide for the hosts outside it: without this rule, energyBud visited 1.3 million jobs on the week of
         # issue 15 instead of 99,000.
-        if not keyed and (narrowest >= no_fit_free or (
+        if keyed:
+            fitting = getattr(queue, "fitting", None)
+            if fitting is None:  # every entry
+                later = JobsBehind(queue, i, free_count)
+            else:  # (free shrinks during the pass: its widest fit now bounds it)
+                later = JobsBehind(fitting(lambda key: placer.widest_fit(key, free), queue[i]), -1, free_count)
+        elif (narrowest >= no_fit_free or (
                 now_s + shortest_s > shadow_s and (narrowest > extra_count or narrowest >= no_fit_extra))):
             # every waiting job is too wide for the hosts free, or too long for the reservation and too wide for
             # the hosts outside it: the loop below would pass over each one (issue 15: the index built for nothing)
             later = JobsBehind(queue, len(queue) - 1, 0)
-        elif keyed or not admission.refuses_all(shortest_end_s, view):
+        elif not admission.refuses_all(shortest_end_s, view):
             later = JobsBehind(queue, i, free_count,
                                lambda res, wall, groups: admission.may_start(res, wall, view, groups), rule=worth_trying)
         else:  # the admission constraint refuses every waiting job (the smallest one): nothing to scan
@@ -438,7 +497,10 @@ class EasyBackfilling(Backfilling):
                 if job.id in started:
                     continue
                 key = job.partition if job.partition is not None else fit_key(job)  # an entry: its partition
-                if n >= no_fit_free_by.get(key, n + 1):
+                no_fit = no_fit_free_by.get(key)
+                if no_fit is None:  # the key's first job since the pass began or last started one
+                    no_fit = no_fit_free_by[key] = placer.widest_fit(key, free) + 1
+                if n >= no_fit:
                     continue
             if admission.refuses(job, view):
                 if admission.refuses_from(1, shortest_end_s, view):
@@ -461,8 +523,14 @@ class EasyBackfilling(Backfilling):
                 if not assignment.end_s(now_s) <= shadow_s:  # slowed past the shadow time
                     assignment = None
             if assignment is None:  # would run past the shadow time: hosts outside the reservation only
-                if n > extra_count or n >= no_fit_extra or (keyed and n >= no_fit_extra_by.get(key, n + 1)):
+                if n > extra_count or n >= no_fit_extra:
                     continue
+                if keyed:
+                    no_fit = no_fit_extra_by.get(key)
+                    if no_fit is None:
+                        no_fit = no_fit_extra_by[key] = placer.widest_fit(key, extra) + 1
+                    if n >= no_fit:
+                        continue
                 assignment = placer.place(job, extra)
                 if assignment is None:
                     if contiguous:
@@ -485,6 +553,8 @@ class EasyBackfilling(Backfilling):
             if keyed:
                 assert started is not None
                 started.add(job.id)
+                no_fit_free_by.clear()  # (the widest fits are asked again of the hosts left)
+                no_fit_extra_by.clear()
                 if job.id == head.id:  # the head started on another partition: EASY again without it
                     restart = True
                     break
@@ -494,7 +564,7 @@ class EasyBackfilling(Backfilling):
             admission.release_head()
         if keep:
             self._kept = _Kept(head, reservation, False, free, extra, now_s, len(queue) - len(starts),
-                               view.running_version + len(starts))
+                               view.running_version + len(starts), view.hosts_version)
         return restart
 
     @staticmethod
@@ -514,13 +584,7 @@ class EasyBackfilling(Backfilling):
         job that waited at the previous pass can start: it did not fit in hosts that were free then (a superset
         of those free now), or would have ended past the shadow time then (later still now) and did not fit
         outside the reservation (a superset of what is outside it now)."""
-        if not getattr(placer, "keeps_reservation", False) or view.now_s < kept.now_s:
-            return False
-        if not admission.keeps_refusals(kept.now_s, view.now_s):
-            return False
-        if view.running_version != kept.running_version or len(queue) != kept.waiting + len(new):
-            return False
-        if not queue or queue[0] is not kept.head or intervals(view.free) != intervals(kept.free):
+        if not _same_machine(kept, len(new), queue, view, placer, admission):
             return False
         first = len(queue) - len(new)
         return all(queue[first + k] is job for k, job in enumerate(new))
@@ -568,5 +632,6 @@ class EasyBackfilling(Backfilling):
         finally:
             if reserved:
                 admission.release_head()
-        self._kept = _Kept(kept.head, reservation, kept.no_free, free, extra, now_s,
-                           kept.waiting + len(new) - len(starts), view.running_version + len(starts))
+        waiting = kept.waiting + len(new) - len(starts)
+        self._kept = _Kept(kept.head, reservation, kept.no_free, free, extra, now_s, waiting,
+                           view.running_version + len(starts), view.hosts_version)

@@ -267,9 +267,14 @@ class PolicyScheduler:
         view = self.view
         self._pstates_changed = True
         pstates = view.pstates
+        changed = False
         for a, b in intervals(hosts):
+            if not changed and pstates[a:b + 1].count(pstate) != b - a + 1:
+                changed = True
             pstates[a:b + 1] = [pstate] * (b - a + 1)
         transitioning = plus(inter(hosts, view.switching), inter(hosts, view.off))  # (no union of the two large sets)
+        if changed or transitioning or pstate == self.power.sleep_pstate:
+            view.hosts_version += 1
         view.switching = minus(view.switching, hosts)
         if pstate == self.power.sleep_pstate:
             view.off = plus(view.off, hosts)
@@ -323,6 +328,9 @@ class PolicyScheduler:
     def fit_key(self, job: QueuedJob) -> object:
         return self.placement.fit_key(job)
 
+    def widest_fit(self, key: object, free: ProcSet) -> int:
+        return self.placement.widest_fit(key, free)
+
     def place(self, job: QueuedJob, free: FreeHosts) -> Assignment | None:
         """Where and how ``job`` would run among ``free``: the placement's hosts (None: it does not fit),
         the frequency choice's pstate, and the job's walltime there."""
@@ -341,17 +349,24 @@ class PolicyScheduler:
 
     @property
     def keeps_reservation(self) -> bool:
-        """Whether an EASY pass that follows only submissions may start from what the previous pass concluded
-        (:meth:`~wattsched.schedulers.backfill.EasyBackfilling._select`): a static order, no power manager, every
-        job at the top frequency of a platform with one top pstate, and first-fit contiguous placement (the
-        reservation's hosts are then those a recomputation would choose: best-fit could pick another interval
-        once hosts outside the reservation are taken, and the non-contiguous reservation depends on which hosts
-        are free now). The admission constraint is asked at each such pass whether its refusals still hold
-        (:meth:`~wattsched.schedulers.admission.AdmissionConstraint.keeps_refusals`: always without one, before
-        and after an energy budget's window)."""
-        return (self._static and type(self.power) is NoPowerManager
-                and type(self.placement) is FirstFit and type(self.frequency) is TopFrequency
-                and self._top is not None and not self._completes)
+        """Whether an EASY pass that follows only submissions (or, over job-partition entries, nothing but the
+        acknowledgements of the core's own requests) may start from what the previous pass concluded
+        (:meth:`~wattsched.schedulers.backfill.EasyBackfilling._select`): an order that depends on which jobs wait
+        alone (:attr:`QueueOrder.keys_fixed`), no power manager, a first-fit placement (the reservation's hosts
+        are then those a recomputation would choose: best-fit could pick another interval once hosts outside the
+        reservation are taken, and the non-contiguous reservation depends on which hosts are free now), and every
+        job at a pstate of its own: the top frequency of a platform with one top pstate, or, with a partitioned
+        placement, a frequency choice that depends on the job and its partition alone
+        (:attr:`FrequencyChoice.per_partition`). The admission constraint is asked at each such pass whether its
+        refusals still hold (:meth:`~wattsched.schedulers.admission.AdmissionConstraint.keeps_refusals`: always
+        without one, before and after an energy budget's window)."""
+        placement = self.placement
+        if not ((self._static or self.order.keys_fixed) and type(self.power) is NoPowerManager
+                and placement.keeps_reservation):
+            return False
+        if placement.partitioned:
+            return self.frequency.per_partition
+        return type(self.frequency) is TopFrequency and self._top is not None and not self._completes
 
     def starting(self, job: QueuedJob) -> None:
         """A job the backfilling rule starts in this pass (:meth:`~.backfill.Placer.starting`): no longer waiting for

@@ -84,13 +84,13 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 import numpy as np
 from procset import ProcSet
 
 from wattsched.base.errors import InputError, OptionError, quoted_cut
-from wattsched.base.hostsets import first_fit_within, intervals
+from wattsched.base.hostsets import first_fit_within, intervals, longest_within
 from wattsched.base.validate import file_name_problem
 from wattsched.energy_models.ear import (
     APP_FIELD,
@@ -107,6 +107,7 @@ from wattsched.schedulers.pieces import DYNAMIC_JOBS_ADVICE, Piece, register
 from sortedcontainers import SortedKeyList
 
 from wattsched.schedulers.placement import FreeHosts, Placement
+from wattsched.schedulers.queue import EntryQueue
 from wattsched.schedulers.state import Assignment, ClusterView, JobState, QueuedJob, RunningJob
 
 logger = logging.getLogger(__name__)
@@ -246,6 +247,11 @@ class EarPartition:
             if hosts is not None:
                 return hosts
         return None
+
+    def widest(self, free: FreeHosts) -> int:
+        """The most contiguous free hosts of the partition: :meth:`first_fit` places no wider job."""
+        items = intervals(free) if isinstance(free, ProcSet) else free
+        return max(longest_within(items, lo, hi) for lo, hi in self.bounds)
 
     @property
     def top_pstate(self) -> int:
@@ -551,15 +557,19 @@ class _EntryOrder(_EarPiece, QueueOrder):
     """Job-partition entries (module docstring): each job's entries with their class; entries are sorted by
     class, then by job in FCFS order (submission time, then arrival), then in the job's entry order. The keys
     never change while a job waits, so the entries are kept sorted as jobs arrive and start (a pass copies
-    the list); :meth:`sort` rebuilds it if the queue it is given holds other jobs."""
+    the list), and by width per partition (what :meth:`EntryQueue.fitting` reads); :meth:`sort` rebuilds them
+    if the queue it is given holds other jobs."""
 
     entries = True
+    keys_fixed = True
 
     def __init__(self, t_weight: float = 1.0, epm: str = "paper", ear_model: str | None = None) -> None:
         super().__init__(t_weight, epm, ear_model)
         self._entries: dict[str, list[QueuedJob]] = {}
         self._keys: dict[tuple[str, str | None], tuple] = {}
         self._sorted: SortedKeyList = SortedKeyList(key=self._key)
+        #: per partition, its entries by width then order (:meth:`_fitting`)
+        self._by_width: dict[str | None, SortedKeyList] = {}
         self._arrivals = 0
 
     def classes(self, info: JobInfo) -> list[tuple[int, str]]:
@@ -569,11 +579,15 @@ class _EntryOrder(_EarPiece, QueueOrder):
     def _key(self, entry: QueuedJob) -> tuple:
         return self._keys[entry.id, entry.partition]
 
+    def _width_key(self, entry: QueuedJob) -> tuple:
+        return entry.res, self._keys[entry.id, entry.partition]
+
     def on_platform(self, view: ClusterView) -> None:
         super().on_platform(view)
         self._entries.clear()
         self._keys.clear()
         self._sorted.clear()
+        self._by_width.clear()
 
     def on_submitted(self, job: QueuedJob, view: ClusterView) -> None:
         self._add(job)
@@ -591,6 +605,11 @@ class _EntryOrder(_EarPiece, QueueOrder):
             entries.append(entry)
         self._entries[job.id] = entries
         self._sorted.update(entries)
+        for entry in entries:
+            by_width = self._by_width.get(entry.partition)
+            if by_width is None:
+                by_width = self._by_width[entry.partition] = SortedKeyList(key=self._width_key)
+            by_width.add(entry)
 
     def _forget(self, job_id: str) -> None:
         super()._forget(job_id)
@@ -598,6 +617,7 @@ class _EntryOrder(_EarPiece, QueueOrder):
         if entries is not None:
             for entry in entries:
                 self._sorted.remove(entry)
+                self._by_width[entry.partition].remove(entry)
                 del self._keys[job_id, entry.partition]
 
     def sort(self, jobs: Any, view: ClusterView) -> list[QueuedJob]:
@@ -607,7 +627,22 @@ class _EntryOrder(_EarPiece, QueueOrder):
                 self._forget(job_id)
             for job in jobs:
                 self._add(job)
-        return list(self._sorted)
+        return EntryQueue(self._sorted, self._fitting, self._entries)
+
+    def _fitting(self, widest: Callable[[object], int], head: QueuedJob) -> list[QueuedJob]:
+        """:meth:`EntryQueue.fitting`: per partition, the entries up to its widest fit (one bisect), those after the
+        head, merged in queue order."""
+        after = self._key(head)
+        found: list[QueuedJob] = []
+        for partition, by_width in self._by_width.items():
+            if not by_width:
+                continue
+            count = by_width.bisect_key_left((widest(partition) + 1,))  # (a width and an order key: the key's tuple)
+            if count:
+                found.extend(entry for entry in by_width.islice(0, count) if self._key(entry) > after)
+        if len(found) > 1:
+            found.sort(key=self._key)
+        return found
 
 
 @register
@@ -698,6 +733,7 @@ class PartitionPlacement(_EarPiece, Placement):
     reference = "EAMC paper §3.3 (time coefficient), §4.2"
     partitioned = True
     contiguous = True
+    keeps_reservation = True  # first-fit inside the partition
     def needs_dynamic_jobs(self) -> bool:
         return True  # every job is re-registered at its partition's walltime and profile
 
@@ -739,6 +775,14 @@ class PartitionPlacement(_EarPiece, Placement):
 
     def fit_key(self, job: QueuedJob) -> object:
         return job.partition if job.partition is not None else self.platform.info(job).ranked
+
+    def widest_fit(self, key: object, free: ProcSet) -> int:
+        """The most contiguous free hosts of the partition ``key`` (an entry's), or of the best of the partitions
+        ``key`` (a job's ranked partitions: :meth:`fit_key`)."""
+        partitions = self.platform.partitions
+        if isinstance(key, str):
+            return partitions[key].widest(free)
+        return max(partitions[name].widest(free) for name in key)  # type: ignore[attr-defined]
 
     def allocate(self, job: QueuedJob, free: FreeHosts, view: ClusterView) -> ProcSet | None:
         partitions = self.platform.partitions
@@ -830,6 +874,7 @@ class PartitionPlacement(_EarPiece, Placement):
 # ---------------------------------------------------------------------------------------- frequency
 class _EarFrequency(_EarPiece, FrequencyChoice):
     rule: ClassVar[str] = "top"
+    per_partition = True  # the rule's frequency of the job's application on its partition (EamcPlatform.pstate)
     #: behind a placement that ignores partitions a job wider than each of its partitions runs on any hosts (the
     #: placement ``partitions`` refuses it itself)
     by_partition = False

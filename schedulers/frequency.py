@@ -12,6 +12,8 @@ whole job, behaviour 24).
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from procset import ProcSet
 
 from wattsched.energy_models.dvfs import BetaModel
@@ -23,6 +25,10 @@ class FrequencyChoice(Piece):
     """Base of the ``frequency`` slot: leaves the hosts at their pstates. Override :meth:`pstate_for`."""
 
     slot = "frequency"
+    #: the pstate depends on the job and on the partition (node model) of its hosts alone, never on the clock, the
+    #: queue or the machine's load: a pass may keep the previous one's conclusions
+    #: (``PolicyScheduler.keeps_reservation``)
+    per_partition: ClassVar[bool] = False
 
     def pstate_for(self, job: QueuedJob, hosts: ProcSet, view: ClusterView) -> int | None:
         """The computation pstate for ``job`` on ``hosts``, or ``None`` to leave the hosts as they are."""
@@ -42,6 +48,7 @@ class TopFrequency(FrequencyChoice):
     name = "top"
     description = "every job at the fastest computation pstate"
     reference = "baseline of every paper"
+    per_partition = True
 
     def __init__(self) -> None:
         self._top: int | None = 0  # the top pstate when every host has the same, else None

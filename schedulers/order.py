@@ -31,6 +31,10 @@ class QueueOrder(Piece):
     #: restricted to one partition (:attr:`~wattsched.schedulers.state.QueuedJob.partition`); it needs a
     #: partitioned placement (:mod:`wattsched.schedulers.backfill`)
     entries: ClassVar[bool] = False
+    #: the waiting jobs' order depends on which jobs wait alone, not on the clock or the machine (EAMC's entry
+    #: orders; a static order is such an order without saying it): a pass that follows no change but the clock's may
+    #: keep the previous one's conclusions (``PolicyScheduler.keeps_reservation``)
+    keys_fixed: ClassVar[bool] = False
 
     def sort(self, jobs: Iterable[QueuedJob], view: ClusterView) -> list[QueuedJob]:
         """``jobs`` (given in arrival order) in scheduling order; must be deterministic."""

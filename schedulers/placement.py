@@ -27,7 +27,7 @@ from typing import ClassVar, Iterable, Sequence, Union
 
 from procset import ProcSet
 
-from wattsched.base.hostsets import from_intervals, interval
+from wattsched.base.hostsets import from_intervals, interval, size
 from wattsched.schedulers.pieces import Piece, register
 from wattsched.schedulers.state import Assignment, ClusterView, QueuedJob
 
@@ -109,12 +109,21 @@ class Placement(Piece):
     #: whether a job runs inside one partition; the queue may then hold job-partition entries
     #: (:attr:`~wattsched.schedulers.state.QueuedJob.partition`, :mod:`wattsched.schedulers.backfill`)
     partitioned: ClassVar[bool] = False
+    #: first-fit (inside a job's partition, when partitioned): where a job goes depends on the free hosts alone, and
+    #: EASY's reservation taken again once jobs started that end before it or run outside it is on the same hosts
+    #: (the lower intervals only shrank), so a pass may keep the previous one's (``PolicyScheduler.keeps_reservation``)
+    keeps_reservation: ClassVar[bool] = False
 
     def fit_key(self, job: QueuedJob) -> object:
         """Which hosts ``job`` may use, for partitioned placements: two jobs with equal keys draw from the
         same hosts, so a width that does not fit for one does not fit for the other (backfilling remembers
         failed widths per key). Default: the whole machine."""
         return None
+
+    def widest_fit(self, key: object, free: ProcSet) -> int:
+        """A bound of the widths that jobs of fit key ``key`` (:meth:`fit_key`) may get in ``free``: no wider job of
+        that key is placed there, and backfilling passes over one without asking. Default: the hosts free."""
+        return size(free)
 
     def complete(self, job: QueuedJob, assignment: Assignment, view: ClusterView) -> Assignment:
         """The assignment of ``job`` on ``assignment.hosts`` at ``assignment.pstate`` (chosen by the frequency
@@ -161,6 +170,7 @@ class FirstFit(Placement):
     name = "first-fit"
     description = "lowest contiguous interval of free hosts that is long enough, like pybatsim's easyBackfill"
     choose = staticmethod(first_fit_contiguous)
+    keeps_reservation = True
 
 
 @register

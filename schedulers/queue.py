@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from itertools import islice
-from typing import Any, Callable, Iterator, Sequence, overload
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, Sized, overload
 
 import numpy as np
 from sortedcontainers import SortedKeyList, SortedList
@@ -155,6 +155,29 @@ class WaitingQueue(Sequence[QueuedJob]):
         job = self._jobs[slot]
         assert job is not None
         return job
+
+
+class EntryQueue(list):
+    """Job-partition entries in scheduling order (a queue order with ``entries = True``, EAMC), a list that also
+    answers which entries behind one of them fit by their width: :meth:`fitting`, from an index by width that the
+    order keeps per fit key (a partition) as jobs come and go. Most entries of a long queue are wider than what
+    their partition has free, and EASY then visits the few others only (issue 15)."""
+
+    def __init__(self, entries: Iterable[QueuedJob],
+                 fitting: Callable[[Callable[[object], int], QueuedJob], list[QueuedJob]],
+                 of_job: Mapping[str, Sized]) -> None:
+        super().__init__(entries)
+        self._fitting = fitting
+        self._of_job = of_job
+
+    def nb_entries(self, job_id: str) -> int:
+        """How many entries job ``job_id`` has in this queue."""
+        return len(self._of_job[job_id])
+
+    def fitting(self, widest: Callable[[object], int], head: QueuedJob) -> list[QueuedJob]:
+        """The entries after ``head`` (one of this queue's), in queue order, that ask for at most ``widest(key)``
+        hosts, ``key`` their partition."""
+        return self._fitting(widest, head)
 
 
 def narrowest_and_shortest(queue: Sequence[QueuedJob]) -> tuple[float, float]:

@@ -189,6 +189,9 @@ class ClusterView:
             :meth:`add_running` / :meth:`remove_running` so that EASY never re-sorts it.
         running_version: bumped by :meth:`add_running` / :meth:`remove_running`: lets pieces cache what
             they derive from ``running`` between passes.
+        hosts_version: bumped by the core when Batsim changes a host's state as the view did not have it (a
+            switch ended, a pstate other than the one the core set when it started a job there): lets pieces
+            keep what they derived from the hosts across the acknowledgements of the core's own DVFS requests.
         pending_by_end: only in the view backfilling sees (``PolicyScheduler.backfill_view``): hosts off,
             switching or booked for a job as pseudo running jobs, sorted by :func:`end_key`;
             :meth:`by_end` merges them with ``running_by_end``.
@@ -213,6 +216,7 @@ class ClusterView:
     profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     running_by_end: SortedKeyList = field(default_factory=lambda: SortedKeyList(key=end_key))
     running_version: int = field(default=0, compare=False, repr=False)
+    hosts_version: int = field(default=0, compare=False, repr=False)
     nb_waiting: int = 0
     pending_by_end: tuple[RunningJob, ...] = ()
 

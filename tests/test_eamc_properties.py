@@ -107,3 +107,64 @@ def test_every_job_runs_once_on_one_requested_partition_for_the_models_time(tmp_
 def _expand(part: str) -> list[int]:
     a, _, b = part.partition("-")
     return list(range(int(a), int(b or a) + 1))
+
+
+def _schedule_and_skips(platform: Path, workload_path: Path, preset: str, keep: bool) -> tuple[list, int]:
+    """Every job's (id, state, start, end, hosts) and how many passes kept the previous one's conclusions. With
+    ``keep`` False, every pass is a full one over every entry (a plain list: no index by width)."""
+    from wattsched.schedulers import backfill as backfill_module
+    from wattsched.schedulers.eamc import _EntryOrder
+
+    same_machine = backfill_module._same_machine
+    sort = _EntryOrder.sort
+    skips = 0
+
+    def counting(*args):  # type: ignore[no-untyped-def]
+        nonlocal skips
+        answer = same_machine(*args)
+        skips += answer
+        return answer
+
+    old = backfill_module.KEEP_PASSES
+    backfill_module.KEEP_PASSES, backfill_module._same_machine = keep, counting
+    if not keep:
+        _EntryOrder.sort = lambda self, jobs, view: list(sort(self, jobs, view))  # type: ignore[method-assign]
+    try:
+        sim = Simulation(load_platform(platform), load_workload(workload_path), dynamic_jobs=True,
+                         acknowledge_dynamic_jobs=True)
+        run_inprocess(sim, scheduler_handler(preset, {}))
+    finally:
+        backfill_module.KEEP_PASSES, backfill_module._same_machine = old, same_machine
+        _EntryOrder.sort = sort  # type: ignore[method-assign]
+    return sorted((str(j.job.id), str(j.status), j.start_s, j.end_s, j.alloc_str) for j in sim.iter_jobs()), skips
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(workload=workloads(), preset=st.sampled_from(PRESETS))
+def test_a_pass_after_acknowledgements_only_decides_as_a_full_pass(tmp_path_factory, platform: Path, workload: dict,
+                                                                  preset: str) -> None:
+    """EASY over partition entries does not make a pass that follows nothing but the acknowledgements of the core's
+    own requests (the re-registered jobs and their DVFS: ``EasyBackfilling._select_entries``), and visits only the
+    entries their partition's widest fit holds (``EntryQueue.fitting``): every job starts at the same time on the
+    same hosts as with a full pass over every entry at every message."""
+    path = tmp_path_factory.mktemp("keep") / "w.json"
+    path.write_text(json.dumps(workload))
+    kept, _ = _schedule_and_skips(platform, path, preset, True)
+    full, none = _schedule_and_skips(platform, path, preset, False)
+    assert kept == full and none == 0
+
+
+def test_passes_after_acknowledgements_only_are_skipped_on_a_busy_queue(tmp_path: Path) -> None:
+    """On a queue that stays long (the reproduction's workload, 40 + 40 nodes), most acknowledgements of a
+    re-registered job come while jobs wait: those passes are not made, and the schedule is a full pass's."""
+    from wattsched.workloads.eamc import eamc_workload
+
+    platform = tmp_path / "p.xml"
+    platform.write_text(eamc_platform_xml((40, 40)))
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(eamc_workload(seed=3, mix="33", nb_jobs=300, max_res=40, mean_res=8.0, span_days=1.0)))
+    for preset in ("eamc-priority-inc", "min-energy"):
+        kept, skips = _schedule_and_skips(platform, path, preset, True)
+        full, _ = _schedule_and_skips(platform, path, preset, False)
+        assert kept == full
+        assert skips > 50, (preset, skips)

@@ -172,3 +172,18 @@ def test_the_merge_path_is_taken_on_fragmented_sets(monkeypatch) -> None:
     monkeypatch.setattr(hostsets, "from_intervals", lambda itvs: calls.append(1) or original(itvs))
     assert list(plus(odd, even).intervals()) == list((odd | even).intervals())
     assert calls
+
+
+@given(intervals, st.integers(0, 70), st.integers(0, 12))
+def test_longest_within_is_the_widest_range_first_fit_within_places(x, lo, width) -> None:
+    """``longest_within`` bounds ``first_fit_within`` exactly: it places ``n`` hosts inside ``[lo, hi]`` if and only
+    if ``n`` is at most the longest run of free hosts there (what EAMC's placement answers backfilling with)."""
+    from wattsched.base.hostsets import first_fit_within, intervals as itvs_of, longest_within
+
+    free = as_procset(x)
+    hi = lo + width
+    expected = longest(inter(free, ProcSet((lo, hi)))) if free else 0
+    items = itvs_of(free)
+    assert longest_within(items, lo, hi) == expected
+    for n in range(1, expected + 2):
+        assert (first_fit_within(items, lo, hi, n) is not None) == (n <= expected)

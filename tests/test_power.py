@@ -394,3 +394,18 @@ def test_the_shutdown_forgets_a_kept_host_a_job_took_once_a_job_started():
     assert pm._forget_kept(1.0, view) and sorted(pm.kept_hosts(view)) == [2, 3]
     view.free = ProcSet((3, 7))  # (no start made this: not looked for)
     assert not pm._forget_kept(2.0, view) and sorted(pm.kept_hosts(view)) == [2, 3]
+
+
+def test_the_hosts_version_moves_when_batsim_changes_a_host_and_not_at_the_acknowledgement_of_the_cores_dvfs():
+    """``view.hosts_version`` (what EASY's kept pass checks): a RESOURCE_STATE_CHANGED that gives hosts the pstate the
+    core already set when it started a job there changes nothing; another pstate, or a switch's end, does."""
+    p = PolicyScheduler(order=Fcfs(), backfill=EasyBackfilling(), power=NoPowerManager())
+    p.start(4, 0.0, None)
+    view = p.view
+    view.pstates[0:2] = [2, 2]  # as _start sets them with its SetPState
+    version = view.hosts_version
+    p.on_hosts_changed(ProcSet((0, 1)), 2)
+    assert view.hosts_version == version
+    p.on_hosts_changed(ProcSet((1, 2)), 2)  # host 2 was at pstate 0
+    assert view.hosts_version == version + 1
+    assert view.pstates == [2, 2, 2, 0]

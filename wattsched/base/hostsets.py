@@ -78,6 +78,20 @@ def first_fit_within(free: Sequence[tuple[int, int]], lo: int, hi: int, n: int) 
     return None
 
 
+def longest_within(free: Sequence[tuple[int, int]], lo: int, hi: int) -> int:
+    """The number of hosts of the longest interval of ``free`` (sorted disjoint ``(inf, sup)`` intervals) inside
+    ``[lo, hi]``: :func:`first_fit_within` finds no wider range there."""
+    best = 0
+    for index in range(_first_reaching(free, lo) if free else 0, len(free)):
+        a, b = free[index]
+        if a > hi:
+            break
+        length = min(b, hi) - max(a, lo) + 1
+        if length > best:
+            best = length
+    return best
+
+
 def contains(hosts: ProcSet, host: int) -> bool:
     """``host in hosts`` with one bisect."""
     itvs = hosts._itvs
