@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from procset import ProcSet
 
 from wattsched.base.errors import OptionError
@@ -332,3 +334,24 @@ def test_real_powers_and_pstates_from_the_platform():
         start(TAURUS_PROPS, 7)
     with pytest.raises(OptionError, match="'shutdown'.*no sleep_pstates"):
         start({"wattage_per_state": "95:190"})
+
+
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 11), st.integers(0, 3)), max_size=40))
+def test_the_views_count_of_running_hosts_follows_the_jobs_as_they_start_and_end(steps) -> None:
+    """``view.running_hosts`` (what the budgets count as computing hosts: powercap's ``P̃platform``, energyBud's
+    ``P̃``) is the hosts of the running jobs after any sequence of starts and ends, counted from the first read on
+    and kept up to date then (a view given its running jobs directly counts them at its first read)."""
+    view = ClusterView.idle_machine(16)
+    k = 0
+    for start, lo, width in steps:
+        if start or not view.running:
+            hosts = ProcSet((lo, lo + width), lo + width + 2)
+            view.add_running(RunningJob(f"j{k}", hosts, 0.0, 10.0))
+            k += 1
+        else:
+            view.remove_running(next(iter(view.running)))
+        if k % 3 == 0:
+            assert view.running_hosts == sum(len(job.alloc) for job in view.running.values())
+    assert view.running_hosts == sum(len(job.alloc) for job in view.running.values())
+    copy = ClusterView(now_s=0.0, nb_hosts=16, free=ProcSet(), running=dict(view.running))
+    assert copy.running_hosts == view.running_hosts

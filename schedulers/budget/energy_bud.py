@@ -86,6 +86,7 @@ from wattsched.schedulers.state import Assignment, ClusterView, QueuedJob
 logger = logging.getLogger(__name__)
 
 INF = math.inf
+_NB_HOSTS = operator.attrgetter("nb_hosts")
 
 
 class EnergyBudget(BudgetWindow):
@@ -143,7 +144,7 @@ class EnergyBudget(BudgetWindow):
         P̃idle, asleep and switching ones at their platform wattage (§IV-C1 "counting the number of
         computing and non-computing nodes")."""
         p = self.power
-        comp = self._computing_hosts(view)
+        comp = view.running_hosts
         return (comp * p.est_comp_w + size(view.free) * p.est_idle_w + size(view.off) * p.sleep_w
                 + size(view.switching) * p.switch_w)
 
@@ -311,7 +312,7 @@ class EnergyBudget(BudgetWindow):
         if cached is not None and cached[0] == key:
             return cached[1]
         p = self.power
-        sizes = self._job_sizes(view)
+        sizes = list(map(_NB_HOSTS, view.running.values()))
         end = [job.expected_end_s for job in view.running.values()]
         comp = [n * p.est_comp_w for n in sizes]
         if not self.shutdown:

@@ -51,7 +51,7 @@ class Powercap(BudgetWindow):
         self._at_shadow: tuple[float, int] | None = None
 
     def begin_pass(self, queue: Sequence[QueuedJob], view: ClusterView) -> None:
-        self._comp = self._computing_hosts(view)  # (cached while the running jobs do not change)
+        self._comp = view.running_hosts  # (the view keeps the count as jobs start and end)
         self._started = []
         self._prepared_hosts = 0
         self._at_shadow = None
@@ -73,7 +73,7 @@ class Powercap(BudgetWindow):
         all of them sorted at every call (hunt 47: a pass over a platform of 73,728 one- or two-host jobs sorted
         every end twice, 14.7 ms a message). Jobs of one end come in any order."""
         started = sorted((end, n) for n, end in self._started)
-        running = ((job.expected_end_s, self._size_of(job)) for job in view.running_by_end)
+        running = ((job.expected_end_s, job.nb_hosts) for job in view.running_by_end)
         return heapq.merge(running, started, key=_END) if started else running
 
     def earliest_start_s(self, job: QueuedJob, assignment: Assignment, start_s: float, view: ClusterView) -> float:
@@ -164,7 +164,7 @@ class Powercap(BudgetWindow):
             if end > start_s:
                 break
             ended += n
-        still = self._computing_hosts(view) + sum(n for n, _ in self._started) - ended  # computing then
+        still = view.running_hosts + sum(n for n, _ in self._started) - ended  # computing then
         self._at_shadow = (start_s, still + size(assignment.hosts))
 
     def release_head(self) -> None:

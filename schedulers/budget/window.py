@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any, Sequence
+from typing import Sequence
 
 from procset import ProcSet
 
 from wattsched.base.errors import OptionError
-from wattsched.base.hostsets import size
 from wattsched.energy_models.taurus import TAURUS
 from wattsched.schedulers.admission import AdmissionConstraint
 from wattsched.schedulers.budget.estimates import BudgetPower
@@ -87,9 +86,6 @@ class BudgetWindow(AdmissionConstraint):
         #: a window given without a budget (hunt 44: it ran as plain EASY without a word; said at the platform)
         self._window_unused = not limited and window_end_s is not None
         self.B = INF if self.unlimited else (budget_j if budget_j is not None else INF)
-        self._sizes: dict[str, tuple[Any, int]] = {}  # running job id: (the RunningJob, its hosts)
-        self._comp_cache: tuple[tuple, int] | None = None  # (running jobs' key, their hosts)
-        self._sizes_cache: tuple[tuple, list[int]] | None = None  # (running jobs' key, :meth:`_job_sizes`)
         self._calls: list[float] = []  # CALL_ME_LATER times requested and not yet past
         self._next_stage = self.ts
 
@@ -167,40 +163,6 @@ class BudgetWindow(AdmissionConstraint):
                 f"({floor_j:.6g} J: each of the {self.nb_hosts} hosts switched off at 0 s, {p.switch_off_w:g} W for "
                 f"{early:g} s of the window, then asleep at {p.sleep_w:g} W, or idle at {min(idle_ws):g} W all "
                 "along when that is less); no schedule can meet it")
-
-    def _job_sizes(self, view: ClusterView) -> list[int]:
-        """The number of hosts of each running job (``view.running``'s order), each counted once per job:
-        a job keeps its hosts while it runs, so only the jobs started since the previous call are counted
-        (the whole list used to be recounted at every pass, ProcSet by ProcSet)."""
-        key = (id(view.running), view.running_version, len(view.running))
-        cached = self._sizes_cache
-        if cached is not None and cached[0] == key:  # the same running jobs: the same list (callers only read it)
-            return cached[1]
-        out = [self._size_of(job) for job in view.running.values()]
-        known = self._sizes
-        if len(known) > 2 * len(view.running) + 64:  # forget the jobs that ended
-            running = view.running
-            self._sizes = {k: v for k, v in known.items() if running.get(k) is v[0]}
-        self._sizes_cache = (key, out)
-        return out
-
-    def _size_of(self, job: Any) -> int:
-        """The number of hosts of running ``job``, counted once per job (:attr:`_sizes`)."""
-        got = self._sizes.get(job.id)
-        if got is None or got[0] is not job:
-            got = (job, size(job.alloc))
-            self._sizes[job.id] = got
-        return got[1]
-
-    def _computing_hosts(self, view: ClusterView) -> int:
-        """Hosts of the running jobs; cached while the running jobs do not change."""
-        key = (id(view.running), view.running_version, len(view.running))
-        cached = self._comp_cache
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        comp = sum(self._job_sizes(view))
-        self._comp_cache = (key, comp)
-        return comp
 
     def in_window(self, start_s: float, end_s: float) -> bool:
         """Whether ``[start_s, end_s)`` meets the window (a job running there must be checked)."""
