@@ -20,7 +20,8 @@ pybatsim is needed only here: a run of our presets does not import it (installin
 every event of the Batsim message has been applied. pybatsim's own ``easyBackfill`` schedules after each
 JOB_SUBMITTED / JOB_COMPLETED instead, so when a message holds several events the two may decide
 differently. Both are valid Batsim clients; deciding on the whole message sees the complete state at that
-instant. Set the class attribute ``per_event = True`` to react per event like pybatsim does.
+instant. Set the class attribute ``per_event = True`` to react per event like pybatsim does (and once more at the
+end of a message that held another event the policy reads, as :class:`~.protocol.BatsimTranslator` does).
 
 One class per preset is registered under the ``pybatsim.schedulers`` entry point (``setup.cfg``), so
 ``pybatsim easy-backfill -o '{...}' -t -1`` runs it; pybatsim instantiates ``cls(options)``.
@@ -210,6 +211,7 @@ class WattschedScheduler(BatsimScheduler):
                 raise
             raise OptionError(f"{source}: {error}") from None
         self._running = False
+        self._others = False  # per_event: an event other than a submission or a completion in this message
         self.logger = logger
 
     # ------------------------------------------------------------ simulation
@@ -241,7 +243,8 @@ class WattschedScheduler(BatsimScheduler):
 
     @_one_line_under_pybatsim
     def onNoMoreEvents(self) -> None:
-        if self._running and not self.per_event:
+        others, self._others = self._others, False
+        if self._running and (not self.per_event or others):
             self._schedule()
 
     # ------------------------------------------------------------ jobs
@@ -267,20 +270,24 @@ class WattschedScheduler(BatsimScheduler):
     @_one_line_under_pybatsim
     def onMachinePStateChanged(self, nodeid: tuple[int, int], pstate: str) -> None:
         self.policy.on_hosts_changed(ProcSet(tuple(nodeid)), int(pstate))
+        self._others = True
 
     @_one_line_under_pybatsim
     def onReportEnergyConsumed(self, consumed_energy: float) -> None:
         self.policy.on_energy(float(consumed_energy))
+        self._others = True
 
     @_one_line_under_pybatsim
     def onRequestedCall(self) -> None:
         self.policy.on_call()
+        self._others = True
 
     @_one_line_under_pybatsim
     def onNoMoreJobsInWorkloads(self) -> None:
         logger.info("no more static jobs to submit")
         if self._running:
             self.policy.on_no_more_jobs()
+            self._others = True
 
     def onAddResources(self, to_add: ProcSet) -> None:
         logger.warning("ADD_RESOURCES %s ignored (dynamic resources are not supported)", to_add)

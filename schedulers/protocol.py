@@ -10,7 +10,9 @@ same events with the same data, in the same order: Batsim behaviour 39), so a pr
 schedule either way (``tests/test_protocol.py`` checks it on whole simulations).
 
 **Once per message.** The policy is told every event of the message, then schedules once (``per_event``:
-after every JOB_SUBMITTED and JOB_COMPLETED, like pybatsim's own ``easyBackfill``).
+after every JOB_SUBMITTED and JOB_COMPLETED, like pybatsim's own ``easyBackfill``, and once more at the end of a
+message that held another event the policy reads: a switch's end, an energy ANSWER, a REQUESTED_CALL, the end of
+the static jobs; without that pass a power manager or a budget waiting for one of them never acted again).
 """
 
 from __future__ import annotations
@@ -102,7 +104,8 @@ class BatsimTranslator:
 
     Args:
         policy: a fresh policy scheduler (one simulation).
-        per_event: schedule after every submission and completion, like pybatsim's ``easyBackfill``.
+        per_event: schedule after every submission and completion, like pybatsim's ``easyBackfill`` (and at the
+            end of a message that held another event the policy reads: the module docstring).
     """
 
     def __init__(self, policy: PolicyScheduler, *, per_event: bool = False) -> None:
@@ -122,6 +125,7 @@ class BatsimTranslator:
         out: list[Decision] = []
         if self._running:
             policy.set_time(float(now))
+        others = False  # per_event: an event other than a submission or a completion was told to the policy
         for event in events:
             kind = event.get("type")
             data = event.get("data") or {}
@@ -147,22 +151,26 @@ class BatsimTranslator:
                 pass  # the JOB_COMPLETED of each killed job came first and freed its hosts
             elif kind == "RESOURCE_STATE_CHANGED":
                 policy.on_hosts_changed(parse_canonical(data["resources"])[0], int(data["state"]))
+                others = True
             elif kind == "ANSWER":
                 if "consumed_energy" in data:
                     policy.on_energy(float(data["consumed_energy"]))
+                    others = True
             elif kind == "REQUESTED_CALL":
                 policy.on_call()
+                others = True
             elif kind == "NOTIFY":
                 if data.get("type") == "no_more_static_job_to_submit":
                     policy.on_no_more_jobs()
+                    others = True
                 else:
                     logger.info("NOTIFY %s ignored", data.get("type"))
             elif kind == "FROM_JOB_MSG":  # a job's "send" profile: the presets read no message (as the adapter)
                 logger.warning("ignoring message from job %s: %r", data.get("job_id"), data.get("msg"))
             else:
                 raise ProtocolError(f"unknown event type {kind!r} from Batsim")
-        if self._running and not self.per_event:
-            out = policy.schedule()
+        if self._running and (not self.per_event or others):
+            out += policy.schedule()
         return {"now": now, "events": [decision_event(d, now) for d in out]}
 
     @property

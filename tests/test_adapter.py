@@ -16,6 +16,7 @@ from pybatsim.plugin import find_ambiguous_scheduler_names, find_plugin_schedule
 
 from wattsched.schedulers.adapter import (
     PRESET_CLASSES,
+    Compose,
     EasyBackfill,
     Fcfs,
     WattschedScheduler,
@@ -341,3 +342,35 @@ def test_a_refusal_under_pybatsims_launcher_is_one_line_and_ours_still_raises(tm
         run_inprocess(sim(), pybatsim_handler(PRESET_CLASSES["upas"]({})))
     with pytest.raises(OptionError, match="unknown option 'bogus'"):
         PRESET_CLASSES["upas"]({"bogus": 1})
+
+
+@pytest.mark.parametrize("through", ["translator", "pybatsim"])
+def test_per_event_scheduling_still_acts_on_switch_ends_and_calls(through, tmp_path):
+    """``per_event`` (a pass after every submission and completion, like pybatsim's easyBackfill) also schedules at
+    the end of a message that held another event the policy reads: with the opportunistic shutdown the hosts a job
+    waits for are booted and the job started when their switch ends. (Hunt 48: passes only after submissions and
+    completions left a job waiting for booted hosts for ever, and the run ended in a deadlock.)"""
+    from wattsched.simulator.drivers import run_inprocess
+    from wattsched.simulator.engine import Simulation
+    from wattsched.simulator.platform import load_platform
+    from wattsched.simulator.workload import load_workload
+
+    root = Path(__file__).resolve().parent.parent
+    options = {"power": "shutdown"}
+    if through == "translator":
+        handler = scheduler_handler("compose", options)
+        handler.per_event = True  # type: ignore[attr-defined]
+    else:
+        class PerEvent(Compose):
+            per_event = True
+
+        handler = pybatsim_handler(PerEvent(options))
+    workload = tmp_path / "w.json"  # a: one host, the others off; b, later: every host, booted for it
+    workload.write_text(json.dumps({"nb_res": 16, "profiles": {"d": {"type": "delay", "delay": 100}}, "jobs": [
+        {"id": "a", "subtime": 0, "res": 1, "walltime": 200, "profile": "d"},
+        {"id": "b", "subtime": 50, "res": 16, "walltime": 200, "profile": "d"}]}))
+    sim = Simulation(load_platform(root / "platforms" / "taurus_16.xml"), load_workload(workload))
+    run_inprocess(sim, handler)
+    jobs = {job.job.id: job for job in sim.iter_jobs()}
+    assert {job.final_state for job in jobs.values()} == {"COMPLETED_SUCCESSFULLY"}
+    assert jobs["w0!b"].start_s > 100.0 and sim.nb_machine_switches >= 30  # after the boot of the 15 hosts
