@@ -502,12 +502,13 @@ class EasyBackfilling(Backfilling):
                     no_fit = no_fit_free_by[key] = placer.widest_fit(key, free) + 1
                 if n >= no_fit:
                     continue
-            if admission.refuses(job, view):
+            # the walltime at the top frequency is a lower bound of the walltime at any pstate (not on another
+            # partition, whose time model may shorten it: there the assignment tells, and the admission constraint's
+            # refusals before placement, which read that bound, are not asked: hunt 48)
+            if not keyed and admission.refuses(job, view):
                 if admission.refuses_from(1, shortest_end_s, view):
                     break  # every later job is refused too
                 continue
-            # the walltime at the top frequency is a lower bound of the walltime at any pstate (not on another
-            # partition, whose time model may shorten it: there the assignment tells)
             short = job.walltime_s is not None and (keyed or now_s + job.walltime_s <= shadow_s)
             assignment = None
             if short:
@@ -541,7 +542,7 @@ class EasyBackfilling(Backfilling):
                             later.narrow(free_count, worth_trying, refilter=False)  # nothing started
                     continue
             if not admission.can_start(job, assignment, view):
-                if admission.refuses_from(1, shortest_end_s, view):
+                if not keyed and admission.refuses_from(1, shortest_end_s, view):
                     break  # every later job is refused too
                 continue
             free, left = _start(job, assignment, placer, admission, view, starts, free, extra)

@@ -248,6 +248,11 @@ class EarPartition:
                 return hosts
         return None
 
+    @cached_property
+    def widest_range(self) -> int:
+        """The hosts of the partition's longest range of ids: :meth:`first_fit` gives no job more."""
+        return max(hi - lo + 1 for lo, hi in self.bounds)
+
     def widest(self, free: FreeHosts) -> int:
         """The most contiguous free hosts of the partition: :meth:`first_fit` places no wider job."""
         items = intervals(free) if isinstance(free, ProcSet) else free
@@ -465,12 +470,20 @@ class EamcPlatform:
                 raise InputError(_SOURCE, f"{where}.{APP_FIELD}", f"the EAR model has no data for application {app} "
                                  f"on its partitions ({', '.join(requested)})")
             requested = described
-        fits = tuple(n for n in requested if self.partitions[n].size >= job.res)
+        if self.by_partition:  # first-fit inside a partition: one interval of its hosts (hunt 48: a partition of two
+            # ranges of ids took a job as wide as both, which then waited for ever)
+            fits = tuple(n for n in requested if self.partitions[n].widest_range >= job.res)
+        else:
+            fits = tuple(n for n in requested if self.partitions[n].size >= job.res)
         if not fits and not self.by_partition:  # a placement that ignores partitions runs it on any hosts
             fits = requested
         if not fits:
             sizes = ", ".join(f"{n or 'platform'} {self.partitions[n].size}" for n in requested)
-            raise InputError(_SOURCE, f"{where}.res", f"{job.res} hosts: more than any of its partitions has ({sizes})")
+            ranges = [n for n in requested if self.partitions[n].widest_range < self.partitions[n].size]
+            split = (f"; in one range of host ids, the most a job gets there: "
+                     + ", ".join(f"{n or 'platform'} {self.partitions[n].widest_range}" for n in ranges)) if ranges else ""
+            raise InputError(_SOURCE, f"{where}.res",
+                             f"{job.res} hosts: more than any of its partitions has ({sizes}{split})")
         if app is None:
             info = JobInfo(None, fits, fits, MappingProxyType({}))
         else:
