@@ -286,6 +286,18 @@ def check_job_fields(fields: Mapping[str, object], source: object, where: str, a
     return app, requested
 
 
+def too_wide_for_partitions(res: int, requested: Sequence[str], sizes: Mapping[str, int],
+                            ranges: Mapping[str, int]) -> str:
+    """The refusal of a job of ``res`` hosts that no partition it may use holds in one range of host ids (placement
+    ``partitions``: first-fit inside a range): each partition's hosts (``sizes``), and the longest range of those
+    made of several (``ranges``)."""
+    held = ", ".join(f"{p or 'platform'} {sizes[p]}" for p in requested)
+    split = ", ".join(f"{p or 'platform'} {ranges[p]}" for p in requested if ranges[p] < sizes[p])
+    if split:
+        held += f"; in one range of host ids, the most a job gets there: {split}"
+    return f"{res} hosts: more than any of its partitions has ({held})"
+
+
 # ---------------------------------------------------------------------------------------------- files
 def _numbers(path: Path, lineno: int, fields: list[str], what: str) -> list[float]:
     values = []

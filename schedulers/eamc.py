@@ -98,6 +98,7 @@ from wattsched.energy_models.ear import (
     Projection,
     check_job_fields,
     load_ear_model,
+    too_wide_for_partitions,
 )
 from wattsched.energy_models.power import NodeModel
 from wattsched.schedulers.frequency import FrequencyChoice, top_pstate_of
@@ -478,12 +479,9 @@ class EamcPlatform:
         if not fits and not self.by_partition:  # a placement that ignores partitions runs it on any hosts
             fits = requested
         if not fits:
-            sizes = ", ".join(f"{n or 'platform'} {self.partitions[n].size}" for n in requested)
-            ranges = [n for n in requested if self.partitions[n].widest_range < self.partitions[n].size]
-            split = (f"; in one range of host ids, the most a job gets there: "
-                     + ", ".join(f"{n or 'platform'} {self.partitions[n].widest_range}" for n in ranges)) if ranges else ""
-            raise InputError(_SOURCE, f"{where}.res",
-                             f"{job.res} hosts: more than any of its partitions has ({sizes}{split})")
+            parts = self.partitions
+            raise InputError(_SOURCE, f"{where}.res", too_wide_for_partitions(
+                job.res, requested, {n: parts[n].size for n in requested}, {n: parts[n].widest_range for n in requested}))
         if app is None:
             info = JobInfo(None, fits, fits, MappingProxyType({}))
         else:

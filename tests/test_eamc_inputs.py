@@ -126,3 +126,20 @@ def test_eamc_on_a_platform_without_partitions_or_jobs_without_application_says_
     assert "no host of the platform has a 'partition' property" in said[0]
     assert said[1].startswith("frequency 'eamc': no host of the platform has an 'ear_model' property")
     assert said[2].startswith("job w0!0 has no 'app' field (the first such job)")
+
+
+def test_a_job_wider_than_every_range_of_its_partitions_is_refused_before_the_run() -> None:
+    """Placement ``partitions`` puts a job inside one range of host ids of a partition: the check before the run
+    (``check_eamc_inputs``, which ``wattsched run``, sweeps and the API make) refuses a job that no range of its
+    partitions holds, naming the workload, the job and the ranges, as the scheduler itself would at the job's
+    submission; a job that one range holds, or that a placement ignoring partitions runs, passes."""
+    from wattsched.workloads.eamc import check_eamc_inputs
+
+    hosts = [{"partition": p} for p in ["p1"] * 3 + ["p2"] * 4 + ["p1"] * 3]  # p1: 0-2 and 7-9
+    with pytest.raises(InputError, match=r"w\.json: job '1'\.res: 5 hosts: more than any of its partitions has "
+                                         r"\(p1 6, p2 4; in one range of host ids, the most a job gets there: p1 3\)"):
+        check_eamc_inputs(hosts, [{"id": 1, "res": 5}], "w.json")
+    with pytest.raises(InputError, match=r"job '2'\.res: 4 hosts: .*\(p1 6; in one range .*: p1 3\)"):
+        check_eamc_inputs(hosts, [{"id": 2, "res": 4, "partitions": ["p1"]}], "w.json")
+    check_eamc_inputs(hosts, [{"id": 3, "res": 4}, {"id": 4, "res": 3, "partitions": ["p1"]}], "w.json")
+    check_eamc_inputs(hosts, [{"id": 5, "res": 6, "partitions": ["p1"]}], "w.json", by_partition=False)

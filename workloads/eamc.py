@@ -42,7 +42,7 @@ import numpy as np
 
 from wattsched.base.errors import InputError, OptionError, counted
 from wattsched.base.validate import check_count, option_error
-from wattsched.energy_models.ear import APP_FIELD, PARTITIONS_FIELD, check_job_fields
+from wattsched.energy_models.ear import APP_FIELD, PARTITIONS_FIELD, check_job_fields, too_wide_for_partitions
 from wattsched.workloads.swf import profile_name
 from wattsched.workloads.synthetic import DEFAULT_MODEL, _arrivals_s, _round_up_walltime_s
 
@@ -206,13 +206,16 @@ def eamc_workload(*, seed: int, mix: str = "13", nb_jobs: int = 5000, mean_res: 
 
 
 def check_eamc_jobs(entries: Iterable[Mapping[str, Any]], source: object, partitions: Mapping[str, int],
-                    apps: Collection[int] | None, *, nb_hosts: int | None = None, by_partition: bool = True) -> None:
+                    apps: Collection[int] | None, *, nb_hosts: int | None = None, by_partition: bool = True,
+                    ranges: Mapping[str, int] | None = None) -> None:
     """Check the ``app`` and ``partitions`` fields of every job of a workload against a platform (its
     partitions and their sizes; empty: no partition) and an EAR model's applications (None: no model).
 
     With ``by_partition`` (a placement that keeps a job on its partitions, as the EAMC presets' does), a job wider
-    than every partition it may use is refused, unless it is wider than the platform (``nb_hosts``): Batsim rejects
-    that job in the run, as every scheduler does (behaviour of a job wider than the machine).
+    than every partition it may use, or than each one's longest range of host ids (``ranges``, default: each one
+    in one range: first-fit places a job inside one), is refused, unless it is wider than the platform
+    (``nb_hosts``): Batsim rejects that job in the run, as every scheduler does (behaviour of a job wider than the
+    machine).
 
     Raises:
         InputError: naming the file, the job and the field: an application id that is not an integer ≥ 1 or
@@ -230,9 +233,9 @@ def check_eamc_jobs(entries: Iterable[Mapping[str, Any]], source: object, partit
         res = entry.get("res")
         if not by_partition or not isinstance(res, int) or (nb_hosts is not None and res > nb_hosts):
             continue
-        if res > max(partitions[p] for p in requested):
-            sizes = ", ".join(f"{p} {partitions[p]}" for p in requested)
-            raise InputError(source, f"{where}.res", f"{res} hosts: more than any of its partitions has ({sizes})")
+        longest = partitions if ranges is None else ranges
+        if res > max(longest[p] for p in requested):
+            raise InputError(source, f"{where}.res", too_wide_for_partitions(res, requested, partitions, longest))
 
 
 def check_eamc_inputs(host_properties: Iterable[Mapping[str, Any]], entries: Iterable[Mapping[str, Any]],
@@ -252,13 +255,19 @@ def check_eamc_inputs(host_properties: Iterable[Mapping[str, Any]], entries: Ite
 
     jobs = list(entries)
     sizes: dict[str, int] = {}
+    ranges: dict[str, int] = {}  # each partition's longest range of host ids (hosts in id order)
     modules = False
     nb_hosts = 0
+    previous, run = None, 0
     for props in host_properties:
         nb_hosts += 1
         name = props.get("partition")
         if name is not None:
-            sizes[str(name)] = sizes.get(str(name), 0) + 1
+            name = str(name)
+            sizes[name] = sizes.get(name, 0) + 1
+            run = run + 1 if name == previous else 1
+            ranges[name] = max(ranges.get(name, 0), run)
+        previous = name
         modules = modules or props.get("ear_model") is not None
     if not sizes and not any(APP_FIELD in job or PARTITIONS_FIELD in job for job in jobs):
         return
@@ -267,4 +276,4 @@ def check_eamc_inputs(host_properties: Iterable[Mapping[str, Any]], entries: Ite
         apps = range(1, sys.maxsize)
     elif modules or ear_model is not None:
         apps = load_ear_model(ear_model).apps
-    check_eamc_jobs(jobs, source, sizes, apps, nb_hosts=nb_hosts, by_partition=by_partition)
+    check_eamc_jobs(jobs, source, sizes, apps, nb_hosts=nb_hosts, by_partition=by_partition, ranges=ranges)
