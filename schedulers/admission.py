@@ -131,8 +131,10 @@ class AdmissionConstraint(Piece):
         """Whether a job this constraint refused at ``since_s`` would still be refused at ``now_s`` (later) if
         nothing but the clock changed in between (no job started or ended, no energy answer, no call): EASY may
         then answer a pass that follows only submissions from what the previous pass concluded
-        (:meth:`~wattsched.schedulers.backfill.EasyBackfilling._only_new_jobs_can_start`). False unless the
-        constraint knows it."""
+        (:meth:`~wattsched.schedulers.backfill.EasyBackfilling._only_new_jobs_can_start`), and, over partition
+        entries, not make a pass that follows only the acknowledgements of the core's own requests
+        (:meth:`~wattsched.schedulers.backfill.EasyBackfilling._select_entries`). False unless the constraint
+        knows it."""
         return False
 
 

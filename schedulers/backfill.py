@@ -40,19 +40,18 @@ partition (:attr:`~wattsched.schedulers.state.QueuedJob.partition`, same ``id``)
 order chose (an order with ``entries = True``). Both rules then start a job at most once per pass (an entry
 whose job started is skipped). EASY passes over the entries wider than the widest fit of their
 :meth:`Placer.fit_key` (the hosts a job may use) in the hosts free (:meth:`Placer.widest_fit`, asked again after
-each start) or than a width that failed for that key, instead of for the whole machine. EASY's head is the first
-entry that cannot start, its reservation is on that entry's partition (so entries on the other partitions
-backfill freely there), and when the head's job starts through a later entry of its own (on another partition)
-the pass starts over from the first waiting entry with a new head: EASY on the queue without that job. With one
-entry per job and a placement that is not partitioned, nothing of this applies and the rules are exactly the
-ones above.
+each start) or than a width that failed for that key: widths are known per key, not for the whole machine.
+EASY's head is the first entry that cannot start, its reservation is on that entry's partition (so entries on the
+other partitions backfill freely there), and when the head's job starts through a later entry of its own (on
+another partition) the pass starts over from the first waiting entry with a new head: EASY on the queue without
+that job. With one entry per job and a placement that is not partitioned, nothing of this applies and the rules
+are exactly the ones above.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
-from operator import attrgetter
 from dataclasses import dataclass
 from typing import ClassVar, Iterable, Protocol, Sequence
 
@@ -64,10 +63,9 @@ from wattsched.schedulers.admission import AdmissionConstraint
 from wattsched.schedulers.pieces import Piece, register
 from wattsched.schedulers.placement import FreeHosts
 from wattsched.schedulers.queue import JobsBehind, narrowest_and_shortest
-from wattsched.schedulers.state import Assignment, ClusterView, QueuedJob, RunningJob, end_key
+from wattsched.schedulers.state import JOB_ID, Assignment, ClusterView, QueuedJob, RunningJob, end_key
 
 INF = math.inf
-_ID = attrgetter("id")
 
 #: A job to start now, and where and how.
 Start = tuple[QueuedJob, Assignment]
@@ -141,8 +139,10 @@ class _Kept:
     """What an EASY pass leaves for the next one (:meth:`EasyBackfilling._select`): the head that could not start,
     its reservation (None: none; ``no_free``: nothing was left free to backfill on), the free hosts and the
     hosts outside the reservation once the pass's jobs started, and what the next pass checks to know that
-    nothing else changed: the time, the number of waiting jobs (entries, with a partitioned placement), the view's
-    ``running_version`` and ``hosts_version``."""
+    nothing else changed: the time, the number of waiting jobs, the view's ``running_version`` and
+    ``hosts_version``. Over partition entries (:meth:`EasyBackfilling._select_entries`) only the head (the first
+    entry left), the free hosts, the number of entries left and what the next pass checks are kept (no
+    reservation: such a pass is made in full or not at all)."""
 
     head: QueuedJob
     reservation: Reservation | None
@@ -391,23 +391,21 @@ class EasyBackfilling(Backfilling):
             self._kept = kept
             return
         started: set[str] = set()  # the jobs started in this pass
-        free = view.free
-        while self._select(queue, view, placer, admission, starts, free, started):
-            free = view.free
-            for _, assignment in starts:
+        free, done, restart = view.free, 0, True
+        while restart:
+            restart = self._select(queue, view, placer, admission, starts, free, started)
+            for _, assignment in starts[done:]:  # the hosts left free once the pass's jobs started
                 free = minus(free, assignment.hosts)
+            done = len(starts)
         if not (KEEP_PASSES and getattr(placer, "keeps_reservation", False)):
             return
         waiting = len(queue)
         if starts:
-            free = view.free
-            for _, assignment in starts:
-                free = minus(free, assignment.hosts)
             nb_entries = getattr(queue, "nb_entries", None)
             if nb_entries is not None:
                 waiting -= sum(map(nb_entries, started))
             else:
-                waiting -= sum(map(started.__contains__, map(_ID, queue)))  # (no Python call an entry)
+                waiting -= sum(map(started.__contains__, map(JOB_ID, queue)))  # (no Python call an entry)
         head = next((entry for entry in queue if entry.id not in started), None)  # (the entries before it started)
         if head is not None:
             self._kept = _Kept(head, None, False, free, free, view.now_s, waiting, view.running_version + len(starts),
@@ -459,6 +457,15 @@ class EasyBackfilling(Backfilling):
         shortest_end_s = now_s + placer.shortest_walltime_s  # no waiting job ends sooner
         restart = False
 
+        def no_fit_by(known: dict[object, int], key: object, hosts: ProcSet) -> int:
+            """The smallest width of fit key ``key`` known not to fit in ``hosts`` (``free`` or ``extra``, which only
+            shrink during the pass): a failed width, or the key's widest fit there, asked once since the pass began or
+            last started a job (``known`` is then cleared)."""
+            no_fit = known.get(key)
+            if no_fit is None:
+                no_fit = known[key] = placer.widest_fit(key, hosts) + 1
+            return no_fit
+
         def worth_trying(res: np.ndarray, wall: np.ndarray) -> np.ndarray:
             """The jobs the checks below do not pass over by their width and walltime alone (as they stand
             now: the widths known not to fit, the hosts outside the reservation for the long jobs)."""
@@ -474,7 +481,7 @@ class EasyBackfilling(Backfilling):
             if fitting is None:  # every entry
                 later = JobsBehind(queue, i, free_count)
             else:  # (free shrinks during the pass: its widest fit now bounds it)
-                later = JobsBehind(fitting(lambda key: placer.widest_fit(key, free), queue[i]), -1, free_count)
+                later = JobsBehind(fitting(lambda fit: placer.widest_fit(fit, free), queue[i]), -1, free_count)
         elif (narrowest >= no_fit_free or (
                 now_s + shortest_s > shadow_s and (narrowest > extra_count or narrowest >= no_fit_extra))):
             # every waiting job is too wide for the hosts free, or too long for the reservation and too wide for
@@ -497,10 +504,7 @@ class EasyBackfilling(Backfilling):
                 if job.id in started:
                     continue
                 key = job.partition if job.partition is not None else fit_key(job)  # an entry: its partition
-                no_fit = no_fit_free_by.get(key)
-                if no_fit is None:  # the key's first job since the pass began or last started one
-                    no_fit = no_fit_free_by[key] = placer.widest_fit(key, free) + 1
-                if n >= no_fit:
+                if n >= no_fit_by(no_fit_free_by, key, free):
                     continue
             # the walltime at the top frequency is a lower bound of the walltime at any pstate (not on another
             # partition, whose time model may shorten it: there the assignment tells, and the admission constraint's
@@ -526,12 +530,8 @@ class EasyBackfilling(Backfilling):
             if assignment is None:  # would run past the shadow time: hosts outside the reservation only
                 if n > extra_count or n >= no_fit_extra:
                     continue
-                if keyed:
-                    no_fit = no_fit_extra_by.get(key)
-                    if no_fit is None:
-                        no_fit = no_fit_extra_by[key] = placer.widest_fit(key, extra) + 1
-                    if n >= no_fit:
-                        continue
+                if keyed and n >= no_fit_by(no_fit_extra_by, key, extra):
+                    continue
                 assignment = placer.place(job, extra)
                 if assignment is None:
                     if contiguous:

@@ -47,7 +47,6 @@ from __future__ import annotations
 import logging
 import math
 from itertools import compress
-from operator import attrgetter
 from typing import Any, Iterable, Mapping, Sequence
 
 from procset import ProcSet
@@ -68,6 +67,7 @@ from wattsched.schedulers.placement import FirstFit, FreeHosts, Placement
 from wattsched.schedulers.power import NoPowerManager, PowerManager
 from wattsched.schedulers.queue import WaitingQueue
 from wattsched.schedulers.state import (
+    JOB_ID,
     Assignment,
     ClusterView,
     Decision,
@@ -85,9 +85,6 @@ from wattsched.schedulers.state import (
 )
 
 logger = logging.getLogger(__name__)
-
-_JOB_ID = attrgetter("id")
-
 
 
 class PolicyScheduler:
@@ -473,7 +470,7 @@ class PolicyScheduler:
             if self._static:
                 waiting = self._sorted
             elif started:  # a dynamic order's whole queue, filtered with built-in callables (no Python call a job)
-                waiting = list(compress(ordered, map(self._queue.__contains__, map(_JOB_ID, ordered))))
+                waiting = list(compress(ordered, map(self._queue.__contains__, map(JOB_ID, ordered))))
             else:
                 waiting = ordered
             if power_decides:

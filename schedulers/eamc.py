@@ -481,7 +481,8 @@ class EamcPlatform:
         if not fits:
             parts = self.partitions
             raise InputError(_SOURCE, f"{where}.res", too_wide_for_partitions(
-                job.res, requested, {n: parts[n].size for n in requested}, {n: parts[n].widest_range for n in requested}))
+                job.res, requested, {n: parts[n].size for n in requested},
+                {n: parts[n].widest_range for n in requested}))
         if app is None:
             info = JobInfo(None, fits, fits, MappingProxyType({}))
         else:
@@ -745,6 +746,7 @@ class PartitionPlacement(_EarPiece, Placement):
     partitioned = True
     contiguous = True
     keeps_reservation = True  # first-fit inside the partition
+
     def needs_dynamic_jobs(self) -> bool:
         return True  # every job is re-registered at its partition's walltime and profile
 
@@ -788,8 +790,8 @@ class PartitionPlacement(_EarPiece, Placement):
         return job.partition if job.partition is not None else self.platform.info(job).ranked
 
     def widest_fit(self, key: object, free: ProcSet) -> int:
-        """The most contiguous free hosts of the partition ``key`` (an entry's), or of the best of the partitions
-        ``key`` (a job's ranked partitions: :meth:`fit_key`)."""
+        """The most contiguous free hosts of the partition ``key`` (an entry's), or the most of any of the partitions
+        ``key`` (a job's ranked partitions: :meth:`fit_key`; it goes to the first where it fits)."""
         partitions = self.platform.partitions
         if isinstance(key, str):
             return partitions[key].widest(free)

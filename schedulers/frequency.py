@@ -17,7 +17,7 @@ from typing import ClassVar
 from procset import ProcSet
 
 from wattsched.energy_models.dvfs import BetaModel
-from wattsched.schedulers.pieces import Piece, register
+from wattsched.schedulers.pieces import Piece, register, unvouched_if_overridden
 from wattsched.schedulers.state import ClusterView, QueuedJob
 
 
@@ -27,8 +27,13 @@ class FrequencyChoice(Piece):
     slot = "frequency"
     #: the pstate depends on the job and on the partition (node model) of its hosts alone, never on the clock, the
     #: queue or the machine's load: a pass may keep the previous one's conclusions
-    #: (``PolicyScheduler.keeps_reservation``)
+    #: (``PolicyScheduler.keeps_reservation``); lost by a subclass that overrides :meth:`pstate_for` or
+    #: :meth:`runtime_model` unless it declares it again
     per_partition: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        unvouched_if_overridden(cls, "per_partition", ("pstate_for", "runtime_model"))
 
     def pstate_for(self, job: QueuedJob, hosts: ProcSet, view: ClusterView) -> int | None:
         """The computation pstate for ``job`` on ``hosts``, or ``None`` to leave the hosts as they are."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Iterable
 
-from wattsched.schedulers.pieces import Piece, register
+from wattsched.schedulers.pieces import Piece, register, unvouched_if_overridden
 from wattsched.schedulers.state import ClusterView, QueuedJob
 
 
@@ -33,8 +33,13 @@ class QueueOrder(Piece):
     entries: ClassVar[bool] = False
     #: the waiting jobs' order depends on which jobs wait alone, not on the clock or the machine (EAMC's entry
     #: orders; a static order is such an order without saying it): a pass that follows no change but the clock's may
-    #: keep the previous one's conclusions (``PolicyScheduler.keeps_reservation``)
+    #: keep the previous one's conclusions (``PolicyScheduler.keeps_reservation``); lost by a subclass that overrides
+    #: :meth:`sort` unless it declares it again
     keys_fixed: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        unvouched_if_overridden(cls, "keys_fixed", ("sort",))
 
     def sort(self, jobs: Iterable[QueuedJob], view: ClusterView) -> list[QueuedJob]:
         """``jobs`` (given in arrival order) in scheduling order; must be deterministic."""

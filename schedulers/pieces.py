@@ -41,6 +41,15 @@ DYNAMIC_JOBS_ADVICE = ("run Batsim with --enable-dynamic-jobs --acknowledge-dyna
                        "itself, 'wattsched run --connect' and Docker need both flags given)")
 
 
+def unvouched_if_overridden(cls: type, flag: str, methods: tuple[str, ...]) -> None:
+    """For a slot's ``__init_subclass__``: a class that overrides one of ``methods`` without declaring ``flag`` in its
+    own body gets it False. Such a flag vouches for how those methods behave (``Placement.keeps_reservation``,
+    ``FrequencyChoice.per_partition``, ``QueueOrder.keys_fixed``), so a subclass that changes them, in a user's
+    scheduler file say, must say it again rather than inherit it."""
+    if flag not in vars(cls) and any(method in vars(cls) for method in methods):
+        setattr(cls, flag, False)
+
+
 class Piece:
     """One value of one slot. Every hook is a no-op; a piece overrides those it needs.
 

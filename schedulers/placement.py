@@ -28,7 +28,7 @@ from typing import ClassVar, Iterable, Sequence, Union
 from procset import ProcSet
 
 from wattsched.base.hostsets import from_intervals, interval, size
-from wattsched.schedulers.pieces import Piece, register
+from wattsched.schedulers.pieces import Piece, register, unvouched_if_overridden
 from wattsched.schedulers.state import Assignment, ClusterView, QueuedJob
 
 #: Free hosts as a ProcSet, or as its sorted disjoint ``(inf, sup)`` intervals (what EASY's
@@ -111,8 +111,15 @@ class Placement(Piece):
     partitioned: ClassVar[bool] = False
     #: first-fit (inside a job's partition, when partitioned): where a job goes depends on the free hosts alone, and
     #: EASY's reservation taken again once jobs started that end before it or run outside it is on the same hosts
-    #: (the lower intervals only shrank), so a pass may keep the previous one's (``PolicyScheduler.keeps_reservation``)
+    #: (the lower intervals only shrank), so a pass may keep the previous one's
+    #: (``PolicyScheduler.keeps_reservation``); :meth:`complete` must then depend on the job, its partition and its
+    #: pstate alone. A subclass that overrides how it places or completes loses it unless it declares it again
+    #: (:func:`~.pieces.unvouched_if_overridden`)
     keeps_reservation: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        unvouched_if_overridden(cls, "keeps_reservation", ("choose", "allocate", "reserve", "complete", "fit_key"))
 
     def fit_key(self, job: QueuedJob) -> object:
         """Which hosts ``job`` may use, for partitioned placements: two jobs with equal keys draw from the

@@ -161,7 +161,9 @@ class EntryQueue(list):
     """Job-partition entries in scheduling order (a queue order with ``entries = True``, EAMC), a list that also
     answers which entries behind one of them fit by their width: :meth:`fitting`, from an index by width that the
     order keeps per fit key (a partition) as jobs come and go. Most entries of a long queue are wider than what
-    their partition has free, and EASY then visits the few others only (issue 15)."""
+    their partition has free, and EASY then visits the few others only (issue 15). :meth:`fitting` and
+    :meth:`nb_entries` read the order's index as it stands: valid during the pass that sorted the queue, before the
+    pieces are told of the pass's starts."""
 
     def __init__(self, entries: Iterable[QueuedJob],
                  fitting: Callable[[Callable[[object], int], QueuedJob], list[QueuedJob]],

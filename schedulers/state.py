@@ -24,6 +24,7 @@ import enum
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, Iterable, Iterator, Mapping, Sequence, Union
 
@@ -145,6 +146,10 @@ class RunningJob:
         return size(self.alloc)
 
 
+#: a job's id (a queued or running job): ``map(JOB_ID, jobs)`` makes no Python call a job
+JOB_ID = attrgetter("id")
+
+
 def end_key(job: RunningJob) -> tuple[float, float, str]:
     return (job.expected_end_s, job.start_s, job.id)
 
@@ -197,8 +202,8 @@ class ClusterView:
             :meth:`add_running` / :meth:`remove_running` so that EASY never re-sorts it.
         running_version: bumped by :meth:`add_running` / :meth:`remove_running`: lets pieces cache what
             they derive from ``running`` between passes.
-        running_hosts: the hosts of the running jobs (:attr:`RunningJob.nb_hosts` summed), kept up to date by
-            :meth:`add_running` / :meth:`remove_running`.
+        nb_running_hosts: how many hosts the running jobs hold (:attr:`RunningJob.nb_hosts` summed), counted at
+            the first read and kept up to date by :meth:`add_running` / :meth:`remove_running`.
         hosts_version: bumped by the core when Batsim changes a host's state as the view did not have it (a
             switch ended, a pstate other than the one the core set when it started a job there): lets pieces
             keep what they derived from the hosts across the acknowledgements of the core's own DVFS requests.
@@ -229,6 +234,8 @@ class ClusterView:
     hosts_version: int = field(default=0, compare=False, repr=False)
     nb_waiting: int = 0
     pending_by_end: tuple[RunningJob, ...] = ()
+    #: :attr:`nb_running_hosts` (None: not counted yet)
+    _nb_running_hosts: int | None = field(default=None, init=False, compare=False, repr=False)
 
     def by_end(self) -> Iterable[RunningJob]:
         """The running jobs, and the pseudo running jobs of a backfill view, by expected end
@@ -238,28 +245,26 @@ class ClusterView:
             return merged_by_end(self.running_by_end, self.pending_by_end)
         return self.running_by_end
 
-    _running_hosts: int | None = field(default=None, compare=False, repr=False)  # (None: not counted yet)
-
     @property
-    def running_hosts(self) -> int:
-        if self._running_hosts is None:
-            self._running_hosts = sum(job.nb_hosts for job in self.running.values())
-        return self._running_hosts
+    def nb_running_hosts(self) -> int:
+        if self._nb_running_hosts is None:
+            self._nb_running_hosts = sum(job.nb_hosts for job in self.running.values())
+        return self._nb_running_hosts
 
     def add_running(self, job: RunningJob) -> None:
         self.running[job.id] = job
         self.running_by_end.add(job)
         self.running_version += 1
-        if self._running_hosts is not None:
-            self._running_hosts += job.nb_hosts
+        if self._nb_running_hosts is not None:
+            self._nb_running_hosts += job.nb_hosts
 
     def remove_running(self, job_id: str) -> RunningJob | None:
         job = self.running.pop(job_id, None)
         if job is not None:
             self.running_by_end.remove(job)
             self.running_version += 1
-            if self._running_hosts is not None:
-                self._running_hosts -= job.nb_hosts
+            if self._nb_running_hosts is not None:
+                self._nb_running_hosts -= job.nb_hosts
         return job
 
     @classmethod

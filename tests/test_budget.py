@@ -338,7 +338,7 @@ def test_real_powers_and_pstates_from_the_platform():
 
 @given(st.lists(st.tuples(st.booleans(), st.integers(0, 11), st.integers(0, 3)), max_size=40))
 def test_the_views_count_of_running_hosts_follows_the_jobs_as_they_start_and_end(steps) -> None:
-    """``view.running_hosts`` (what the budgets count as computing hosts: powercap's ``P̃platform``, energyBud's
+    """``view.nb_running_hosts`` (what the budgets count as computing hosts: powercap's ``P̃platform``, energyBud's
     ``P̃``) is the hosts of the running jobs after any sequence of starts and ends, counted from the first read on
     and kept up to date then (a view given its running jobs directly counts them at its first read)."""
     view = ClusterView.idle_machine(16)
@@ -351,7 +351,7 @@ def test_the_views_count_of_running_hosts_follows_the_jobs_as_they_start_and_end
         else:
             view.remove_running(next(iter(view.running)))
         if k % 3 == 0:
-            assert view.running_hosts == sum(len(job.alloc) for job in view.running.values())
-    assert view.running_hosts == sum(len(job.alloc) for job in view.running.values())
+            assert view.nb_running_hosts == sum(len(job.alloc) for job in view.running.values())
+    assert view.nb_running_hosts == sum(len(job.alloc) for job in view.running.values())
     copy = ClusterView(now_s=0.0, nb_hosts=16, free=ProcSet(), running=dict(view.running))
-    assert copy.running_hosts == view.running_hosts
+    assert copy.nb_running_hosts == view.nb_running_hosts

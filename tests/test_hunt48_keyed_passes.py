@@ -566,3 +566,38 @@ def test_a_partition_of_two_ranges_of_ids_takes_the_jobs_one_range_holds(tmp_pat
     with pytest.raises(InputError, match=r"5 hosts: more than any of its partitions has \(p1 6, p2 4; in one range "
                                          r"of host ids, the most a job gets there: p1 3\)"):
         run_inprocess(sim, scheduler_handler("compose", {"order": order, "placement": "partitions"}))
+
+
+def test_a_subclass_that_changes_how_it_places_or_orders_does_not_inherit_what_its_base_vouched_for() -> None:
+    """``Placement.keeps_reservation``, ``FrequencyChoice.per_partition`` and ``QueueOrder.keys_fixed`` vouch for
+    how the methods of the class that declares them behave: a subclass (a user's scheduler file, say) that overrides
+    one of them has the flag False unless it declares it again; one that only adds other methods keeps it."""
+    from wattsched.schedulers.eamc import EamcFrequency, Reorder
+    from wattsched.schedulers.frequency import TopFrequency
+    from wattsched.schedulers.placement import FirstFit
+
+    class Elsewhere(FirstFit):
+        def allocate(self, job, free, view):  # type: ignore[no-untyped-def]
+            return None
+
+    class Slower(EamcFrequency):
+        def pstate_for(self, job, hosts, view):  # type: ignore[no-untyped-def]
+            return 1
+
+    class Shuffled(Reorder):
+        def sort(self, jobs, view):  # type: ignore[no-untyped-def]
+            return list(reversed(list(jobs)))
+
+    class Vouched(FirstFit):
+        keeps_reservation = True
+
+        def complete(self, job, assignment, view):  # type: ignore[no-untyped-def]
+            return assignment
+
+    class Named(TopFrequency):
+        def describe(self) -> str:
+            return "top"
+
+    assert (Elsewhere.keeps_reservation, Slower.per_partition, Shuffled.keys_fixed) == (False, False, False)
+    assert (FirstFit.keeps_reservation, EamcFrequency.per_partition, Reorder.keys_fixed) == (True, True, True)
+    assert Vouched.keeps_reservation and Named.per_partition

@@ -144,7 +144,7 @@ class EnergyBudget(BudgetWindow):
         P̃idle, asleep and switching ones at their platform wattage (§IV-C1 "counting the number of
         computing and non-computing nodes")."""
         p = self.power
-        comp = view.running_hosts
+        comp = view.nb_running_hosts
         return (comp * p.est_comp_w + size(view.free) * p.est_idle_w + size(view.off) * p.sleep_w
                 + size(view.switching) * p.switch_w)
 

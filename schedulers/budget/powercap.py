@@ -51,7 +51,7 @@ class Powercap(BudgetWindow):
         self._at_shadow: tuple[float, int] | None = None
 
     def begin_pass(self, queue: Sequence[QueuedJob], view: ClusterView) -> None:
-        self._comp = view.running_hosts  # (the view keeps the count as jobs start and end)
+        self._comp = view.nb_running_hosts  # (the view keeps the count as jobs start and end)
         self._started = []
         self._prepared_hosts = 0
         self._at_shadow = None
@@ -164,7 +164,7 @@ class Powercap(BudgetWindow):
             if end > start_s:
                 break
             ended += n
-        still = view.running_hosts + sum(n for n, _ in self._started) - ended  # computing then
+        still = view.nb_running_hosts + sum(n for n, _ in self._started) - ended  # computing then
         self._at_shadow = (start_s, still + size(assignment.hosts))
 
     def release_head(self) -> None:
