@@ -3,6 +3,7 @@ of tests/budget_oracle.py, on random small ClusterView states and passes of seve
 
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -671,3 +672,39 @@ def test_may_prepare_under_reduce_pc_cap_rules_some_widths_out(monkeypatch):
     monkeypatch.setattr(ReducePC, "_prepare_room", staticmethod(lambda *args: float("inf")))
     test_may_prepare_under_reduce_pc_cap_counts_every_hosts_preparation()
     assert with_bounds >= sum(_CAP_RULED_OUT) + 100
+
+
+@settings(max_examples=40, derandomize=True, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 3), st.floats(0.0, 1e6), st.booleans()), min_size=1, max_size=150),
+       st.booleans())
+def test_running_segments_as_arrays_equal_the_lists(jobs, shutdown) -> None:
+    """energyBud's plan segments of many running jobs, made as arrays directly (``_running_segment_arrays``, more
+    than a plan built in Python holds), are the lists of the few-jobs path converted, float for float, in the same
+    order: the plan's sums then run over the same values (jobs without walltime end at inf)."""
+    from wattsched.schedulers.budget import energy_bud as energy_bud_module
+
+    n = sum(size for size, _, _ in jobs)
+    budget = EnergyBud(budget_j=1e15, window_start_s=0.0, window_end_s=1e6)
+    if shutdown:
+        budget.bind_power(KeptHosts({}))
+    platform = ClusterView.idle_machine(n)
+    platform.power = PlatformPower.uniform(TAURUS.node_model, n)
+    budget.on_platform(platform)
+    view = ClusterView.idle_machine(n)
+    h = 0
+    for k, (size, end, endless) in enumerate(jobs):
+        view.add_running(RunningJob(f"j{k}", ProcSet((h, h + size - 1)), 0.0, math.inf if endless else end))
+        h += size
+    arrays = budget._running_segment_arrays(view)
+    old = energy_bud_module.PY_MAX_SEGMENTS
+    energy_bud_module.PY_MAX_SEGMENTS = 10**9  # the lists, whatever the number of jobs
+    try:
+        budget._running_cache = None
+        lists = budget._running_segments(view)
+    finally:
+        energy_bud_module.PY_MAX_SEGMENTS = old
+    assert isinstance(lists[0], list)
+    for got, expected in zip(arrays[:3], lists[:3]):
+        assert got.dtype == np.float64 and got.tolist() == expected
+    budget._running_cache = None
+    assert isinstance(budget._running_segments(view)[0], np.ndarray) == ((3 if shutdown else 2) * len(jobs) > old)

@@ -87,6 +87,7 @@ logger = logging.getLogger(__name__)
 
 INF = math.inf
 _NB_HOSTS = operator.attrgetter("nb_hosts")
+_EXPECTED_END = operator.attrgetter("expected_end_s")
 
 
 class EnergyBudget(BudgetWindow):
@@ -121,7 +122,7 @@ class EnergyBudget(BudgetWindow):
         self._cut: tuple[float, float] | None = None  # reducePC: (lowered power J/(q-now), q)
         # fast path (see Plan): the pass's plan as arrays, the running jobs' segments, refusals
         self._fut: Plan | None = None
-        self._running_cache: tuple[tuple, tuple[list[float], list[float], list[float], list]] | None = None
+        self._running_cache: tuple[tuple, tuple[Any, Any, Any, list]] | None = None
         #: the kept mapping, kept_version and free hosts of the last _kept_arrays, what it built of the mapping (index,
         #: hosts, untils), which of the hosts were free, and its answer
         self._kept_cache: tuple[Mapping[int, float], int, ProcSet, tuple[KeptIndex, np.ndarray, np.ndarray], np.ndarray,
@@ -302,16 +303,21 @@ class EnergyBudget(BudgetWindow):
         return self._future(view, reserved, cut).admits(extra, None, -INF)
 
     # ------------------------------------------------------------ the plan as arrays (fast path)
-    def _running_segments(self, view: ClusterView) -> tuple[list[float], list[float], list[float], list]:
+    def _running_segments(self, view: ClusterView) -> tuple[Any, Any, Any, list]:
         """The plan's segments of the running jobs (:meth:`_run` from now) as three lists ``a, b, w`` (and a slot
-        for their arrays, :meth:`_running_arrays`); cached while the running jobs do not change. The computing
-        segment starts at ``-inf`` instead of now: the plan is only read from ``t0 ≥ now`` on, where both are the
-        same."""
+        for their arrays, :meth:`_running_arrays`), or as the arrays themselves when they are too many for a plan
+        built in Python (:meth:`_running_segment_arrays`); cached while the running jobs do not change. The
+        computing segment starts at ``-inf`` instead of now: the plan is only read from ``t0 ≥ now`` on, where both
+        are the same."""
         key = (id(view.running), view.running_version, len(view.running))
         cached = self._running_cache
         if cached is not None and cached[0] == key:
             return cached[1]
         p = self.power
+        if (3 if self.shutdown else 2) * len(view.running) > PY_MAX_SEGMENTS:  # a plan the Plan builds with numpy
+            arrays = self._running_segment_arrays(view)
+            self._running_cache = (key, arrays)
+            return arrays
         sizes = list(map(_NB_HOSTS, view.running.values()))
         end = [job.expected_end_s for job in view.running.values()]
         comp = [n * p.est_comp_w for n in sizes]
@@ -327,6 +333,25 @@ class EnergyBudget(BudgetWindow):
         segments: tuple[list[float], list[float], list[float], list] = (a, b, w, [])
         self._running_cache = (key, segments)
         return segments
+
+    def _running_segment_arrays(self, view: ClusterView) -> tuple[Any, Any, Any, list]:
+        """:meth:`_running_segments` of many running jobs, made as arrays directly (the same floats in the same order:
+        a job's size times a power is the same product in numpy; a Python list of each, converted afterwards, was a
+        tenth of energyBud's time with 11,500 small jobs running, the nineteenth session)."""
+        p = self.power
+        running = view.running.values()
+        n = len(view.running)
+        sizes = np.fromiter(map(_NB_HOSTS, running), dtype=float, count=n)
+        end = np.fromiter(map(_EXPECTED_END, running), dtype=float, count=n)
+        below, above = np.full(n, -INF), np.full(n, INF)
+        if not self.shutdown:
+            a, b = np.concatenate((below, end)), np.concatenate((end, above))
+            w = np.concatenate((sizes * p.est_comp_w, sizes * p.est_idle_w))
+        else:
+            off = end + p.switch_off_s
+            a, b = np.concatenate((below, end, off)), np.concatenate((end, off, above))
+            w = np.concatenate((sizes * p.est_comp_w, sizes * p.switch_off_w, sizes * p.sleep_w))
+        return a, b, w, [a, b, w]
 
     def _running_arrays(self, view: ClusterView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """:meth:`_running_segments` as arrays (the same floats), made once per state of the running jobs."""
