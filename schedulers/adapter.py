@@ -45,7 +45,7 @@ from typing import Any, Callable, ClassVar, Mapping, NoReturn, TypeVar
 from procset import ProcSet
 from pybatsim.batsim.batsim import Batsim, BatsimScheduler, Job
 
-from wattsched.base.errors import OptionError, ProtocolError, WattschedError, printable
+from wattsched.base.errors import NoAnswer, OptionError, ProtocolError, WattschedError, printable
 from wattsched.base.fileio import require_regular_file
 from wattsched.base.validate import DUPLICATE_KEY, decode_utf8, load_json
 from wattsched.schedulers.presets import PRESETS, build, unknown_scheduler
@@ -745,7 +745,7 @@ def pybatsim_handler(scheduler: BatsimScheduler, name: str | None = None) -> Han
                 client = InProcessBatsim(scheduler, message)
                 return client.first_reply()
             return client.handle(message)
-        except (WattschedError, KeyboardInterrupt):
+        except (WattschedError, KeyboardInterrupt, NoAnswer):
             raise
         except BaseException as error:  # user code (a sys.exit, a BaseException of its own): one line, the run stops
             raise user_code_error(label, error, source) from None

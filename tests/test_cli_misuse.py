@@ -72,8 +72,6 @@ CASES = [
      "users: 1e+13 users"),
     # was: the second -o silently replaced the first
     (["run", PLATFORM, WORKLOAD, "-o", "{}", "-o", '{"placement": "best-fit"}', "-e", "o/out"], "-o/--options: given twice"),
-    # was: accepted and ignored (it applies to --connect only)
-    (["run", PLATFORM, WORKLOAD, "--timeout", "5", "-e", "o/out"], "--timeout applies with --connect only"),
     (["sweep", "missing.yaml", "-j", "4", "--dask-scheduler", "tcp://127.0.0.1:1"], "-j 4 sizes the local cluster"),
     # a missing file, an empty file, a folder instead of a file
     *[(["run", p, WORKLOAD, "-e", "o/out"], p) for p in ("missing.xml", "empty.xml", "folder")],
@@ -177,3 +175,26 @@ def test_a_failed_download_leaves_no_cache_folder(place):
                            "--url", f"http://127.0.0.1:{port}/pwa"])
     assert status == 2 and len(err) == 1 and "cannot download" in err[0]
     assert everything(place) == before
+
+
+@pytest.mark.parametrize("body", ["time.sleep(120)", "while True:\n            pass"], ids=["blocks", "loops"])
+def test_run_gives_up_on_an_in_process_scheduler_that_stops_answering(tmp_path, body) -> None:
+    """``--timeout S`` without ``--connect``: a scheduler module of the user's that blocks or loops on a message is
+    stopped after S seconds, with one line naming the message, exit 2 and no output file (without it, the run would
+    wait for ever, as Batsim does; before, the option was refused there)."""
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "hang.py").write_text(
+        "import time\nfrom pybatsim.batsim.batsim import BatsimScheduler\n\n\nclass Hang(BatsimScheduler):\n"
+        f"    def onJobSubmission(self, job):\n        {body}\n")
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "wattsched", "run", PLATFORM, WORKLOAD, "-s",
+                           str(tmp_path / "hang.py") + ":Hang", "--timeout", "1", "-q", "-e", str(tmp_path / "o" / "x")],
+                          capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parent.parent)
+    assert time.monotonic() - start < 30
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert "did not answer" in lines[0] and "JOB_SUBMITTED" in lines[0] and "within 1 s (--timeout)" in lines[0]
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())

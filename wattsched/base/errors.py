@@ -64,5 +64,11 @@ class OutputError(WattschedError):
     before the work that would fill it starts."""
 
 
+class NoAnswer(BaseException):
+    """An in-process scheduler's time to answer one message ran out (``wattsched run --timeout``: SIGALRM). Not an
+    ``Exception``, as KeyboardInterrupt is not: the scheduler's own code, and the wrappers that report what it raises
+    on one line, must let it through; the run reports it as a :class:`ProtocolError`."""
+
+
 class ProtocolError(WattschedError):
     """A scheduler sent something Batsim would refuse (busy host, unknown event, ...)."""

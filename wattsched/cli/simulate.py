@@ -56,8 +56,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     from wattsched.simulator.workload import load_workload
     from wattsched.workloads.users import check_job_fields
 
-    if args.timeout is not None and args.connect is None:  # it would be ignored: say so rather than run
-        raise OptionError("--timeout applies with --connect only (the in-process scheduler cannot stop answering)")
     if args.connect is not None and (args.scheduler is not None or args.options is not None):  # ignored likewise
         given = [flag for flag, value in (("-s", args.scheduler), ("-o", args.options)) if value is not None]
         verb = "apply" if len(given) > 1 else "applies"
@@ -81,7 +79,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                                dynamic_jobs=args.enable_dynamic_jobs,
                                acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs,
                                connect=args.connect, show_progress=progress_enabled(args),
-                               timeout_s=DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout)
+                               timeout_s=args.timeout if args.timeout is not None or args.connect is None
+                               else DEFAULT_TIMEOUT_S)
     paths = output_paths(args.export)
     budget = _budget_window(scheduler, options) if args.connect is None else None
     metrics = compute_metrics(str(args.export), tau_s=args.tau, workload=users, workload_name=args.workload,
@@ -513,8 +512,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         "listening on ENDPOINT, tcp://HOST:PORT or ipc://PATH, e.g. tcp://127.0.0.1:28000 "
                         "('wattsched serve' binds it); -s and -o are then refused")
     p.add_argument("--timeout", type=timeout_seconds, default=None, metavar="S",
-                   help=f"with --connect only: give up when the scheduler does not answer a message within S "
-                        f"seconds (default {DEFAULT_TIMEOUT_S:g})")
+                   help=f"give up when the scheduler does not answer a message within S seconds (with --connect: "
+                        f"default {DEFAULT_TIMEOUT_S:g}; in this process: no limit unless given, for a scheduler "
+                        "module that may loop or block)")
     p.add_argument("--enable-dynamic-jobs", action="store_true",
                    help="accept dynamic job registration from the scheduler (Batsim's flag of the same name); a "
                         "scheduler that slows a job down re-registers it with its longer walltime (on, with "

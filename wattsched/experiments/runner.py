@@ -717,8 +717,9 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
         connect: instead of loading a scheduler, act as Batsim for a scheduler process listening there.
         progress: called with (simulated time, jobs done, jobs) after every Batsim message.
         show_progress: draw a progress bar on stderr (:func:`progress_bar`), with ``progress`` if also given.
-        timeout_s: with ``connect``, give up when the scheduler does not answer a message within this many
-            seconds (default: :data:`~wattsched.simulator.drivers.DEFAULT_TIMEOUT_S`).
+        timeout_s: give up when the scheduler does not answer a message within this many seconds; with
+            ``connect`` the default is :data:`~wattsched.simulator.drivers.DEFAULT_TIMEOUT_S`, in this process there
+            is no limit unless it is given (a scheduler that loops or blocks: from the main thread only).
 
     Raises:
         InputError: a bad platform or workload (file and field named).
@@ -786,7 +787,8 @@ def run_simulation(platform: PlatformInput, workload: WorkloadInput, prefix: str
 
         held = bool(platform.held_warnings)
         if handler is not None:
-            stats = run_inprocess(sim, handler, progress=callback if callbacks or turned_on or held else None)
+            stats = run_inprocess(sim, handler, progress=callback if callbacks or turned_on or held else None,
+                                  timeout_s=timeout_s)
         else:
             assert connect is not None
             stats = run_zmq(sim, connect, progress=callback if callbacks or held else None, timeout_s=timeout_s)

@@ -17,12 +17,13 @@ from __future__ import annotations
 import json
 import logging
 import math
+import signal
 import time
 from dataclasses import dataclass
 from typing import Callable
 
 from wattsched.simulator.engine import Simulation
-from wattsched.base.errors import OptionError, ProtocolError
+from wattsched.base.errors import NoAnswer, OptionError, ProtocolError
 from wattsched.base.limits import limit, limit_hint
 from wattsched.base.validate import check_endpoint, check_json_tree, load_json
 
@@ -173,16 +174,34 @@ def _progress_done(sim: Simulation) -> int:
     return len(sim.jobs_rows)
 
 
+def _no_answer(signum: int, frame: object) -> None:
+    raise NoAnswer
+
+
 def run_inprocess(sim: Simulation, handler: Handler, *, progress: ProgressCallback | None = None,
-                  max_messages: int | None = None) -> RunStats:
+                  max_messages: int | None = None, timeout_s: float | None = None) -> RunStats:
     """Run ``sim`` to its end with a scheduler ``handler`` (message → reply), in this process.
 
     ``max_messages`` stops after that many Batsim messages (for benchmarks of decision costs; the
-    simulation is then unfinished and has no meaningful outputs).
+    simulation is then unfinished and has no meaningful outputs). ``timeout_s``: give up when the handler does not
+    answer a message within that many seconds of wall time (a scheduler that loops or blocks; SIGALRM, so from the
+    main thread of a POSIX process only; None: no limit, as Batsim waits forever).
 
     Raises:
-        ProtocolError: the handler returned no reply, or a reply Batsim would refuse.
+        ProtocolError: the handler returned no reply, or a reply Batsim would refuse, or not within ``timeout_s``.
     """
+    if timeout_s is None:
+        return _run_inprocess(sim, handler, progress, max_messages, None)
+    previous = signal.signal(signal.SIGALRM, _no_answer)
+    try:
+        return _run_inprocess(sim, handler, progress, max_messages, timeout_s)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0.0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _run_inprocess(sim: Simulation, handler: Handler, progress: ProgressCallback | None, max_messages: int | None,
+                   timeout_s: float | None) -> RunStats:
     t0 = time.perf_counter()
     sched_s = 0.0
     total = len(sim.jobs)  # static jobs, and the registered ones as they come
@@ -190,7 +209,18 @@ def run_inprocess(sim: Simulation, handler: Handler, *, progress: ProgressCallba
     msg: dict | None = sim.start()
     while msg is not None:
         t = time.perf_counter()
-        reply = handler(msg)
+        if timeout_s is None:
+            reply = handler(msg)
+        else:
+            try:
+                signal.setitimer(signal.ITIMER_REAL, timeout_s)
+                try:
+                    reply = handler(msg)
+                finally:
+                    signal.setitimer(signal.ITIMER_REAL, 0.0)
+            except NoAnswer:
+                raise ProtocolError(f"the scheduler did not answer {describe_message(sim.nb_messages, msg)} within "
+                                    f"{timeout_s:g} s (--timeout)") from None
         sched_s += time.perf_counter() - t
         if not isinstance(reply, dict):
             raise ProtocolError(f"the scheduler did not reply to {describe_message(sim.nb_messages, msg)}")
