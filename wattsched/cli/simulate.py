@@ -79,8 +79,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                dynamic_jobs=args.enable_dynamic_jobs,
                                acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs,
                                connect=args.connect, show_progress=progress_enabled(args),
-                               timeout_s=args.timeout if args.timeout is not None or args.connect is None
-                               else DEFAULT_TIMEOUT_S)
+                               timeout_s=args.timeout)  # (None: run_zmq's default with --connect, else no limit)
     paths = output_paths(args.export)
     budget = _budget_window(scheduler, options) if args.connect is None else None
     metrics = compute_metrics(str(args.export), tau_s=args.tau, workload=users, workload_name=args.workload,
