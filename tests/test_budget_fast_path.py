@@ -478,12 +478,15 @@ _knots = st.sampled_from([-np.inf, 0.0, 12.5, 100.0, 151.52, 333.3, 600.0, 1000.
        st.sampled_from([0.0, 12.5, 100.0, 151.52]), st.sampled_from([0.0, 12.5, 100.0]),
        st.sampled_from([0.0, 103.12, -3.0, 1e-3 / 3]), st.sampled_from([0.0, -1e3 / 7, 250.0]),
        st.sampled_from([0.0, 6.1, 151.52]), st.sampled_from([0.0, -1e3 / 7, 33.3]),
-       st.none() | st.tuples(st.floats(-1e3, 5e5), st.sampled_from([0.0, 50.0, 600.0, np.inf])))
+       st.none() | st.tuples(st.floats(-1e3, 5e5), st.sampled_from([0.0, 50.0, 600.0, np.inf])),
+       st.none() | st.tuples(st.sampled_from([0.0, 50.0, 1e3 / 7]), _knots | st.floats(0.0, 2000.0),
+                             st.sampled_from([0.0, 12.5, 100.0 / 3])))
 def test_bounds_in_python_equal_the_numpy_bounds(segments, other, cea, ends, a, origin, slope, offset, tail_s,
-                                                  total_offset, cap):
-    """``Plan._bounds`` without kept hosts is computed in plain Python for few ends on a small plan (issue 15):
-    the same bounds, to the last bit, as numpy's computation, whatever the ends (at breakpoints, before ``a``,
-    past the window, without walltime), slope (zero and negative included), offsets, tail and reducePC's cap."""
+                                                  total_offset, cap, saving):
+    """``Plan._bounds`` is computed in plain Python for few ends on a small plan (issue 15): the same bounds, to
+    the last bit, as numpy's computation, whatever the ends (at breakpoints, before ``a``, past the window, without
+    walltime), slope (zero and negative included), offsets, tail, reducePC's cap and the saving of kept hosts
+    (``saving``: the smallest numbers of hosts too)."""
     from wattsched.schedulers.budget import plan as plan_module
 
     arrays = tuple(np.array(x, dtype=float) for x in zip(*segments)) if segments else (np.zeros(0),) * 3
@@ -494,9 +497,9 @@ def test_bounds_in_python_equal_the_numpy_bounds(segments, other, cea, ends, a, 
     try:
         for limit in (10 ** 9, -1):
             plan_module.PY_MAX_ENDS = limit
-            up, low = plan._bounds(ends_np, a, origin, slope, offset, tail_s, total_offset, None, cap)
-            assert low is None
-            results.append([repr(x) for x in up.tolist()])
+            up, low = plan._bounds(ends_np, a, origin, slope, offset, tail_s, total_offset, saving, cap)
+            assert low is None or saving is not None
+            results.append(([repr(x) for x in up.tolist()], None if low is None else [repr(x) for x in low.tolist()]))
     finally:
         plan_module.PY_MAX_ENDS = old
     assert results[0] == results[1]
@@ -551,13 +554,19 @@ def test_may_start_with_kept_hosts_needs_enough_saving_when_the_plan_runs_short(
        st.lists(st.tuples(st.integers(0, 300), st.integers(0, 120)), min_size=1, max_size=6))
 def test_kept_index_counts_an_allocations_kept_hosts(kept, spans):
     """``KeptIndex.within`` (one bisection per interval, counts in Python or with numpy) against counting
-    host by host: the same ``((until, count), …)``, by increasing ``until``, with no zero count."""
+    host by host: the same ``((until, count), …)``, by increasing ``until``, with no zero count; the index built
+    from arrays (the hosts in the mapping's order) is the same as the mapping's."""
     alloc = ProcSet(*[(lo, lo + length) for lo, length in spans])
     expected: dict[float, int] = {}
     for h in alloc:
         if h in kept:
             expected[kept[h]] = expected.get(kept[h], 0) + 1
-    assert KeptIndex(kept).within(alloc) == tuple(sorted(expected.items()))
+    index = KeptIndex(kept)
+    assert index.within(alloc) == tuple(sorted(expected.items()))
+    from_arrays = KeptIndex.from_arrays(np.fromiter(kept.keys(), dtype=np.int64, count=len(kept)),
+                                        np.fromiter(kept.values(), dtype=float, count=len(kept)))
+    assert (from_arrays.ids, from_arrays.untils, from_arrays.codes) == (index.ids, index.untils, index.codes)
+    assert from_arrays.within(alloc) == index.within(alloc)
 
 
 @given(st.lists(st.sampled_from([1.5, 2.0, 2.0 + 1e-12, 3.25, 1e5, 1e5 + 6.1, 7e5]), max_size=60),

@@ -473,19 +473,20 @@ class EnergyBudget(BudgetWindow):
                 return cached[5]
             index, ids, untils_all = cached[3]
         else:
-            index = KeptIndex(kept)
             ids = np.fromiter(kept.keys(), dtype=np.int64, count=len(kept))
             untils_all = np.fromiter(kept.values(), dtype=float, count=len(kept))
+            index = KeptIndex.from_arrays(ids, untils_all)
             cached = None
         mask = contains_many(free, ids)  # the free ones, in the mapping's order
         if cached is not None and np.array_equal(mask, cached[4]):
             out = cached[5]
         else:
-            untils = untils_all[mask]
-            k = len(untils)
+            untils_free = untils_all[mask]
+            k = len(untils_free)
+            untils, counts = np.unique(untils_free, return_counts=True)
             p = self.power
-            since = np.full(k, -INF)
-            inf = np.full(k, INF)
+            since = np.full(len(untils), -INF)
+            inf = np.full(len(untils), INF)
             starts: tuple[np.ndarray, ...]
             ends: tuple[np.ndarray, ...]
             if self.shutdown:  # (-inf, until, idle), (until, until + off, switch-off), (until + off, INF, sleep)
@@ -495,7 +496,7 @@ class EnergyBudget(BudgetWindow):
             else:  # (-inf, until, idle), (until, INF, idle)
                 starts, ends, powers = (since, untils), (untils, inf), [p.est_idle_w, p.est_idle_w]
             a, b = np.stack(starts, axis=1).reshape(-1), np.stack(ends, axis=1).reshape(-1)
-            w = np.tile(np.array(powers, dtype=float), k)
+            w = (counts[:, None] * np.array(powers, dtype=float)).reshape(-1)  # count × power, as _baseline sums
             out = (kept, index, k, (a, b, w))
         self._kept_cache = (kept, version, free, (index, ids, untils_all), mask, out)
         return out

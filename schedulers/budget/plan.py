@@ -168,6 +168,13 @@ def _fewest(g: np.ndarray, x: np.ndarray, shrink: float) -> np.ndarray:
         return np.where((g >= 0.0) | (x > 0.0), 0.0, np.where(x < 0.0, g / x * shrink, np.inf))
 
 
+def _fewest_py(g: float, x: float, shrink: float) -> float:
+    """:func:`_fewest` of one candidate, in plain Python (the same float)."""
+    if g >= 0.0 or x > 0.0:
+        return 0.0
+    return g / x * shrink if x < 0.0 else math.inf
+
+
 class KeptIndex:
     """The hosts a power manager keeps on for a job (:meth:`~wattsched.schedulers.power.PowerManager.kept_hosts`),
     indexed to count those of an allocation by the time until which they are kept (:meth:`within`).
@@ -188,6 +195,19 @@ class KeptIndex:
         self.ids = sorted(kept)
         self.codes = [index[kept[h]] for h in self.ids]
         self._codes_np: np.ndarray | None = None
+
+    @classmethod
+    def from_arrays(cls, ids: np.ndarray, untils: np.ndarray) -> KeptIndex:
+        """The index of the kept hosts ``ids`` (distinct) kept until ``untils`` (the same index as of the mapping
+        ``dict(zip(ids, untils))``, without a Python loop over the hosts: ESC keeps every idle node, and a new
+        mapping comes with most passes)."""
+        index = cls.__new__(cls)
+        order = np.argsort(ids, kind="stable")
+        uniq, codes = np.unique(untils[order], return_inverse=True)
+        index.untils, index.ids = uniq.tolist(), ids[order].tolist()
+        codes_np = codes.reshape(-1).astype(np.intp, copy=False)
+        index.codes, index._codes_np = codes_np.tolist(), codes_np
+        return index
 
     def __bool__(self) -> bool:
         return bool(self.ids)
@@ -489,11 +509,12 @@ class Plan:
         whose whole energy may be negative (``saving``): where the balance is below zero from its tail on,
         only a job saving at least as much can be admitted.
 
-        Without ``saving``, for a few ends on a plan of few breakpoints (most passes of an energy budget at
-        1,152 hosts: numpy's cost per call was then most of the bounds), in plain Python
+        For a few ends on a plan of few breakpoints (most passes of an energy budget at 1,152 hosts, and of one
+        beside ESC, which keeps hosts: numpy's cost per call was then most of the bounds), in plain Python
         (:meth:`_bounds_py`, the same values)."""
-        if saving is None and len(ends) <= PY_MAX_ENDS and len(self.T) <= PY_MAX_BREAKPOINTS:
-            return np.array(self._bounds_py(ends.tolist(), a, origin, slope, offset, tail_s, total_offset, cap)), None
+        if len(ends) <= PY_MAX_ENDS and len(self.T) <= PY_MAX_BREAKPOINTS:
+            up_py, low_py = self._bounds_py(ends.tolist(), a, origin, slope, offset, tail_s, total_offset, saving, cap)
+            return np.array(up_py), (np.array(low_py) if low_py is not None else None)
         T, G = self.T_np, self.G_np
         m = len(T)
         k_a = bisect_left(self.T, a)
@@ -571,9 +592,10 @@ class Plan:
         return bound, low
 
     def _bounds_py(self, ends: list[float], a: float, origin: float, slope: float, offset: float, tail_s: float,
-                   total_offset: float, cap: tuple[float, float] | None) -> list[float]:
-        """:meth:`_bounds` without ``saving``, in plain Python: the same operations on each value, in the same
-        order, so the same floats (minima propagate NaN as ``np.minimum`` does; tests/test_budget_fast_path.py
+                   total_offset: float, saving: tuple[float, float, float] | None,
+                   cap: tuple[float, float] | None) -> tuple[list[float], list[float] | None]:
+        """:meth:`_bounds` in plain Python: the same operations on each value, in the same order, so the same floats
+        (minima and maxima propagate NaN as ``np.minimum`` and ``np.maximum`` do; tests/test_budget_fast_path.py
         compares both)."""
         T, G, bal = self.T, self.G, self.bal
         m = len(T)
@@ -584,13 +606,19 @@ class Plan:
         shrink = 1.0 - 1e-12
         g = [x + eps for x in G]
         if g[0] < 0.0:
-            return [-inf] * len(ends)
+            return [-inf] * len(ends), None
         bound = [inf] * len(ends)
+        low: list[float] | None = None
         prefix = _accumulate(_min, [g[k] / (den * shrink) if den > 0.0 else inf
                                     for k, den in ((k, slope * (T[k] - origin) + offset) for k in range(k_a, m))])
         suffix = _accumulate(_min, g[::-1])[::-1] + [inf]  # suffix[k]: min of g[k:]
-        own_total = bool(tail_s or total_offset != offset)
+        own_total = bool(tail_s or total_offset != offset or saving is not None)
         te, rate = self.te, self.rate
+        if saving is not None:
+            saving_w, horizon_s, drop_w = saving
+            low = [0.0] * len(ends)
+            j0 = bisect_left(T, horizon_s + tail_s) if math.isfinite(horizon_s) else m
+            range_min = _accumulate(_min, g[:j0][::-1])[::-1]  # range_min[k] = min(g[k:j0])
         for i, end in enumerate(ends):
             b = bound[i]
             j = bisect_left(T, end) - 1 - k_a
@@ -598,25 +626,43 @@ class Plan:
                 b = prefix[j]
             settled = end + tail_s
             total = slope * (end - origin) + total_offset
-            ks = bisect_left(T, settled if settled >= a else a)
+            lo = 0.0
+            if saving is not None:
+                settled = _max(settled, horizon_s + tail_s)
+                if saving_w:
+                    total = total - saving_w * _max(0.0, horizon_s - end)
+            ks = bisect_left(T, _max(settled, a))
             if ks < m and total > 0.0:
                 b = _min(b, suffix[ks] / (total * shrink))
+            if saving is not None:
+                if ks < m and total <= 0.0:
+                    lo = _fewest_py(suffix[ks], total, shrink)
+                k_in = bisect_left(T, end)
+                if end < horizon_s and k_in < j0:
+                    g_in = range_min[k_in]
+                    x_in = slope * (end - origin) + offset - drop_w * (horizon_s + tail_s - end)
+                    b = _min(b, g_in / (x_in * shrink) if x_in > 0.0 else inf)
+                    lo = _max(lo, _fewest_py(g_in, x_in, shrink))
             own = ((end, slope * (end - origin) + offset), (settled, total))
             for at, x in own if own_total else own[:1]:
                 if at >= a and at < te:
                     k = bisect_right(T, at) - 1
                     g_at = G[k] + (rate - bal[k]) * (at - T[k]) + eps
                     b = _min(b, g_at / (x * shrink) if x > 0.0 else inf)
+                    if saving is not None:
+                        lo = _max(lo, _fewest_py(g_at, x, shrink))
             bound[i] = b
+            if low is not None:
+                low[i] = lo
         if cap is not None and slope > 0.0:
             limit, until = cap
-            lo = bisect_right(T, a) - 1
-            if lo < m - 1:
-                peak = _accumulate(_max, self.plan[lo:])
+            lo_k = bisect_right(T, a) - 1
+            if lo_k < m - 1:
+                peak = _accumulate(_max, self.plan[lo_k:])
                 for i, end in enumerate(ends):
-                    j = bisect_left(T, min(min(end, until), te)) - 1 - lo
+                    j = bisect_left(T, min(min(end, until), te)) - 1 - lo_k
                     if j >= 0:
                         top = peak[j]
                         room = (limit + 1e-9 - top + 1e-12 * (abs(limit) + abs(top))) / (slope * shrink)
                         bound[i] = _min(bound[i], room)
-        return bound
+        return bound, low
