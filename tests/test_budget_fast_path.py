@@ -573,12 +573,12 @@ def test_kept_index_counts_an_allocations_kept_hosts(kept, spans):
        st.lists(st.floats(1.0, 1e6, allow_nan=False), max_size=60))
 def test_unique_inverse_is_numpy_unique(repeated, spread) -> None:
     """The plan's breakpoints by a stable sort (many repeated times: kept hosts) are ``np.unique``'s arrays."""
-    from wattsched.schedulers.budget.plan import _unique_inverse
+    from wattsched.schedulers.budget.plan import unique_inverse
 
     values = np.array(repeated + spread, dtype=float)
     uniq, inverse = np.unique(values, return_inverse=True)
     for repeats in (True, False):
-        got_uniq, got_inverse = _unique_inverse(values, repeats)
+        got_uniq, got_inverse = unique_inverse(values, repeats)
         assert got_uniq.tobytes() == uniq.tobytes()
         assert np.array_equal(got_inverse, inverse.reshape(-1)) and got_inverse.shape == values.shape
 

@@ -77,7 +77,8 @@ from procset import ProcSet
 
 from wattsched.base.hostsets import contains_many, intervals, minus, plus, size
 from wattsched.schedulers.budget.estimates import Segment
-from wattsched.schedulers.budget.plan import PY_MAX_SEGMENTS, KeptIndex, Plan, PlanSegments, Staircase, same_state
+from wattsched.schedulers.budget.plan import (PY_MAX_SEGMENTS, KeptIndex, Plan, PlanSegments, Staircase, same_state,
+                                              unique_inverse)
 from wattsched.schedulers.budget.window import TIME_EPS_S, BudgetWindow
 from wattsched.schedulers.pieces import register
 from wattsched.schedulers.queue import WallGroups
@@ -483,7 +484,8 @@ class EnergyBudget(BudgetWindow):
         else:
             untils_free = untils_all[mask]
             k = len(untils_free)
-            untils, counts = np.unique(untils_free, return_counts=True)
+            untils, inverse = unique_inverse(untils_free, True)  # (few distinct times)
+            counts = np.bincount(inverse, minlength=len(untils))
             p = self.power
             since = np.full(len(untils), -INF)
             inf = np.full(len(untils), INF)

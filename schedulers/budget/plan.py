@@ -23,7 +23,7 @@ from wattsched.base.hostsets import intervals
 from wattsched.schedulers.budget.estimates import Segment
 from wattsched.schedulers.queue import Staircase, WallGroups
 
-__all__ = ["KeptIndex", "Plan", "PlanSegments", "Staircase", "extra_knots", "same_state"]
+__all__ = ["KeptIndex", "Plan", "PlanSegments", "Staircase", "extra_knots", "same_state", "unique_inverse"]
 
 #: A plan's segments ``(a, b, w)``: three float arrays, or three lists (the same values) for a small plan.
 PlanSegments = tuple[np.ndarray, np.ndarray, np.ndarray] | tuple[list[float], list[float], list[float]]
@@ -143,7 +143,7 @@ def _within(res: np.ndarray, up: np.ndarray, low: np.ndarray | None, index: np.n
     return res <= up if low is None else (res <= up) & (res >= low)
 
 
-def _unique_inverse(values: np.ndarray, repeats: bool) -> tuple[np.ndarray, np.ndarray]:
+def unique_inverse(values: np.ndarray, repeats: bool) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(values, return_inverse=True)`` of finite floats (the same two arrays, the inverse flat); with
     ``repeats`` (few distinct values, in runs) by a stable sort, several times faster there and about twice as slow
     on values in random order, where numpy's own is used."""
@@ -203,9 +203,8 @@ class KeptIndex:
         mapping comes with most passes)."""
         index = cls.__new__(cls)
         order = np.argsort(ids, kind="stable")
-        uniq, codes = np.unique(untils[order], return_inverse=True)
+        uniq, codes_np = unique_inverse(untils[order], True)  # (kept hosts share few times)
         index.untils, index.ids = uniq.tolist(), ids[order].tolist()
-        codes_np = codes.reshape(-1).astype(np.intp, copy=False)
         index.codes, index._codes_np = codes_np.tolist(), codes_np
         return index
 
@@ -274,9 +273,8 @@ class Plan:
             q0, otimes, odeltas = self._clip(oa, ob, ow, t0, te)
         else:
             q0, otimes, odeltas = 0.0, times[:0], deltas[:0]
-        # the kept hosts' segments repeat a few times (hosts kept for one job until one time): when they are many,
-        # a stable sort of those runs is faster than np.unique's quicksort (issue 15: 2.5-4× on such plans)
-        uniq, inverse = _unique_inverse(np.concatenate((times, otimes)), 5 * len(self.kept.ids) >= len(times))
+        # (the kept hosts' segments come summed per time: their breakpoints no longer repeat host after host)
+        uniq, inverse = unique_inverse(np.concatenate((times, otimes)), False)
         k = len(uniq)
         d_plan = np.bincount(inverse[:len(times)], weights=deltas, minlength=k)
         d_other = np.bincount(inverse[len(times):], weights=odeltas, minlength=k)
