@@ -306,8 +306,9 @@ class EnergySavingCluster(PowerManager):
         self.switch_on_s = self.switch_off_s = math.nan
         self._lower_groups = [g for g, t in self.groups.items() if t.lower_wait_s is not None]
         self._no_group_rule = all(t.upper_wait_s is None and t.max_queued is None for t in self.groups.values())
-        # per host: when it last became idle (end of a job or of a boot)
+        # per host: when it last became idle (end of a job or of a boot), and a count of its changes (kept_hosts)
         self._idle_since = np.zeros(0)
+        self._idle_version = 0
         self._booting = ProcSet()  # hosts we booted whose RESOURCE_STATE_CHANGED has not come
         self._transitions: list[Transition] = []
         self._pseudo_memo: PseudoMemo = {}  # the switches' pseudo jobs kept between passes (transition_pseudo_jobs)
@@ -353,6 +354,7 @@ class EnergySavingCluster(PowerManager):
         self.sleep_pstate = model.sleep_pstate
         self.switch_on_s, self.switch_off_s = transition_times_s(model)
         self._idle_since = np.full(view.nb_hosts, view.now_s)
+        self._idle_version += 1
         self._all_hosts = view.all_hosts
         self._on_cache = None
         self._off_cache = None
@@ -395,6 +397,7 @@ class EnergySavingCluster(PowerManager):
     def on_completed(self, job: RunningJob, state: JobState, view: ClusterView) -> None:
         for a, b in job.alloc.intervals():
             self._idle_since[a:b + 1] = view.now_s
+        self._idle_version += 1
         self.plan_version += 1
 
     def on_hosts_changed(self, hosts: ProcSet, pstate: int, view: ClusterView) -> None:
@@ -405,6 +408,7 @@ class EnergySavingCluster(PowerManager):
                 self._booting = minus(self._booting, booted)
                 for a, b in booted.intervals():
                     self._idle_since[a:b + 1] = view.now_s
+                self._idle_version += 1
         self.plan_version += 1
 
     # ------------------------------------------------------------------ what others ask
@@ -419,15 +423,17 @@ class EnergySavingCluster(PowerManager):
 
     def kept_hosts(self, view: ClusterView) -> Mapping[int, float]:
         """Every idle node, until the pass that would switch it off for its idle time (rule 4). The same
-        mapping while the free nodes (a set the core replaces, never changes in place) and
-        :attr:`plan_version` (bumped whenever an idle time starts) stay: an energy budget asks at every
-        plan it builds."""
+        mapping (the same object) while the free nodes (a set the core replaces, never changes in place) and the
+        times since which nodes are idle stay: an energy budget asks at every plan it builds, and builds its plan's
+        segments of the kept nodes again for a new mapping (issue 15: keyed on :attr:`plan_version`, which every
+        pass at a period's tick bumps, the mapping was new at 10,800 of the 26,900 plans of ``energy-bud+esc`` on the
+        week of 1,152 hosts)."""
         cached = self._kept_cache
-        if cached is not None and cached[0] is view.free and cached[1] == self.plan_version:
+        if cached is not None and cached[0] is view.free and cached[1] == self._idle_version:
             return cached[2]
         ids = ids_array(view.free)
         kept = dict(zip(ids.tolist(), self._idle_deadlines(self._idle_since[ids]).tolist()))
-        self._kept_cache = (view.free, self.plan_version, kept)
+        self._kept_cache = (view.free, self._idle_version, kept)
         return kept
 
     _kept_cache: tuple[ProcSet, int, dict[int, float]] | None = None
