@@ -286,6 +286,27 @@ def test_idle_nodes_are_kept_until_the_pass_that_switches_them_off():
     assert p2.power.kept_hosts(p2.view) == {0: math.inf, 1: math.inf}
 
 
+def test_kept_nodes_are_the_same_mapping_until_a_node_becomes_idle_or_busy():
+    """An energy budget rebuilds its segments of the kept nodes for every new mapping (issue 15): a pass at a
+    period's tick that changes nothing keeps the mapping (the same object), a job's start and end give new ones,
+    with the ended job's node kept from its end."""
+    p = esc(2, period_s=60.0, idle_s=1000.0)
+    p.schedule()
+    kept = p.power.kept_hosts(p.view)
+    assert kept == {0: 1020.0, 1: 1020.0}
+    version = p.power.plan_version
+    assert not switches(at(p, 60.0, call=True))  # a pass at a tick that switches nothing
+    assert p.power.plan_version != version and p.power.kept_hosts(p.view) is kept
+    p.set_time(100.0)
+    p.on_submitted(QueuedJob("a", 1, None, 100.0))
+    assert p.schedule() == [StartJob("a", ProcSet(0))]
+    assert p.power.kept_hosts(p.view) == {1: 1020.0}
+    p.set_time(500.0)
+    p.on_completed("a")
+    p.schedule()
+    assert p.power.kept_hosts(p.view) == {0: 1560.0, 1: 1020.0}  # idle since 500: the first pass after 1,500 s
+
+
 # ------------------------------------------------------------------ options
 @pytest.mark.parametrize("options,fragment", [
     ({"period_s": -5}, "option 'period_s' of esc is out of range, got -5"),
