@@ -38,6 +38,7 @@ Command line: ``wattsched sweep GRID.yaml`` (a grid of platforms × workloads ×
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import math
@@ -185,6 +186,7 @@ def _simulate(run: Run, on_jobs: JobsCallback | None) -> None:
         progress = report_jobs
     run_simulation(run.platform, run.workload, run.prefix, scheduler=run.scheduler, options=run.options,
                    dynamic_jobs=run.dynamic_jobs, progress=progress)
+    gc.collect()  # the simulation's objects (cycles among them) freed before the metrics read the outputs back
 
 
 def run_metrics(run: Run) -> dict[str, float | int]:
