@@ -410,3 +410,37 @@ def test_a_switchs_state_times_are_summed_as_the_per_state_count_sums_them(tmp_p
                           (prefix.parent / "out_consumed_energy.csv").read_text())
         assert float(outputs[bound][0]["time_sleeping"]) > 0.0  # hosts were switched off
     assert outputs[engine.UNIFORM_MAX_HOSTS] == outputs[0]
+
+
+def test_a_run_makes_the_garbage_collector_less_eager_and_restores_it():
+    """``run_inprocess`` raises the young generation's threshold for the run (issue 15: collections traversed every
+    live object), then restores the caller's, also when the run fails."""
+    import gc
+
+    from wattsched.schedulers.protocol import scheduler_handler
+    from wattsched.simulator.drivers import GC_GEN0_THRESHOLD, run_inprocess
+
+    root = Path(__file__).resolve().parent.parent
+    handler = scheduler_handler("easy-backfill", {})
+    seen: list[tuple[int, int, int]] = []
+
+    def watching(msg: dict) -> dict:
+        seen.append(gc.get_threshold())
+        return handler(msg)
+
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        platform, workload = root / "platforms/taurus_16.xml", root / "workloads/demo_taurus16.json"
+        run_inprocess(Simulation(load_platform(platform), load_workload(workload)), watching)
+        assert seen and all(t == (GC_GEN0_THRESHOLD, 10, 10) for t in seen)
+        assert gc.get_threshold() == (700, 10, 10)
+
+        def failing(msg: dict) -> dict:
+            raise RuntimeError("a scheduler's bug")
+
+        with pytest.raises(RuntimeError):
+            run_inprocess(Simulation(load_platform(platform), load_workload(workload)), failing)
+        assert gc.get_threshold() == (700, 10, 10)
+    finally:
+        gc.set_threshold(*before)
