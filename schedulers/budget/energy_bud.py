@@ -125,8 +125,9 @@ class EnergyBudget(BudgetWindow):
         self._fut: Plan | None = None
         self._running_cache: tuple[tuple, tuple[Any, Any, Any, list]] | None = None
         #: the kept mapping, kept_version and free hosts of the last _kept_arrays, what it built of the mapping (index,
-        #: hosts, untils), which of the hosts were free, and its answer
-        self._kept_cache: tuple[Mapping[int, float], int, ProcSet, tuple[KeptIndex, np.ndarray, np.ndarray], np.ndarray,
+        #: hosts, distinct times, each host's time among them), which of the hosts were free, and its answer
+        self._kept_cache: tuple[Mapping[int, float], int, ProcSet,
+                                tuple[KeptIndex, np.ndarray, np.ndarray, np.ndarray], np.ndarray,
                                 tuple[Mapping[int, float], KeptIndex, int,
                                       tuple[np.ndarray, np.ndarray, np.ndarray]]] | None = None
         #: _kept_arrays's answer when no host is kept (built once)
@@ -473,20 +474,22 @@ class EnergyBudget(BudgetWindow):
         if cached is not None and cached[0] is kept and cached[1] == version:
             if cached[2] is free:
                 return cached[5]
-            index, ids, untils_all = cached[3]
+            index, ids, times, codes = cached[3]
         else:
             ids = np.fromiter(kept.keys(), dtype=np.int64, count=len(kept))
-            untils_all = np.fromiter(kept.values(), dtype=float, count=len(kept))
-            index = KeptIndex.from_arrays(ids, untils_all)
+            # the distinct times, increasing, and each host's among them (few: hosts kept for one job, or idle since
+            # one pass)
+            times, codes = unique_inverse(np.fromiter(kept.values(), dtype=float, count=len(kept)), True)
+            index = KeptIndex.from_codes(ids, times, codes)
             cached = None
         mask = contains_many(free, ids)  # the free ones, in the mapping's order
         if cached is not None and np.array_equal(mask, cached[4]):
             out = cached[5]
         else:
-            untils_free = untils_all[mask]
-            k = len(untils_free)
-            untils, inverse = unique_inverse(untils_free, True)  # (few distinct times)
-            counts = np.bincount(inverse, minlength=len(untils))
+            counts = np.bincount(codes[mask], minlength=len(times))  # the free kept hosts per time
+            present = counts > 0
+            untils, counts = times[present], counts[present]
+            k = int(counts.sum())
             p = self.power
             since = np.full(len(untils), -INF)
             inf = np.full(len(untils), INF)
@@ -501,7 +504,7 @@ class EnergyBudget(BudgetWindow):
             a, b = np.stack(starts, axis=1).reshape(-1), np.stack(ends, axis=1).reshape(-1)
             w = (counts[:, None] * np.array(powers, dtype=float)).reshape(-1)  # count × power, as _baseline sums
             out = (kept, index, k, (a, b, w))
-        self._kept_cache = (kept, version, free, (index, ids, untils_all), mask, out)
+        self._kept_cache = (kept, version, free, (index, ids, times, codes), mask, out)
         return out
 
     def _job_extra(self, n: int, now: float, end: float, kept: Sequence[tuple[float, int]]) -> list[Segment]:

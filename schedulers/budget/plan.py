@@ -190,23 +190,24 @@ class KeptIndex:
     PY_MAX_HOSTS = 64
 
     def __init__(self, kept: Mapping[int, float]) -> None:
-        self.untils = sorted(set(kept.values()))
-        index = {until: k for k, until in enumerate(self.untils)}
-        self.ids = sorted(kept)
-        self.codes = [index[kept[h]] for h in self.ids]
-        self._codes_np: np.ndarray | None = None
+        times, codes = unique_inverse(np.fromiter(kept.values(), dtype=float, count=len(kept)), True)
+        self._fill(np.fromiter(kept.keys(), dtype=np.int64, count=len(kept)), times, codes)
 
     @classmethod
-    def from_arrays(cls, ids: np.ndarray, untils: np.ndarray) -> KeptIndex:
-        """The index of the kept hosts ``ids`` (distinct) kept until ``untils`` (the same index as of the mapping
-        ``dict(zip(ids, untils))``, without a Python loop over the hosts: ESC keeps every idle node, and a new
-        mapping comes with most passes)."""
+    def from_codes(cls, ids: np.ndarray, times: np.ndarray, codes: np.ndarray) -> KeptIndex:
+        """The index of the kept hosts ``ids`` (distinct, in any order) kept until ``times[codes]``
+        (:func:`unique_inverse` of their times), without a Python loop over the hosts: ESC keeps every idle node,
+        and a new mapping comes with most passes (the energy budget keeps the codes to count its free kept hosts
+        per time)."""
         index = cls.__new__(cls)
-        order = np.argsort(ids, kind="stable")
-        uniq, codes_np = unique_inverse(untils[order], True)  # (kept hosts share few times)
-        index.untils, index.ids = uniq.tolist(), ids[order].tolist()
-        index.codes, index._codes_np = codes_np.tolist(), codes_np
+        index._fill(ids, times, codes)
         return index
+
+    def _fill(self, ids: np.ndarray, times: np.ndarray, codes: np.ndarray) -> None:
+        order = np.argsort(ids, kind="stable")
+        codes_np = codes[order]
+        self.untils, self.ids = times.tolist(), ids[order].tolist()
+        self.codes, self._codes_np = codes_np.tolist(), codes_np
 
     def __bool__(self) -> bool:
         return bool(self.ids)
