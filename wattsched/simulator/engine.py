@@ -35,9 +35,10 @@ import math
 import operator
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any, Final, Iterator
+from typing import Any, Final, Iterable, Iterator
 
 import numpy as np
 from procset import ProcSet
@@ -51,7 +52,7 @@ from wattsched.simulator.workload import (
 )
 from wattsched.base.errors import InputError, ProtocolError, counted
 from wattsched.base.limits import limit, limit_hint
-from wattsched.base.hostsets import from_sorted_ids, ids_array, parse_canonical as parse_hosts
+from wattsched.base.hostsets import from_sorted_ids, ids_array, intervals, parse_canonical as parse_hosts
 
 #: Batsim 4.2.1 jobs.cpp Job::from_json: what it replaces by "id":"<full id>" in a job's serialised object
 _ID_FIELD: Final = re.compile(r'"id"\s*:\s*(?:"*[^(,|})]*"*)\s*')
@@ -100,7 +101,8 @@ _IDLE, _COMPUTING, _SLEEPING, _SWITCHING_ON, _SWITCHING_OFF = (
     int(MachineState.SWITCHING_OFF))
 #: the number of states (``len(MachineState)``, a metaclass call)
 _NB_STATES = len(MachineState)
-#: :meth:`Simulation._set_machine_state` sums the times of at most this many hosts of one state in Python
+#: :meth:`Simulation._set_machine_state` sums the times of at most this many hosts of one state in Python, and
+#: :meth:`Simulation._set_pstate` counts the old pstates of at most this many hosts in Python (numpy above)
 UNIFORM_MAX_HOSTS = 256
 
 
@@ -852,10 +854,17 @@ class Simulation:
     def _set_pstate(self, hosts: slice | np.ndarray, pstate: int) -> None:
         olds = self.pstate[hosts]
         if self._model_pstate_hosts is None:
-            counts = np.bincount(olds)  # (pstates are small non-negative ints: no sort, unlike unique)
-            nonzero = np.flatnonzero(counts).tolist()
+            if len(olds) <= UNIFORM_MAX_HOSTS:  # a switch's few hosts, usually all at one pstate
+                values = olds.tolist()  # (numpy's bincount and flatnonzero cost 5 µs a call: issue 15)
+                first = values[0]
+                pairs: Iterable[tuple[int, int]] = (
+                    ((first, len(values)),) if values.count(first) == len(values) else Counter(values).items())
+            else:
+                counts = np.bincount(olds)  # (pstates are small non-negative ints: no sort, unlike unique)
+                nonzero = np.flatnonzero(counts).tolist()
+                pairs = zip(nonzero, counts[nonzero].tolist())
             n = 0
-            for p, c in zip(nonzero, counts[nonzero].tolist()):
+            for p, c in pairs:
                 n += c
                 left = self._pstate_hosts[p] - c
                 if left:
@@ -905,17 +914,8 @@ class Simulation:
         self.energy_rows.append((self.now_s, self.energy_j, kind, wattmin))
 
     def _machine_row(self) -> None:
-        c = self.state_counts
-        self.machine_rows.append(
-            (
-                self.now_s,
-                int(c[_SLEEPING]),
-                int(c[_SWITCHING_ON]),
-                int(c[_SWITCHING_OFF]),
-                int(c[_IDLE]),
-                int(c[_COMPUTING]),
-            )
-        )
+        c = self.state_counts.tolist()  # (one conversion, not five numpy scalars)
+        self.machine_rows.append((self.now_s, c[_SLEEPING], c[_SWITCHING_ON], c[_SWITCHING_OFF], c[_IDLE], c[_COMPUTING]))
 
     # ------------------------------------------------------------------ the scheduler's reply
 
@@ -1325,7 +1325,8 @@ class Simulation:
             raise ProtocolError(
                 f"SET_RESOURCE_STATE: fields 'resources' (interval set) and 'state' (pstate) are required, got {data!r}"
             ) from None
-        if len(res) == 0 or res.max >= self.nb_hosts or res.min < 0:
+        itvs = intervals(res)  # (ProcSet's len, min and max walk it in Python)
+        if not itvs or itvs[-1][1] >= self.nb_hosts or itvs[0][0] < 0:
             raise ProtocolError(f"SET_RESOURCE_STATE: field 'resources' {data['resources']!r} is outside 0-{self.nb_hosts - 1}")
         hosts = ids_array(res)
         models = {0} if self._single_model else {int(m) for m in np.unique(self.model_of[hosts])}
