@@ -108,11 +108,11 @@ def test_pstate_changes_without_a_switch_off_beside_sleeping_hosts_are_refused(c
 def test_the_recordings_files_are_all_of_one_run():
     """The checks above take every recording of real Batsim (rejected jobs, DVFS, dynamic jobs, a job of no work)."""
     from wattsched.analysis.node_states import node_states
-    from wattsched.analysis.outputs import check_energy_job_starts, load_outputs
+    from wattsched.analysis.outputs import check_energy_job_rows, load_outputs
 
     for recording in sorted(p.name for p in REFERENCE.iterdir() if (p / "out_jobs.csv").is_file()):
         outputs = load_outputs(REFERENCE / recording / "out")
-        check_energy_job_starts(outputs)
+        check_energy_job_rows(outputs)
         node_states(outputs)
 
 

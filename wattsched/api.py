@@ -134,13 +134,11 @@ def synthetic_workload(hosts: int, *, seed: int, days: float = 7.0, load: float 
 
     if not is_number(seed, integral=True) or seed < 0:
         raise OptionError(f"seed must be an integer ≥ 0 (as 'wattsched synth --seed'), got {kind_of(seed)}")
-    for name, value, integer in (("hosts", hosts, True), ("users", users, True), ("days", days, False),
-                                 ("load", load, False)):
-        if not is_number(value, integral=integer) or not 0 < value < math.inf:
-            raise OptionError(f"{name} must be a positive {'integer' if integer else 'finite number'}, "
-                              f"got {kind_of(value)}")
-    return synthetic_week(int(hosts), seed=int(seed), duration_s=float(days) * 86400.0, target_load=float(load),
-                          users=int(users))
+    for name, value in (("hosts", hosts), ("users", users)):  # (their bounds: the generator's, as synth's)
+        if not is_number(value, integral=True) or not 0 < value:
+            raise OptionError(f"{name} must be a positive integer, got {kind_of(value)}")
+    return synthetic_week(int(hosts), seed=int(seed), duration_s=_positive(days, "days") * 86400.0,
+                          target_load=_positive(load, "load"), users=int(users))
 
 
 def _path_argument(value: Any, name: str, what: str, *, written: bool = False) -> Path:
@@ -164,7 +162,7 @@ def _check_window(window: Any, name: str, from_zero: bool = True) -> tuple[float
     if isinstance(window, (str, bytes)) or not isinstance(window, Sequence) or len(window) != 2 \
             or not all(is_number(x) for x in window):
         raise OptionError(f"{name} must be (start_s, end_s), two numbers of seconds, got {kind_of(window)}")
-    start, end = float(window[0]), float(window[1])
+    start, end = _float(window[0]), _float(window[1])
     if not (math.isfinite(start) and math.isfinite(end)):
         raise OptionError(f"{name} bounds must be finite numbers of seconds, got {kind_of(window)}")
     if from_zero and start < 0:
@@ -204,9 +202,18 @@ def _positive(value: Any, name: str) -> float:
     Raises:
         OptionError: naming ``name``: not a number (None included), not positive, not finite.
     """
-    if not is_number(value) or not 0.0 < float(value) < math.inf:
+    number = _float(value) if is_number(value) else math.nan
+    if not 0.0 < number < math.inf:
         raise OptionError(f"{name} must be a positive finite number, got {kind_of(value)}")
-    return float(value)
+    return number
+
+
+def _float(number: Any) -> float:
+    """``float(number)`` of a number, ±inf for an integer beyond a double (where ``float`` raises OverflowError)."""
+    try:
+        return float(number)
+    except OverflowError:
+        return math.inf if number > 0 else -math.inf
 
 
 @dataclass

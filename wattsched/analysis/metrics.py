@@ -68,7 +68,7 @@ from wattsched.base.errors import InputError, OptionError, WattschedError, count
 from wattsched.base.fileio import require_regular_file
 from wattsched.base.validate import (check_number, load_json, number, option_error, positive_int,
                                      window_beyond_time)
-from wattsched.analysis.outputs import (JOB_FINAL_STATES, BatsimOutputs, check_energy_job_starts, load_outputs,
+from wattsched.analysis.outputs import (JOB_FINAL_STATES, BatsimOutputs, check_energy_job_rows, load_outputs,
                                        nb_hosts_of_run)
 
 __all__ = [
@@ -516,7 +516,7 @@ def compute_metrics(
         if problem is not None:
             raise OptionError(f"metrics: extra window '{name}': {problem}")
     outputs = load_outputs(outputs_path)
-    check_energy_job_starts(outputs)
+    check_energy_job_rows(outputs)
     jobs = outputs.jobs
     hosts = nb_hosts if nb_hosts is not None else nb_hosts_of_run(outputs)
     win = window if window is not None else default_window(jobs)

@@ -39,7 +39,7 @@ import pandas as pd
 from procset import ProcSet
 
 from wattsched.analysis.metrics import energy_at_j, jobs_that_ran, makespan_s
-from wattsched.analysis.outputs import (BatsimOutputs, check_energy_job_starts, load_outputs, nb_hosts_of_run,
+from wattsched.analysis.outputs import (BatsimOutputs, check_energy_job_rows, load_outputs, nb_hosts_of_run,
                                        parse_host_set)
 from wattsched.base.errors import InputError
 
@@ -212,7 +212,7 @@ def node_states(path: str | Path | BatsimOutputs, prefix: str | None = None) -> 
     for h in range(n):
         per_host_jobs[h].sort()
     final = [power[h][-1][1] for h in range(n)]  # no job runs after the last time the files mention
-    check_energy_job_starts(outputs)  # (its 'p' rows timed the changes: of this run, once the jobs fit the hosts)
+    check_energy_job_rows(outputs)  # (its 'p' rows timed the changes: of this run, once the jobs fit the hosts)
     return NodeStates(n, end, intervals, per_host_jobs, pstates, final, switch_offs, exact)
 
 
@@ -426,7 +426,7 @@ def onoff_statistics(path: str | Path | BatsimOutputs, baseline: str | Path | Ba
     if baseline is not None:
         base = load_outputs(baseline)
         _check_same_jobs_and_hosts(outputs, n, base)
-        check_energy_job_starts(base)
+        check_energy_job_rows(base)
         base_span = makespan_s(base.jobs)
         base_energy = _energy_to(base, base_span)
     return OnOffStatistics(

@@ -42,7 +42,7 @@ from wattsched.base.validate import CSV_UNSAFE, number_problem
 __all__ = [
     "OUTPUT_KINDS",
     "BatsimOutputs",
-    "check_energy_job_starts",
+    "check_energy_job_rows",
     "find_outputs",
     "load_outputs",
     "merge_replacements",
@@ -621,36 +621,51 @@ def _check_job_hosts(outputs: "BatsimOutputs") -> None:
             parse_host_set(text, source, f"job {job_id}.allocated_resources", nb_hosts)
 
 
-def check_energy_job_starts(outputs: "BatsimOutputs") -> None:
-    """The ``s`` rows of the consumed energy are the starts of the jobs that ran: Batsim writes one at each job
-    start, at its ``starting_time`` (behaviour 30, both printed with 6 decimals). The energy file of another run
-    beside these jobs gave its energy metrics without a word. Checked by the readers of the energy (``metrics``,
-    ``node-stats`` and ``paraver`` once the hosts' states are rebuilt, ``plot``'s power), after what they find
-    wrong in the jobs themselves.
+def check_energy_job_rows(outputs: "BatsimOutputs") -> None:
+    """The ``s`` and ``e`` rows of the consumed energy are the starts and ends of the jobs that ran: Batsim writes one
+    at each job start, at its ``starting_time``, and one at each job end, at its ``finish_time`` (behaviour 30, all
+    printed with 6 decimals; every recording). The energy file of another run beside these jobs gave its energy
+    metrics without a word, and so did a file cut before its last job ends (``total_energy_j`` 0 below the window's).
+    Checked by the readers of the energy (``metrics``, ``node-stats`` and ``paraver`` once the hosts' states are
+    rebuilt, ``plot``'s power), after what they find wrong in the jobs themselves.
 
     Raises:
-        InputError: naming the energy file, the first time whose ``s`` rows and job starts differ in number, and a
-            job starting then.
+        InputError: naming the energy file, the first time whose rows and job starts (or ends) differ in number, and
+            a job starting (ending) then.
     """
     energy = outputs.consumed_energy
     if energy is None or "event_type" not in energy.columns:
         return
-    rows = np.sort(energy["time"].to_numpy(dtype=float)[energy["event_type"].to_numpy() == "s"])
+    kinds = energy["event_type"].to_numpy()
+    times = energy["time"].to_numpy(dtype=float)
     jobs = outputs.jobs[(outputs.jobs["final_state"] != "REJECTED").to_numpy()]
-    starts = np.sort(jobs["starting_time"].to_numpy(dtype=float))
-    count = min(len(rows), len(starts))
-    differ = np.flatnonzero(np.abs(rows[:count] - starts[:count]) > _WAITING_ABS_TOL_S)
-    if len(rows) == len(starts) and not len(differ):
+    # a job of no work ends 1e-5 s after its start in _jobs.csv, and its 'e' row is written at its start (recording
+    # simultaneous-events): the ends are compared with twice the tolerance of the printed times
+    for kind, column, event, tolerance_s in (("s", "starting_time", "start", _WAITING_ABS_TOL_S),
+                                             ("e", "finish_time", "end", 2 * _WAITING_ABS_TOL_S)):
+        _check_energy_rows(outputs, np.sort(times[kinds == kind]), jobs, kind, column, event, tolerance_s)
+
+
+def _check_energy_rows(outputs: "BatsimOutputs", rows: np.ndarray, jobs: pd.DataFrame, kind: str, column: str,
+                       event: str, tolerance_s: float) -> None:
+    """The sorted times of the energy file's ``kind`` rows against the jobs' ``column`` (:func:`check_energy_job_rows`)."""
+    times = jobs[column].to_numpy(dtype=float)
+    expected = np.sort(times)
+    count = min(len(rows), len(expected))
+    differ = np.flatnonzero(np.abs(rows[:count] - expected[:count]) > tolerance_s)
+    if len(rows) == len(expected) and not len(differ):
         return
-    first = int(differ[0]) if len(differ) else count  # the first time whose rows and starts differ in number
-    time = min(rows[first] if first < len(rows) else np.inf, starts[first] if first < len(starts) else np.inf)
-    near = np.abs(jobs["starting_time"].to_numpy(dtype=float) - time) <= _WAITING_ABS_TOL_S
-    rows_then = counted(int((np.abs(rows - time) <= _WAITING_ABS_TOL_S).sum()), "'s' row")
+    first = int(differ[0]) if len(differ) else count  # the first time whose rows and jobs differ in number
+    time = min(rows[first] if first < len(rows) else np.inf, expected[first] if first < len(expected) else np.inf)
+    near = np.abs(times - time) <= tolerance_s
+    rows_then = counted(int((np.abs(rows - time) <= tolerance_s).sum()), f"'{kind}' row")
     ids = jobs["job_id"].to_numpy()[near]
     jobs_then = counted(len(ids), "job") + (f" ({'first: ' if len(ids) > 1 else ''}job {ids[0]!r})" if len(ids) else "")
+    ending, cause = ("starting", "the files of two runs?") if event == "start" else (
+        "ending", "a truncated file, or the files of two runs?")
     raise InputError(outputs.paths["consumed_energy"], "event_type",
-                     f"{rows_then} at {time:f} s, for {jobs_then} of {outputs.paths['jobs'].name} starting then; "
-                     "Batsim writes one at each job start: the files of two runs?")
+                     f"{rows_then} at {time:f} s, for {jobs_then} of {outputs.paths['jobs'].name} {ending} then; "
+                     f"Batsim writes one at each job {event}: {cause}")
 
 
 def _refuse_empty_jobs(outputs: "BatsimOutputs") -> None:

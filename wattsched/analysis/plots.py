@@ -30,7 +30,7 @@ from wattsched.base.errors import InputError, OptionError, counted
 from wattsched.base.fileio import write_files
 from wattsched.base.limits import limit
 from wattsched.analysis.node_states import parse_host_set, run_nb_hosts
-from wattsched.analysis.outputs import BatsimOutputs, check_energy_job_starts, load_outputs
+from wattsched.analysis.outputs import BatsimOutputs, check_energy_job_rows, load_outputs
 
 __all__ = [
     "gantt_figure",
@@ -184,7 +184,7 @@ def power_figure(
     loaded = load_outputs(outputs)
     if loaded.consumed_energy is None:
         raise InputError(loaded.paths["jobs"].parent, "consumed_energy.csv", "missing: needed for the power plot")
-    check_energy_job_starts(loaded)
+    check_energy_job_rows(loaded)
     times, power = power_steps(loaded.consumed_energy)
     figure = _new_figure()
     axes = figure.add_subplot()

@@ -33,7 +33,6 @@ import errno
 import hashlib
 import itertools
 import json
-import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -44,7 +43,7 @@ import pandas as pd
 
 from wattsched.base.errors import InputError, OptionError
 from wattsched.base.fileio import require_regular_file, write_files, write_if_changed
-from wattsched.base.validate import check_count, check_number, window_beyond_time
+from wattsched.base.validate import MAX_DOUBLE, check_count, check_number, window_beyond_time
 from wattsched.experiments.sweep import Run
 
 __all__ = ["Grid", "grid_runs", "load_grid", "parse_grid", "write_results", "results_paths", "COMPARED_METRICS"]
@@ -152,7 +151,7 @@ def parse_grid(data: Any, source: str = "<grid>") -> Grid:
             raise InputError(source, "window", beyond)
     for key in ("tau_s", "max_power_w"):
         if data.get(key) is not None and not (_finite(data[key]) and data[key] > 0):
-            raise InputError(source, key, f"must be a positive number, got {data[key]!r}")
+            raise InputError(source, key, f"must be a positive number, got {data[key]!r:.40}")
     if not isinstance(data.get("dynamic_jobs", False), bool):
         raise InputError(source, "dynamic_jobs", "must be true or false")
     if "name" in data and not (isinstance(data["name"], str) and data["name"].strip()):
@@ -164,7 +163,9 @@ def parse_grid(data: Any, source: str = "<grid>") -> Grid:
 
 
 def _finite(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+    """A number (not a bool) that is a finite double: NaN, ±inf and integers beyond ±1.8e308 are not (``math.isfinite``
+    raises OverflowError on those integers)."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and -MAX_DOUBLE <= x <= MAX_DOUBLE
 
 
 def _digest(*parts: bytes | str) -> str:

@@ -53,7 +53,7 @@ from typing import Any
 
 import pandas as pd
 
-from wattsched.base.errors import OptionError, WattschedError
+from wattsched.base.errors import OptionError, WattschedError, printable
 from wattsched.base.fileio import emit_text, require_regular_file, system_reason, write_files
 from wattsched.base.limits import limit, limit_hint
 from wattsched.base.validate import (check_number, check_output_files, decode_utf8, load_json, option_error,
@@ -445,7 +445,7 @@ def progress_line(done: int, total: int, row: Mapping[str, Any], elapsed_s: floa
     took = f" in {wall:.0f} s" if isinstance(wall, (int, float)) and math.isfinite(wall) else ""
     failed = f" ({failures} failed)" if failures else ""
     minutes, seconds = divmod(int(elapsed_s), 60)
-    return f"runs {done}/{total}{failed}, {minutes} min {seconds} s: {row['name']} {row['status']}{took}"
+    return f"runs {done}/{total}{failed}, {minutes} min {seconds} s: {printable(str(row['name']))} {row['status']}{took}"
 
 
 def _progress(show: bool):
@@ -515,7 +515,7 @@ def run_sweep(
                 print(progress_line(len(results), len(runs), row, time.perf_counter() - started_s, failures),
                       file=sys.stderr, flush=True)
             if row["status"] == STATUS_FAILED:
-                logger.info("run %s failed: %s", row["name"], row["error"])
+                logger.info("run %s failed: %s", printable(str(row["name"])), printable(str(row["error"])))
 
         if in_process:
             for run in runs:
@@ -821,5 +821,5 @@ def report_failures(frame: pd.DataFrame, stream: Any = None) -> int:
     stream = stream or sys.stderr
     failures = failed_runs(frame)
     for name, error in failures:
-        stream.write(f"run {name} failed: {error}\n")
+        stream.write(printable(f"run {name} failed: {error}") + "\n")  # (a name from a runs file: no ESC raw)
     return len(failures)
