@@ -11,7 +11,8 @@ time over EASY's on the same platform in the same invocation. ``easy-backfill+sh
 shutdown and no budget (``compose`` with ``power: shutdown``): the presets with shutdown are also given as a ratio
 to it (same power manager, so the same kind of simulated events: hosts switched at almost every pass), which
 separates what the budget costs from what the shutdown costs. ``energy-bud+esc`` is a composition: EASY under the
-energy budget with ESC's node on/off rules as power manager (``compose`` with ``admission: energy-bud, power: esc``).
+energy budget with ESC's node on/off rules as power manager (``compose`` with ``admission: energy-bud, power: esc``),
+and ``efs+energy-bud+esc`` the same in EnergyFairShare's order (``order: efs``).
 
 Usage: ``python benchmarks/bench_presets.py [--jobs 20000] [--sizes 1152,80640] [--repeat 1]``
 Writes a markdown table to stdout and, as a new dated section at the top, to ``benchmarks/results/presets.md``
@@ -41,7 +42,9 @@ RUNS: list[tuple[str, str, dict]] = [("easy-backfill", "easy-backfill", {}),
 ] + [(preset, preset, {}) for preset in ("fairshare", "efs", "fs-efs")] + [  # queue orders (the week's jobs have users)
     ("esc", "esc", {}),  # FCFS with ESC's node on/off rules (its paper's defaults), on the same Taurus hosts
     # a composition: EASY under the energy budget, ESC switching the nodes (every idle node kept for its idle time)
-    ("energy-bud+esc", "compose", {"admission": "energy-bud", "power": "esc", **WINDOW})]
+    ("energy-bud+esc", "compose", {"admission": "energy-bud", "power": "esc", **WINDOW}),
+    # the same in the energy-fair order (the combination the project's guide names: energyBud + EFS + ESC)
+    ("efs+energy-bud+esc", "compose", {"order": "efs", "admission": "energy-bud", "power": "esc", **WINDOW})]
 
 
 def run_one(nb_hosts: int, jobs: int, preset: str, options: dict) -> dict:

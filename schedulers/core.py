@@ -65,7 +65,7 @@ from wattsched.schedulers.order import QueueOrder
 from wattsched.schedulers.pieces import Piece
 from wattsched.schedulers.placement import FirstFit, FreeHosts, Placement
 from wattsched.schedulers.power import NoPowerManager, PowerManager
-from wattsched.schedulers.queue import WaitingQueue
+from wattsched.schedulers.queue import SortedJobs, WaitingQueue
 from wattsched.schedulers.state import (
     JOB_ID,
     Assignment,
@@ -139,11 +139,17 @@ class PolicyScheduler:
         self._completes = type(self.placement).complete is not Placement.complete
         self._view: ClusterView | None = None
         self._queue: dict[str, QueuedJob] = {}  # arrival order
-        # static orders (FCFS): the queue kept sorted by (key, arrival number), no sort per pass
+        # the waiting jobs sorted by (static key, arrival number), with width / walltime arrays (EASY's index): the
+        # queue of a static order (FCFS), no sort per pass; for a dynamic order, which sorts the jobs again at every
+        # pass, the table its sorted queue reads these arrays from (queue.SortedJobs), kept only for an admission
+        # constraint that filters the queue (queue.JobsBehind indexes a dynamic order's queue for it alone)
         self._static = order.static
+        filters = (type(self.admission).may_start is not AdmissionConstraint.may_start
+                   or type(self.admission).may_prepare is not AdmissionConstraint.may_prepare)
+        self._tabled = self._static or (order.same_jobs and filters)
         self._arrival: dict[str, int] = {}
         self._arrivals = 0  # arrival numbers handed out (never reused: dequeued jobs leave _arrival)
-        self._sorted = WaitingQueue(key=self._sorted_key)  # with width / walltime arrays (EASY's index)
+        self._sorted = WaitingQueue(key=self._sorted_key)
         self._walltimes: SortedList = SortedList()  # walltimes of the waiting jobs (inf: none)
         self._waiting_rejects: list[RejectJob] = []
         self._pstates_changed = False  # some host left pstate 0 (else a job at pstate 0 needs no check)
@@ -234,7 +240,7 @@ class PolicyScheduler:
         self._queue[job.id] = job
         view.nb_waiting = len(self._queue)
         self._walltimes.add(math.inf if job.walltime_s is None else job.walltime_s)
-        if self._static:
+        if self._tabled:
             self._arrival[job.id] = self._arrivals
             self._arrivals += 1
             self._sorted.add(job)
@@ -455,6 +461,8 @@ class PolicyScheduler:
             ordered = self._sorted
         else:
             ordered = self.order.sort(self._queue.values(), view) if self._queue else []
+            if self._tabled and type(ordered) is list:  # (not job-partition entries: an EntryQueue)
+                ordered = SortedJobs(ordered, self._sorted)
         admission.begin_pass(ordered, view)
         if ordered:
             seen = self.backfill_view(view) if self.backfill.reads_running else view
@@ -471,6 +479,8 @@ class PolicyScheduler:
                 waiting = self._sorted
             elif started:  # a dynamic order's whole queue, filtered with built-in callables (no Python call a job)
                 waiting = list(compress(ordered, map(self._queue.__contains__, map(JOB_ID, ordered))))
+                if isinstance(ordered, SortedJobs):
+                    waiting = SortedJobs(waiting, self._sorted)
             else:
                 waiting = ordered
             if power_decides:
@@ -573,14 +583,15 @@ class PolicyScheduler:
         return new_name
 
     def _sorted_key(self, job: QueuedJob) -> tuple:
-        return (self.order.static_key(job), self._arrival[job.id])
+        # (a dynamic order's static_key is not asked: it may change while the job waits, which a sorted list forbids)
+        return (self.order.static_key(job) if self._static else 0, self._arrival[job.id])
 
     def _dequeue(self, job_id: str) -> QueuedJob | None:
         job = self._queue.pop(job_id, None)
         if job is not None:
             self.view.nb_waiting = len(self._queue)
             self._walltimes.remove(math.inf if job.walltime_s is None else job.walltime_s)
-            if self._static:
+            if self._tabled:
                 self._sorted.remove(job)
                 del self._arrival[job_id]
         return job

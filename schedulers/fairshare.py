@@ -287,6 +287,8 @@ class FairShareOrder(QueueOrder):
         users = list(users)
         return {u: 2.0 ** -x for u, x in zip(users, self.exponents(users, self.measures[0], now_s))}
 
+    same_jobs = True  # (its sort reorders the jobs it is given)
+
     def sort(self, jobs: Iterable[QueuedJob], view: ClusterView) -> list[QueuedJob]:
         queue = list(jobs)
         owners = list(map(_OWNER, queue))  # map/sorted with built-in callables: no Python call per job

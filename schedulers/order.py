@@ -36,10 +36,15 @@ class QueueOrder(Piece):
     #: keep the previous one's conclusions (``PolicyScheduler.keeps_reservation``); lost by a subclass that overrides
     #: :meth:`sort` unless it declares it again
     keys_fixed: ClassVar[bool] = False
+    #: :meth:`sort` returns the job objects it is given (no copies, no entries): the core may then read their widths
+    #: and walltimes from its own table of the waiting jobs, by id (:class:`~wattsched.schedulers.queue.SortedJobs`);
+    #: lost by a subclass that overrides :meth:`sort` unless it declares it again
+    same_jobs: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         unvouched_if_overridden(cls, "keys_fixed", ("sort",))
+        unvouched_if_overridden(cls, "same_jobs", ("sort",))
 
     def sort(self, jobs: Iterable[QueuedJob], view: ClusterView) -> list[QueuedJob]:
         """``jobs`` (given in arrival order) in scheduling order; must be deterministic."""

@@ -19,18 +19,22 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from itertools import islice
+from operator import attrgetter
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, Sized, overload
 
 import numpy as np
 from sortedcontainers import SortedKeyList, SortedList
 
-from wattsched.schedulers.state import QueuedJob
+from wattsched.schedulers.state import JOB_ID, QueuedJob
 
 #: :class:`JobsBehind` uses the index only when at least this many jobs follow (a shorter queue is scanned:
 #: the arrays cost more than they save). Tests set it to 0 (always indexed) or to a huge value (never).
 INDEX_MIN_JOBS = 32
 #: :meth:`JobsBehind.narrow` filters again only when at least this many jobs are left to visit.
 NARROW_MIN_JOBS = 16
+
+_RES = attrgetter("res")
+_WALLTIME = attrgetter("walltime_s")
 
 
 class WaitingQueue(Sequence[QueuedJob]):
@@ -156,6 +160,24 @@ class WaitingQueue(Sequence[QueuedJob]):
         assert job is not None
         return job
 
+    def slots_of(self, jobs: Sequence[QueuedJob]) -> np.ndarray:
+        """The slots of ``jobs`` (waiting jobs of this queue, in any order), valid until the next :meth:`after` or
+        :meth:`slots_of` (either may renumber the slots)."""
+        if not self._in_order or self._holes > max(64, len(self._list)):
+            self._renumber()
+        return np.fromiter(map(self._slot.__getitem__, map(JOB_ID, jobs)), dtype=np.intp, count=len(jobs))
+
+
+class SortedJobs(list):
+    """A dynamic order's queue of one pass (a list of the waiting jobs in scheduling order, e.g. a fair share's,
+    sorted again at every pass) with ``table``, the core's :class:`WaitingQueue` of the same jobs in arrival order:
+    :class:`JobsBehind` reads their widths and walltimes from its arrays (by id) instead of visiting every job. Only
+    for an order whose ``sort`` returns the jobs it is given (``QueueOrder.same_jobs``)."""
+
+    def __init__(self, jobs: Iterable[QueuedJob], table: WaitingQueue) -> None:
+        super().__init__(jobs)
+        self.table = table
+
 
 class EntryQueue(list):
     """Job-partition entries in scheduling order (a queue order with ``entries = True``, EAMC), a list that also
@@ -199,9 +221,41 @@ WallGroups = tuple[np.ndarray, np.ndarray]
 Keep = Callable[[np.ndarray, np.ndarray, "WallGroups | None"], "np.ndarray | None"]
 
 
+class _Behind:
+    """The arrays :class:`JobsBehind` reads of a :class:`WaitingQueue`, for the jobs of a sequence in another order
+    (a dynamic order's queue, e.g. a fair share's, sorted again at every pass), slot ``k`` the ``k``-th of ``jobs``:
+    each job's width and walltime (``inf``: none), and its walltime's index among the distinct ones. Taken from the
+    ``table`` of a :class:`SortedJobs` (one lookup a job), else made of the jobs (C-level passes over them and a sort
+    of their walltimes). Under an energy budget such a queue grows long, and visiting every job of it behind the
+    head at every pass, each placed and asked of the budget, cost 28× EASY beside ESC (issue 15)."""
+
+    __slots__ = ("_jobs", "_res", "_wall", "_wcode", "_wvalues")
+
+    def __init__(self, jobs: Sequence[QueuedJob], table: WaitingQueue | None = None) -> None:
+        self._jobs = jobs
+        if table is not None:
+            slots = table.slots_of(jobs)
+            self._res, self._wall, self._wcode = table._res[slots], table._wall[slots], table._wcode[slots]
+            self._wvalues = table.walltimes()
+            return
+        self._res = np.fromiter(map(_RES, jobs), dtype=np.int64, count=len(jobs))
+        wall = np.array(list(map(_WALLTIME, jobs)), dtype=float)  # (None, no walltime, becomes NaN: then inf)
+        wall[np.isnan(wall)] = math.inf
+        self._wall = wall
+        self._wvalues, codes = np.unique(wall, return_inverse=True)
+        self._wcode = codes.reshape(-1)
+
+    def walltimes(self) -> np.ndarray:
+        return self._wvalues
+
+    def job(self, slot: int) -> QueuedJob:
+        return self._jobs[slot]
+
+
 class JobsBehind:
-    """The jobs of ``queue`` after position ``i``, in queue order, an iterator. With an index (``queue`` is a
-    :class:`WaitingQueue` and at least ``min_length`` jobs follow), only those the index does not rule out:
+    """The jobs of ``queue`` after position ``i``, in queue order, an iterator. With an index (at least
+    ``min_length`` jobs follow: the arrays of a :class:`WaitingQueue`, or, with a ``keep`` filter, those of a plain
+    sequence's jobs behind ``i`` made at once, :class:`_Behind`), only those the index does not rule out:
     wider than ``max_res``, or refused by ``keep(widths, walltimes, groups)`` (a boolean mask, False: certainly
     not; None: no filter; ``groups``: :data:`WallGroups`); :meth:`narrow` applies both again to the jobs not
     visited yet, after a start. ``rule(widths, walltimes)`` (False: pass over), when given, rules jobs out before
@@ -216,14 +270,21 @@ class JobsBehind:
         self._plain: Iterator[QueuedJob] | None = None
         self._keep = keep
         self._filtered = False  # whether `keep` gave a mask (then narrow() asks it again)
-        if len(queue) - i - 1 < min_length or not isinstance(queue, WaitingQueue):
-            self._plain = islice(queue, i + 1, None)
-            return
-        self._queue = queue
-        first, alive, res, wall, codes = queue.after(queue[i])
+        if len(queue) - i - 1 < min_length or (keep is None and not isinstance(queue, WaitingQueue)):
+            self._plain = islice(queue, i + 1, None)  # (a plain sequence without a filter: its arrays cost more than
+            return                                    # the width checks of the caller's scan)
+        index: WaitingQueue | _Behind
+        if isinstance(queue, WaitingQueue):
+            index = queue
+            first, alive, res, wall, codes = queue.after(queue[i])
+            mask = alive & (res <= max_res)
+        else:  # a dynamic order's queue, sorted again at every pass: the arrays of the jobs behind, made now
+            index = _Behind(queue[i + 1:], queue.table if isinstance(queue, SortedJobs) else None)
+            first, res, wall, codes = 0, index._res, index._wall, index._wcode
+            mask = res <= max_res
+        self._queue = index
         # one mask over the queue's arrays, then one selection (issue 15: selecting the arrays again at each step
         # cost more than the steps; `rule` is elementwise, so it may read the holes' and the wide jobs' values)
-        mask = alive & (res <= max_res)
         if rule is not None:
             mask &= rule(res, wall)
         idx = np.flatnonzero(mask)
@@ -232,7 +293,7 @@ class JobsBehind:
         self._arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         if keep is not None and len(idx):  # (asked of the jobs left only: it may cost per job)
             arrays = (res[idx], wall[idx], codes[idx])
-            more = keep(arrays[0], arrays[1], (queue.walltimes(), arrays[2]))
+            more = keep(arrays[0], arrays[1], (index.walltimes(), arrays[2]))
             if more is not None:
                 self._filtered = True
                 idx = idx[more]

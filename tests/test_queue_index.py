@@ -24,7 +24,7 @@ from wattsched.energy_models.taurus import TAURUS
 from wattsched.platforms.generate import taurus_platform_xml
 from wattsched.schedulers import queue as queue_module
 from wattsched.schedulers.protocol import scheduler_handler
-from wattsched.schedulers.queue import JobsBehind, WaitingQueue
+from wattsched.schedulers.queue import JobsBehind, SortedJobs, WaitingQueue
 from wattsched.schedulers.state import QueuedJob
 from wattsched.simulator.drivers import run_inprocess
 from wattsched.simulator.engine import Simulation
@@ -100,7 +100,15 @@ def test_jobs_behind_equals_a_scan_of_the_sorted_queue(ops, max_res, cut_s, wher
     assert next(plain, None) == reference[i + 1:][0] if i + 1 < len(reference) else True
     plain.narrow(0, rule)
     assert list(plain) == reference[i + 2:]
-    assert list(JobsBehind(reference, i, max_res, keep, min_length=0)) == reference[i + 1:]
+    assert list(JobsBehind(reference, i, max_res, keep, min_length=10**9)) == reference[i + 1:]
+    # a plain list (a dynamic order's queue) with a filter is indexed too: its jobs' arrays made at once, or read from
+    # a table of the same jobs in another order (SortedJobs): the same jobs as the WaitingQueue's index gives
+    unnarrowed = [job for job in reference[i + 1:] if wanted(job, max_res, False)]
+    assert list(JobsBehind(reference, i, max_res, None, min_length=0)) == reference[i + 1:]  # (no filter: a scan)
+    assert list(JobsBehind(reference, i, max_res, keep, min_length=0)) == unnarrowed
+    shuffled = SortedJobs(reference[::-1], queue)  # (its jobs' slots found by id, not by position)
+    assert list(JobsBehind(shuffled, len(reference) - 1 - i, max_res, keep, min_length=0)) == [
+        job for job in reference[:i][::-1] if wanted(job, max_res, False)]
 
 
 def test_narrow_without_refilter_asks_the_filter_nothing_and_keeps_its_answer():
@@ -222,6 +230,27 @@ def test_every_preset_decides_the_same_with_and_without_the_index(platform_path,
                "shutdown": shutdown} if preset != "easy-backfill" else {}
     indexed = _run(platform_path, workload, preset, options, 0)
     assert indexed == _run(platform_path, workload, preset, options, 10**9)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(raw=workloads, order=st.sampled_from(["fairshare", "efs", "fs-efs"]),
+       admission=st.sampled_from(["none", "energy-bud", "reduce-pc", "powercap"]),
+       power=st.sampled_from(["none", "shutdown", "esc"]), users=st.integers(1, 4), fraction=st.floats(0.55, 1.0),
+       a=st.sampled_from([0.0, 0.2]), b=st.floats(0.2, 1.0))
+def test_a_dynamic_order_decides_the_same_with_and_without_the_index(platform_path, tmp_path_factory, raw, order,
+                                                                    admission, power, users, fraction, a, b):
+    """A fair share's queue, sorted again at every pass, is indexed too (its jobs' widths and walltimes read from the
+    core's table of the waiting jobs: queue.SortedJobs): the same schedule as the plain scan of every waiting job, with
+    every admission constraint and power manager (ESC at short periods, so that it acts on these small workloads)."""
+    workload, horizon = _budget_workload(tmp_path_factory, raw, users)
+    options: dict = {"order": order, "admission": admission, "power": power}
+    if admission != "none":
+        options.update(budget_fraction=fraction, window_start_s=a * horizon,
+                       window_end_s=a * horizon + max(600.0, b * horizon))
+    if power == "esc":
+        options.update(period_s=10.0, idle_s=30.0)
+    indexed = _run(platform_path, workload, "compose", options, 0)
+    assert indexed == _run(platform_path, workload, "compose", options, 10**9)
 
 
 @settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
@@ -380,12 +409,15 @@ def _budget_case(tmp_path_factory, raw, preset: str, shutdown: bool, fraction: f
     return workload, preset, options
 
 
-def _budget_workload(tmp_path_factory, raw) -> tuple[Path, float]:
+def _budget_workload(tmp_path_factory, raw, users: int = 0) -> tuple[Path, float]:
+    """The workload of ``raw`` (with ``users`` users, job ``k`` of user ``k % users``: none when 0)."""
     t, profiles, entries = 0.0, {}, []
     for k, (gap, res, factor, runtime) in enumerate(raw):
         t += gap
         profiles[f"p{k}"] = {"type": "parallel_homogeneous", "cpu": runtime * SPEED, "com": 0}
         entries.append({"id": str(k), "subtime": t, "res": res, "walltime": runtime * factor, "profile": f"p{k}"})
+        if users:
+            entries[-1]["user"] = f"u{k % users}"
     workload = tmp_path_factory.mktemp("w") / "w.json"
     workload.write_text(json.dumps({"nb_res": N, "jobs": entries, "profiles": profiles}))
     return workload, t + sum(e["walltime"] for e in entries)
