@@ -1,10 +1,11 @@
 """Checks shared by the bad-input tests: a command refused in one line, an exception of one line, an argparse usage
 error, a copy of a recording's outputs to edit by hand, a line or a CSV field of a file replaced, the command line of
-an analysis."""
+an analysis, and small inputs written to a folder."""
 
 from __future__ import annotations
 
 import csv
+import json
 import shutil
 from pathlib import Path
 
@@ -13,6 +14,16 @@ import pytest
 from wattsched.cli import main
 
 REFERENCE = Path(__file__).parent / "fixtures" / "batsim-reference"
+
+
+def two_host_inputs(folder: Path, workload: dict) -> tuple[Path, Path]:
+    """A 2-host Taurus platform and ``workload`` written to ``folder``: the paths of ``p.xml`` and ``w.json``."""
+    from wattsched import api
+
+    platform, path = folder / "p.xml", folder / "w.json"
+    platform.write_text(api.taurus_platform(2))
+    path.write_text(json.dumps(workload))
+    return platform, path
 
 
 def refused(capsys: pytest.CaptureFixture[str], argv: list[str], *needles: str) -> str:

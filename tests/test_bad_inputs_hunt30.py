@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bad_inputs_checks import one_line, refused, usage_error
+from tests.bad_inputs_checks import one_line, refused, two_host_inputs, usage_error
 from wattsched import api
 from wattsched.base.errors import InputError, OptionError, OutputError
 
@@ -43,11 +43,7 @@ WORKLOAD = {"nb_res": 2, "jobs": [JOB], "profiles": {"a": {"type": "delay", "del
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory) -> tuple[Path, Path]:
-    folder = tmp_path_factory.mktemp("inputs")
-    platform, workload = folder / "p.xml", folder / "w.json"
-    platform.write_text(api.taurus_platform(2))
-    workload.write_text(json.dumps(WORKLOAD))
-    return platform, workload
+    return two_host_inputs(tmp_path_factory.mktemp("inputs"), WORKLOAD)
 
 
 @pytest.fixture

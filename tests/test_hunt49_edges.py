@@ -38,7 +38,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bad_inputs_checks import refused
+from tests.bad_inputs_checks import refused, two_host_inputs
 from wattsched import api
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,11 +53,7 @@ ONE_JOB = {"nb_res": 2, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "p
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory) -> tuple[Path, Path]:
-    folder = tmp_path_factory.mktemp("inputs")
-    platform, workload = folder / "p.xml", folder / "w.json"
-    platform.write_text(api.taurus_platform(2))
-    workload.write_text(json.dumps(ONE_JOB))
-    return platform, workload
+    return two_host_inputs(tmp_path_factory.mktemp("inputs"), ONE_JOB)
 
 
 # ------------------------------------------------------------------------- h49_1: check_count of a huge integer
