@@ -57,7 +57,8 @@ and the priority stays a real number (SLURM truncates the weighted sum to an int
 from __future__ import annotations
 
 import math
-from operator import attrgetter
+from bisect import bisect_left
+from operator import attrgetter, is_
 from typing import Any, ClassVar, Iterable, Mapping
 
 from wattsched.base.errors import OptionError, ProtocolError
@@ -108,6 +109,15 @@ MAX_AGE_WEIGHT = 1e6
 
 
 _OWNER = attrgetter("user")
+
+
+def _ranks(keys: Mapping[User, float]) -> dict[User, int] | None:
+    """Each user's rank among the keys (the number of keys below its own: equal keys share a rank), so that two
+    mappings of equal ranks order every pair of users alike; None when a key is NaN (no such order)."""
+    values = sorted(keys.values())
+    if any(v != v for v in values):
+        return None
+    return {user: bisect_left(values, key) for user, key in keys.items()}
 
 
 def _positive(owner: str, name: str, value: float) -> float:
@@ -176,6 +186,8 @@ class FairShareOrder(QueueOrder):
         self._users: set[User] = set(self.shares)
         # job id -> (user, rate of each measure) for running jobs
         self._running: dict[str, tuple[User, tuple[float, ...]]] = {}
+        #: the waiting jobs a pass sorted (arrival order), their users' ranks, and the order given (:meth:`sort`)
+        self._last_sort: tuple[list[QueuedJob], dict[User, int], list[QueuedJob]] | None = None
 
     # ------------------------------------------------------------------------ events
     def on_platform(self, view: ClusterView) -> None:
@@ -296,15 +308,26 @@ class FairShareOrder(QueueOrder):
         if len(users) <= 1:
             return queue  # one owner: arrival order (the age factor never decreases with it)
         now = view.now_s
+        ranks = None
         if self.age_weight > 0:  # SLURM's F + w·age, larger first
             factors = self.user_factors(users, now)
             w, max_age = self.age_weight, self.max_age_s
             job_keys = [-(factors[u] + w * min(1.0, (now - job.subtime_s) / max_age)) for u, job in zip(owners, queue)]
         else:
             keys = self.user_keys(users, now)
+            # the order of a pass is that of the previous one when the same jobs wait (the same objects, in arrival
+            # order) and every two users compare as they did (their keys' ranks, ties included): the usages decay by
+            # one factor and change only as jobs are charged, and under an energy budget most passes start nothing
+            ranks = _ranks(keys)
+            last = self._last_sort
+            if (ranks is not None and last is not None and last[1] == ranks and len(last[0]) == len(queue)
+                    and all(map(is_, last[0], queue))):
+                return list(last[2])
             job_keys = list(map(keys.__getitem__, owners))
         order = sorted(range(len(queue)), key=job_keys.__getitem__)  # stable: ties keep arrival order
-        return list(map(queue.__getitem__, order))
+        result = list(map(queue.__getitem__, order))
+        self._last_sort = None if ranks is None else (queue, ranks, result)
+        return result
 
 
 @register

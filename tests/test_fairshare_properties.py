@@ -186,3 +186,23 @@ def test_every_job_ends_with_every_composition(platform_path, tmp_path_factory, 
         for b in ran[i + 1:]:
             if a[2] < b[3] and b[2] < a[3]:
                 assert ProcSet.from_str(a[4]).isdisjoint(ProcSet.from_str(b[4]))
+
+
+@pytest.mark.parametrize("preset,options", ORDERS + COMPOSITIONS,
+                         ids=[f"{p}-{i}" for i, (p, _) in enumerate(ORDERS + COMPOSITIONS)])
+@SETTINGS
+@given(specs=jobs_strategy)
+def test_the_order_kept_from_the_previous_pass_is_the_order_sorted_again(platform_path, tmp_path_factory, preset,
+                                                                        options, specs) -> None:
+    """A fair share reuses the previous pass's order while the same jobs wait and its users' keys rank alike
+    (``FairShareOrder.sort``): the same schedule as sorting again at every pass."""
+    from wattsched.schedulers import fairshare
+
+    path = workload(tmp_path_factory.mktemp("w") / "w.json", specs)
+    kept = simulate(platform_path, path, preset, options)
+    ranks = fairshare._ranks
+    fairshare._ranks = lambda keys: None  # (no ranks: never reused)
+    try:
+        assert kept == simulate(platform_path, path, preset, options)
+    finally:
+        fairshare._ranks = ranks
