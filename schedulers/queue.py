@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from itertools import islice
-from operator import attrgetter
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, Sized, overload
 
 import numpy as np
@@ -32,9 +31,6 @@ from wattsched.schedulers.state import JOB_ID, QueuedJob
 INDEX_MIN_JOBS = 32
 #: :meth:`JobsBehind.narrow` filters again only when at least this many jobs are left to visit.
 NARROW_MIN_JOBS = 16
-
-_RES = attrgetter("res")
-_WALLTIME = attrgetter("walltime_s")
 
 
 class WaitingQueue(Sequence[QueuedJob]):
@@ -222,28 +218,19 @@ Keep = Callable[[np.ndarray, np.ndarray, "WallGroups | None"], "np.ndarray | Non
 
 
 class _Behind:
-    """The arrays :class:`JobsBehind` reads of a :class:`WaitingQueue`, for the jobs of a sequence in another order
-    (a dynamic order's queue, e.g. a fair share's, sorted again at every pass), slot ``k`` the ``k``-th of ``jobs``:
-    each job's width and walltime (``inf``: none), and its walltime's index among the distinct ones. Taken from the
-    ``table`` of a :class:`SortedJobs` (one lookup a job), else made of the jobs (C-level passes over them and a sort
-    of their walltimes). Under an energy budget such a queue grows long, and visiting every job of it behind the
-    head at every pass, each placed and asked of the budget, cost 28× EASY beside ESC (issue 15)."""
+    """The arrays :class:`JobsBehind` reads of a :class:`WaitingQueue`, for the jobs of a :class:`SortedJobs` behind
+    its head (slot ``k`` the ``k``-th of ``jobs``), taken from its table (one lookup a job): each job's width and
+    walltime (``inf``: none), and its walltime's index among the distinct ones. Under an energy budget a fair share's
+    queue grows long, and visiting every job of it behind the head at every pass, each placed and asked of the budget,
+    cost 28× EASY beside ESC (issue 15)."""
 
     __slots__ = ("_jobs", "_res", "_wall", "_wcode", "_wvalues")
 
-    def __init__(self, jobs: Sequence[QueuedJob], table: WaitingQueue | None = None) -> None:
+    def __init__(self, jobs: Sequence[QueuedJob], table: WaitingQueue) -> None:
         self._jobs = jobs
-        if table is not None:
-            slots = table.slots_of(jobs)
-            self._res, self._wall, self._wcode = table._res[slots], table._wall[slots], table._wcode[slots]
-            self._wvalues = table.walltimes()
-            return
-        self._res = np.fromiter(map(_RES, jobs), dtype=np.int64, count=len(jobs))
-        wall = np.array(list(map(_WALLTIME, jobs)), dtype=float)  # (None, no walltime, becomes NaN: then inf)
-        wall[np.isnan(wall)] = math.inf
-        self._wall = wall
-        self._wvalues, codes = np.unique(wall, return_inverse=True)
-        self._wcode = codes.reshape(-1)
+        slots = table.slots_of(jobs)
+        self._res, self._wall, self._wcode = table._res[slots], table._wall[slots], table._wcode[slots]
+        self._wvalues = table.walltimes()
 
     def walltimes(self) -> np.ndarray:
         return self._wvalues
@@ -254,8 +241,8 @@ class _Behind:
 
 class JobsBehind:
     """The jobs of ``queue`` after position ``i``, in queue order, an iterator. With an index (at least
-    ``min_length`` jobs follow: the arrays of a :class:`WaitingQueue`, or, with a ``keep`` filter, those of a plain
-    sequence's jobs behind ``i`` made at once, :class:`_Behind`), only those the index does not rule out:
+    ``min_length`` jobs follow: the arrays of a :class:`WaitingQueue`, or, with a ``keep`` filter, those of the jobs
+    of a :class:`SortedJobs` behind ``i``, read from its table), only those the index does not rule out:
     wider than ``max_res``, or refused by ``keep(widths, walltimes, groups)`` (a boolean mask, False: certainly
     not; None: no filter; ``groups``: :data:`WallGroups`); :meth:`narrow` applies both again to the jobs not
     visited yet, after a start. ``rule(widths, walltimes)`` (False: pass over), when given, rules jobs out before
@@ -270,16 +257,19 @@ class JobsBehind:
         self._plain: Iterator[QueuedJob] | None = None
         self._keep = keep
         self._filtered = False  # whether `keep` gave a mask (then narrow() asks it again)
-        if len(queue) - i - 1 < min_length or (keep is None and not isinstance(queue, WaitingQueue)):
-            self._plain = islice(queue, i + 1, None)  # (a plain sequence without a filter: its arrays cost more than
-            return                                    # the width checks of the caller's scan)
+        # (a dynamic order's queue without a filter is scanned: the lookups of its arrays cost as much as the width
+        # checks of the caller's scan; another sequence, e.g. job-partition entries, has no table)
+        if len(queue) - i - 1 < min_length or not (isinstance(queue, WaitingQueue)
+                                                   or (keep is not None and isinstance(queue, SortedJobs))):
+            self._plain = islice(queue, i + 1, None)
+            return
         index: WaitingQueue | _Behind
         if isinstance(queue, WaitingQueue):
             index = queue
             first, alive, res, wall, codes = queue.after(queue[i])
             mask = alive & (res <= max_res)
-        else:  # a dynamic order's queue, sorted again at every pass: the arrays of the jobs behind, made now
-            index = _Behind(queue[i + 1:], queue.table if isinstance(queue, SortedJobs) else None)
+        else:  # a dynamic order's queue, sorted again at every pass: the arrays of the jobs behind, from its table
+            index = _Behind(queue[i + 1:], queue.table)
             first, res, wall, codes = 0, index._res, index._wall, index._wcode
             mask = res <= max_res
         self._queue = index

@@ -100,15 +100,13 @@ def test_jobs_behind_equals_a_scan_of_the_sorted_queue(ops, max_res, cut_s, wher
     assert next(plain, None) == reference[i + 1:][0] if i + 1 < len(reference) else True
     plain.narrow(0, rule)
     assert list(plain) == reference[i + 2:]
-    assert list(JobsBehind(reference, i, max_res, keep, min_length=10**9)) == reference[i + 1:]
-    # a plain list (a dynamic order's queue) with a filter is indexed too: its jobs' arrays made at once, or read from
-    # a table of the same jobs in another order (SortedJobs): the same jobs as the WaitingQueue's index gives
-    unnarrowed = [job for job in reference[i + 1:] if wanted(job, max_res, False)]
-    assert list(JobsBehind(reference, i, max_res, None, min_length=0)) == reference[i + 1:]  # (no filter: a scan)
-    assert list(JobsBehind(reference, i, max_res, keep, min_length=0)) == unnarrowed
-    shuffled = SortedJobs(reference[::-1], queue)  # (its jobs' slots found by id, not by position)
+    assert list(JobsBehind(reference, i, max_res, keep, min_length=0)) == reference[i + 1:]  # (no table: a scan)
+    # a dynamic order's queue (SortedJobs: the same jobs in another order, with the table of their arrays) with a
+    # filter is indexed too, its jobs' slots found by id: the same jobs as the WaitingQueue's index gives
+    shuffled = SortedJobs(reference[::-1], queue)
     assert list(JobsBehind(shuffled, len(reference) - 1 - i, max_res, keep, min_length=0)) == [
         job for job in reference[:i][::-1] if wanted(job, max_res, False)]
+    assert list(JobsBehind(shuffled, len(reference) - 1 - i, max_res, None, min_length=0)) == reference[:i][::-1]
 
 
 def test_narrow_without_refilter_asks_the_filter_nothing_and_keeps_its_answer():
