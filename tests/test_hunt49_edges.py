@@ -21,6 +21,8 @@ passes since the fixes:
 * h49_5: a ``_consumed_energy.csv`` cut at a row boundary before its job-end (``e``) rows is read without a word by
   ``metrics`` and ``node-stats``: one job computing 100 s gives ``total_energy_j`` 0 and a ``window_energy_j`` above
   it; Batsim writes one ``e`` row at each job end (every recording), as one ``s`` row at each start, which is checked.
+* h49_6: ``web --port``, ``sweep -j`` and the like given an integer of 401 digits printed it whole in their error
+  line: now cut, with its number of digits.
 
 Checked and found clean (not repeated here): degenerate workloads (no job, one job, every job wider than the
 platform, walltime -1/absent/1e-9, all jobs at one subtime, subtimes of 9e9 s, delays of 1e-9 and 1e9 s, a delay of 0
@@ -38,7 +40,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bad_inputs_checks import refused, two_host_inputs
+from tests.bad_inputs_checks import refused, two_host_inputs, usage_error
 from wattsched import api
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -152,3 +154,13 @@ def test_h49_5_an_energy_file_cut_before_the_last_job_end_is_refused(capsys, tmp
     assert [line.split(",")[2] for line in lines[1:]] == ["s", "e"], lines
     energy.write_text("\n".join(lines[:-1]) + "\n")  # the job's end row gone: a truncated file
     refused(capsys, [command, str(prefix)], "out_consumed_energy.csv")
+
+
+# ---------------------------------------------------------- h49_6: an integer option of 401 digits printed whole
+@pytest.mark.parametrize("argv", [
+    ["web", "--port", HUGE_TEXT], ["web", "--port", "-" + HUGE_TEXT], ["sweep", "runs.json", "-j", HUGE_TEXT],
+    ["sweep", "runs.json", "-j", "-" + HUGE_TEXT], ["web", "--max-upload-mb", "-" + HUGE_TEXT],
+], ids=["port", "port-negative", "workers", "workers-negative", "upload-negative"])
+def test_h49_6_an_integer_option_beyond_a_double_is_cut_in_its_error_line(capsys, argv):
+    err = usage_error(capsys, argv, "(an integer of 401 digits)")
+    assert len(err) < 300, err

@@ -709,17 +709,25 @@ def number(text: str, expected: str, whole: str | None = None) -> float:
     return _option_value(plain_float, NOT_PLAIN_NUMBER, text, expected, whole)
 
 
+def shown_integer(value: int) -> str:
+    """``value`` for an error line: as it is, or cut with its number of digits when long (``-j`` of 401 digits printed
+    them all)."""
+    text = str(value)
+    digits = len(text.lstrip("-"))
+    return text if digits <= 20 else f"{text[:12]}... (an integer of {digits} digits)"
+
+
 def positive_int(text: str) -> int:
     value = integer(text, "a positive integer")
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {shown_integer(value)}")
     return value
 
 
 def non_negative_int(text: str) -> int:
     value = integer(text, "an integer ≥ 0")
     if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer ≥ 0, got {value}")
+        raise argparse.ArgumentTypeError(f"expected an integer ≥ 0, got {shown_integer(value)}")
     return value
 
 

@@ -31,7 +31,7 @@ from wattsched.base.fileio import require_regular_file
 from wattsched.base.limits import limit, limit_hint
 from wattsched.base.validate import (DUPLICATE_KEY, control_character_problem, decode_utf8,  # noqa: F401
                                      home_folder_problem, integer, load_json, non_negative_int, number, positive_int,
-                                     window_beyond_time)
+                                     shown_integer, window_beyond_time)
 
 
 def scheduler_options(text: str) -> dict[str, Any]:
@@ -149,7 +149,7 @@ def workers(text: str) -> int:
     ten thousand processes)."""
     value = positive_int(text)
     if value > _bound("workers"):
-        raise argparse.ArgumentTypeError(f"{value}: {limit_hint('workers', 'processes at once')}")
+        raise argparse.ArgumentTypeError(f"{shown_integer(value)}: {limit_hint('workers', 'processes at once')}")
     return value
 
 

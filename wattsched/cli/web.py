@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 
 from wattsched.base.errors import OptionError
-from wattsched.cli.common import named, positive_int, workers
+from wattsched.cli.common import named, positive_int, shown_integer, workers
 
 
 def cmd_web(args: argparse.Namespace) -> int:
@@ -67,7 +67,7 @@ def port_number(text: str) -> int:
     """``--port``: a TCP port, 1 to 65535 (beyond it, the socket layer raised OverflowError: a traceback)."""
     value = positive_int(text)
     if value > 65535:
-        raise argparse.ArgumentTypeError(f"expected a port from 1 to 65535, got {value}")
+        raise argparse.ArgumentTypeError(f"expected a port from 1 to 65535, got {shown_integer(value)}")
     return value
 
 
