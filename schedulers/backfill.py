@@ -488,11 +488,8 @@ class EasyBackfilling(Backfilling):
             # the hosts outside it: the loop below would pass over each one (issue 15: the index built for nothing)
             later = JobsBehind(queue, len(queue) - 1, 0)
         elif not admission.refuses_all(shortest_end_s, view):
-            # (no filter from a constraint that never tells: then a dynamic order's queue is scanned, not indexed)
-            filters = type(admission).may_start is not AdmissionConstraint.may_start
             later = JobsBehind(queue, i, free_count,
-                               (lambda res, wall, groups: admission.may_start(res, wall, view, groups)) if filters
-                               else None, rule=worth_trying)
+                               lambda res, wall, groups: admission.may_start(res, wall, view, groups), rule=worth_trying)
         else:  # the admission constraint refuses every waiting job (the smallest one): nothing to scan
             later = JobsBehind(queue, len(queue) - 1, 0)
 

@@ -142,7 +142,8 @@ class PolicyScheduler:
         # the waiting jobs sorted by (static key, arrival number), with width / walltime arrays (EASY's index): the
         # queue of a static order (FCFS), no sort per pass; for a dynamic order, which sorts the jobs again at every
         # pass, the table its sorted queue reads these arrays from (queue.SortedJobs), kept only for an admission
-        # constraint that filters the queue (queue.JobsBehind indexes a dynamic order's queue for it alone)
+        # constraint that filters the queue (without one, a dynamic order's plain list is scanned: its lookups in the
+        # table would cost as much as the width checks of the scan)
         self._static = order.static
         filters = (type(self.admission).may_start is not AdmissionConstraint.may_start
                    or type(self.admission).may_prepare is not AdmissionConstraint.may_prepare)

@@ -504,10 +504,8 @@ class OpportunisticShutdown(PowerManager):
             of the jobs that may fit only."""
             return admission.may_prepare(res, wall, start_s, view, groups, boots_all=boots_all)
 
-        # an indexed queue gives only the jobs that may fit in the pool and that the admission may admit (no filter from
-        # a constraint that never tells: then a dynamic order's queue is scanned, not indexed)
-        filters = type(admission).may_prepare is not AdmissionConstraint.may_prepare
-        later = JobsBehind(queue, 0, pool_n, may_prepare if filters else None, rule=may_fit)
+        # an indexed queue gives only the jobs that may fit in the pool and that the admission may admit
+        later = JobsBehind(queue, 0, pool_n, may_prepare, rule=may_fit)
         dominated = visited = visited_at = 0  # jobs passed over as dominated, and visited, since the last narrow
 
         def not_dominated(res: np.ndarray, wall: np.ndarray) -> np.ndarray:

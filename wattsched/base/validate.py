@@ -750,10 +750,7 @@ def check_count(count: float, bound: str, source: str, field: str, what: str,
     """
     if count > limit(bound):
         if isinstance(count, int) and count > MAX_DOUBLE:  # (``:.3g`` would convert it to a float: OverflowError)
-            digits = str(count)
-            mantissa = digits[:3].rstrip("0")
-            raise error(source, field, f"{mantissa[0]}{'.' + mantissa[1:] if len(mantissa) > 1 else ''}e+{len(digits) - 1} "
-                                       f"{what} (an integer of {len(digits)} digits); {limit_hint(bound)}")
+            raise error(source, field, f"{shown_integer(count)} {what}; {limit_hint(bound)}")
         shown = f"{count:.3g}" if count >= 1e6 else f"{count:g}"
         if float(shown) <= limit(bound):  # rounded down to the bound's own digits: "2e+06 hosts; at most 2e+06"
             shown = format_count(count) if float(count).is_integer() else f"{count:.12g}"
